@@ -1,0 +1,32 @@
+import type { EnvReader } from '@scada/platform';
+
+/** Settings of the auth service. */
+export type AuthConfig = {
+  adminUsername: string;
+  adminPassword?: string;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  lockoutThreshold: number;
+  lockoutSeconds: number;
+  refreshReuseGraceSeconds: number;
+};
+
+/** Reads the auth service's section of the environment. */
+export function readAuthConfig(env: EnvReader): AuthConfig {
+  const config: AuthConfig = {
+    adminUsername: env.string('ADMIN_USERNAME', 'admin'),
+    adminPassword: env.optionalString('ADMIN_PASSWORD'),
+    accessTokenTtlSeconds: env.int('ACCESS_TOKEN_TTL_SECONDS', 300, { min: 10, max: 86400 }),
+    refreshTokenTtlSeconds: env.int('REFRESH_TOKEN_TTL_SECONDS', 86400, { min: 60, max: 31536000 }),
+    lockoutThreshold: env.int('LOCKOUT_THRESHOLD', 5, { min: 1, max: 1000 }),
+    lockoutSeconds: env.int('LOCKOUT_SECONDS', 600, { min: 1, max: 86400 }),
+    refreshReuseGraceSeconds: env.int('REFRESH_REUSE_GRACE_SECONDS', 10, { min: 0, max: 300 }),
+  };
+  if (config.adminPassword !== undefined && (config.adminPassword.length < 8 || config.adminPassword.length > 1024)) {
+    env.fail('ADMIN_PASSWORD: must be 8 to 1024 characters');
+  }
+  if (config.refreshTokenTtlSeconds <= config.accessTokenTtlSeconds) {
+    env.fail('REFRESH_TOKEN_TTL_SECONDS: must be longer than ACCESS_TOKEN_TTL_SECONDS');
+  }
+  return config;
+}

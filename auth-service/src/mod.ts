@@ -1,0 +1,2 @@
+/** The auth service. */
+export { authService } from './service.ts';

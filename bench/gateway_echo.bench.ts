@@ -1,0 +1,49 @@
+/**
+ * Gateway → bus → service round trip against a bare Koa app. Starts every process it measures, loads
+ * each on loopback for a fixed time, prints a table. NATS mode needs NATS_URL and DATABASE_URL (or runs
+ * only the embedded case when they are absent).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, load, startProcess, stopProcess, table, waitReady, type LoadResult } from './harness.ts';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+
+async function measureBaseline(): Promise<LoadResult> {
+  const port = await freePort();
+  const child = startProcess('bench/baseline_koa.ts', { PORT: String(port) });
+  try {
+    await waitReady(`http://127.0.0.1:${port}/healthz`);
+    await load('warm-up', `http://127.0.0.1:${port}/healthz`, { seconds: 1 });
+    return await load('bare Koa GET /healthz (baseline)', `http://127.0.0.1:${port}/healthz`, { seconds });
+  } finally {
+    await stopProcess(child);
+  }
+}
+
+async function measurePlatform(name: string, env: Record<string, string>, split: boolean): Promise<LoadResult[]> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-'));
+  const port = await freePort();
+  const common = { DATA_DIR: dataDir, HTTP_PORT: String(port), HTTPS_PORT: '0', LOG_LEVEL: 'info', ...env };
+  const children = split
+    ? [startProcess('main.ts', { ...common, SERVICES: 'auth,config,protocol' }), startProcess('main.ts', { ...common, SERVICES: 'gateway' })]
+    : [startProcess('main.ts', common)];
+  try {
+    await waitReady(`http://127.0.0.1:${port}/readyz`);
+    await load('warm-up', `http://127.0.0.1:${port}/api/echo?text=hi`, { seconds: 1 });
+    const health = await load(`${name}: gateway GET /healthz`, `http://127.0.0.1:${port}/healthz`, { seconds });
+    const echo = await load(`${name}: GET /api/echo (gateway → bus → config)`, `http://127.0.0.1:${port}/api/echo?text=hi`, { seconds });
+    return [health, echo];
+  } finally {
+    for (const c of children.reverse()) await stopProcess(c);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+const baseline = await measureBaseline();
+const rows = await measurePlatform('embedded', {}, false);
+if (process.env.NATS_URL && process.env.DATABASE_URL) {
+  rows.push(...(await measurePlatform('NATS', { NATS_URL: process.env.NATS_URL, DATABASE_URL: process.env.DATABASE_URL }, true)));
+}
+console.log(table(`Gateway round trip, ${seconds} s per case, 32 connections, ${new Date().toISOString().slice(0, 10)}`, baseline, rows));

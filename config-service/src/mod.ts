@@ -1,0 +1,2 @@
+/** The config service. */
+export { configService } from './service.ts';

@@ -1,0 +1,14 @@
+import { loadMigrations, type ServiceDefinition } from '@scada/platform';
+import { readConfigServiceConfig, type ConfigServiceConfig } from './config.ts';
+import { echoHandler } from './handlers/echo.ts';
+
+/** The config service: projects, dashboards, faceplates and scripts of each space. */
+export const configService: ServiceDefinition<ConfigServiceConfig> = {
+  name: 'config',
+  version: '0.1.0',
+  description: 'Projects, dashboard board groups and boards, faceplates and placeholders, scripts',
+  readConfig: readConfigServiceConfig,
+  schema: 'config',
+  migrations: () => loadMigrations(new URL('../migrations/', import.meta.url)),
+  setup: async (deps) => ({ implementations: [echoHandler(deps.instance)] }),
+};

@@ -1,0 +1,10 @@
+/**
+ * The contracts: the one place the gateway and the services agree on subjects, message schemas and problem
+ * codes.
+ */
+export * from './problems.ts';
+export * from './headers.ts';
+export * from './operation.ts';
+export * from './system.ts';
+export * from './registry.ts';
+export * from './validate.ts';

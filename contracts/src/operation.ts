@@ -1,0 +1,85 @@
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import type { ProblemCode } from './problems.ts';
+
+/** The services of the platform, by bounded context. */
+export type ServiceName = 'auth' | 'config' | 'protocol';
+
+/** Roles in increasing power. */
+export type Role = 'viewer' | 'editor' | 'admin';
+
+/** HTTP methods the API uses. */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * Who may call an operation through the gateway:
+ * `public` needs no session; `user` any signed-in user; `viewer`/`editor`/`admin` at least that role.
+ */
+export type Access = 'public' | 'user' | Role;
+
+/** How an operation is exposed over HTTP by the gateway. */
+export type HttpBinding = {
+  method: HttpMethod;
+  /** Koa-style path, `:name` for parameters. */
+  path: string;
+  /** Status of a successful answer. */
+  status: 200 | 201 | 204;
+  access: Access;
+  /** True when the request is bounded by the caller's space (the X-Space rule). */
+  spaceScoped: boolean;
+  /** Content types accepted for the body; the first is the documented default. */
+  consumes?: readonly ('application/json' | 'text/plain' | 'multipart/form-data' | 'application/x-www-form-urlencoded')[];
+  /** Problem codes the operation documents beyond the ones every route can answer. */
+  errors?: readonly ProblemCode[];
+};
+
+/**
+ * One operation of the platform: the bus subject that serves it, the message schemas in both directions,
+ * and optionally its HTTP binding. The request message is `{params, query, body}` so that the gateway and
+ * the OpenAPI document take each part from the same schema the service validates with.
+ */
+export type Operation<Req extends TObject = TObject, Res extends TSchema = TSchema> = {
+  operationId: string;
+  service: ServiceName;
+  subject: string;
+  summary: string;
+  description?: string;
+  tags: readonly string[];
+  request: Req;
+  response: Res;
+  http?: HttpBinding;
+};
+
+/** Request message type of an operation. */
+export type RequestOf<O extends Operation> = Static<O['request']>;
+/** Reply message type of an operation. */
+export type ResponseOf<O extends Operation> = Static<O['response']>;
+
+/** The subject of an operation: `<context>.v<major>.<operation>`. */
+export function subjectOf(service: ServiceName, operationId: string, major = 1): string {
+  return `${service}.v${major}.${operationId}`;
+}
+
+/** Declares an operation; the subject follows the naming rule of the contract. */
+export function defineOperation<Req extends TObject, Res extends TSchema>(
+  spec: Omit<Operation<Req, Res>, 'subject'> & { major?: number },
+): Operation<Req, Res> {
+  const { major, ...rest } = spec;
+  return { ...rest, subject: subjectOf(spec.service, spec.operationId, major ?? 1) };
+}
+
+/** Builds the request schema of an operation from its parts; absent parts are empty objects. */
+export function requestSchema<
+  P extends TObject = TObject<{}>,
+  Q extends TObject = TObject<{}>,
+  B extends TSchema | undefined = undefined,
+>(parts: { params?: P; query?: Q; body?: B }): TObject<{ params: P; query: Q } & (B extends TSchema ? { body: B } : {})> {
+  const properties: Record<string, TSchema> = {
+    params: parts.params ?? Type.Object({}, { additionalProperties: false }),
+    query: parts.query ?? Type.Object({}, { additionalProperties: false }),
+  };
+  if (parts.body) properties.body = parts.body;
+  return Type.Object(properties, { additionalProperties: false }) as never;
+}
+
+/** A reply with no content (HTTP 204). */
+export const NoContent = Type.Null();

@@ -1,0 +1,28 @@
+import type { Operation, ServiceName } from './operation.ts';
+import { authPing, configPing, echo, protocolPing } from './system.ts';
+
+/**
+ * Every operation of the platform, in one list. The gateway routes from it, the services serve from it,
+ * and the OpenAPI document is generated from it: no subject string is written anywhere else.
+ */
+export const operations: readonly Operation[] = [authPing, configPing, protocolPing, echo];
+
+/** The operations one service serves. */
+export function operationsOf(service: ServiceName): Operation[] {
+  return operations.filter((op) => op.service === service);
+}
+
+/** The ping operation of each service, for readiness checks. */
+export const pings: Record<ServiceName, Operation> = {
+  auth: authPing,
+  config: configPing,
+  protocol: protocolPing,
+};
+
+/** Subject of a domain event: `events.<context>.<entity>.<verb>`. */
+export function eventSubject(service: ServiceName, entity: string, verb: string): string {
+  return `events.${service}.${entity}.${verb}`;
+}
+
+/** Version label of the API, shared with the reference interface description. */
+export const apiVersion = '20260422-7';

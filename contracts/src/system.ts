@@ -1,0 +1,51 @@
+import { Type } from '@sinclair/typebox';
+import { defineOperation, requestSchema, type ServiceName } from './operation.ts';
+
+/** The answer of a service's health ping. */
+export const PingResponse = Type.Object({
+  service: Type.String(),
+  version: Type.String(),
+  instance: Type.String(),
+  store: Type.Union([Type.Literal('ok'), Type.Literal('down')]),
+});
+
+/** Every service answers `<context>.v1.ping`: the gateway's readiness check asks each one. */
+export function pingOperation(service: ServiceName) {
+  return defineOperation({
+    operationId: 'ping',
+    service,
+    summary: `Health of the ${service} service and its store`,
+    tags: ['Operations'],
+    request: requestSchema({}),
+    response: PingResponse,
+  });
+}
+
+export const authPing = pingOperation('auth');
+export const configPing = pingOperation('config');
+export const protocolPing = pingOperation('protocol');
+
+/** The reply of the diagnostic echo. */
+export const EchoResponse = Type.Object({
+  text: Type.String(),
+  space: Type.Union([Type.String(), Type.Null()]),
+  requestId: Type.String(),
+  service: Type.String(),
+  instance: Type.String(),
+});
+
+/**
+ * A diagnostic round trip through the gateway, the bus and the config service. It shows that a request
+ * reaches a service with its request id, and it is the reference route of the benchmarks.
+ */
+export const echo = defineOperation({
+  operationId: 'echo',
+  service: 'config',
+  summary: 'Echo a text through the gateway, the bus and a service',
+  tags: ['Operations'],
+  request: requestSchema({
+    query: Type.Object({ text: Type.Optional(Type.String({ maxLength: 1000 })) }, { additionalProperties: false }),
+  }),
+  response: EchoResponse,
+  http: { method: 'GET', path: '/api/echo', status: 200, access: 'public', spaceScoped: false },
+});

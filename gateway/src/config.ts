@@ -1,0 +1,44 @@
+import { isIP } from 'node:net';
+import type { EnvReader } from '@scada/platform';
+
+/** Settings of the gateway. */
+export type GatewayConfig = {
+  httpPort: number;
+  httpsPort: number;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  trustedProxies: string[];
+  loginRateLimitPerMinute: number;
+  /** Largest JSON, form or text body. */
+  bodyLimitBytes: number;
+  maxSclBytes: number;
+};
+
+/** Checks one CIDR or address of a proxy list; null when it is valid. */
+export function checkCidr(entry: string): string | null {
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return 'is not an IP address or CIDR';
+  if (prefix === undefined) return null;
+  const bits = /^\d{1,3}$/.test(prefix) ? Number(prefix) : -1;
+  return bits >= 0 && bits <= (family === 4 ? 32 : 128) ? null : 'has an invalid prefix length';
+}
+
+/** Reads the gateway's section of the environment. */
+export function readGatewayConfig(env: EnvReader): GatewayConfig {
+  const config: GatewayConfig = {
+    httpPort: env.port('HTTP_PORT', 8081),
+    httpsPort: env.port('HTTPS_PORT', 8082),
+    tlsCertFile: env.optionalString('TLS_CERT_FILE'),
+    tlsKeyFile: env.optionalString('TLS_KEY_FILE'),
+    trustedProxies: env.list('TRUSTED_PROXIES', [], checkCidr),
+    loginRateLimitPerMinute: env.int('LOGIN_RATE_LIMIT_PER_MINUTE', 60, { min: 1, max: 1_000_000 }),
+    bodyLimitBytes: 1024 * 1024,
+    maxSclBytes: env.int('MAX_SCL_BYTES', 33554432, { min: 1024, max: 2 ** 31 - 1 }),
+  };
+  if ((config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) {
+    env.fail('TLS_CERT_FILE, TLS_KEY_FILE: set both or neither');
+  }
+  if (config.httpPort !== 0 && config.httpPort === config.httpsPort) env.fail('HTTP_PORT, HTTPS_PORT: must differ');
+  return config;
+}

@@ -1,0 +1,97 @@
+import type Koa from 'koa';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/** How a bus request ended, as the gateway's bus client saw it. */
+export type BusOutcome = 'ok' | 'error' | 'timeout' | 'no_responders';
+
+/**
+ * The gateway's Prometheus metrics: a Koa middleware that counts and times every HTTP request by route
+ * template, a hook for bus round trips, and the text exposition for `GET /metrics`.
+ */
+export type GatewayMetrics = {
+  middleware: Koa.Middleware;
+  observeBus(subject: string, outcome: BusOutcome, seconds: number): void;
+  contentType: string;
+  render(): Promise<string>;
+};
+
+/** Latency buckets in seconds; the lower ones resolve the in-process bus and cached answers. */
+const buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The route label of a request that no route matched: the raw URL would make the label set unbounded. */
+const unmatched = 'unmatched';
+
+/**
+ * Creates the metrics of one gateway in a registry of its own (with the default process metrics), so that
+ * several gateways in one process, as in tests, never share or double-register a metric.
+ */
+export function createMetrics(): GatewayMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const labelNames = ['method', 'route', 'status'] as const;
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status',
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by method, route template and status',
+    labelNames,
+    buckets,
+    registers: [registry],
+  });
+  const bus = new Histogram({
+    name: 'bus_request_duration_seconds',
+    help: 'Time of a request over the bus, by subject and outcome',
+    labelNames: ['subject', 'outcome'] as const,
+    buckets,
+    registers: [registry],
+  });
+  return {
+    middleware: httpMetrics(requests, duration),
+    observeBus: (subject, outcome, seconds) => bus.observe({ subject, outcome }, seconds),
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+  };
+}
+
+type HttpLabel = 'method' | 'route' | 'status';
+
+/**
+ * Records each request once it is answered. The router sets the matched route only after this
+ * middleware has called `next()`, so the labels are read in `finally`, with the error's status when an
+ * error passes through on its way to an outer problem middleware.
+ */
+function httpMetrics(requests: Counter<HttpLabel>, duration: Histogram<HttpLabel>): Koa.Middleware {
+  return async function recordHttpMetrics(ctx, next) {
+    const end = duration.startTimer();
+    let thrown: { status: number } | undefined;
+    try {
+      await next();
+    } catch (err) {
+      thrown = { status: statusOfError(err) };
+      throw err;
+    } finally {
+      const labels = { method: ctx.method, route: routeOf(ctx), status: String(thrown?.status ?? ctx.status) };
+      end(labels);
+      requests.inc(labels);
+    }
+  };
+}
+
+/** The route template @koa/router matched, or `unmatched`. */
+function routeOf(ctx: Koa.Context): string {
+  const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+  if (typeof route === 'string') return route;
+  // A RegExp route is still a template, never a URL; stringify it like the router does.
+  return route instanceof RegExp ? route.toString() : unmatched;
+}
+
+/** The status an error is answered with, as Koa reads it: `status` or `statusCode` when an HTTP error status, else 500. */
+function statusOfError(err: unknown): number {
+  const e = typeof err === 'object' && err !== null ? (err as { status?: unknown; statusCode?: unknown }) : {};
+  const status = e.status ?? e.statusCode;
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599 ? status : 500;
+}

@@ -1,0 +1,226 @@
+import { apiVersion, problemCodes, type HttpBinding, type Operation, type ProblemCode } from '@scada/contracts';
+
+type Json = Record<string, unknown>;
+
+const problemRef = '#/components/schemas/Problem';
+const anyAccess = [{ bearerAuth: [] }, { cookieAuth: [] }];
+
+const description = [
+  'REST API of the multi-tenant SCADA platform.',
+  '',
+  '- Optional fields that are not set are omitted from responses rather than sent as `null`; a field that',
+  '  can be `null` says so in its schema.',
+  '- Errors are RFC 9457 problem details (`application/problem+json`) with a stable snake_case `code`;',
+  '  validation failures list each failed check in `errors`.',
+  '- Every response carries `X-Request-Id`.',
+  '- Space-scoped operations take the space from the `X-Space` header, else the caller\'s default space.',
+].join('\n');
+
+/**
+ * Builds the OpenAPI 3.1 document of the gateway from the operation registry: every operation with an
+ * HTTP binding, its parameters, body and answers taken from the same schemas that validate requests, plus
+ * the operational endpoints. The result is plain JSON (TypeBox's symbol keys are dropped).
+ */
+export function buildOpenApi(ops: readonly Operation[], options: { serverUrls?: string[] }): Record<string, unknown> {
+  const paths: Record<string, Json> = operationalPaths();
+  const seen = new Set(Object.values(paths).flatMap((item) => Object.values(item).map((o) => String((o as Json).operationId))));
+  for (const op of ops) {
+    if (!op.http) continue;
+    const item = (paths[toOpenApiPath(op.http.path)] ??= {});
+    const method = op.http.method.toLowerCase();
+    // Both would make the document invalid; the registry is wrong, and a test says so before a release does.
+    if (seen.has(op.operationId)) throw new Error(`OpenAPI: operationId ${op.operationId} is used twice`);
+    if (item[method]) throw new Error(`OpenAPI: ${op.http.method} ${op.http.path} is bound twice`);
+    seen.add(op.operationId);
+    item[method] = operationObject(op, op.http);
+  }
+  const document = {
+    openapi: '3.1.0',
+    info: { title: 'SCADA platform API', version: apiVersion, description },
+    ...(options.serverUrls && options.serverUrls.length > 0 ? { servers: options.serverUrls.map((url) => ({ url })) } : {}),
+    tags: tagsOf(ops),
+    paths,
+    components: components(),
+  };
+  return JSON.parse(JSON.stringify(document)) as Record<string, unknown>;
+}
+
+/** Koa's `/a/:id` as OpenAPI's `/a/{id}`. */
+function toOpenApiPath(path: string): string {
+  return path.replace(/:([A-Za-z_$][\w$]*)/g, '{$1}');
+}
+
+/** The Operation Object of one bound operation. */
+function operationObject(op: Operation, http: HttpBinding): Json {
+  const parts = op.request.properties as Record<string, Json | undefined>;
+  const body = parts.body;
+  return {
+    operationId: op.operationId,
+    summary: op.summary,
+    description: [op.description, accessNote(http)].filter(Boolean).join('\n\n'),
+    tags: [...op.tags],
+    ...(http.access === 'public' ? {} : { security: anyAccess }),
+    parameters: parametersOf(op, http),
+    ...(body ? { requestBody: requestBodyOf(body, op.request.required?.includes('body') ?? false, http) } : {}),
+    responses: { ...successOf(op, http), ...problemResponses(errorCodesOf(op, http)) },
+  };
+}
+
+/** Who may call an operation, in words. */
+function accessNote(http: HttpBinding): string {
+  if (http.access === 'public') return 'No login needed.';
+  if (http.access === 'user') return 'Needs a signed-in user.';
+  return `Needs the \`${http.access}\` role or a higher one.`;
+}
+
+/** Path, query and `X-Space` header parameters. */
+function parametersOf(op: Operation, http: HttpBinding): Json[] {
+  const parts = op.request.properties as Record<string, Json | undefined>;
+  const pathNames = [...http.path.matchAll(/:([A-Za-z_$][\w$]*)/g)].map((m) => m[1] as string);
+  const pathSchemas = propertiesOf(parts.params);
+  const parameters: Json[] = pathNames.map((name) => parameter(name, 'path', pathSchemas[name] ?? { type: 'string' }, true));
+  const query = parts.query;
+  const required = new Set((query?.required as string[] | undefined) ?? []);
+  for (const [name, schema] of Object.entries(propertiesOf(query))) {
+    parameters.push(parameter(name, 'query', schema, required.has(name)));
+  }
+  if (http.spaceScoped) {
+    parameters.push({
+      name: 'X-Space',
+      in: 'header',
+      required: false,
+      description: 'Id of the space the request works in; the caller\'s default space when absent.',
+      schema: { type: 'string', minLength: 1, maxLength: 64 },
+    });
+  }
+  return parameters;
+}
+
+/** One Parameter Object; a schema's description becomes the parameter's. */
+function parameter(name: string, location: 'path' | 'query', schema: Json, required: boolean): Json {
+  const text = typeof schema.description === 'string' ? { description: schema.description } : {};
+  return { name, in: location, required, ...text, schema };
+}
+
+/** The properties of an object schema, or none. */
+function propertiesOf(schema: Json | undefined): Record<string, Json> {
+  return (schema?.properties as Record<string, Json> | undefined) ?? {};
+}
+
+/** The Request Body Object: the body schema under every content type the operation accepts. */
+function requestBodyOf(schema: Json, required: boolean, http: HttpBinding): Json {
+  const types = http.consumes && http.consumes.length > 0 ? http.consumes : ['application/json'];
+  return { required, content: Object.fromEntries(types.map((type) => [type, { schema }])) };
+}
+
+/** The success answer: JSON of the response schema, or nothing for 204. */
+function successOf(op: Operation, http: HttpBinding): Record<string, Json> {
+  const headers = { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } };
+  if (http.status === 204) return { '204': { description: 'Done; no content', headers } };
+  const text = http.status === 201 ? 'Created' : 'OK';
+  return { [String(http.status)]: { description: text, headers, content: { 'application/json': { schema: op.response } } } };
+}
+
+/** The problem codes an operation can answer: those every route shares, by its shape, and its own. */
+function errorCodesOf(op: Operation, http: HttpBinding): ProblemCode[] {
+  const parts = op.request.properties as Record<string, Json | undefined>;
+  const hasBody = parts.body !== undefined;
+  const hasInput = hasBody || Object.keys(propertiesOf(parts.params)).length > 0 || Object.keys(propertiesOf(parts.query)).length > 0;
+  const codes: ProblemCode[] = [];
+  if (hasInput) codes.push('validation_failed');
+  if (hasBody) codes.push('malformed_body', 'payload_too_large', 'unsupported_media_type');
+  if (http.access !== 'public') codes.push('unauthenticated', 'invalid_token', 'forbidden');
+  if (http.access !== 'public' && http.method !== 'GET') codes.push('csrf_rejected');
+  if (http.spaceScoped) codes.push('bad_header', 'space_forbidden');
+  if (http.path.includes(':')) codes.push('not_found');
+  codes.push('ip_denied', 'rate_limited', 'internal_error', 'service_unavailable', 'upstream_timeout');
+  return [...new Set([...codes, ...(http.errors ?? [])])];
+}
+
+/** One problem response per status, its description naming the codes it can carry. */
+function problemResponses(codes: readonly ProblemCode[]): Record<string, Json> {
+  const byStatus = new Map<number, ProblemCode[]>();
+  for (const code of codes) {
+    const status = problemCodes[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const responses: Record<string, Json> = {};
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const headers: Json = { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } };
+    if ([423, 429, 503].includes(status)) headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' };
+    responses[String(status)] = {
+      description: list.map((code) => `${problemCodes[code].title} (\`${code}\`)`).join('; '),
+      headers,
+      content: { 'application/problem+json': { schema: { $ref: problemRef } } },
+    };
+  }
+  return responses;
+}
+
+/** The tags in order of first use, with `Operations` always present. */
+function tagsOf(ops: readonly Operation[]): Json[] {
+  const names = new Set<string>();
+  for (const op of ops) if (op.http) for (const tag of op.tags) names.add(tag);
+  names.add('Operations');
+  return [...names].map((name) => (name === 'Operations' ? { name, description: 'Health, metrics and this reference' } : { name }));
+}
+
+/** The endpoints of the gateway itself; none needs a login. */
+function operationalPaths(): Record<string, Json> {
+  const text = (type: string, schema: Json) => ({ content: { [type]: { schema } } });
+  const status = (value: string) => ({ type: 'object', required: ['status'], properties: { status: { const: value } } });
+  const answer = (desc: string, body: Json, extra: Record<string, Json> = {}) => ({
+    tags: ['Operations'],
+    responses: { '200': { description: desc, ...body }, ...extra },
+  });
+  const filtered = problemResponses(['ip_denied']);
+  const notReady = problemResponses(['service_unavailable']);
+  return {
+    '/healthz': { get: { operationId: 'getHealth', summary: 'Liveness of the gateway', ...answer('The gateway is alive', text('application/json', status('ok'))) } },
+    '/readyz': {
+      get: {
+        operationId: 'getReadiness',
+        summary: 'Readiness: the bus, the store and every service answer',
+        ...answer('Ready', text('application/json', status('ready')), notReady),
+      },
+    },
+    '/metrics': { get: { operationId: 'getMetrics', summary: 'Prometheus metrics', ...answer('Prometheus text exposition', text('text/plain', { type: 'string' }), filtered) } },
+    '/openapi.json': { get: { operationId: 'getOpenApi', summary: 'This OpenAPI document', ...answer('OpenAPI 3.1 document', text('application/json', { type: 'object' }), filtered) } },
+    '/docs': { get: { operationId: 'getDocs', summary: 'API reference page', ...answer('HTML page', text('text/html', { type: 'string' }), filtered) } },
+  };
+}
+
+/** Shared schemas, headers and security schemes. */
+function components(): Json {
+  const text = { type: 'string' };
+  return {
+    schemas: {
+      Problem: {
+        type: 'object',
+        description: 'An RFC 9457 problem detail.',
+        required: ['type', 'title', 'status', 'detail', 'code'],
+        properties: {
+          type: { type: 'string', format: 'uri', examples: ['urn:scada:problem:validation_failed'] },
+          title: text,
+          status: { type: 'integer', minimum: 400, maximum: 599 },
+          detail: text,
+          code: { type: 'string', enum: Object.keys(problemCodes) },
+          instance: text,
+          errors: {
+            type: 'array',
+            items: { type: 'object', required: ['path', 'message'], properties: { path: text, message: text } },
+          },
+          retryAfter: { type: 'integer', minimum: 0, description: 'Seconds to wait, as in `Retry-After`.' },
+        },
+      },
+    },
+    headers: {
+      RequestId: { description: 'Id of the request, also in every log line it caused.', schema: text },
+      RetryAfter: { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 0 } },
+    },
+    securitySchemes: {
+      bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      cookieAuth: { type: 'apiKey', in: 'cookie', name: 'svc_access_token' },
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import Router from '@koa/router';
+import { ProblemError, validate, type Operation } from '@scada/contracts';
+import { call, type Bus } from '@scada/platform';
+import { Value } from '@sinclair/typebox/value';
+import type { TObject, TSchema } from '@sinclair/typebox';
+import type { Context } from 'koa';
+import { koaBody } from 'koa-body';
+import type { GatewayMetrics } from '../metrics.ts';
+
+/** What the operation router needs. */
+export type OperationRouteDeps = {
+  bus: Bus;
+  metrics: GatewayMetrics;
+  busTimeoutMs: number;
+  bodyLimitBytes: number;
+};
+
+/**
+ * Routes every operation that has an HTTP binding to its bus subject: the body is parsed by content type,
+ * the `{params, query, body}` message is checked against the operation's request schema at the edge, sent
+ * over the bus, and the reply answered with the operation's status.
+ */
+export function operationRoutes(ops: readonly Operation[], deps: OperationRouteDeps): Router {
+  const router = new Router();
+  const parseBody = koaBody({
+    jsonLimit: deps.bodyLimitBytes,
+    formLimit: deps.bodyLimitBytes,
+    textLimit: deps.bodyLimitBytes,
+    multipart: true,
+    formidable: { maxFileSize: deps.bodyLimitBytes, maxFieldsSize: deps.bodyLimitBytes },
+    parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
+  });
+  for (const op of ops) {
+    const http = op.http;
+    if (!http) continue;
+    const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+    router[method](op.operationId, http.path, async (ctx) => {
+      const message = await buildMessage(ctx, op, parseBody);
+      const reply = await timedCall(deps, op, message, ctx);
+      ctx.status = http.status;
+      if (http.status !== 204) ctx.body = reply;
+    });
+  }
+  return router;
+}
+
+async function buildMessage(ctx: Context, op: Operation, parseBody: ReturnType<typeof koaBody>): Promise<Record<string, unknown>> {
+  const parts = op.request.properties as Record<string, TSchema>;
+  const message: Record<string, unknown> = {
+    params: { ...ctx.params },
+    query: Value.Convert(parts.query as TObject, flattenQuery(ctx.query)),
+  };
+  if (parts.body) message.body = await readBody(ctx, op, parseBody);
+  const checked = validate(op.request, message);
+  if (!checked.ok) {
+    throw new ProblemError('validation_failed', 'The request does not match the schema', { errors: checked.errors });
+  }
+  return message;
+}
+
+async function readBody(ctx: Context, op: Operation, parseBody: ReturnType<typeof koaBody>): Promise<unknown> {
+  const consumes = op.http?.consumes ?? ['application/json'];
+  if (!ctx.request.length && !ctx.get('transfer-encoding')) return undefined;
+  if (!ctx.is(consumes as string[])) {
+    throw new ProblemError('unsupported_media_type', `Send the body as ${consumes.join(' or ')}`);
+  }
+  await parseBody(ctx, async () => {});
+  return ctx.request.body;
+}
+
+/** A repeated query parameter keeps its first value; schemas decide types. */
+function flattenQuery(query: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined) continue;
+    out[k] = Array.isArray(v) ? (v[0] ?? '') : v;
+  }
+  return out;
+}
+
+async function timedCall(deps: OperationRouteDeps, op: Operation, message: Record<string, unknown>, ctx: Context): Promise<unknown> {
+  const started = performance.now();
+  let outcome: 'ok' | 'error' | 'timeout' | 'no_responders' = 'ok';
+  try {
+    return await call(deps.bus, op, message as never, {
+      requestId: ctx.state.requestId,
+      space: ctx.state.space ?? null,
+      actor: ctx.state.actor ?? null,
+      clientIp: ctx.state.clientIp ?? ctx.ip,
+      timeoutMs: deps.busTimeoutMs,
+    });
+  } catch (err) {
+    const code = err instanceof ProblemError ? err.code : 'internal_error';
+    outcome = code === 'upstream_timeout' ? 'timeout' : code === 'service_unavailable' ? 'no_responders' : 'error';
+    throw err;
+  } finally {
+    deps.metrics.observeBus(op.subject, outcome, (performance.now() - started) / 1000);
+  }
+}

@@ -1,0 +1,92 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Operation } from '@scada/contracts';
+import type { Bus } from '@scada/platform';
+import type { Logger } from 'pino';
+import { createGatewayApp } from './app.ts';
+import type { GatewayConfig } from './config.ts';
+import { loadOrCreateCertificate } from './tls.ts';
+
+/** What a running gateway needs. */
+export type GatewayDeps = {
+  bus: Bus;
+  log: Logger;
+  config: GatewayConfig;
+  dataDir: string;
+  busTimeoutMs: number;
+  shutdownGraceMs: number;
+  /** Listen address; loopback in tests. */
+  host?: string;
+  /** The operations to route; the whole registry by default. */
+  operations?: readonly Operation[];
+  /** Bind every enabled listener to a port the OS picks (tests run many gateways at once). */
+  ephemeralPorts?: boolean;
+};
+
+/** A running gateway. */
+export type RunningGateway = {
+  /** Bound ports (useful with port 0); null when a listener is off. */
+  httpPort: number | null;
+  httpsPort: number | null;
+  /** Stops taking connections, lets requests in flight finish (up to the grace time), then closes. */
+  stop(): Promise<void>;
+};
+
+/** Starts the gateway's HTTP and HTTPS listeners. */
+export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
+  const { app, startDraining } = createGatewayApp(deps);
+  const handler = app.callback();
+  const servers: http.Server[] = [];
+  let httpPort: number | null = null;
+  let httpsPort: number | null = null;
+  // The certificate comes first, so that no listener answers before the whole gateway can.
+  const tls = deps.config.httpsPort === 0 ? null : await loadOrCreateCertificate({
+    certFile: deps.config.tlsCertFile,
+    keyFile: deps.config.tlsKeyFile,
+    dataDir: deps.dataDir,
+    log: deps.log,
+  });
+  if (deps.config.httpPort !== 0 || tls === null) {
+    const server = http.createServer(handler);
+    httpPort = await listen(server, deps.ephemeralPorts ? 0 : deps.config.httpPort, deps.host);
+    servers.push(server);
+  }
+  if (tls !== null) {
+    const server = https.createServer({ cert: tls.cert, key: tls.key }, handler);
+    httpsPort = await listen(server, deps.ephemeralPorts ? 0 : deps.config.httpsPort, deps.host);
+    servers.push(server);
+  }
+  deps.log.info({ httpPort, httpsPort }, 'gateway listening');
+  return {
+    httpPort,
+    httpsPort,
+    stop: async () => {
+      startDraining();
+      await Promise.all(servers.map((s) => closeGracefully(s, deps.shutdownGraceMs)));
+      deps.log.info('gateway stopped');
+    },
+  };
+}
+
+function listen(server: http.Server, port: number, host?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+/** Closes a server: idle keep-alive sockets at once, busy ones when their response is done or the grace ends. */
+function closeGracefully(server: http.Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}

@@ -1,0 +1,201 @@
+import {
+  BusError,
+  type Bus,
+  type BusHeaders,
+  type BusMessage,
+  type BusReply,
+  type BusService,
+  type BusSubscription,
+  type EndpointSpec,
+  type RequestOptions,
+  type ServiceSpec,
+} from './bus.ts';
+import { failureReply, MicroDescriptor, replyHeaders, tooLargeReply } from './micro.ts';
+import { isValidPattern, isValidSubject, subjectMatches } from './subject.ts';
+
+type Delivery = { subject: string; data: Uint8Array; headers: BusHeaders; reply?: (m: BusMessage) => void };
+type Sub = { pattern: string; queue?: string; deliver: (d: Delivery) => void; closed: boolean };
+
+const encoder = new TextEncoder();
+
+/**
+ * The in-process bus: a real message bus for one process, with the semantics of NATS. Deliveries are
+ * asynchronous, payloads are copied, a queue group hands each message to one member at random, a request
+ * nobody listens to fails at once with `no_responders`, and a slow one with `timeout`.
+ */
+export class MemoryBus implements Bus {
+  readonly kind = 'memory' as const;
+  readonly maxPayload: number;
+  private subs: Sub[] = [];
+  private readonly services = new Set<BusService>();
+  private closed = false;
+  private readonly defaultTimeoutMs: number;
+
+  constructor(options: { maxPayload?: number; defaultTimeoutMs?: number } = {}) {
+    this.maxPayload = options.maxPayload ?? 1024 * 1024;
+    this.defaultTimeoutMs = options.defaultTimeoutMs ?? 5000;
+  }
+
+  isConnected(): boolean {
+    return !this.closed;
+  }
+
+  async flush(): Promise<void> {
+    if (this.closed) throw new BusError('closed', 'bus is closed');
+  }
+
+  publish(subject: string, data: Uint8Array, headers: BusHeaders = {}): void {
+    this.check(subject, data);
+    this.route({ subject, data, headers });
+  }
+
+  request(subject: string, data: Uint8Array, options: RequestOptions = {}): Promise<BusMessage> {
+    try {
+      this.check(subject, data);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+    return new Promise<BusMessage>((resolve, reject) => {
+      let settled = false;
+      const timer = setTimeout(() => {
+        settled = true;
+        reject(new BusError('timeout', `request to ${subject} timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
+      const delivered = this.route({
+        subject,
+        data,
+        headers: options.headers ?? {},
+        reply: (m) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          resolve(m);
+        },
+      });
+      if (!delivered) {
+        settled = true;
+        clearTimeout(timer);
+        reject(new BusError('no_responders', `no responders for ${subject}`));
+      }
+    });
+  }
+
+  subscribe(subject: string, handler: (m: BusMessage) => void | Promise<void>, options: { queue?: string } = {}): BusSubscription {
+    if (this.closed) throw new BusError('closed', 'bus is closed');
+    if (!isValidPattern(subject)) throw new BusError('invalid_subject', `invalid subject "${subject}"`);
+    const sub: Sub = {
+      pattern: subject,
+      queue: options.queue,
+      closed: false,
+      deliver: (d) => {
+        void Promise.resolve()
+          .then(() => handler({ subject: d.subject, data: d.data, headers: d.headers }))
+          .catch(() => {});
+      },
+    };
+    this.subs.push(sub);
+    return { unsubscribe: async () => this.remove(sub) };
+  }
+
+  async addService(spec: ServiceSpec, endpoints: EndpointSpec[]): Promise<BusService> {
+    if (this.closed) throw new BusError('closed', 'bus is closed');
+    const micro = new MicroDescriptor(spec, endpoints);
+    const inFlight = new Set<Promise<void>>();
+    const own: Sub[] = [];
+    endpoints.forEach((endpoint, index) => {
+      const sub: Sub = {
+        pattern: endpoint.subject,
+        queue: spec.queue ?? 'q',
+        closed: false,
+        deliver: (d) => {
+          const started = process.hrtime.bigint();
+          const work = this.serveOne(endpoint, d).then((error) => {
+            micro.record(index, Number(process.hrtime.bigint() - started), error);
+          });
+          inFlight.add(work);
+          void work.finally(() => inFlight.delete(work));
+        },
+      };
+      own.push(sub);
+    });
+    for (const { subject, verb } of micro.discoverySubjects()) {
+      own.push({
+        pattern: subject,
+        closed: false,
+        deliver: (d) => {
+          const doc = verb === 'PING' ? micro.ping() : verb === 'INFO' ? micro.info() : micro.stats();
+          d.reply?.({ subject: d.subject, data: encoder.encode(JSON.stringify(doc)), headers: {} });
+        },
+      });
+    }
+    this.subs.push(...own);
+    const service: BusService = {
+      id: micro.id,
+      stop: async () => {
+        for (const sub of own) this.remove(sub);
+        this.services.delete(service);
+        await Promise.allSettled([...inFlight]);
+      },
+    };
+    this.services.add(service);
+    return service;
+  }
+
+  /** Stops the services (their requests in flight still get answered), then refuses everything. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.allSettled([...this.services].map((s) => s.stop()));
+    this.closed = true;
+    this.subs = [];
+  }
+
+  private async serveOne(endpoint: EndpointSpec, d: Delivery): Promise<string | undefined> {
+    let reply: BusReply;
+    try {
+      reply = await endpoint.handler({ subject: d.subject, data: d.data, headers: d.headers });
+    } catch (err) {
+      reply = failureReply(err);
+    }
+    if (reply.data.byteLength > this.maxPayload) {
+      // NATS would refuse to send it; the requester then times out. Say so instead, as a service error.
+      reply = { ...tooLargeReply, headers: reply.headers };
+    }
+    d.reply?.({ subject: d.subject, data: new Uint8Array(reply.data), headers: replyHeaders(reply) });
+    return reply.error?.description;
+  }
+
+  private check(subject: string, data: Uint8Array): void {
+    if (this.closed) throw new BusError('closed', 'bus is closed');
+    if (!isValidSubject(subject)) throw new BusError('invalid_subject', `invalid subject "${subject}"`);
+    if (data.byteLength > this.maxPayload) {
+      throw new BusError('payload_too_large', `payload of ${data.byteLength} bytes exceeds ${this.maxPayload}`);
+    }
+  }
+
+  /** Delivers to every plain subscriber and one member of each queue group; false when nobody got it. */
+  private route(d: Delivery): boolean {
+    const plain: Sub[] = [];
+    const groups = new Map<string, Sub[]>();
+    for (const sub of this.subs) {
+      if (sub.closed || !subjectMatches(sub.pattern, d.subject)) continue;
+      if (sub.queue) {
+        const members = groups.get(sub.queue) ?? [];
+        members.push(sub);
+        groups.set(sub.queue, members);
+      } else plain.push(sub);
+    }
+    const targets = [...plain, ...[...groups.values()].map((m) => m[Math.floor(Math.random() * m.length)]!)];
+    if (targets.length === 0) return false;
+    for (const sub of targets) {
+      const copy: Delivery = { ...d, data: new Uint8Array(d.data), headers: { ...d.headers } };
+      setImmediate(() => sub.deliver(copy));
+    }
+    return true;
+  }
+
+  private remove(sub: Sub): void {
+    sub.closed = true;
+    this.subs = this.subs.filter((s) => s !== sub);
+  }
+}

@@ -1,0 +1,24 @@
+/** True when a subject matches a subscription pattern with NATS wildcards (`*` one token, `>` the rest). */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const p = pattern.split('.');
+  const s = subject.split('.');
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === '>') return s.length > i;
+    if (i >= s.length) return false;
+    if (p[i] !== '*' && p[i] !== s[i]) return false;
+  }
+  return p.length === s.length;
+}
+
+/** True when a subject is valid for publishing: non-empty tokens, no whitespace, no wildcards. */
+export function isValidSubject(subject: string): boolean {
+  if (subject.length === 0 || /\s/.test(subject)) return false;
+  return subject.split('.').every((t) => t.length > 0 && t !== '*' && t !== '>');
+}
+
+/** True when a subject is valid for subscribing: non-empty tokens, no whitespace, `>` only as the last token. */
+export function isValidPattern(pattern: string): boolean {
+  if (pattern.length === 0 || /\s/.test(pattern)) return false;
+  const tokens = pattern.split('.');
+  return tokens.every((t, i) => t.length > 0 && (t !== '>' || i === tokens.length - 1));
+}

@@ -1,0 +1,49 @@
+import { EnvReader } from './env.ts';
+
+/** The parts a platform process can run. */
+export const serviceKeys = ['gateway', 'auth', 'config', 'protocol'] as const;
+/** One part a platform process can run. */
+export type ServiceKey = (typeof serviceKeys)[number];
+
+/** Process-wide settings: which services run here, and the bus and store they share. */
+export type PlatformConfig = {
+  services: ServiceKey[];
+  dataDir: string;
+  databaseUrl?: string;
+  natsUrl?: string;
+  /** Puts every subject under a prefix, so several platforms can share one NATS server. */
+  busSubjectPrefix?: string;
+  logLevel: string;
+  /** How long a bus request waits for its reply. */
+  busTimeoutMs: number;
+  /** How long SIGTERM waits for work in flight before closing anyway. */
+  shutdownGraceMs: number;
+};
+
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Reads the process-wide section of the environment. */
+export function readPlatformConfig(env: EnvReader): PlatformConfig {
+  const services = env.list('SERVICES', [...serviceKeys], (s) =>
+    (serviceKeys as readonly string[]).includes(s) ? null : `is not a service (${serviceKeys.join(', ')})`,
+  ) as ServiceKey[];
+  return {
+    services: [...new Set(services)],
+    dataDir: env.string('DATA_DIR', './data'),
+    databaseUrl: env.optionalUrl('DATABASE_URL', ['postgres', 'postgresql']),
+    natsUrl: env.optionalUrl('NATS_URL', ['nats', 'tls', 'ws', 'wss']),
+    busSubjectPrefix: readPrefix(env),
+    logLevel: env.oneOf('LOG_LEVEL', 'info', logLevels),
+    busTimeoutMs: env.int('BUS_TIMEOUT_MS', 5000, { min: 100, max: 120000 }),
+    shutdownGraceMs: env.int('SHUTDOWN_GRACE_MS', 10000, { min: 0, max: 300000 }),
+  };
+}
+
+function readPrefix(env: EnvReader): string | undefined {
+  const prefix = env.optionalString('BUS_SUBJECT_PREFIX');
+  if (prefix !== undefined && !/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(prefix)) {
+    env.fail(`BUS_SUBJECT_PREFIX: must be subject tokens of letters, digits, '_' and '-' (got "${prefix}")`);
+    return undefined;
+  }
+  return prefix;
+}

@@ -1,0 +1,33 @@
+import { pino, type Logger } from 'pino';
+import pretty from 'pino-pretty';
+
+/** Paths that never reach a log line. */
+const redactPaths = [
+  'password',
+  '*.password',
+  'secret',
+  '*.secret',
+  'token',
+  '*.token',
+  'access_token',
+  'refresh_token',
+  'otp_code',
+  'otp_token',
+  'headers.authorization',
+  'headers.cookie',
+  '*.headers.authorization',
+  '*.headers.cookie',
+];
+
+/**
+ * The platform's logger: JSON lines in production and when the output is not a terminal, readable
+ * coloured lines in a terminal. Secrets are redacted by path.
+ */
+export function createLogger(options: { level: string; pretty?: boolean; name?: string }): Logger {
+  const base = { level: options.level, name: options.name, redact: { paths: redactPaths, censor: '[redacted]' } };
+  const wantPretty = options.pretty ?? (process.stdout.isTTY === true && process.env.NODE_ENV !== 'production');
+  if (!wantPretty) return pino(base);
+  return pino(base, pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
+}
+
+export type { Logger };

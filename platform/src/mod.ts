@@ -1,0 +1,13 @@
+/** The platform runtime shared by the gateway and the services: bus, store, rpc, logging, configuration. */
+export * from './bus/bus.ts';
+export { MemoryBus } from './bus/memory_bus.ts';
+export * from './store/store.ts';
+export * from './rpc.ts';
+export * from './log.ts';
+export * from './env.ts';
+export * from './config.ts';
+export * from './service_host.ts';
+export * from './migrations_dir.ts';
+export { PrefixedBus } from './bus/prefixed_bus.ts';
+export { NatsBus } from './bus/nats_bus.ts';
+export { openStore } from './store/open.ts';

@@ -1,0 +1,218 @@
+import { randomUUID } from 'node:crypto';
+import {
+  busHeaders,
+  isProblemBody,
+  problemBody,
+  problemFromBody,
+  ProblemError,
+  validate,
+  type Actor,
+  type Operation,
+  type RequestOf,
+  type ResponseOf,
+} from '@scada/contracts';
+import type { Logger } from 'pino';
+import { BusError, serviceErrorCodeHeader, type Bus, type BusHeaders, type BusMessage, type BusReply, type BusService } from './bus/bus.ts';
+import { StoreUnavailableError } from './store/store.ts';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** What a handler knows about the request besides its message. */
+export type HandlerContext = {
+  requestId: string;
+  space: string | null;
+  actor: Actor | null;
+  clientIp: string | null;
+  subject: string;
+  /** Child logger carrying request id, space and subject. */
+  log: Logger;
+};
+
+/** An operation bound to the function that serves it. */
+export type Implementation = {
+  op: Operation;
+  handle: (request: unknown, ctx: HandlerContext) => Promise<unknown>;
+};
+
+/** Binds a handler to its operation, with the types the operation's schemas give. */
+export function implement<O extends Operation>(
+  op: O,
+  handle: (request: RequestOf<O>, ctx: HandlerContext) => Promise<ResponseOf<O>>,
+): Implementation {
+  return { op, handle: handle as Implementation['handle'] };
+}
+
+/** Context of an outgoing call. */
+export type CallContext = {
+  requestId: string;
+  space?: string | null;
+  actor?: Actor | null;
+  clientIp?: string | null;
+  timeoutMs?: number;
+};
+
+/** Seconds a client should wait before retrying when a service has no live replica. */
+export const retryAfterSeconds = 5;
+
+/**
+ * Serves operations on the bus as one micro-service: each request is decoded and validated against the
+ * operation's request schema, handled, and its reply validated against the response schema. Problems
+ * travel back as service errors with a problem body; anything unexpected is logged once and answered as a
+ * bare 500.
+ */
+export async function serve(
+  bus: Bus,
+  service: { name: string; version: string; description?: string; instance: string },
+  implementations: Implementation[],
+  log: Logger,
+): Promise<BusService> {
+  return bus.addService(
+    { name: service.name, version: service.version, description: service.description, metadata: { instance: service.instance } },
+    implementations.map((impl) => ({
+      name: impl.op.operationId,
+      subject: impl.op.subject,
+      metadata: { operationId: impl.op.operationId },
+      handler: (msg) => handleOne(impl, msg, log),
+    })),
+  );
+}
+
+async function handleOne(impl: Implementation, msg: BusMessage, baseLog: Logger): Promise<BusReply> {
+  const ctx = contextOf(msg, baseLog);
+  const started = performance.now();
+  try {
+    const request = decodeRequest(impl.op, msg.data);
+    const result = await impl.handle(request, ctx);
+    const reply = encodeResult(impl.op, result);
+    ctx.log.info({ ms: round(performance.now() - started) }, 'request served');
+    return reply;
+  } catch (err) {
+    const problem = toProblem(err);
+    if (problem.status >= 500) ctx.log.error({ err, ms: round(performance.now() - started) }, 'request failed');
+    else ctx.log.info({ code: problem.code, status: problem.status, ms: round(performance.now() - started) }, 'request refused');
+    return {
+      data: encoder.encode(JSON.stringify(problem.toBody())),
+      error: { code: problem.status, description: problem.code },
+      headers: problem.retryAfter !== undefined ? { 'retry-after': String(problem.retryAfter) } : undefined,
+    };
+  }
+}
+
+function contextOf(msg: BusMessage, baseLog: Logger): HandlerContext {
+  const requestId = msg.headers[busHeaders.requestId] || randomUUID();
+  const space = msg.headers[busHeaders.space] || null;
+  let actor: Actor | null = null;
+  const rawActor = msg.headers[busHeaders.actor];
+  if (rawActor) {
+    try {
+      actor = JSON.parse(rawActor) as Actor;
+    } catch {
+      actor = null;
+    }
+  }
+  return {
+    requestId,
+    space,
+    actor,
+    clientIp: msg.headers[busHeaders.clientIp] || null,
+    subject: msg.subject,
+    log: baseLog.child({ reqId: requestId, space, subject: msg.subject }),
+  };
+}
+
+function decodeRequest(op: Operation, data: Uint8Array): unknown {
+  let request: unknown;
+  try {
+    request = data.byteLength === 0 ? { params: {}, query: {} } : JSON.parse(decoder.decode(data));
+  } catch {
+    throw new ProblemError('malformed_body', 'The request message is not JSON');
+  }
+  const checked = validate(op.request, request);
+  if (!checked.ok) throw new ProblemError('validation_failed', 'The request does not match the schema', { errors: checked.errors });
+  return checked.value;
+}
+
+function encodeResult(op: Operation, body: unknown): BusReply {
+  const checked = validate(op.response, body ?? null);
+  if (!checked.ok) {
+    throw new Error(`reply of ${op.operationId} does not match its schema: ${JSON.stringify(checked.errors)}`);
+  }
+  return { data: body === undefined || body === null ? new Uint8Array() : encoder.encode(JSON.stringify(body)) };
+}
+
+/** Turns any failure into a problem; unknown errors become a bare internal error. */
+export function toProblem(err: unknown): ProblemError {
+  if (err instanceof ProblemError) return err;
+  if (err instanceof StoreUnavailableError) {
+    return new ProblemError('service_unavailable', 'The store is not reachable', { retryAfter: retryAfterSeconds, cause: err });
+  }
+  return new ProblemError('internal_error', undefined, { cause: err });
+}
+
+/**
+ * Calls an operation over the bus and returns its reply, validated against the response schema.
+ * Transport failures become problems: no replica → 503 with Retry-After, timeout → 504; a service's
+ * problem reply is rethrown as the same problem.
+ */
+export async function call<O extends Operation>(
+  bus: Bus,
+  op: O,
+  request: RequestOf<O>,
+  ctx: CallContext,
+): Promise<ResponseOf<O>> {
+  const headers: BusHeaders = { [busHeaders.requestId]: ctx.requestId };
+  if (ctx.space) headers[busHeaders.space] = ctx.space;
+  if (ctx.actor) headers[busHeaders.actor] = JSON.stringify(ctx.actor);
+  if (ctx.clientIp) headers[busHeaders.clientIp] = ctx.clientIp;
+  let reply: BusMessage;
+  try {
+    reply = await bus.request(op.subject, encoder.encode(JSON.stringify(request)), { headers, timeoutMs: ctx.timeoutMs });
+  } catch (err) {
+    throw transportProblem(op, err);
+  }
+  const text = reply.data.byteLength === 0 ? '' : decoder.decode(reply.data);
+  const errorCode = reply.headers[serviceErrorCodeHeader];
+  if (errorCode) throw replyProblem(op, text, Number(errorCode));
+  let body: unknown = null;
+  try {
+    body = text === '' ? null : JSON.parse(text);
+  } catch (err) {
+    throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} with a body that is not JSON`, { cause: err });
+  }
+  const checked = validate(op.response, body);
+  if (!checked.ok) throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} outside its schema`);
+  return checked.value as ResponseOf<O>;
+}
+
+function transportProblem(op: Operation, err: unknown): ProblemError {
+  if (err instanceof BusError) {
+    if (err.code === 'timeout') return new ProblemError('upstream_timeout', `The ${op.service} service did not answer in time`, { cause: err });
+    if (err.code === 'payload_too_large') return new ProblemError('payload_too_large', 'The request is too large for the bus', { cause: err });
+    return new ProblemError('service_unavailable', `The ${op.service} service is not available`, { retryAfter: retryAfterSeconds, cause: err });
+  }
+  return new ProblemError('internal_error', undefined, { cause: err });
+}
+
+function replyProblem(op: Operation, text: string, code: number): ProblemError {
+  try {
+    const body: unknown = JSON.parse(text);
+    if (isProblemBody(body)) return problemFromBody(body);
+  } catch {
+    // fall through: a service error without a problem body
+  }
+  if (code === 503) return new ProblemError('service_unavailable', undefined, { retryAfter: retryAfterSeconds });
+  return new ProblemError(code >= 500 ? 'internal_error' : 'bad_request', `The ${op.service} service failed`);
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}
+
+/** Publishes a domain event after a change committed. */
+export function publishEvent(bus: Bus, subject: string, event: Record<string, unknown>, requestId: string): void {
+  bus.publish(subject, encoder.encode(JSON.stringify({ ...event, at: new Date().toISOString() })), { [busHeaders.requestId]: requestId });
+}
+
+/** The body of a problem for a code, re-exported for boundaries that build one directly. */
+export { problemBody };

@@ -1,0 +1,188 @@
+/**
+ * The bus contract, part one: messaging. Every test runs against each bus `busTargets()` gives (the
+ * in-process bus, and NATS when NATS_URL is set) and expects the same behaviour from both. Services
+ * (queue groups, errors, `$SRV`, stop) are in `bus_service_contract.test.ts`.
+ */
+import t from 'tap';
+import { busTargets, uniqueToken } from '../../test/support/buses.ts';
+import type { Bus, BusMessage } from '../src/bus/bus.ts';
+import { gate, read, sleep, text, timed, waitFor } from './bus_helpers.ts';
+
+const echo = async (m: BusMessage) => ({ data: m.data });
+
+for (const target of busTargets()) {
+  t.test(`the ${target.name} bus`, async (t) => {
+    const bus = await target.makeRaw({ defaultTimeoutMs: 2000 });
+    t.teardown(() => bus.close());
+
+    t.test('a request is answered by the service that serves its subject', async (t) => {
+      const p = uniqueToken();
+      const svc = await bus.addService({ name: p, version: '1.0.0' }, [{ name: 'echo', subject: `${p}.echo`, handler: echo }]);
+      t.teardown(() => svc.stop());
+      const reply = await bus.request(`${p}.echo`, text('hello'));
+      t.equal(read(reply), 'hello');
+      t.equal(reply.subject, `${p}.echo`, 'the reply is named by the request subject');
+      t.same(reply.headers, {}, 'a plain reply has no headers');
+      t.ok(bus.isConnected());
+    });
+
+    t.test('headers travel with the request and with the reply, names exactly as written', async (t) => {
+      const p = uniqueToken();
+      let seen: Record<string, string> = {};
+      const svc = await bus.addService({ name: p, version: '1.0.0' }, [
+        {
+          name: 'h',
+          subject: `${p}.h`,
+          handler: async (m) => {
+            seen = m.headers;
+            return { data: text('ok'), headers: { 'X-Answer': '42', 'retry-after': '5' } };
+          },
+        },
+      ]);
+      t.teardown(() => svc.stop());
+      const reply = await bus.request(`${p}.h`, text(''), { headers: { 'X-Request-Id': 'r-1', space: 'plant-a' } });
+      t.same(seen, { 'X-Request-Id': 'r-1', space: 'plant-a' });
+      t.same(reply.headers, { 'X-Answer': '42', 'retry-after': '5' });
+    });
+
+    t.test('a request nobody answers in time fails with timeout', async (t) => {
+      const p = uniqueToken();
+      const hold = gate();
+      const svc = await bus.addService({ name: p, version: '1.0.0' }, [
+        { name: 'slow', subject: `${p}.slow`, handler: async () => (await hold.promise, { data: text('late') }) },
+      ]);
+      t.teardown(async () => {
+        hold.open();
+        await svc.stop();
+      });
+      const { ms, result } = await timed(bus.request(`${p}.slow`, text(''), { timeoutMs: 200 }));
+      t.match(result, { status: 'rejected', reason: { name: 'BusError', code: 'timeout' } });
+      t.ok(ms >= 180 && ms < 1500, `took ${Math.round(ms)} ms for a 200 ms timeout`);
+    });
+
+    t.test('a request nobody serves fails at once with no_responders', async (t) => {
+      const { ms, result } = await timed(bus.request(`${uniqueToken()}.nobody`, text(''), { timeoutMs: 2000 }));
+      t.match(result, { status: 'rejected', reason: { name: 'BusError', code: 'no_responders' } });
+      t.ok(ms < 500, `took ${Math.round(ms)} ms, well under the 2000 ms timeout`);
+    });
+
+    t.test('a publication reaches every matching subscriber and one member of each queue group', async (t) => {
+      const p = uniqueToken();
+      const got = { star: [] as BusMessage[], tail: [] as BusMessage[], exact: [] as BusMessage[], w1: 0, w2: 0 };
+      const subs = [
+        bus.subscribe(`${p}.a.*`, (m) => void got.star.push(m)),
+        bus.subscribe(`${p}.>`, async (m) => {
+          await sleep(1);
+          got.tail.push(m);
+        }),
+        bus.subscribe(`${p}.a`, (m) => void got.exact.push(m)),
+        bus.subscribe(`${p}.>`, () => void got.w1++, { queue: 'workers' }),
+        bus.subscribe(`${p}.>`, () => void got.w2++, { queue: 'workers' }),
+      ];
+      t.teardown(() => Promise.all(subs.map((s) => s.unsubscribe())));
+      await bus.flush();
+      bus.publish(`${p}.a.b`, text('one'), { 'X-Seq': '1' });
+      bus.publish(`${p}.c.d.e`, text('two'));
+      await waitFor(() => got.tail.length === 2 && got.w1 + got.w2 === 2 && got.star.length === 1);
+      await sleep(50);
+      t.same(got.star.map((m) => [m.subject, read(m), m.headers]), [[`${p}.a.b`, 'one', { 'X-Seq': '1' }]], '* matches one token');
+      t.same(got.tail.map((m) => m.subject).sort(), [`${p}.a.b`, `${p}.c.d.e`], '> matches the rest');
+      t.equal(got.exact.length, 0, 'a literal subject matches only itself');
+      t.equal(got.w1 + got.w2, 2, 'each message reached one member of the queue group');
+    });
+
+    t.test('a subscriber that throws does not stop the others, nor its own next deliveries', async (t) => {
+      const p = uniqueToken();
+      let calls = 0;
+      let others = 0;
+      const subs = [
+        bus.subscribe(`${p}.x`, async () => {
+          calls++;
+          throw new Error('subscriber failed');
+        }),
+        bus.subscribe(`${p}.x`, () => {
+          others++;
+          throw new Error('and so did this one');
+        }),
+      ];
+      t.teardown(() => Promise.all(subs.map((s) => s.unsubscribe())));
+      await bus.flush();
+      bus.publish(`${p}.x`, text('1'));
+      bus.publish(`${p}.x`, text('2'));
+      await waitFor(() => calls === 2 && others === 2);
+      t.pass('both subscribers got both messages');
+    });
+
+    t.test('after unsubscribe() a subscriber gets nothing more', async (t) => {
+      const p = uniqueToken();
+      let count = 0;
+      const sub = bus.subscribe(`${p}.u`, () => void count++);
+      await bus.flush();
+      bus.publish(`${p}.u`, text(''));
+      await waitFor(() => count === 1);
+      await sub.unsubscribe();
+      bus.publish(`${p}.u`, text(''));
+      await bus.flush();
+      await sleep(50);
+      t.equal(count, 1);
+    });
+
+    t.test('a payload over maxPayload fails with payload_too_large', async (t) => {
+      t.ok(bus.maxPayload >= 1024, `maxPayload is ${bus.maxPayload}`);
+      const big = new Uint8Array(bus.maxPayload + 1);
+      await t.rejects(bus.request(`${uniqueToken()}.big`, big), { name: 'BusError', code: 'payload_too_large' });
+      t.throws(() => bus.publish(`${uniqueToken()}.big`, big), { name: 'BusError', code: 'payload_too_large' });
+    });
+
+    t.test('an invalid subject fails with invalid_subject', async (t) => {
+      for (const subject of ['', 'a b', 'a..b', 'a.*', 'a.>']) {
+        await t.rejects(bus.request(subject, text('')), { code: 'invalid_subject' }, `request to "${subject}"`);
+        t.throws(() => bus.publish(subject, text('')), { code: 'invalid_subject' }, `publish to "${subject}"`);
+      }
+      for (const pattern of ['', 'a b', 'a..b', 'a.>.b']) {
+        t.throws(() => bus.subscribe(pattern, () => {}), { code: 'invalid_subject' }, `subscribe to "${pattern}"`);
+      }
+    });
+  });
+
+  t.test(`the ${target.name} bus, closed`, async (t) => {
+    t.test('close() answers the requests in flight before it closes', async (t) => {
+      const bus: Bus = await target.makeRaw({ defaultTimeoutMs: 2000 });
+      const p = uniqueToken();
+      const entered = gate();
+      const hold = gate();
+      await bus.addService({ name: p, version: '1.0.0' }, [
+        {
+          name: 'slow',
+          subject: `${p}.slow`,
+          handler: async () => {
+            entered.open();
+            await hold.promise;
+            return { data: text('done') };
+          },
+        },
+      ]);
+      const pending = bus.request(`${p}.slow`, text(''));
+      await entered.promise;
+      const closing = bus.close();
+      await sleep(20);
+      hold.open();
+      t.equal(read(await pending), 'done');
+      await closing;
+      t.notOk(bus.isConnected());
+    });
+
+    t.test('after close() a request fails with closed', async (t) => {
+      const bus = await target.makeRaw();
+      await bus.close();
+      t.notOk(bus.isConnected());
+      await t.rejects(bus.request(`${uniqueToken()}.x`, text('')), { name: 'BusError', code: 'closed' });
+      t.throws(() => bus.publish(`${uniqueToken()}.x`, text('')), { code: 'closed' });
+      t.throws(() => bus.subscribe(`${uniqueToken()}.x`, () => {}), { code: 'closed' });
+      await t.rejects(bus.addService({ name: uniqueToken(), version: '1.0.0' }, []), { code: 'closed' });
+      await t.rejects(bus.flush(), { code: 'closed' });
+      await bus.close();
+      t.pass('a second close() is harmless');
+    });
+  });
+}

@@ -1,0 +1,243 @@
+import pg from 'pg';
+import t, { type Test } from 'tap';
+import { storeTargets, type StoreTarget, type TestStore } from '../../test/support/stores.ts';
+import { migrate } from '../src/store/migrate.ts';
+import { PgStore } from '../src/store/pg_store.ts';
+import { type Migration, type Store, StoreUnavailableError } from '../src/store/store.ts';
+
+/** A store of `target` for one test, cleaned up when the test ends. */
+async function fresh(t: Test, target: StoreTarget): Promise<TestStore> {
+  const made = await target.make();
+  t.teardown(() => made.cleanup());
+  return made;
+}
+
+async function counterTable(store: Store): Promise<void> {
+  await store.query('create table counter (id int primary key, n int not null)');
+  await store.query('insert into counter values (1, 0)');
+}
+
+const twoMigrations: Migration[] = [
+  { id: '0002_second', sql: "insert into m.log (what) values ('second')" },
+  { id: '0001_first', sql: "create table m.log (what text not null); insert into m.log (what) values ('first')" },
+];
+
+/** Ends every other session on the database of `url`, as a server restart would. */
+async function terminateOthers(url: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+  } finally {
+    await admin.end();
+  }
+}
+
+for (const target of storeTargets()) {
+  t.test(target.name, async (t) => {
+    t.test('parameters are bound as values, never spliced into the SQL', async (t) => {
+      const { store } = await fresh(t, target);
+      await store.query('create table note (id int primary key, body text)');
+      const evil = "x'); drop table note; --";
+      const inserted = await store.query('insert into note values ($1, $2), ($3, $4)', [1, evil, 2, 'plain']);
+      t.equal(inserted.rowCount, 2);
+      const { rows, rowCount } = await store.query<{ body: string }>('select body from note where id = $1', [1]);
+      t.same(rows, [{ body: evil }]);
+      t.equal(rowCount, 1);
+      t.equal((await store.query('update note set body = $1', ['y'])).rowCount, 2);
+    });
+
+    t.test('both stores answer int8, date and interval as strings, bytea as a Buffer, timestamptz as a Date', async (t) => {
+      const { store } = await fresh(t, target);
+      const { rows } = await store.query(
+        `select $1::int8 + 1 as big, array[1, 2]::int8[] as bigs, $2::bytea as bytes, $3::timestamptz as at, $4::jsonb as doc,
+          '2024-02-29'::date as day, array['2024-02-29'::date] as days, '1 day 02:00:00'::interval as span, 1.5::numeric as num`,
+        ['9007199254740993', Buffer.from([1, 2]), new Date(0), { a: [1] }],
+      );
+      const row = rows[0]!;
+      t.same(
+        { big: row.big, bigs: row.bigs, at: row.at, doc: row.doc, day: row.day, days: row.days, span: row.span, num: row.num },
+        { big: '9007199254740994', bigs: ['1', '2'], at: new Date(0), doc: { a: [1] }, day: '2024-02-29', days: ['2024-02-29'], span: '1 day 02:00:00', num: '1.5' },
+      );
+      t.ok(Buffer.isBuffer(row.bytes));
+      t.ok(row.at instanceof Date);
+    });
+
+    t.test('a SQL error reaches the caller unchanged, with its SQLSTATE code', async (t) => {
+      const { store } = await fresh(t, target);
+      await store.query('create table u (k text primary key)');
+      await store.query('insert into u values ($1)', ['a']);
+      const err = await store.query('insert into u values ($1)', ['a']).catch((e: unknown) => e);
+      t.match(err, { code: '23505' });
+      t.notOk(err instanceof StoreUnavailableError);
+    });
+
+    t.test('a transaction that resolves commits every statement', async (t) => {
+      const { store } = await fresh(t, target);
+      await counterTable(store);
+      const value = await store.transaction(async (tx) => {
+        await tx.query('update counter set n = n + $1 where id = 1', [5]);
+        await tx.query('insert into counter values ($1, $2)', [2, 7]);
+        return 'done';
+      });
+      t.equal(value, 'done');
+      t.same((await store.query('select id, n from counter order by id')).rows, [{ id: 1, n: 5 }, { id: 2, n: 7 }]);
+    });
+
+    t.test('a transaction that throws leaves nothing behind and rethrows the same error', async (t) => {
+      const { store } = await fresh(t, target);
+      await counterTable(store);
+      const boom = new Error('boom');
+      const err = await store
+        .transaction(async (tx) => {
+          await tx.query('update counter set n = 99 where id = 1');
+          await tx.query('insert into counter values (2, 2)');
+          throw boom;
+        })
+        .catch((e: unknown) => e);
+      t.equal(err, boom);
+      t.same((await store.query('select id, n from counter')).rows, [{ id: 1, n: 0 }]);
+    });
+
+    t.test('a transaction whose failed statement was caught still fails, and commits nothing', async (t) => {
+      const { store } = await fresh(t, target);
+      await counterTable(store);
+      const attempt = store.transaction(async (tx) => {
+        await tx.query('update counter set n = 1');
+        await tx.query('select * from missing_table').catch(() => undefined);
+      });
+      await t.rejects(attempt, /rolled back instead of committed/i);
+      t.same((await store.query('select n from counter')).rows, [{ n: 0 }]);
+    });
+
+    t.test('a transaction refuses statements once it has ended', async (t) => {
+      const { store } = await fresh(t, target);
+      let leaked: { query(sql: string): Promise<unknown> } | undefined;
+      await store.transaction(async (tx) => {
+        leaked = tx;
+      });
+      await t.rejects(leaked!.query('select 1'));
+    });
+
+    t.test('50 concurrent read-modify-write transactions count exactly 50', async (t) => {
+      const { store } = await fresh(t, target);
+      await counterTable(store);
+      await store.query('create table seen (n int)');
+      const increments = Array.from({ length: 50 }, () =>
+        store.transaction(async (tx) => {
+          const { rows } = await tx.query<{ n: number }>('select n from counter where id = 1 for update');
+          await tx.query('update counter set n = $1 where id = 1', [rows[0]!.n + 1]);
+        }),
+      );
+      const reads = Array.from({ length: 50 }, (_, i) => store.query('insert into seen values ($1)', [i]));
+      await Promise.all([...increments, ...reads]);
+      t.same((await store.query('select n from counter')).rows, [{ n: 50 }]);
+      t.same((await store.query('select count(*)::int as c from seen')).rows, [{ c: 50 }]);
+    });
+
+    t.test("a statement outside a transaction never joins another caller's open transaction", async (t) => {
+      const { store } = await fresh(t, target);
+      await store.query('create table mark (who text)');
+      let entered!: () => void;
+      const inside = new Promise<void>((resolve) => (entered = resolve));
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const failing = store.transaction(async (tx) => {
+        await tx.query("insert into mark values ('inside')");
+        entered();
+        await held;
+        throw new Error('roll back');
+      });
+      // Another caller, from its own async context, while the transaction is open.
+      await inside;
+      const outside = store.query("insert into mark values ('outside')");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      release();
+      await t.rejects(failing, /roll back/);
+      await outside;
+      t.same((await store.query('select who from mark')).rows, [{ who: 'outside' }]);
+    });
+
+    t.test('migrations run twice apply once', async (t) => {
+      const { store } = await fresh(t, target);
+      t.same(await migrate(store, 'm', twoMigrations), ['0001_first', '0002_second']);
+      t.same(await migrate(store, 'm', twoMigrations), []);
+      t.same((await store.query('select what from m.log order by what')).rows, [{ what: 'first' }, { what: 'second' }]);
+      t.same((await store.query('select id from m.schema_migrations order by id')).rows, [{ id: '0001_first' }, { id: '0002_second' }]);
+    });
+
+    t.test('a new migration is applied on top of the recorded ones', async (t) => {
+      const { store } = await fresh(t, target);
+      await migrate(store, 'm', twoMigrations.slice(1, 2));
+      t.same(await migrate(store, 'm', [...twoMigrations, { id: '0003_third', sql: "insert into m.log values ('third')" }]), [
+        '0002_second',
+        '0003_third',
+      ]);
+    });
+
+    t.test('two migrate() calls at once both succeed and apply each migration once', async (t) => {
+      const made = await fresh(t, target);
+      // On PostgreSQL, as two replicas: a second pool of its own.
+      const other = made.url === undefined ? made.store : await PgStore.connect(made.url);
+      if (other !== made.store) t.teardown(() => other.close());
+      const slow: Migration[] = [{ id: '0000_slow', sql: 'select pg_sleep(0.2)' }, ...twoMigrations];
+      const [a, b] = await Promise.all([migrate(made.store, 'm', slow), migrate(other, 'm', slow)]);
+      t.same([...a, ...b].sort(), ['0000_slow', '0001_first', '0002_second']);
+      t.same((await made.store.query('select what from m.log order by what')).rows, [{ what: 'first' }, { what: 'second' }]);
+    });
+
+    t.test('a failing migration rolls back the whole run and leaves nothing applied', async (t) => {
+      const { store } = await fresh(t, target);
+      const broken: Migration[] = [...twoMigrations, { id: '0003_broken', sql: 'insert into m.nowhere values (1)' }];
+      await t.rejects(migrate(store, 'm', broken), { message: /migration m\/0003_broken failed/, code: '42P01' });
+      t.same((await store.query("select to_regclass('m.schema_migrations') as t, to_regclass('m.log') as l")).rows, [{ t: null, l: null }]);
+      t.same(await migrate(store, 'm', twoMigrations), ['0001_first', '0002_second']);
+    });
+
+    t.test('migrate refuses a schema name that is not an identifier', async (t) => {
+      const { store } = await fresh(t, target);
+      await t.rejects(migrate(store, 'm; drop schema public', []), /not a schema name/);
+      await t.rejects(migrate(store, 'Auth', []), /not a schema name/);
+    });
+
+    if (target.name === 'postgres') {
+      t.test('connections the server terminates fail as unavailable and are replaced', async (t) => {
+        const { store, url } = await fresh(t, target);
+        await Promise.all([1, 2, 3].map(() => store.query('select pg_sleep(0.05)')));
+        let opened!: () => void;
+        const inside = new Promise<void>((resolve) => (opened = resolve));
+        const cut = store.transaction(async (tx) => {
+          await tx.query('select 1');
+          opened();
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          await tx.query('select 2');
+        });
+        await inside;
+        await terminateOthers(url!);
+        await t.rejects(cut, StoreUnavailableError);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        t.equal(await store.ping(), true);
+        t.same((await store.query('select 1 as one')).rows, [{ one: 1 }]);
+      });
+    }
+
+    t.test('ping answers true while open, false once closed, and a closed store is unavailable', async (t) => {
+      const { store } = await fresh(t, target);
+      t.equal(await store.ping(), true);
+      await Promise.all([store.close(), store.close()]);
+      t.equal(await store.ping(), false);
+      await t.rejects(store.query('select 1'), StoreUnavailableError);
+      await t.rejects(store.transaction(async () => undefined), StoreUnavailableError);
+    });
+  });
+}
+
+t.test('a PgStore whose server does not answer reports it promptly', async (t) => {
+  const store = await PgStore.connect('postgres://postgres@127.0.0.1:9/none', { connectTimeoutMs: 1000 });
+  t.teardown(() => store.close());
+  const started = Date.now();
+  t.equal(await store.ping(), false);
+  await t.rejects(store.query('select 1'), StoreUnavailableError);
+  await t.rejects(store.transaction(async () => undefined), StoreUnavailableError);
+  t.ok(Date.now() - started < 3000, 'within three seconds');
+});

@@ -1,0 +1,2 @@
+/** The protocol service. */
+export { protocolService } from './service.ts';
