@@ -8,3 +8,4 @@ export * from './operation.ts';
 export * from './system.ts';
 export * from './registry.ts';
 export * from './validate.ts';
+export * from './auth/mod.ts';

@@ -1,11 +1,16 @@
 import type { Operation, ServiceName } from './operation.ts';
+import { adminOperations } from './auth/admin_ops.ts';
+import { sessionOperations } from './auth/session_ops.ts';
 import { authPing, configPing, echo, protocolPing } from './system.ts';
 
 /**
  * Every operation of the platform, in one list. The gateway routes from it, the services serve from it,
  * and the OpenAPI document is generated from it: no subject string is written anywhere else.
  */
-export const operations: readonly Operation[] = [authPing, configPing, protocolPing, echo];
+export const operations: readonly Operation[] = [
+  authPing, configPing, protocolPing, echo,
+  ...sessionOperations, ...adminOperations,
+];
 
 /** The operations one service serves. */
 export function operationsOf(service: ServiceName): Operation[] {

@@ -1,0 +1,130 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/** Role names, in increasing power. */
+export const RoleName = Type.Union([Type.Literal('viewer'), Type.Literal('editor'), Type.Literal('admin')]);
+
+/** Ids the auth service hands out: UUIDs, plus the fixed id `default` of the first space. */
+export const EntityId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
+
+/** Audit fields every stored entity carries, set by the service. */
+export const AuditFields = {
+  createdBy: Type.Union([Type.String(), Type.Null()]),
+  creationDate: Type.String({ format: 'date-time' }),
+  lastModifiedBy: Type.Union([Type.String(), Type.Null()]),
+  lastModifiedDate: Type.String({ format: 'date-time' }),
+};
+
+/** A password as the platform accepts it: 8 to 1024 characters, never truncated. */
+export const Password = Type.String({ minLength: 8, maxLength: 1024 });
+
+/** A user name: letters, digits and `._@-`, compared case-insensitively. */
+export const Username = Type.String({ minLength: 1, maxLength: 50, pattern: '^[A-Za-z0-9._@-]+$' });
+
+/** Body of createUser. */
+export const UserCreateRequest = Type.Object(
+  {
+    username: Username,
+    password: Password,
+    email: Type.Optional(Type.Union([Type.String({ format: 'email', maxLength: 320 }), Type.Null()])),
+    phone: Type.Optional(Type.Union([Type.String({ maxLength: 15 }), Type.Null()])),
+    enabled: Type.Optional(Type.Boolean({ default: true })),
+    roles: Type.Array(RoleName, { minItems: 1, maxItems: 3, uniqueItems: true }),
+    spaces: Type.Array(EntityId, { minItems: 1, maxItems: 100, uniqueItems: true }),
+  },
+  { additionalProperties: false },
+);
+export type UserCreateRequest = Static<typeof UserCreateRequest>;
+
+/** Body of updateUser: every field optional; a password given is re-hashed. */
+export const UserUpdateRequest = Type.Object(
+  {
+    username: Type.Optional(Username),
+    password: Type.Optional(Password),
+    email: Type.Optional(Type.Union([Type.String({ format: 'email', maxLength: 320 }), Type.Null()])),
+    phone: Type.Optional(Type.Union([Type.String({ maxLength: 15 }), Type.Null()])),
+    enabled: Type.Optional(Type.Boolean()),
+    roles: Type.Optional(Type.Array(RoleName, { minItems: 1, maxItems: 3, uniqueItems: true })),
+    spaces: Type.Optional(Type.Array(EntityId, { minItems: 1, maxItems: 100, uniqueItems: true })),
+  },
+  { additionalProperties: false },
+);
+export type UserUpdateRequest = Static<typeof UserUpdateRequest>;
+
+/** A user as the API shows it: never a password, hash or OTP secret. */
+export const UserResponse = Type.Object({
+  id: EntityId,
+  username: Type.String(),
+  email: Type.Union([Type.String(), Type.Null()]),
+  phone: Type.Union([Type.String(), Type.Null()]),
+  enabled: Type.Boolean(),
+  otpType: Type.Union([Type.Literal('none'), Type.Literal('totp')]),
+  roles: Type.Array(RoleName),
+  spaces: Type.Array(EntityId),
+  ...AuditFields,
+});
+export type UserResponse = Static<typeof UserResponse>;
+
+/** Answer of OTP enrolment: the only answer that ever shows a secret. */
+export const OtpEnrolment = Type.Object({
+  otp_type: Type.Literal('TOTP'),
+  secret: Type.String(),
+  otpauth_url: Type.String(),
+});
+
+/** Body of createSpace and updateSpace. */
+export const SpaceRequest = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
+
+/** A space. */
+export const SpaceResponse = Type.Object({ id: EntityId, name: Type.String(), ...AuditFields });
+export type SpaceResponse = Static<typeof SpaceResponse>;
+
+/** IP filter settings: comma or space separated addresses and CIDRs; empty `allowedIps` means no allow-list. */
+export const IpSettingsRequest = Type.Object(
+  {
+    allowedIps: Type.Optional(Type.String({ maxLength: 1024 })),
+    deniedIps: Type.Optional(Type.String({ maxLength: 1024 })),
+  },
+  { additionalProperties: false },
+);
+
+/** IP filter settings as stored. */
+export const IpSettingsResponse = Type.Object({
+  allowedIps: Type.String(),
+  deniedIps: Type.String(),
+  lastModifiedBy: Type.Union([Type.String(), Type.Null()]),
+  lastModifiedDate: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+export type IpSettingsResponse = Static<typeof IpSettingsResponse>;
+
+/** One login or OTP attempt of the auth log. */
+export const AuthAttempt = Type.Object({
+  username: Type.String(),
+  ip: Type.Union([Type.String(), Type.Null()]),
+  dttm: Type.String({ format: 'date-time' }),
+  time: Type.Integer(),
+  isSuccessful: Type.Boolean(),
+  msg: Type.String(),
+});
+
+/** A page of the auth log, in the paging shape of the reference. */
+export const AuthAttemptPage = Type.Object({
+  content: Type.Array(AuthAttempt),
+  number: Type.Integer(),
+  size: Type.Integer(),
+  totalElements: Type.Integer(),
+  totalPages: Type.Integer(),
+  numberOfElements: Type.Integer(),
+  first: Type.Boolean(),
+  last: Type.Boolean(),
+  empty: Type.Boolean(),
+});
+
+/** Who the caller is, as `/api/auth/current-user` answers. */
+export const CurrentUser = Type.Object({
+  id: EntityId,
+  name: Type.String(),
+  roles: Type.Array(RoleName),
+  spaces: Type.Array(EntityId),
+  activeSpace: Type.Union([EntityId, Type.Null()]),
+  remoteAddress: Type.Union([Type.String(), Type.Null()]),
+});
