@@ -1,6 +1,7 @@
 import { loadMigrations, type ServiceDefinition } from '@scada/platform';
 import { readConfigServiceConfig, type ConfigServiceConfig } from './config.ts';
 import { echoHandler } from './handlers/echo.ts';
+import { resourceHandlers } from './handlers/resources.ts';
 
 /** The config service: projects, dashboards, faceplates and scripts of each space. */
 export const configService: ServiceDefinition<ConfigServiceConfig> = {
@@ -10,5 +11,7 @@ export const configService: ServiceDefinition<ConfigServiceConfig> = {
   readConfig: readConfigServiceConfig,
   schema: 'config',
   migrations: () => loadMigrations(new URL('../migrations/', import.meta.url)),
-  setup: async (deps) => ({ implementations: [echoHandler(deps.instance)] }),
+  setup: async (deps) => ({
+    implementations: [echoHandler(deps.instance), ...resourceHandlers({ store: deps.store, bus: deps.bus, now: () => new Date() })],
+  }),
 };

@@ -9,3 +9,4 @@ export * from './system.ts';
 export * from './registry.ts';
 export * from './validate.ts';
 export * from './auth/mod.ts';
+export * from './config/mod.ts';

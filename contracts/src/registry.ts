@@ -1,6 +1,7 @@
 import type { Operation, ServiceName } from './operation.ts';
 import { adminOperations } from './auth/admin_ops.ts';
 import { sessionOperations } from './auth/session_ops.ts';
+import { configOperations } from './config/mod.ts';
 import { authPing, configPing, echo, protocolPing } from './system.ts';
 
 /**
@@ -10,6 +11,7 @@ import { authPing, configPing, echo, protocolPing } from './system.ts';
 export const operations: readonly Operation[] = [
   authPing, configPing, protocolPing, echo,
   ...sessionOperations, ...adminOperations,
+  ...configOperations,
 ];
 
 /** The operations one service serves. */

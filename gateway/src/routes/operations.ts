@@ -5,6 +5,7 @@ import { Value } from '@sinclair/typebox/value';
 import type { TObject, TSchema } from '@sinclair/typebox';
 import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
+import getRawBody from 'raw-body';
 import type { GatewayMetrics } from '../metrics.ts';
 
 /** What the operation router needs. */
@@ -35,7 +36,7 @@ export function operationRoutes(ops: readonly Operation[], deps: OperationRouteD
     if (!http) continue;
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     router[method](op.operationId, http.path, async (ctx) => {
-      const message = await buildMessage(ctx, op, parseBody);
+      const message = await buildMessage(ctx, op, parseBody, deps.bodyLimitBytes);
       const reply = await timedCall(deps, op, message, ctx);
       ctx.status = http.status;
       if (http.status !== 204) ctx.body = reply;
@@ -44,13 +45,13 @@ export function operationRoutes(ops: readonly Operation[], deps: OperationRouteD
   return router;
 }
 
-async function buildMessage(ctx: Context, op: Operation, parseBody: ReturnType<typeof koaBody>): Promise<Record<string, unknown>> {
+async function buildMessage(ctx: Context, op: Operation, parseBody: ReturnType<typeof koaBody>, limit: number): Promise<Record<string, unknown>> {
   const parts = op.request.properties as Record<string, TSchema>;
   const message: Record<string, unknown> = {
     params: { ...ctx.params },
     query: Value.Convert(parts.query as TObject, flattenQuery(ctx.query)),
   };
-  if (parts.body) message.body = await readBody(ctx, op, parseBody);
+  if (parts.body) message.body = op.http?.consumes?.includes('text/plain') ? await readText(ctx, limit) : await readBody(ctx, op, parseBody);
   const checked = validate(op.request, message);
   if (!checked.ok) {
     throw new ProblemError('validation_failed', 'The request does not match the schema', { errors: checked.errors });
@@ -66,6 +67,25 @@ async function readBody(ctx: Context, op: Operation, parseBody: ReturnType<typeo
   }
   await parseBody(ctx, async () => {});
   return ctx.request.body;
+}
+
+/**
+ * A `text/plain` body as the exact text sent: the raw bytes (at most `limit`), decoded as strict UTF-8
+ * with a byte order mark kept, so the service stores what the client sent. Invalid UTF-8 is 400; another
+ * content type, a charset other than UTF-8 or a content coding is 415; an empty body is the empty string.
+ */
+async function readText(ctx: Context, limit: number): Promise<string> {
+  if (!ctx.is('text/plain')) throw new ProblemError('unsupported_media_type', 'Send the body as text/plain');
+  const charset = ctx.request.charset.toLowerCase();
+  if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') throw new ProblemError('unsupported_media_type', 'Send text/plain as UTF-8');
+  const coding = ctx.get('content-encoding').toLowerCase();
+  if (coding !== '' && coding !== 'identity') throw new ProblemError('unsupported_media_type', 'Send the body without a content coding');
+  const bytes = await getRawBody(ctx.req, { length: ctx.request.length, limit });
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw new ProblemError('malformed_body', 'The body is not valid UTF-8');
+  }
 }
 
 /** A repeated query parameter keeps its first value; schemas decide types. */

@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import type { ConfigEntity, Operation } from '@scada/contracts';
+import { implement, type Implementation } from '@scada/platform';
+import type { EntityTable } from '../store/entity_table.ts';
+import { announce, auditOf, notFound, spaceOf, type HandlerDeps } from './context.ts';
+
+/** One resource of the API: its operations, its table and how its ids sit in the paths. */
+export type Resource = {
+  entity: ConfigEntity;
+  table: EntityTable;
+  ops: { list: Operation; create: Operation; get: Operation; update: Operation; remove: Operation };
+  /** Path parameter of the resource's own id. */
+  idParam: string;
+  /** For resources under a parent in the path (boards, placeholders): its parameter and table. */
+  parent?: { param: string; table: EntityTable };
+};
+
+type Message = { params: Record<string, string>; body?: Record<string, unknown> };
+
+/**
+ * The five use cases of a resource: list, create, read, replace, delete. Each reads the space from the
+ * request, the audit fields from the caller and the clock, and publishes its event after the change
+ * committed. Creates answer the entity (200), replacements and deletions nothing (204).
+ */
+export function crudHandlers(deps: HandlerDeps, r: Resource): Implementation[] {
+  const label = r.table.spec.label;
+  const parentOf = (m: Message) => (r.parent ? m.params[r.parent.param] : undefined);
+  const idOf = (m: Message) => (m.params[r.idParam] as string).toLowerCase();
+
+  return [
+    implement(r.ops.list, async (m, ctx) => {
+      const space = spaceOf(ctx);
+      const parentId = parentOf(m as Message);
+      if (r.parent && parentId !== undefined && !(await r.parent.table.exists(deps.store, space, parentId))) {
+        throw notFound(r.parent.table.spec.label, parentId);
+      }
+      return r.table.list(deps.store, space, parentId);
+    }),
+
+    implement(r.ops.create, async (m, ctx) => {
+      const space = spaceOf(ctx);
+      const audit = auditOf(ctx, deps);
+      const created = await r.table.insert(deps.store, space, randomUUID(), (m as Message).body ?? {}, audit, parentOf(m as Message));
+      announce(deps, ctx, audit, r.entity, 'created', created.id);
+      return created;
+    }),
+
+    implement(r.ops.get, async (m, ctx) => {
+      const found = await r.table.get(deps.store, spaceOf(ctx), idOf(m as Message), parentOf(m as Message));
+      if (!found) throw notFound(label, idOf(m as Message));
+      return found;
+    }),
+
+    implement(r.ops.update, async (m, ctx) => {
+      const space = spaceOf(ctx);
+      const audit = auditOf(ctx, deps);
+      const id = idOf(m as Message);
+      if (!(await r.table.update(deps.store, space, id, (m as Message).body ?? {}, audit, parentOf(m as Message)))) throw notFound(label, id);
+      announce(deps, ctx, audit, r.entity, 'updated', id);
+      return null;
+    }),
+
+    implement(r.ops.remove, async (m, ctx) => {
+      const space = spaceOf(ctx);
+      const audit = auditOf(ctx, deps);
+      const id = idOf(m as Message);
+      if (!(await r.table.remove(deps.store, space, id, parentOf(m as Message)))) throw notFound(label, id);
+      announce(deps, ctx, audit, r.entity, 'deleted', id);
+      return null;
+    }),
+  ];
+}

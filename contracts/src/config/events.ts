@@ -1,0 +1,28 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/** The entities the config service publishes events about, as they appear in event subjects. */
+export type ConfigEntity = 'project' | 'board_group' | 'board' | 'faceplate' | 'placeholder' | 'script';
+
+/** What happened to an entity. */
+export type ConfigVerb = 'created' | 'updated' | 'deleted';
+
+/**
+ * Events the config service publishes after a change commits: `events.config.<entity>.<verb>`. A new
+ * script code is `script.updated`.
+ */
+export const configEvents = {
+  /** The subject of one kind of event. */
+  subject: (entity: ConfigEntity, verb: ConfigVerb) => `events.config.${entity}.${verb}`,
+  /** Every event of the config service. */
+  any: 'events.config.>',
+} as const;
+
+/** Body of every config event: which entity, in which space, changed by whom (the user's name). */
+export const ConfigEvent = Type.Object({
+  space: Type.String(),
+  id: Type.String(),
+  actor: Type.String(),
+  /** When the event was published (ISO 8601). */
+  at: Type.String({ format: 'date-time' }),
+});
+export type ConfigEvent = Static<typeof ConfigEvent>;
