@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { authService } from '@scada/auth';
 import { configService } from '@scada/config';
-import { readGatewayConfig, startGateway, type GatewayConfig, type RunningGateway } from '@scada/gateway';
+import { busAuthView, readGatewayConfig, startGateway, type GatewayConfig, type RunningGateway } from '@scada/gateway';
 import {
   createLogger,
   EnvReader,
@@ -94,6 +94,7 @@ export async function launch(
         shutdownGraceMs: platform.shutdownGraceMs,
         host: options.host,
         ephemeralPorts: options.ephemeralPorts,
+        auth: busAuthView({ bus, log, timeoutMs: platform.busTimeoutMs }),
       });
     }
   } catch (err) {

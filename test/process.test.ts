@@ -1,49 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-
-const root = new URL('..', import.meta.url).pathname;
-
-/** Runs main.ts as `npm start` does, with exactly the given environment on top of PATH. */
-function startMain(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  // 'close' waits for the output pipes to drain as well, which 'exit' does not.
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  return { child, exited, output: () => ({ stdout, stderr }) };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(url: string, timeoutMs: number): Promise<Response> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fetch(url);
-    } catch (err) {
-      if (Date.now() > end) throw err;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}
+import { freePort, startMain, waitFor } from './support/processes.ts';
 
 t.test('bad configuration stops start-up with one message naming every bad variable', async (t) => {
   const run = startMain({ HTTP_PORT: 'eighty', HTTPS_PORT: '70000', SERVICES: 'gateway,billing', LOCKOUT_THRESHOLD: '-1', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x' });

@@ -11,6 +11,11 @@ import { buildOpenApi } from './openapi.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
 import { operationRoutes } from './routes/operations.ts';
+import { sessionRoutes } from './routes/session.ts';
+import { staticAuthView, type AuthView } from './auth/auth_view.ts';
+import { clientIp } from './middleware/client_ip.ts';
+import { csrf } from './middleware/csrf.ts';
+import { ipFilter } from './middleware/ip_filter.ts';
 
 /** What the gateway app is built from. */
 export type GatewayAppDeps = {
@@ -19,6 +24,8 @@ export type GatewayAppDeps = {
   config: GatewayConfig;
   busTimeoutMs: number;
   operations?: readonly Operation[];
+  /** The auth service's state as this replica sees it; none (every operation public) when absent. */
+  auth?: AuthView;
 };
 
 /** The gateway app with the handles its server needs. */
@@ -48,10 +55,16 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
   app.use(accessLog());
   app.use(metrics.middleware);
   app.use(problemDetails());
+  const auth = deps.auth ?? staticAuthView();
+  const sessions = { bus: deps.bus, auth, busTimeoutMs: deps.busTimeoutMs };
+  app.use(clientIp(deps.config.trustedProxies));
+  app.use(ipFilter(auth));
+  app.use(csrf());
   const routers = [
     healthRoutes({ bus: deps.bus, isDraining: () => draining, probeTimeoutMs: Math.min(2000, deps.busTimeoutMs) }),
     docsRoutes(() => buildOpenApi(ops, {})),
-    operationRoutes(ops, { bus: deps.bus, metrics, busTimeoutMs: deps.busTimeoutMs, bodyLimitBytes: deps.config.bodyLimitBytes }),
+    sessionRoutes({ ...sessions, loginRateLimitPerMinute: deps.config.loginRateLimitPerMinute, bodyLimitBytes: deps.config.bodyLimitBytes }),
+    operationRoutes(ops, { bus: deps.bus, metrics, busTimeoutMs: deps.busTimeoutMs, bodyLimitBytes: deps.config.bodyLimitBytes, sessions }),
   ];
   app.use(async (ctx, next) => {
     if (ctx.path !== '/metrics') return next();

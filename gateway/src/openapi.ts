@@ -1,5 +1,7 @@
 import { apiVersion, problemCodes, type HttpBinding, type Operation, type ProblemCode } from '@scada/contracts';
 
+import { sessionPaths } from './openapi_sessions.ts';
+
 type Json = Record<string, unknown>;
 
 const problemRef = '#/components/schemas/Problem';
@@ -22,7 +24,7 @@ const description = [
  * the operational endpoints. The result is plain JSON (TypeBox's symbol keys are dropped).
  */
 export function buildOpenApi(ops: readonly Operation[], options: { serverUrls?: string[] }): Record<string, unknown> {
-  const paths: Record<string, Json> = operationalPaths();
+  const paths: Record<string, Json> = { ...operationalPaths(), ...sessionPaths() };
   const seen = new Set(Object.values(paths).flatMap((item) => Object.values(item).map((o) => String((o as Json).operationId))));
   for (const op of ops) {
     if (!op.http) continue;

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { createGatewayApp } from './app.ts';
 import type { GatewayConfig } from './config.ts';
 import { loadOrCreateCertificate } from './tls.ts';
+import type { AuthView } from './auth/auth_view.ts';
 
 /** What a running gateway needs. */
 export type GatewayDeps = {
@@ -22,6 +23,8 @@ export type GatewayDeps = {
   operations?: readonly Operation[];
   /** Bind every enabled listener to a port the OS picks (tests run many gateways at once). */
   ephemeralPorts?: boolean;
+  /** The auth view to enforce sessions and the IP filter with; started and stopped with the gateway. */
+  auth?: AuthView;
 };
 
 /** A running gateway. */
@@ -36,6 +39,7 @@ export type RunningGateway = {
 /** Starts the gateway's HTTP and HTTPS listeners. */
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const { app, startDraining } = createGatewayApp(deps);
+  await deps.auth?.start();
   const handler = app.callback();
   const servers: http.Server[] = [];
   let httpPort: number | null = null;
@@ -64,6 +68,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     stop: async () => {
       startDraining();
       await Promise.all(servers.map((s) => closeGracefully(s, deps.shutdownGraceMs)));
+      await deps.auth?.stop();
       deps.log.info('gateway stopped');
     },
   };

@@ -7,6 +7,9 @@ import { pino } from 'pino';
 import pg from 'pg';
 import { launch, type PlatformProcess } from '../../launch.ts';
 
+/** The bootstrap administrator's password on every test platform (unless a test sets its own). */
+export const testAdminPassword = 'plant-admin-password-7';
+
 /** Log lines a test platform wrote, parsed. */
 export type LogLine = Record<string, unknown> & { msg?: string; reqId?: string; level: number };
 
@@ -44,6 +47,7 @@ export async function startTestPlatform(env: Record<string, string> = {}, option
     HTTP_PORT: '1',
     HTTPS_PORT: options.tls ? '2' : '0',
     LOG_LEVEL: 'debug',
+    ADMIN_PASSWORD: testAdminPassword,
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL, BUS_SUBJECT_PREFIX: `t${randomBytes(6).toString('hex')}` } : {}),
     ...env,

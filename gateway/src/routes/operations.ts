@@ -7,6 +7,8 @@ import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
 import getRawBody from 'raw-body';
 import type { GatewayMetrics } from '../metrics.ts';
+import type { SessionDeps } from '../auth/session.ts';
+import { authorize } from '../middleware/authorize.ts';
 
 /** What the operation router needs. */
 export type OperationRouteDeps = {
@@ -14,6 +16,7 @@ export type OperationRouteDeps = {
   metrics: GatewayMetrics;
   busTimeoutMs: number;
   bodyLimitBytes: number;
+  sessions: SessionDeps;
 };
 
 /**
@@ -36,6 +39,7 @@ export function operationRoutes(ops: readonly Operation[], deps: OperationRouteD
     if (!http) continue;
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     router[method](op.operationId, http.path, async (ctx) => {
+      await authorize(ctx, http, deps.sessions);
       const message = await buildMessage(ctx, op, parseBody, deps.bodyLimitBytes);
       const reply = await timedCall(deps, op, message, ctx);
       ctx.status = http.status;

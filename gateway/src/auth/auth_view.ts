@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import {
+  authEvents,
+  ipFilter as ipFilterOp,
+  parseIpFilter,
+  principal as principalOp,
+  ProblemError,
+  revocations as revocationsOp,
+  type IpFilter,
+  type Principal,
+} from '@scada/contracts';
+import { call, type Bus, type BusSubscription } from '@scada/platform';
+import type { Logger } from 'pino';
+import { TokenVerifier } from './tokens.ts';
+
+/**
+ * What the gateway knows of the auth service's state: the token keys, the revoked session families,
+ * the users it has seen and the IP filter. Every gateway replica keeps its own copy, refreshed from the
+ * auth service over the bus and kept current by the auth service's events.
+ */
+export interface AuthView {
+  /** Verifies an access token and answers its claims; throws `invalid_token` problems. */
+  verifyAccess(token: string, requestId: string): Promise<AccessClaims>;
+  /** True when the session family was revoked. */
+  isRevoked(sid: string): boolean;
+  /** The current state of a user; throws `invalid_token` when the user is gone. */
+  principal(userId: string, requestId: string): Promise<Principal>;
+  /** The IP filter to enforce; throws 503 when it has never been loaded. */
+  ipFilter(requestId: string): Promise<IpFilter>;
+  /** Notes a revocation this replica caused itself, before the event comes back. */
+  noteRevoked(sid: string, until: number): void;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The claims of a verified access token the gateway uses. */
+export type AccessClaims = { sub: string; sid: string; jti: string; exp: number; iat: number };
+
+const principalTtlMs = 10_000;
+const ipRefreshMs = 1_000;
+const revocationRefreshMs = 15_000;
+
+/** Builds the auth view of a gateway replica on the bus. */
+export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }): AuthView {
+  const tokens = new TokenVerifier(deps);
+  const revoked = new Map<string, number>();
+  const principals = new Map<string, { value: Principal; at: number }>();
+  let filter: IpFilter | null = null;
+  let filterLoad: Promise<IpFilter> | null = null;
+  const subscriptions: BusSubscription[] = [];
+  const timers: NodeJS.Timeout[] = [];
+
+  const loadFilter = (requestId: string): Promise<IpFilter> =>
+    (filterLoad ??= (async () => {
+      try {
+        const settings = await call(deps.bus, ipFilterOp, { params: {}, query: {} }, { requestId, timeoutMs: deps.timeoutMs });
+        filter = parseIpFilter(settings).filter;
+        return filter;
+      } finally {
+        filterLoad = null;
+      }
+    })());
+
+  const loadRevocations = async (): Promise<void> => {
+    const answer = await call(deps.bus, revocationsOp, { params: {}, query: {} }, { requestId: randomUUID(), timeoutMs: deps.timeoutMs });
+    for (const { sid, until } of answer.sessions) revoked.set(sid, until);
+  };
+
+  const onEvent = (handle: (body: Record<string, unknown>) => void) => (msg: { data: Uint8Array }) => {
+    try {
+      handle(JSON.parse(new TextDecoder().decode(msg.data)) as Record<string, unknown>);
+    } catch (err) {
+      deps.log.warn({ err }, 'unreadable auth event');
+    }
+  };
+
+  const background = (what: string, work: () => Promise<unknown>) => () => {
+    work().catch((err: unknown) => deps.log.debug({ err, what }, 'auth state refresh failed; keeping the last known'));
+  };
+
+  return {
+    verifyAccess: (token, requestId) => tokens.verify(token, requestId),
+    isRevoked(sid) {
+      const until = revoked.get(sid);
+      return until !== undefined && until * 1000 > Date.now();
+    },
+    async principal(userId, requestId) {
+      const cached = principals.get(userId);
+      if (cached && Date.now() - cached.at < principalTtlMs) return cached.value;
+      try {
+        const value = await call(deps.bus, principalOp, { params: { userId }, query: {} }, { requestId, timeoutMs: deps.timeoutMs });
+        principals.set(userId, { value, at: Date.now() });
+        return value;
+      } catch (err) {
+        if (err instanceof ProblemError && err.code === 'not_found') {
+          throw new ProblemError('invalid_token', 'The token belongs to a user who no longer exists');
+        }
+        throw err;
+      }
+    },
+    async ipFilter(requestId) {
+      if (filter) return filter;
+      try {
+        return await loadFilter(requestId);
+      } catch (err) {
+        deps.log.warn({ err }, 'the IP filter could not be loaded; refusing requests until it can');
+        throw new ProblemError('service_unavailable', 'The IP filter is not known yet', { retryAfter: 5 });
+      }
+    },
+    noteRevoked(sid, until) {
+      revoked.set(sid, until);
+    },
+    async start() {
+      subscriptions.push(
+        deps.bus.subscribe(authEvents.userAny, onEvent((e) => principals.delete(String(e.id)))),
+        deps.bus.subscribe('events.auth.space.*', onEvent(() => principals.clear())),
+        deps.bus.subscribe(authEvents.sessionRevoked, onEvent((e) => {
+          if (typeof e.sid === 'string' && typeof e.until === 'number') revoked.set(e.sid, e.until);
+        })),
+        deps.bus.subscribe(authEvents.ipUpdated, onEvent(() => background('ip filter', () => loadFilter(randomUUID()))())),
+      );
+      const refreshIp = background('ip filter', () => loadFilter(randomUUID()));
+      const refreshRevocations = background('revocations', async () => {
+        await loadRevocations();
+        const now = Date.now() / 1000;
+        for (const [sid, until] of revoked) if (until < now) revoked.delete(sid);
+      });
+      refreshIp();
+      refreshRevocations();
+      timers.push(setInterval(refreshIp, ipRefreshMs), setInterval(refreshRevocations, revocationRefreshMs));
+      for (const timer of timers) timer.unref();
+    },
+    async stop() {
+      for (const timer of timers) clearInterval(timer);
+      await Promise.all(subscriptions.map((s) => s.unsubscribe()));
+    },
+  };
+}
+
+/**
+ * An auth view with no auth service behind it: no IP filter and no valid token. For gateways built in
+ * tests of other concerns, whose operations are all public.
+ */
+export function staticAuthView(): AuthView {
+  const refuse = async (): Promise<never> => {
+    throw new ProblemError('invalid_token', 'No session can be verified here');
+  };
+  return {
+    verifyAccess: refuse,
+    isRevoked: () => false,
+    principal: refuse,
+    ipFilter: async () => ({ allowed: [], denied: [] }),
+    noteRevoked: () => {},
+    start: async () => {},
+    stop: async () => {},
+  };
+}

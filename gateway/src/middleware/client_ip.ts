@@ -1,0 +1,31 @@
+import { foldAddress, ipAllowed, parseIpList, parseAddress, type IpFilter } from '@scada/contracts';
+import type { Middleware } from 'koa';
+
+/**
+ * Establishes the client address once per request, as `ctx.state.clientIp`: the socket's peer with
+ * IPv4-mapped IPv6 folded to IPv4; when the peer is a trusted proxy, the rightmost `X-Forwarded-For`
+ * entry that is not itself a trusted proxy. A malformed forwarded entry makes the header untrusted.
+ */
+export function clientIp(trustedProxies: readonly string[]): Middleware {
+  const trusted: IpFilter = { allowed: parseIpList(trustedProxies.join(' '), 'TRUSTED_PROXIES').rules, denied: [] };
+  const isTrusted = (address: string) => trusted.allowed.length > 0 && ipAllowed(trusted, address);
+  return async (ctx, next) => {
+    const peer = foldAddress(ctx.req.socket.remoteAddress ?? '');
+    ctx.state.clientIp = isTrusted(peer) ? fromForwarded(ctx.get('x-forwarded-for'), isTrusted) ?? peer : peer;
+    await next();
+  };
+}
+
+function fromForwarded(header: string, isTrusted: (address: string) => boolean): string | null {
+  if (!header) return null;
+  const hops = header.split(',').map((h) => h.trim());
+  if (hops.length > 64) return null;
+  let client: string | null = null;
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = hops[i] ?? '';
+    if (!parseAddress(hop)) return null;
+    client = foldAddress(hop);
+    if (!isTrusted(client)) return client;
+  }
+  return client;
+}

@@ -1,0 +1,130 @@
+import Router from '@koa/router';
+import { login, logout, ProblemError, refresh, validateOtp, type SessionGrant } from '@scada/contracts';
+import { call } from '@scada/platform';
+import type { Context } from 'koa';
+import { koaBody } from 'koa-body';
+import { clearSessionCookie, cookieNames, setSessionCookie, setSessionCookies } from '../auth/cookies.ts';
+import type { SessionDeps } from '../auth/session.ts';
+import { RateLimiter } from '../auth/rate_limit.ts';
+import { sessionOf } from '../middleware/authorize.ts';
+
+/** What the session routes need. */
+export type SessionRouteDeps = SessionDeps & { loginRateLimitPerMinute: number; bodyLimitBytes: number };
+
+const formTypes = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
+const otpChallengeSeconds = 300;
+
+/**
+ * `/login`, `/validate`, `/refresh` and `/logout`: the HTTP shape of sessions (three body encodings,
+ * cookies, rate limits) around the auth service's session operations.
+ */
+export function sessionRoutes(deps: SessionRouteDeps): Router {
+  const router = new Router();
+  const limiter = new RateLimiter(deps.loginRateLimitPerMinute);
+  const parse = koaBody({
+    multipart: true,
+    jsonLimit: deps.bodyLimitBytes,
+    formLimit: deps.bodyLimitBytes,
+    formidable: { maxFileSize: 1, maxFiles: 0, maxFieldsSize: deps.bodyLimitBytes },
+  });
+  const limited = (ctx: Context) => {
+    const wait = limiter.take(ctx.state.clientIp);
+    if (wait > 0) throw new ProblemError('rate_limited', 'Too many sign-in attempts from this address', { retryAfter: wait });
+  };
+  const callCtx = (ctx: Context) => ({ requestId: ctx.state.requestId, clientIp: ctx.state.clientIp, timeoutMs: deps.busTimeoutMs });
+
+  router.post('/login', async (ctx) => {
+    limited(ctx);
+    const form = await readForm(ctx, parse);
+    const body = { username: field(form, 'username', true) as string, password: field(form, 'password', true) as string };
+    const answer = await call(deps.bus, login, { params: {}, query: {}, body }, callCtx(ctx));
+    if (answer.kind === 'otp') {
+      setSessionCookie(ctx, cookieNames.otp, answer.otp_token, otpChallengeSeconds);
+      const { kind: _kind, 'expire-seconds': _ttl, ...challenge } = answer;
+      answerNoStore(ctx, challenge);
+      return;
+    }
+    grantSession(ctx, answer);
+  });
+
+  router.post('/validate', async (ctx) => {
+    limited(ctx);
+    const form = await readForm(ctx, parse);
+    const otpToken = field(form, 'otp_token', false) ?? ctx.cookies.get(cookieNames.otp);
+    if (!otpToken) throw new ProblemError('unauthenticated', 'No sign-in challenge: sign in with your password first');
+    const body = { username: field(form, 'username', true) as string, otp_code: field(form, 'otp_code', true) as string, otp_token: otpToken };
+    const grant = await call(deps.bus, validateOtp, { params: {}, query: {}, body }, callCtx(ctx));
+    clearSessionCookie(ctx, cookieNames.otp);
+    grantSession(ctx, grant);
+  });
+
+  router.post('/refresh', async (ctx) => {
+    const cookie = ctx.cookies.get(cookieNames.refresh);
+    const form = cookie ? {} : await readForm(ctx, parse);
+    const token = cookie ?? field(form, 'refresh_token', false);
+    if (!token) throw new ProblemError('unauthenticated', 'Send the refresh token as its cookie or a refresh_token field');
+    const grant = await call(deps.bus, refresh, { params: {}, query: {}, body: { refresh_token: token } }, callCtx(ctx));
+    grantSession(ctx, grant);
+  });
+
+  router.post('/logout', async (ctx) => {
+    const refreshCookie = ctx.cookies.get(cookieNames.refresh);
+    let sid: string | undefined;
+    let until = 0;
+    try {
+      const claims = (await sessionOf(ctx, deps))?.claims;
+      sid = claims?.sid;
+      until = claims?.exp ?? 0;
+    } catch (err) {
+      if (!refreshCookie) throw err;
+    }
+    if (!sid && !refreshCookie) throw new ProblemError('unauthenticated', 'There is no session to end');
+    const body = sid ? { sid } : { refresh_token: refreshCookie as string };
+    await call(deps.bus, logout, { params: {}, query: {}, body }, callCtx(ctx));
+    // This replica refuses the family at once; the others learn it from the auth service's event.
+    if (sid) deps.auth.noteRevoked(sid, until);
+    clearSessionCookie(ctx, cookieNames.access);
+    clearSessionCookie(ctx, cookieNames.refresh);
+    answerNoStore(ctx, { status: 'logged out' });
+  });
+  return router;
+}
+
+function grantSession(ctx: Context, grant: SessionGrant): void {
+  setSessionCookies(ctx, grant);
+  answerNoStore(ctx, {
+    'expire-seconds': grant['expire-seconds'],
+    spaces: grant.spaces,
+    activeSpace: grant.activeSpace,
+    access_token: grant.access_token,
+    refresh_token: grant.refresh_token,
+    token_type: grant.token_type,
+  });
+}
+
+function answerNoStore(ctx: Context, body: unknown): void {
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Pragma', 'no-cache');
+  ctx.status = 200;
+  ctx.body = body;
+}
+
+async function readForm(ctx: Context, parse: ReturnType<typeof koaBody>): Promise<Record<string, unknown>> {
+  if (!ctx.request.length && !ctx.get('transfer-encoding')) return {};
+  if (!ctx.is(formTypes)) throw new ProblemError('unsupported_media_type', 'Send the form as JSON, urlencoded or multipart/form-data');
+  await parse(ctx, async () => {});
+  const body = ctx.request.body as unknown;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ProblemError('malformed_body', 'The body must be an object of fields');
+  return body as Record<string, unknown>;
+}
+
+/** A text field of a form; a repeated or non-text field is a 400, a missing required one too. */
+function field(form: Record<string, unknown>, name: string, required: boolean): string | undefined {
+  const value = form[name];
+  if (value === undefined || value === null || value === '') {
+    if (required) throw new ProblemError('validation_failed', `${name} is required`, { errors: [{ path: `/body/${name}`, message: 'is required' }] });
+    return undefined;
+  }
+  if (typeof value !== 'string') throw new ProblemError('validation_failed', `${name} must be one text value`, { errors: [{ path: `/body/${name}`, message: 'must be a string' }] });
+  return value;
+}

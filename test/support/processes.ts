@@ -1,0 +1,48 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+/** A platform process started as `npm start` starts it. */
+export type MainProcess = { child: ChildProcess; exited: Promise<number | null>; output(): { stdout: string; stderr: string } };
+
+/** Runs main.ts as `npm start` does, with exactly the given environment on top of PATH. */
+export function startMain(env: Record<string, string>): MainProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d) => (stdout += d));
+  child.stderr?.on('data', (d) => (stderr += d));
+  // 'close' waits for the output pipes to drain as well, which 'exit' does not.
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return { child, exited, output: () => ({ stdout, stderr }) };
+}
+
+/** A TCP port free on loopback right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls a URL until `accept` says yes or the time is up; answers the last response. */
+export async function waitFor(url: string, timeoutMs: number, accept: (res: Response) => boolean = () => true): Promise<Response> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      if (accept(res) || Date.now() > end) return res;
+    } catch (err) {
+      if (Date.now() > end) throw err;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
