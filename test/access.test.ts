@@ -1,7 +1,7 @@
 import { busAuthView, startGateway } from '@scada/gateway';
 import t from 'tap';
 import { startTestPlatform, testAdminPassword } from './support/platform.ts';
-import { asAdmin, bearerLogin, cookiesOf, createUser, login, signIn } from './support/session.ts';
+import { asAdmin, bearerLogin, cookiesOf, createSpace, createUser, login, signIn } from './support/session.ts';
 
 // Proxies on loopback are trusted here, so tests can speak for other client addresses.
 const p = await startTestPlatform({ LOCKOUT_SECONDS: '3', TRUSTED_PROXIES: '127.0.0.0/8', LOGIN_RATE_LIMIT_PER_MINUTE: '1000' });
@@ -92,6 +92,33 @@ t.test(`access rules (${p.mode})`, async (t) => {
     const demote = await fetch(`${p.url}/api/users/${user.userId}`, { method: 'PUT', headers: json(admin.headers), body: '{"roles":["viewer"]}' });
     t.equal(demote.status, 204);
     t.equal((await fetch(`${p.url}/api/users`, { headers: session.headers })).status, 403);
+  });
+
+  t.test('X-Space: no header is the active space, a foreign or unknown space 403, a malformed header 400', async (t) => {
+    const other = await createSpace(p, `other-${Date.now()}`);
+    const editor = await signIn(p, { role: 'editor' });
+    const projects = (space?: string | string[], init: RequestInit = {}) => {
+      const headers = new Headers(editor.headers);
+      for (const s of space === undefined ? [] : [space].flat()) headers.append('x-space', s);
+      return fetch(`${p.url}/api/projects`, { ...init, headers });
+    };
+    const created = await projects(undefined, { method: 'POST', body: JSON.stringify({ name: `space-rule-${Date.now()}`, isActive: true }), headers: { 'content-type': 'application/json' } });
+    t.equal(created.status, 200, 'written to the active space');
+    t.equal((await projects('default')).status, 200);
+    for (const space of [other, 'no-such-space']) {
+      const res = await projects(space);
+      t.equal(res.status, 403, `space ${space}`);
+      t.match(await res.json(), { code: 'space_forbidden' });
+    }
+    for (const bad of ['', 'x'.repeat(65), ['default', 'default']]) {
+      const res = await projects(bad);
+      t.equal(res.status, 400, `header ${JSON.stringify(bad).slice(0, 20)}`);
+      t.match(await res.json(), { code: 'bad_header' });
+    }
+    const admin = await asAdmin(p);
+    const adminRes = await fetch(`${p.url}/api/projects`, { headers: { ...admin.headers, 'x-space': other } });
+    t.equal(adminRes.status, 200, 'an administrator is in every space');
+    t.same(await adminRes.json(), [], 'and sees only that space');
   });
 
   t.test('the IP filter: a denied address is 403 ip_denied on every route but the probes, and a change applies within 2 s', async (t) => {

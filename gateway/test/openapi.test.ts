@@ -8,7 +8,7 @@ type Json = Record<string, any>;
 
 const Board = Type.Object({ id: Type.String(), name: Type.String(), note: Type.Optional(Type.String()) });
 const updateBoard = defineOperation({
-  operationId: 'updateBoard',
+  operationId: 'updateSampleBoard',
   service: 'config',
   summary: 'Replace a board',
   description: 'Replaces the board with the given id.',
@@ -30,7 +30,7 @@ const updateBoard = defineOperation({
   },
 });
 const deleteBoard = defineOperation({
-  operationId: 'deleteBoard',
+  operationId: 'deleteSampleBoard',
   service: 'config',
   summary: 'Delete a board',
   tags: ['Boards'],
@@ -141,9 +141,9 @@ t.test('operations that need a login accept a bearer token or the session cookie
 t.test('a duplicate operationId or route among bound operations is refused', async (t) => {
   const twin = { ...updateBoard, http: { ...updateBoard.http, path: '/api/other/:boardId' } } as Operation;
 
-  const sameRoute = { ...deleteBoard, operationId: 'removeBoard' } as Operation;
+  const sameRoute = { ...deleteBoard, operationId: 'removeSampleBoard' } as Operation;
 
-  t.throws(() => buildOpenApi([updateBoard, twin], {}), /updateBoard is used twice/);
+  t.throws(() => buildOpenApi([updateBoard, twin], {}), /updateSampleBoard is used twice/);
   t.throws(() => buildOpenApi([deleteBoard, sameRoute], {}), /DELETE \/api\/boards\/:boardId is bound twice/);
 });
 
