@@ -10,3 +10,4 @@ export * from './registry.ts';
 export * from './validate.ts';
 export * from './auth/mod.ts';
 export * from './config/mod.ts';
+export * from './protocol/scl_model.ts';

@@ -1,0 +1,136 @@
+/**
+ * The model as the browse tree of `GET /api/connections/{connectionId}/browse` (`SclBrowseTree` in the
+ * contracts): IEDs → logical devices → logical nodes → data objects with their attributes, FCs and MMS
+ * references, plus data sets, control blocks and addresses. Plain JSON, built on request from the model.
+ */
+import type { SclBrowseTree } from '@scada/contracts';
+import type { Address, ConnectedAp, Ied, LogicalDevice, LogicalNode, SclModel } from './model.ts';
+import { fcdaReference, lnMemberReference, mmsReference } from './references.ts';
+import { TemplateIndex } from './template_index.ts';
+
+type BrowseIed = SclBrowseTree['ieds'][number];
+type BrowseLn = BrowseIed['logicalDevices'][number]['logicalNodes'][number];
+
+/** Which part of the model to put in the tree. */
+export type BrowseOptions = {
+  /** Only this IED (a CID or SCD file may describe several; a connection talks to one). */
+  iedName?: string;
+};
+
+/** Copies an address into a plain object (the model keeps null-prototype records). */
+function plain(address: Address): Record<string, string> {
+  return { ...address };
+}
+
+function dataObjects(index: TemplateIndex, domain: string, ln: LogicalNode): BrowseLn['dataObjects'] {
+  const configured = new Map<string, string>();
+  for (const v of ln.values) if (!configured.has(v.path)) configured.set(v.path, v.value);
+  return (index.lNodeTypes.get(ln.lnType)?.dataObjects ?? []).map((definition) => {
+    const doType = index.doTypes.get(definition.type);
+    const expanded = index.expand(definition.type);
+    const attributes = (expanded?.attributes ?? []).map((node) => {
+      const path = `${definition.name}.${node.name}`;
+      const value = configured.get(path) ?? node.value;
+      return {
+        name: node.name,
+        fc: node.fc,
+        bType: node.bType,
+        ...(node.type === undefined ? {} : { type: node.type }),
+        ...(node.count === undefined ? {} : { count: node.count }),
+        ref: mmsReference(domain, ln.name, node.fc, path),
+        ...(value === undefined ? {} : { value }),
+      };
+    });
+    const desc = definition.desc ?? doType?.desc;
+    return { name: definition.name, cdc: doType?.cdc ?? '', type: definition.type, ...(desc ? { desc } : {}), fcs: expanded?.fcs ?? [], attributes };
+  });
+}
+
+const TRG_OPS = ['dchg', 'qchg', 'dupd', 'period', 'gi'] as const;
+
+function logicalNode(index: TemplateIndex, ied: Ied, ld: LogicalDevice, ln: LogicalNode, cap: ConnectedAp | undefined): BrowseLn {
+  const domain = ld.domain;
+  const addressOf = (list: ConnectedAp['gse'], cbName: string) => {
+    const found = list.find((a) => a.ldInst === ld.inst && a.cbName === cbName);
+    return found ? { address: plain(found.address) } : {};
+  };
+  return {
+    name: ln.name,
+    prefix: ln.prefix,
+    lnClass: ln.lnClass,
+    inst: ln.inst,
+    lnType: ln.lnType,
+    ...(ln.desc ? { desc: ln.desc } : {}),
+    dataObjects: dataObjects(index, domain, ln),
+    dataSets: ln.dataSets.map((ds) => ({
+      name: ds.name,
+      ref: lnMemberReference(domain, ln.name, ds.name),
+      ...(ds.desc ? { desc: ds.desc } : {}),
+      members: ds.members.map(({ ix: _ix, ...m }) => ({ ref: fcdaReference(ied, m), ...m })),
+    })),
+    reportControls: ln.reportControls.map(({ clients: _clients, trgOps, optFields, instances, ...rcb }) => ({
+      ...rcb,
+      trgOps: TRG_OPS.filter((name) => trgOps[name]),
+      optFields: Object.entries(optFields).filter(([, on]) => on).map(([name]) => name),
+      instances: instances.map((name) => ({ name, ref: lnMemberReference(domain, ln.name, name, rcb.buffered ? 'BR' : 'RP') })),
+    })),
+    gooseControls: ln.gooseControls.map((gc) => ({
+      ...gc,
+      ref: lnMemberReference(domain, ln.name, gc.name, gc.type === 'GSSE' ? 'GS' : 'GO'),
+      ...addressOf(cap?.gse ?? [], gc.name),
+    })),
+    sampledValueControls: ln.sampledValueControls.map(({ opts: _opts, ...sv }) => ({
+      ...sv,
+      ref: lnMemberReference(domain, ln.name, sv.name, sv.multicast ? 'MS' : 'US'),
+      ...addressOf(cap?.smv ?? [], sv.name),
+    })),
+  };
+}
+
+function ied(model: SclModel, index: TemplateIndex, node: Ied): BrowseIed {
+  const connected = (apName: string) => {
+    for (const subNetwork of model.subNetworks) {
+      const cap = subNetwork.connectedAPs.find((c) => c.iedName === node.name && c.apName === apName);
+      if (cap) return { subNetwork, cap };
+    }
+    return undefined;
+  };
+  const { accessPoints, originalSclVersion: _v, originalSclRevision: _r, ...fields } = node;
+  return {
+    ...fields,
+    accessPoints: accessPoints.map((ap) => {
+      const link = connected(ap.name);
+      return {
+        name: ap.name,
+        ...(ap.desc ? { desc: ap.desc } : {}),
+        ...(link ? { subNetwork: link.subNetwork.name, address: plain(link.cap.address) } : {}),
+      };
+    }),
+    logicalDevices: accessPoints.flatMap((ap) =>
+      (ap.server?.logicalDevices ?? []).map((ld) => ({
+        name: ld.domain,
+        inst: ld.inst,
+        accessPoint: ap.name,
+        ...(ld.desc ? { desc: ld.desc } : {}),
+        logicalNodes: ld.logicalNodes.map((ln) => logicalNode(index, node, ld, ln, connected(ap.name)?.cap)),
+      })),
+    ),
+  };
+}
+
+/** The browse tree of a parsed model, for every IED or for one. */
+export function toBrowseTree(model: SclModel, options: BrowseOptions = {}): SclBrowseTree {
+  const index = new TemplateIndex(model.templates);
+  const described = new Set(model.ieds.map((i) => i.name));
+  return {
+    edition: model.edition,
+    ieds: model.ieds.filter((i) => options.iedName === undefined || i.name === options.iedName).map((i) => ied(model, index, i)),
+    subNetworks: model.subNetworks.map((sn) => ({
+      name: sn.name,
+      ...(sn.type ? { type: sn.type } : {}),
+      ...(sn.desc ? { desc: sn.desc } : {}),
+      connectedAPs: sn.connectedAPs.map((c) => ({ iedName: c.iedName, apName: c.apName, described: described.has(c.iedName), address: plain(c.address) })),
+    })),
+    enumTypes: model.templates.enumTypes.map((e) => ({ id: e.id, values: e.values.map((v) => ({ ...v })) })),
+  };
+}

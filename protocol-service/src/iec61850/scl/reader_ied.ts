@@ -1,0 +1,130 @@
+/**
+ * Element handlers for the IED section: IED → AccessPoint → Server → LDevice → LN0/LN → DOI/SDI/DAI/Val.
+ * Data sets and control blocks inside a logical node are read by `reader_controls.ts`.
+ */
+import type { AccessPoint, ConfiguredValue, Ied, LogicalDevice, LogicalNode, Server } from './model.ts';
+import { attr, edition2Only, enter, intern, need, optional, whole, type Closer, type Opener } from './reader_context.ts';
+
+/** What a DOI, SDI or DAI frame holds: its logical node and the dotted path so far. */
+type InstancePath = { ln: LogicalNode; path: string };
+
+const ied: Opener = (ctx, tag, _parent, origin) => {
+  const node: Ied = { name: need(ctx, tag, 'name', origin), accessPoints: [] };
+  optional(ctx, tag, origin, node, ['desc', 'manufacturer', 'type', 'configVersion', 'originalSclVersion', 'originalSclRevision']);
+  edition2Only(ctx, tag, origin, ['originalSclVersion', 'originalSclRevision', 'originalSclRelease', 'engRight', 'owner']);
+  ctx.model.ieds.push(node);
+  ctx.reporter.place(node, origin);
+  ctx.iedName = node.name;
+  return enter(origin, 'IED', node);
+};
+
+const accessPoint: Opener = (ctx, tag, parent, origin) => {
+  const node: AccessPoint = { name: need(ctx, tag, 'name', origin) };
+  optional(ctx, tag, origin, node, ['desc']);
+  (parent as Ied).accessPoints.push(node);
+  ctx.reporter.place(node, origin);
+  return enter(origin, 'AccessPoint', node);
+};
+
+const server: Opener = (ctx, tag, parent, origin) => {
+  const ap = parent as AccessPoint;
+  const node: Server = { logicalDevices: [] };
+  optional(ctx, tag, origin, node, ['desc']);
+  const timeout = whole(ctx, tag, 'timeout', origin);
+  if (timeout !== undefined) node.timeout = timeout;
+  ap.server = node;
+  return enter(origin, 'Server', node);
+};
+
+const serverAt: Opener = (ctx, tag, parent, origin) => {
+  if (ctx.edition1) ctx.reporter.warnOnce('ed2:ServerAt', 'ServerAt is an edition-2 element in an edition-1 (2003) file', origin);
+  (parent as AccessPoint).serverAt = need(ctx, tag, 'apName', origin);
+  return undefined;
+};
+
+const lDevice: Opener = (ctx, tag, parent, origin) => {
+  const inst = need(ctx, tag, 'inst', origin);
+  const ldName = attr(ctx, tag, 'ldName', origin);
+  edition2Only(ctx, tag, origin, ['ldName']);
+  const node: LogicalDevice = { inst, domain: ldName || intern(ctx, ctx.iedName + inst), logicalNodes: [] };
+  if (ldName) node.ldName = ldName;
+  optional(ctx, tag, origin, node, ['desc']);
+  if (node.domain.length > 64) {
+    ctx.reporter.warning(`the MMS domain name ${node.domain} is longer than 64 characters`, origin);
+  }
+  (parent as Server).logicalDevices.push(node);
+  ctx.reporter.place(node, origin);
+  return enter(origin, 'LDevice', node);
+};
+
+function logicalNode(zero: boolean): Opener {
+  return (ctx, tag, parent, origin) => {
+    const lnClass = need(ctx, tag, 'lnClass', origin);
+    const prefix = zero ? '' : (attr(ctx, tag, 'prefix', origin) ?? '');
+    const inst = zero ? (attr(ctx, tag, 'inst', origin) ?? '') : need(ctx, tag, 'inst', origin);
+    if (zero && lnClass !== 'LLN0' && lnClass !== '') ctx.reporter.error(`LN0 with lnClass ${lnClass}; it must be LLN0`, origin);
+    if (zero && inst !== '') ctx.reporter.warning(`LN0 with inst "${inst}"; it must be empty`, origin);
+    const node: LogicalNode = {
+      name: intern(ctx, prefix + lnClass + inst),
+      prefix,
+      lnClass,
+      inst,
+      lnType: need(ctx, tag, 'lnType', origin),
+      dataSets: [],
+      reportControls: [],
+      gooseControls: [],
+      sampledValueControls: [],
+      values: [],
+    };
+    optional(ctx, tag, origin, node, ['desc']);
+    const ld = parent as LogicalDevice;
+    if (zero) ld.logicalNodes.unshift(node);
+    else ld.logicalNodes.push(node);
+    origin.key = node.name;
+    ctx.reporter.place(node, origin);
+    return enter(origin, 'LN', node);
+  };
+}
+
+const doi: Opener = (ctx, tag, parent, origin) => {
+  const node: InstancePath = { ln: parent as LogicalNode, path: need(ctx, tag, 'name', origin) };
+  return enter(origin, 'DOI', node);
+};
+
+const sdi: Opener = (ctx, tag, parent, origin) => {
+  const up = parent as InstancePath;
+  return enter(origin, 'DOI', { ln: up.ln, path: `${up.path}.${need(ctx, tag, 'name', origin)}` } satisfies InstancePath);
+};
+
+const dai: Opener = (ctx, tag, parent, origin) => {
+  const up = parent as InstancePath;
+  return enter(origin, 'DAI', { ln: up.ln, path: `${up.path}.${need(ctx, tag, 'name', origin)}` } satisfies InstancePath);
+};
+
+type ValueFrame = InstancePath & { sGroup: number | undefined };
+
+const closeValue: Closer = (ctx, origin, text) => {
+  const { ln, path, sGroup } = origin.node as ValueFrame;
+  const value: ConfiguredValue = { path: intern(ctx, path), value: intern(ctx, text.trim()) };
+  if (sGroup !== undefined) value.sGroup = sGroup;
+  ln.values.push(value);
+  const dai = origin.parent ?? origin;
+  ctx.reporter.placeItem(ln, dai.line, dai.column);
+};
+
+const val: Opener = (ctx, tag, parent, origin) => {
+  const { ln, path } = parent as InstancePath;
+  return enter(origin, 'Val', { ln, path, sGroup: whole(ctx, tag, 'sGroup', origin) } satisfies ValueFrame, closeValue, true);
+};
+
+/** The handlers of the IED section, by the kind of the parent frame and the child's element name. */
+export const iedOpeners: Record<string, Record<string, Opener>> = {
+  SCL: { IED: ied },
+  IED: { AccessPoint: accessPoint },
+  AccessPoint: { Server: server, ServerAt: serverAt },
+  Server: { LDevice: lDevice },
+  LDevice: { LN0: logicalNode(true), LN: logicalNode(false) },
+  LN: { DOI: doi },
+  DOI: { SDI: sdi, DAI: dai },
+  DAI: { Val: val },
+};
