@@ -7,7 +7,7 @@ import type { BdaDefinition, DataTypeTemplates } from './model.ts';
 import type { Reporter } from './report.ts';
 import type { TemplateIndex } from './template_index.ts';
 
-/** Common data classes of IEC 61850-7-3 (editions 1, 2 and 2.1) and of 7-4xx. */
+/** Common data classes of IEC 61850-7-3 (editions 1, 2 and 2.1); others, such as 7-420 SCA, are warned about. */
 const KNOWN_CDCS = new Set(
   (
     'SPS DPS INS ENS ACT ACD SEC BCR HST VSS ORS TCS MV CMV SAV WYE DEL SEQ HMV HWYE HDEL SPC DPC INC ENC BSC ISC APC BAC ' +
