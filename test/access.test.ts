@@ -100,9 +100,10 @@ t.test(`access rules (${p.mode})`, async (t) => {
     const projects = (space?: string | string[], init: RequestInit = {}) => {
       const headers = new Headers(editor.headers);
       for (const s of space === undefined ? [] : [space].flat()) headers.append('x-space', s);
+      if (init.body) headers.set('content-type', 'application/json');
       return fetch(`${p.url}/api/projects`, { ...init, headers });
     };
-    const created = await projects(undefined, { method: 'POST', body: JSON.stringify({ name: `space-rule-${Date.now()}`, isActive: true }), headers: { 'content-type': 'application/json' } });
+    const created = await projects(undefined, { method: 'POST', body: JSON.stringify({ name: `space-rule-${Date.now()}`, isActive: true }) });
     t.equal(created.status, 200, 'written to the active space');
     t.equal((await projects('default')).status, 200);
     for (const space of [other, 'no-such-space']) {

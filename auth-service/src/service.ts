@@ -1,5 +1,12 @@
 import { loadMigrations, type ServiceDefinition } from '@scada/platform';
+import { bootstrap } from './bootstrap.ts';
 import { readAuthConfig, type AuthConfig } from './config.ts';
+import { adminHandlers } from './handlers/admin.ts';
+import { sessionHandlers } from './handlers/sessions.ts';
+import { signInHandlers } from './handlers/sign_in.ts';
+import { spaceHandlers } from './handlers/spaces.ts';
+import { userHandlers } from './handlers/users.ts';
+import { loadKeyRing } from './store/keys.ts';
 
 /** The auth service: users, roles, spaces, sessions, one-time passwords, account lock, IP settings. */
 export const authService: ServiceDefinition<AuthConfig> = {
@@ -9,5 +16,11 @@ export const authService: ServiceDefinition<AuthConfig> = {
   readConfig: readAuthConfig,
   schema: 'auth',
   migrations: () => loadMigrations(new URL('../migrations/', import.meta.url)),
-  setup: async () => ({ implementations: [] }),
+  setup: async ({ store, bus, config, log }) => {
+    await bootstrap(store, config, log);
+    const deps = { store, bus, config, log, keys: await loadKeyRing(store) };
+    return {
+      implementations: [...signInHandlers(deps), ...sessionHandlers(deps), ...userHandlers(deps), ...spaceHandlers(deps), ...adminHandlers(deps)],
+    };
+  },
 };

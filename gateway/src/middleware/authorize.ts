@@ -39,7 +39,8 @@ function resolveSpace(ctx: Context, session: Session): string {
     space = session.principal.activeSpace;
     if (space === null) throw new ProblemError('space_forbidden', 'You belong to no space');
   } else {
-    if (values.length !== 1) throw new ProblemError('bad_header', 'Send X-Space once');
+    // Clients that fold a repeated header into one line send `a, b`; a space id has no comma either way.
+    if (values.length !== 1 || (values[0] ?? '').includes(',')) throw new ProblemError('bad_header', 'Send X-Space once');
     space = (values[0] ?? '').trim();
     if (space === '' || space.length > maxSpaceHeader) throw new ProblemError('bad_header', `X-Space must be 1 to ${maxSpaceHeader} characters`);
   }

@@ -1,0 +1,85 @@
+import { authEvents, ProblemError, type Principal, type SessionGrant } from '@scada/contracts';
+import { publishEvent, type Bus, type HandlerContext, type Store } from '@scada/platform';
+import type { Logger } from 'pino';
+import type { AuthConfig } from '../config.ts';
+import { newJti, signPair, type PairClaims } from '../domain/tokens.ts';
+import type { KeyRing } from '../store/keys.ts';
+import { openSession } from '../store/sessions.ts';
+import { listSpaces } from '../store/spaces.ts';
+import type { UserRecord } from '../store/users.ts';
+
+/** What the auth service's handlers use. */
+export type AuthDeps = { store: Store; bus: Bus; config: AuthConfig; keys: KeyRing; log: Logger };
+
+/** The caller's name for audit fields. */
+export function actorName(ctx: HandlerContext): string | null {
+  return ctx.actor?.name ?? null;
+}
+
+/** The caller, who must be signed in. */
+export function actorOf(ctx: HandlerContext) {
+  if (!ctx.actor) throw new ProblemError('unauthenticated', 'Sign in first');
+  return ctx.actor;
+}
+
+/** The one answer for every failed password check: unknown user, wrong password, disabled user. */
+export function invalidCredentials(): ProblemError {
+  return new ProblemError('invalid_credentials', 'The username or password is not correct');
+}
+
+/** Roles, spaces and status of a user as the gateway enforces them; administrators are in every space. */
+export async function principalOf(deps: AuthDeps, user: UserRecord): Promise<Principal> {
+  const spaces = user.roles.includes('admin') ? (await listSpaces(deps.store)).map((s) => s.id) : [...user.spaces];
+  const activeSpace = spaces.includes('default') ? 'default' : (user.spaces[0] ?? spaces[0] ?? null);
+  return { id: user.id, name: user.username, enabled: user.enabled, roles: user.roles, spaces, activeSpace };
+}
+
+/** The time now in whole epoch seconds. */
+export function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+/** Claims of a fresh pair in a family. */
+export function freshClaims(deps: AuthDeps, user: { id: string; username: string }, sid: string): PairClaims {
+  const iat = nowSeconds();
+  return {
+    sub: user.id,
+    sid,
+    name: user.username,
+    iat,
+    accessJti: newJti(),
+    accessExp: iat + deps.config.accessTokenTtlSeconds,
+    refreshJti: newJti(),
+    refreshExp: iat + deps.config.refreshTokenTtlSeconds,
+  };
+}
+
+/** Signs a pair and shapes the grant the gateway answers with. */
+export async function grantOf(deps: AuthDeps, user: UserRecord, claims: PairClaims): Promise<SessionGrant> {
+  const { access, refresh } = await signPair(deps.keys.current, claims);
+  const principal = await principalOf(deps, user);
+  return {
+    kind: 'session',
+    access_token: access,
+    refresh_token: refresh,
+    token_type: 'Bearer',
+    'expire-seconds': claims.accessExp - claims.iat,
+    'refresh-expire-seconds': claims.refreshExp - claims.iat,
+    spaces: principal.spaces,
+    activeSpace: principal.activeSpace,
+    userId: user.id,
+    username: user.username,
+  };
+}
+
+/** Opens a new session family for a user and grants its first pair. */
+export async function openGrant(deps: AuthDeps, user: UserRecord): Promise<SessionGrant> {
+  const claims = freshClaims(deps, user, newJti());
+  await openSession(deps.store, claims);
+  return grantOf(deps, user, claims);
+}
+
+/** Tells every gateway that a session family is revoked. */
+export function announceRevoked(deps: AuthDeps, ctx: HandlerContext, sid: string, until: number): void {
+  publishEvent(deps.bus, authEvents.sessionRevoked, { id: null, space: null, actor: actorName(ctx), sid, until }, ctx.requestId);
+}

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { authEvents, createUser, deleteUser, disableUserOtp, enableUserOtp, getUser, getUsers, ProblemError, updateUser } from '@scada/contracts';
+import { implement, publishEvent, type HandlerContext, type Implementation, type Queryable } from '@scada/platform';
+import { hashPassword } from '../domain/passwords.ts';
+import { newTotpSecret, totpUrl } from '../domain/totp.ts';
+import { revokeUserSessions } from '../store/sessions.ts';
+import { listSpaces } from '../store/spaces.ts';
+import { findUser, insertUser, listUsers, otherEnabledAdmins, publicUser, setOtpSecret, setRolesAndSpaces, updateUserFields } from '../store/users.ts';
+import { actorName, actorOf, announceRevoked, type AuthDeps } from './deps.ts';
+
+/** Users: list, create, read, update, delete, and TOTP enrolment. */
+export function userHandlers(deps: AuthDeps): Implementation[] {
+  const announce = (ctx: HandlerContext, verb: 'created' | 'updated' | 'deleted', id: string) =>
+    publishEvent(deps.bus, authEvents.user(verb), { id, space: null, actor: actorName(ctx) }, ctx.requestId);
+
+  const mustExist = async (db: Queryable, id: string) => {
+    const user = await findUser(db, { id });
+    if (!user) throw new ProblemError('not_found', `No user ${id}`);
+    return user;
+  };
+
+  const checkSpaces = async (spaces: string[] | undefined) => {
+    if (!spaces) return;
+    const known = new Set((await listSpaces(deps.store, spaces)).map((s) => s.id));
+    const errors = spaces.flatMap((s, i) => (known.has(s) ? [] : [{ path: `/body/spaces/${i}`, message: `no space ${s}` }]));
+    if (errors.length) throw new ProblemError('validation_failed', 'Some spaces do not exist', { errors });
+  };
+
+  const endSessions = async (ctx: HandlerContext, userId: string) => {
+    for (const { sid, until } of await revokeUserSessions(deps.store, userId)) announceRevoked(deps, ctx, sid, until);
+  };
+
+  const duplicate = (err: unknown) => (err as { code?: string }).code === '23505';
+
+  /** Refuses changes that would leave the platform without an enabled administrator, or lock the caller out. */
+  const guardAdmins = async (ctx: HandlerContext, userId: string, losesAdmin: boolean) => {
+    if (!losesAdmin) return;
+    if (actorOf(ctx).id === userId) throw new ProblemError('conflict', 'You cannot disable, delete or demote yourself');
+    if ((await otherEnabledAdmins(deps.store, userId)) === 0) throw new ProblemError('conflict', 'The last enabled administrator must stay');
+  };
+
+  const selfOrAdmin = (ctx: HandlerContext, userId: string) => {
+    const actor = actorOf(ctx);
+    if (actor.id !== userId && !actor.roles.includes('admin')) throw new ProblemError('forbidden', 'Only an administrator or the user may do this');
+  };
+
+  return [
+    implement(getUsers, async () => (await listUsers(deps.store)).map(publicUser)),
+
+    implement(getUser, async ({ params }) => publicUser(await mustExist(deps.store, params.userId))),
+
+    implement(createUser, async ({ body }, ctx) => {
+      await checkSpaces(body.spaces);
+      const id = randomUUID();
+      const passwordHash = await hashPassword(body.password);
+      try {
+        await deps.store.transaction((tx) =>
+          insertUser(tx, { id, username: body.username, passwordHash, email: body.email ?? null, phone: body.phone ?? null, enabled: body.enabled ?? true, roles: body.roles, spaces: body.spaces, actor: actorName(ctx) }),
+        );
+      } catch (err) {
+        if (duplicate(err)) throw new ProblemError('conflict', `The username ${body.username} is taken`);
+        throw err;
+      }
+      announce(ctx, 'created', id);
+      return publicUser(await mustExist(deps.store, id));
+    }),
+
+    implement(updateUser, async ({ params, body }, ctx) => {
+      const user = await mustExist(deps.store, params.userId);
+      const wasAdmin = user.roles.includes('admin') && user.enabled;
+      await guardAdmins(ctx, user.id, wasAdmin && (body.enabled === false || (body.roles !== undefined && !body.roles.includes('admin'))));
+      await checkSpaces(body.spaces);
+      const passwordHash = body.password === undefined ? undefined : await hashPassword(body.password);
+      try {
+        await deps.store.transaction(async (tx) => {
+          await updateUserFields(tx, user.id, { username: body.username, passwordHash, email: body.email, phone: body.phone, enabled: body.enabled }, actorName(ctx));
+          await setRolesAndSpaces(tx, user.id, body.roles, body.spaces);
+        });
+      } catch (err) {
+        if (duplicate(err)) throw new ProblemError('conflict', `The username ${body.username} is taken`);
+        throw err;
+      }
+      if (body.enabled === false || passwordHash !== undefined) await endSessions(ctx, user.id);
+      announce(ctx, 'updated', user.id);
+      return null;
+    }),
+
+    implement(deleteUser, async ({ params }, ctx) => {
+      const user = await mustExist(deps.store, params.userId);
+      await guardAdmins(ctx, user.id, user.roles.includes('admin') && user.enabled);
+      if (actorOf(ctx).id === user.id) throw new ProblemError('conflict', 'You cannot delete yourself');
+      await endSessions(ctx, user.id);
+      await deps.store.query('delete from auth.users where id = $1', [user.id]);
+      announce(ctx, 'deleted', user.id);
+      return null;
+    }),
+
+    implement(enableUserOtp, async ({ params }, ctx) => {
+      selfOrAdmin(ctx, params.userId);
+      const user = await mustExist(deps.store, params.userId);
+      const secret = newTotpSecret();
+      await setOtpSecret(deps.store, user.id, secret, actorName(ctx));
+      announce(ctx, 'updated', user.id);
+      return { otp_type: 'TOTP' as const, secret, otpauth_url: totpUrl(secret, user.username) };
+    }),
+
+    implement(disableUserOtp, async ({ params }, ctx) => {
+      selfOrAdmin(ctx, params.userId);
+      const user = await mustExist(deps.store, params.userId);
+      await setOtpSecret(deps.store, user.id, null, actorName(ctx));
+      announce(ctx, 'updated', user.id);
+      return null;
+    }),
+  ];
+}
