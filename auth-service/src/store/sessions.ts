@@ -27,20 +27,20 @@ function toSession(r: Record<string, unknown>, name: string): SessionRow {
 export async function openSession(db: Queryable, claims: PairClaims): Promise<void> {
   await db.query(
     `insert into auth.sessions (sid, user_id, expires, current_access_jti, current_refresh_jti, current_iat, current_access_exp, current_refresh_exp)
-     values ($1, $2, to_timestamp($6), $3, $4, $5, $7, $6)`,
+     values ($1, $2, to_timestamp($6::bigint), $3, $4, $5::bigint, $7::bigint, $6::bigint)`,
     [claims.sid, claims.sub, claims.accessJti, claims.refreshJti, claims.iat, claims.refreshExp, claims.accessExp],
   );
-  await db.query('insert into auth.refresh_tokens (jti, sid, expires) values ($1, $2, to_timestamp($3))', [claims.refreshJti, claims.sid, claims.refreshExp]);
+  await db.query('insert into auth.refresh_tokens (jti, sid, expires) values ($1, $2, to_timestamp($3::bigint))', [claims.refreshJti, claims.sid, claims.refreshExp]);
 }
 
 /** Makes a new pair the family's current one and records its refresh token. */
 export async function rotateSession(db: Queryable, claims: PairClaims): Promise<void> {
   await db.query(
-    `update auth.sessions set current_access_jti = $2, current_refresh_jti = $3, current_iat = $4, current_access_exp = $5,
-       current_refresh_exp = $6, expires = to_timestamp($6) where sid = $1`,
+    `update auth.sessions set current_access_jti = $2, current_refresh_jti = $3, current_iat = $4::bigint, current_access_exp = $5::bigint,
+       current_refresh_exp = $6::bigint, expires = to_timestamp($6::bigint) where sid = $1`,
     [claims.sid, claims.accessJti, claims.refreshJti, claims.iat, claims.accessExp, claims.refreshExp],
   );
-  await db.query('insert into auth.refresh_tokens (jti, sid, expires) values ($1, $2, to_timestamp($3))', [claims.refreshJti, claims.sid, claims.refreshExp]);
+  await db.query('insert into auth.refresh_tokens (jti, sid, expires) values ($1, $2, to_timestamp($3::bigint))', [claims.refreshJti, claims.sid, claims.refreshExp]);
 }
 
 /** The session of a refresh token, locked for the rotation, with the token's use time (null if unused). */
