@@ -125,10 +125,11 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
         const now = Date.now() / 1000;
         for (const [sid, until] of revoked) if (until < now) revoked.delete(sid);
       });
-      refreshIp();
-      refreshRevocations();
       timers.push(setInterval(refreshIp, ipRefreshMs), setInterval(refreshRevocations, revocationRefreshMs));
       for (const timer of timers) timer.unref();
+      // A gateway that starts while the auth service answers knows the filter and the revoked sessions
+      // before its first request; one that starts without it keeps trying in the background.
+      await Promise.allSettled([loadFilter(randomUUID()), loadRevocations()]);
     },
     async stop() {
       for (const timer of timers) clearInterval(timer);
