@@ -9,6 +9,8 @@ import type { AccessClaims } from './auth_view.ts';
 const profile = { typ: 'at+jwt', requiredClaims: ['iss', 'aud', 'exp', 'iat', 'jti', 'sub', 'sid'] };
 /** An unknown `kid` makes the gateway fetch the keys again, but not more often than this. */
 const keyRefetchMs = 5_000;
+/** Verified tokens remembered, so that a session's every request does not pay a signature check. */
+const cacheSize = 10_000;
 
 type KeySet = { getKey: JWTVerifyGetKey; issuer: string; audience: string; algorithm: string; kids: Set<string> };
 
@@ -22,6 +24,7 @@ export class TokenVerifier {
   #keys: KeySet | null = null;
   #loading: Promise<KeySet> | null = null;
   #lastFetch = 0;
+  readonly #verified = new Map<string, AccessClaims>();
 
   constructor(deps: { bus: Bus; log: Logger; timeoutMs: number }) {
     this.#deps = deps;
@@ -30,6 +33,19 @@ export class TokenVerifier {
   /** The claims of a valid access token; an `invalid_token` problem otherwise. */
   async verify(token: string, requestId: string): Promise<AccessClaims> {
     if (token.length > 8192) throw invalid('The token is too long');
+    const known = this.#verified.get(token);
+    if (known) {
+      // Same string, same signature: only the clock can have changed its verdict.
+      if (known.exp * 1000 <= Date.now()) throw invalid('The token has expired', true);
+      return known;
+    }
+    const claims = await this.#verifySignature(token, requestId);
+    if (this.#verified.size >= cacheSize) this.#verified.delete(this.#verified.keys().next().value as string);
+    this.#verified.set(token, claims);
+    return claims;
+  }
+
+  async #verifySignature(token: string, requestId: string): Promise<AccessClaims> {
     let keys = this.#keys ?? (await this.#load(requestId));
     if (!keys.kids.has(kidOf(token) ?? '') && Date.now() - this.#lastFetch > keyRefetchMs) keys = await this.#load(requestId);
     try {
