@@ -6,12 +6,20 @@ import autocannon from 'autocannon';
 export type LoadResult = { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number };
 
 /** Runs a bounded load against a loopback URL (fixed duration, fixed connections). */
-export async function load(name: string, url: string, options: { connections?: number; seconds?: number; headers?: Record<string, string> } = {}): Promise<LoadResult> {
+export async function load(
+  name: string,
+  url: string,
+  options: { connections?: number; seconds?: number; headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string } = {},
+): Promise<LoadResult> {
   const result = await autocannon({
     url,
     connections: options.connections ?? 32,
     duration: options.seconds ?? 5,
     headers: options.headers,
+    method: options.method ?? 'GET',
+    body: options.body,
+    // `[<id>]` in a body becomes a fresh id per request, so creates do not collide on unique names.
+    idReplacement: options.body?.includes('[<id>]') ?? false,
   });
   return {
     name,

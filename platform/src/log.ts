@@ -24,10 +24,22 @@ const redactPaths = [
  * coloured lines in a terminal. Secrets are redacted by path.
  */
 export function createLogger(options: { level: string; pretty?: boolean; name?: string }): Logger {
-  const base = { level: options.level, name: options.name, redact: { paths: redactPaths, censor: '[redacted]' } };
+  const base = { level: options.level, name: options.name, redact: { paths: redactPaths, censor: '[redacted]' }, serializers: { err: serializeError } };
   const wantPretty = options.pretty ?? (process.stdout.isTTY === true && process.env.NODE_ENV !== 'production');
   if (!wantPretty) return pino(base);
   return pino(base, pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
+}
+
+/**
+ * Errors as pino writes them, without the driver objects some libraries hang on them (`pg` attaches its
+ * client, with the connection parameters, to pool errors).
+ */
+function serializeError(err: unknown): unknown {
+  if (!(err instanceof Error)) return err;
+  const out = pino.stdSerializers.err(err) as unknown as Record<string, unknown>;
+  delete out.client;
+  delete out.connection;
+  return out;
 }
 
 export type { Logger };

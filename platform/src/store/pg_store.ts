@@ -110,7 +110,10 @@ export class PgStore implements Store {
       types,
     });
     // Without a listener, an idle connection that the server drops would crash the process.
-    pool.on('error', (err) => log?.warn({ err }, 'idle PostgreSQL connection failed; the pool replaces it'));
+    // Only the message and SQLSTATE: the error carries the client, with its connection parameters.
+    pool.on('error', (err) =>
+      log?.warn({ error: err.message, code: (err as { code?: string }).code }, 'idle PostgreSQL connection failed; the pool replaces it'),
+    );
     const store = new PgStore(pool, log);
     const target = describeUrl(url);
     try {

@@ -1,0 +1,82 @@
+/**
+ * Configuration reads and writes through the platform against the same store work served by a bare Koa
+ * handler in one process (the monolith baseline): `GET /api/projects` with 100 projects, and
+ * `createBoard`. Embedded mode always; NATS mode (gateway → NATS → config service → PostgreSQL) when
+ * NATS_URL and DATABASE_URL are set.
+ */
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Koa from 'koa';
+import { pino } from 'pino';
+import { boards, projects } from '../config-service/src/store/tables.ts';
+import { launch } from '../launch.ts';
+import { createDatabase } from '../test/support/platform.ts';
+import { load, table, type LoadResult } from './harness.ts';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const password = 'bench-admin-password';
+const board = (name: string) => JSON.stringify({ name, type: 'Html', header: true, x: 0, y: 0, width: 4, height: 3 });
+
+async function measure(mode: 'embedded' | 'NATS'): Promise<{ baseline: LoadResult[]; platform: LoadResult[] }> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-config-'));
+  const database = mode === 'NATS' ? await createDatabase(process.env.DATABASE_URL as string) : null;
+  const env: Record<string, string> = { DATA_DIR: dataDir, HTTP_PORT: '1', HTTPS_PORT: '0', ADMIN_PASSWORD: password, LOG_LEVEL: 'warn' };
+  if (database) Object.assign(env, { DATABASE_URL: database.url, NATS_URL: process.env.NATS_URL as string, BUS_SUBJECT_PREFIX: `b${Date.now()}` });
+  const proc = await launch(env, { log: pino({ level: 'warn' }), host: '127.0.0.1', ephemeralPorts: true });
+  const url = `http://127.0.0.1:${proc.gateway!.httpPort}`;
+  const store = proc.store!;
+  const server = http.createServer();
+  try {
+    const login = await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
+    const { access_token: token } = (await login.json()) as { access_token: string };
+    const headers = { authorization: `Bearer ${token}`, 'x-space': 'default', 'content-type': 'application/json' };
+    for (let i = 0; i < 100; i++) {
+      await fetch(`${url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: `project-${String(i).padStart(3, '0')}`, isActive: true }) });
+    }
+    const group = (await (await fetch(`${url}/api/dashboard`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench-group' }) })).json()) as { id: string };
+
+    // The monolith: the same table functions on the same store, behind a bare Koa app.
+    const app = new Koa();
+    app.use(async (ctx) => {
+      if (ctx.method === 'GET') {
+        ctx.body = await projects.list(store, 'default');
+        return;
+      }
+      const chunks: Buffer[] = [];
+      for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>;
+      ctx.body = await boards.insert(store, 'default', randomUUID(), body, { actor: 'admin', at: new Date() }, group.id);
+    });
+    server.on('request', app.callback());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const bare = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+    await load('warm-up', `${bare}/projects`, { seconds: 1 });
+    await load('warm-up', `${url}/api/projects`, { seconds: 1, headers });
+    const baseline = [
+      await load(`${mode}: bare Koa + store, list 100 projects (baseline)`, `${bare}/projects`, { seconds }),
+      await load(`${mode}: bare Koa + store, create a board (baseline)`, `${bare}/boards`, { seconds, method: 'POST', body: board('bare-[<id>]'), headers: { 'content-type': 'application/json' } }),
+    ];
+    const platform = [
+      await load(`${mode}: GET /api/projects (100)`, `${url}/api/projects`, { seconds, headers }),
+      await load(`${mode}: POST …/boards (createBoard)`, `${url}/api/dashboard/${group.id}/boards`, { seconds, method: 'POST', body: board('gw-[<id>]'), headers }),
+    ];
+    return { baseline, platform };
+  } finally {
+    server.close();
+    await proc.stop();
+    await database?.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+const modes: ('embedded' | 'NATS')[] = process.env.NATS_URL && process.env.DATABASE_URL ? ['embedded', 'NATS'] : ['embedded'];
+for (const mode of modes) {
+  const { baseline, platform } = await measure(mode);
+  console.log(table(`${mode}: list, ${seconds} s per case, 32 connections`, baseline[0]!, [platform[0]!]));
+  console.log(table(`${mode}: createBoard, ${seconds} s per case, 32 connections`, baseline[1]!, [platform[1]!]));
+}
