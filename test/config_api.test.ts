@@ -215,3 +215,23 @@ t.test('the OpenAPI document states the rules of the configuration API', { skip:
   t.match(doc.paths['/api/projects']?.get.description, /Ordered by name/);
   t.ok(doc.paths['/api/faceplates/{faceplateId}/placeholders/{placeholderId}']?.put.responses['204']);
 });
+
+t.test('the reference wrapped bodies: {project: …} as JSON and as a multipart part are accepted too', async (t) => {
+  const q = await startTestPlatform();
+  t.teardown(() => q.stop());
+  const editor = await signIn(q, { role: 'editor' });
+  const wrapped = await fetch(`${q.url}/api/projects`, { method: 'POST', headers: { ...editor.headers, 'content-type': 'application/json' }, body: JSON.stringify({ project: { name: 'wrapped', isActive: true } }) });
+  t.equal(wrapped.status, 200);
+  const project = (await wrapped.json()) as { id: string; name: string };
+  t.equal(project.name, 'wrapped');
+  const form = new FormData();
+  form.set('project', JSON.stringify({ name: 'renamed', isActive: false }));
+  const put = await fetch(`${q.url}/api/projects/${project.id}`, { method: 'PUT', headers: editor.headers, body: form });
+  t.equal(put.status, 204);
+  t.match(await (await fetch(`${q.url}/api/projects/${project.id}`, { headers: editor.headers })).json(), { name: 'renamed', isActive: false });
+  const broken = new FormData();
+  broken.set('project', '{not json');
+  t.equal((await fetch(`${q.url}/api/projects/${project.id}`, { method: 'PUT', headers: editor.headers, body: broken })).status, 400);
+  const withFile = await fetch(`${q.url}/api/faceplates`, { method: 'POST', headers: { ...editor.headers, 'content-type': 'application/json' }, body: JSON.stringify({ faceplate: { name: 'f', projectId: project.id }, file: 'x' }) });
+  t.equal(withFile.status, 400, 'a file beside the entity is refused');
+});

@@ -28,6 +28,11 @@ export type HttpBinding = {
   spaceScoped: boolean;
   /** Content types accepted for the body; the first is the documented default. */
   consumes?: readonly ('application/json' | 'text/plain' | 'multipart/form-data' | 'application/x-www-form-urlencoded')[];
+  /**
+   * The reference product wraps some bodies as `{<name>: <entity>, file?: <binary>}` (sent as JSON or as
+   * multipart with a JSON part). The gateway accepts that form as well as the bare entity.
+   */
+  bodyWrapper?: string;
   /** Problem codes the operation documents beyond the ones every route can answer. */
   errors?: readonly ProblemCode[];
 };

@@ -112,7 +112,15 @@ function propertiesOf(schema: Json | undefined): Record<string, Json> {
 /** The Request Body Object: the body schema under every content type the operation accepts. */
 function requestBodyOf(schema: Json, required: boolean, http: HttpBinding): Json {
   const types = http.consumes && http.consumes.length > 0 ? http.consumes : ['application/json'];
-  return { required, content: Object.fromEntries(types.map((type) => [type, { schema }])) };
+  const wrapper = http.bodyWrapper;
+  if (!wrapper) return { required, content: Object.fromEntries(types.map((type) => [type, { schema }])) };
+  // The reference's wrapped form is accepted too: as JSON, and as a form whose part is JSON text.
+  const wrapped = { type: 'object', required: [wrapper], properties: { [wrapper]: schema }, additionalProperties: false };
+  const form = { type: 'object', required: [wrapper], properties: { [wrapper]: { type: 'string', contentMediaType: 'application/json' } } };
+  return {
+    required,
+    content: Object.fromEntries(types.map((type) => [type, { schema: type === 'multipart/form-data' ? form : { oneOf: [schema, wrapped] } }])),
+  };
 }
 
 /** The success answer: JSON of the response schema, or nothing for 204. */

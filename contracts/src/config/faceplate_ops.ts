@@ -26,7 +26,7 @@ export const createFaceplate = defineOperation({
   operationId: 'createFaceplate', service: 'config', summary: 'Create a faceplate', tags,
   description: `Answers the faceplate. ${missingProject} ${duplicateName}`,
   request: requestSchema({ body: FaceplateRequest }), response: FaceplateResponse,
-  http: writeBinding('POST', '/api/faceplates', 200, ['not_found', 'conflict']),
+  http: { ...writeBinding('POST', '/api/faceplates', 200, ['not_found', 'conflict']), consumes: ['application/json', 'multipart/form-data'], bodyWrapper: 'faceplate' },
 });
 
 /** Reads one faceplate. */
@@ -42,7 +42,7 @@ export const updateFaceplate = defineOperation({
   operationId: 'updateFaceplate', service: 'config', summary: 'Replace a faceplate', tags,
   description: `Replaces every field; optional fields left out are cleared. ${missingProject} ${duplicateName}`,
   request: requestSchema({ params: faceplateParams, body: FaceplateRequest }), response: NoContent,
-  http: writeBinding('PUT', '/api/faceplates/:faceplateId', 204, ['not_found', 'conflict']),
+  http: { ...writeBinding('PUT', '/api/faceplates/:faceplateId', 204, ['not_found', 'conflict']), consumes: ['application/json', 'multipart/form-data'], bodyWrapper: 'faceplate' },
 });
 
 /** Deletes a faceplate that has no placeholders. */

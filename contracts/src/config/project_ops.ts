@@ -19,7 +19,7 @@ export const createProject = defineOperation({
   operationId: 'createProject', service: 'config', summary: 'Create a project', tags,
   description: `Answers the project. ${duplicateName}`,
   request: requestSchema({ body: ProjectRequest }), response: ProjectResponse,
-  http: writeBinding('POST', '/api/projects', 200, ['conflict']),
+  http: { ...writeBinding('POST', '/api/projects', 200, ['conflict']), consumes: ['application/json', 'multipart/form-data'], bodyWrapper: 'project' },
 });
 
 /** Reads one project. */
@@ -35,7 +35,7 @@ export const updateProject = defineOperation({
   operationId: 'updateProject', service: 'config', summary: 'Replace a project', tags,
   description: `Replaces every field; optional fields left out are cleared. ${duplicateName}`,
   request: requestSchema({ params, body: ProjectRequest }), response: NoContent,
-  http: writeBinding('PUT', '/api/projects/:projectId', 204, ['not_found', 'conflict']),
+  http: { ...writeBinding('PUT', '/api/projects/:projectId', 204, ['not_found', 'conflict']), consumes: ['application/json', 'multipart/form-data'], bodyWrapper: 'project' },
 });
 
 /** Deletes a project that has no faceplates and no scripts. */

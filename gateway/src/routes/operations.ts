@@ -70,7 +70,28 @@ async function readBody(ctx: Context, op: Operation, parseBody: ReturnType<typeo
     throw new ProblemError('unsupported_media_type', `Send the body as ${consumes.join(' or ')}`);
   }
   await parseBody(ctx, async () => {});
-  return ctx.request.body;
+  const wrapper = op.http?.bodyWrapper;
+  return wrapper ? unwrap(ctx.request.body, wrapper) : ctx.request.body;
+}
+
+/**
+ * The bare entity of a body the reference product wraps (`{project: {...}}`, or a multipart form whose
+ * `project` part is JSON text). A file beside it is refused: the platform keeps no project or faceplate
+ * files.
+ */
+function unwrap(body: unknown, wrapper: string): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body) || !(wrapper in body)) return body;
+  const { [wrapper]: inner, ...rest } = body as Record<string, unknown>;
+  const extra = Object.keys(rest);
+  if (extra.length > 0) {
+    throw new ProblemError('validation_failed', `Only the ${wrapper} part is accepted`, { errors: extra.map((k) => ({ path: `/body/${k}`, message: 'is not accepted' })) });
+  }
+  if (typeof inner !== 'string') return inner;
+  try {
+    return JSON.parse(inner) as unknown;
+  } catch (err) {
+    throw new ProblemError('malformed_body', `The ${wrapper} part is not JSON`, { cause: err });
+  }
 }
 
 /**
