@@ -11,3 +11,4 @@ export * from './validate.ts';
 export * from './auth/mod.ts';
 export * from './config/mod.ts';
 export * from './protocol/scl_model.ts';
+export * from './protocol/connections.ts';

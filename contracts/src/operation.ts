@@ -33,6 +33,15 @@ export type HttpBinding = {
    * multipart with a JSON part). The gateway accepts that form as well as the bare entity.
    */
   bodyWrapper?: string;
+  /**
+   * Routes the generic router leaves to a dedicated one: `scl-upload` streams a multipart SCL upload to
+   * the service in chunks, `file-download` streams a stored file back.
+   */
+  gatewayRoute?: 'scl-upload' | 'file-download';
+  /** The body as a client sends it, when the gateway turns it into another message (uploads). */
+  documentedBody?: TSchema;
+  /** The media type of a success answer that is not JSON (downloads). */
+  produces?: string;
   /** Problem codes the operation documents beyond the ones every route can answer. */
   errors?: readonly ProblemCode[];
 };

@@ -2,6 +2,7 @@ import type { Operation, ServiceName } from './operation.ts';
 import { adminOperations } from './auth/admin_ops.ts';
 import { sessionOperations } from './auth/session_ops.ts';
 import { configOperations } from './config/mod.ts';
+import { connectionOperations } from './protocol/connections.ts';
 import { authPing, configPing, echo, protocolPing } from './system.ts';
 
 /**
@@ -12,6 +13,7 @@ export const operations: readonly Operation[] = [
   authPing, configPing, protocolPing, echo,
   ...sessionOperations, ...adminOperations,
   ...configOperations,
+  ...connectionOperations,
 ];
 
 /** The operations one service serves. */

@@ -12,6 +12,7 @@ import { docsRoutes } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
 import { operationRoutes } from './routes/operations.ts';
 import { sessionRoutes } from './routes/session.ts';
+import { sclFileRoutes } from './routes/scl_files.ts';
 import { staticAuthView, type AuthView } from './auth/auth_view.ts';
 import { clientIp } from './middleware/client_ip.ts';
 import { csrf } from './middleware/csrf.ts';
@@ -64,6 +65,7 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
     healthRoutes({ bus: deps.bus, isDraining: () => draining, probeTimeoutMs: Math.min(2000, deps.busTimeoutMs) }),
     docsRoutes(() => buildOpenApi(ops, {})),
     sessionRoutes({ ...sessions, loginRateLimitPerMinute: deps.config.loginRateLimitPerMinute, bodyLimitBytes: deps.config.bodyLimitBytes }),
+    sclFileRoutes(ops, { bus: deps.bus, busTimeoutMs: deps.busTimeoutMs, maxSclBytes: deps.config.maxSclBytes, sessions }),
     operationRoutes(ops, { bus: deps.bus, metrics, busTimeoutMs: deps.busTimeoutMs, bodyLimitBytes: deps.config.bodyLimitBytes, sessions }),
   ];
   app.use(async (ctx, next) => {

@@ -55,7 +55,7 @@ function toOpenApiPath(path: string): string {
 /** The Operation Object of one bound operation. */
 function operationObject(op: Operation, http: HttpBinding): Json {
   const parts = op.request.properties as Record<string, Json | undefined>;
-  const body = parts.body;
+  const body = (http.documentedBody as Json | undefined) ?? parts.body;
   return {
     operationId: op.operationId,
     summary: op.summary,
@@ -128,7 +128,8 @@ function successOf(op: Operation, http: HttpBinding): Record<string, Json> {
   const headers = { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } };
   if (http.status === 204) return { '204': { description: 'Done; no content', headers } };
   const text = http.status === 201 ? 'Created' : 'OK';
-  return { [String(http.status)]: { description: text, headers, content: { 'application/json': { schema: op.response } } } };
+  const type = http.produces ?? 'application/json';
+  return { [String(http.status)]: { description: text, headers, content: { [type]: { schema: op.response } } } };
 }
 
 /** The problem codes an operation can answer: those every route shares, by its shape, and its own. */

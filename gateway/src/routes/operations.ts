@@ -36,14 +36,18 @@ export function operationRoutes(ops: readonly Operation[], deps: OperationRouteD
   });
   for (const op of ops) {
     const http = op.http;
-    if (!http) continue;
+    // Uploads and downloads stream through routes of their own (scl_files.ts).
+    if (!http || http.gatewayRoute) continue;
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     router[method](op.operationId, http.path, async (ctx) => {
       await authorize(ctx, http, deps.sessions);
       const message = await buildMessage(ctx, op, parseBody, deps.bodyLimitBytes);
       const reply = await timedCall(deps, op, message, ctx);
       ctx.status = http.status;
-      if (http.status !== 204) ctx.body = reply;
+      if (http.status === 204) return;
+      // Every answer is JSON, a bare string too (Koa would send it as text/plain).
+      ctx.type = 'application/json';
+      ctx.body = typeof reply === 'string' ? JSON.stringify(reply) : reply;
     });
   }
   return router;
