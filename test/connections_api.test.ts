@@ -107,6 +107,46 @@ t.test(`IEC 61850 connections with SCL files (${p.mode})`, async (t) => {
     t.equal(after, before, 'nothing was stored');
   });
 
+  t.test('encodings and model errors through the API: UTF-16 and a BOM are read, duplicate IEDs and unknown types refused', async (t) => {
+    const text = readFileSync(sample, 'utf8');
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text.replace(/encoding="[^"]*"/, 'encoding="UTF-16"'), 'utf16le')]);
+    t.equal((await upload(p, editor, form(connection('utf16'), { name: 'u.icd', bytes: utf16 }))).status, 200, 'UTF-16 with a BOM');
+    const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]);
+    t.equal((await upload(p, editor, form(connection('bom'), { name: 'b.icd', bytes: bom }))).status, 200, 'UTF-8 with a BOM');
+    const ied = /<IED [\s\S]*?<\/IED>/.exec(text)?.[0] ?? '';
+    const twice = text.replace(ied, `${ied}\n${ied}`);
+    const dup = await upload(p, editor, form(connection('dup'), { name: 'd.icd', bytes: twice }));
+    t.equal(dup.status, 400, 'two IEDs of one name');
+    t.match(await dup.json(), { code: 'scl_invalid' });
+    const undefinedType = text.replace(/lnType="([^"]+)"/, 'lnType="NoSuchType"');
+    t.equal((await upload(p, editor, form(connection('type'), { name: 't.icd', bytes: undefinedType }))).status, 400, 'an LNodeType nothing defines');
+  });
+
+  t.test('a body that declares 1 GiB is refused before it is read', async (t) => {
+    const { request } = await import('node:http');
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${p.url}${base}/with-file`, { method: 'POST', headers: { ...editor.headers, 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(1024 ** 3) } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.write('--x\r\n');
+    });
+    t.equal(status, 413);
+  });
+
+  t.test('two concurrent updates of one connection both answer 204 and the last committed wins whole', async (t) => {
+    const bytes = readFileSync(sample);
+    const { id } = (await (await upload(p, editor, form(connection('racy'), { name: 'a.icd', bytes }))).json()) as { id: string };
+    const [a, b] = await Promise.all([
+      upload(p, editor, form(connection('racy', { port: 1001 }), { name: 'one.icd', bytes }), id),
+      upload(p, editor, form(connection('racy', { port: 1002 }), { name: 'two.icd', bytes }), id),
+    ]);
+    t.same([a.status, b.status], [204, 204]);
+    const after = (await (await fetch(`${p.url}/api/connections/${id}`, { headers: editor.headers })).json()) as { port: number; sclFile: { name: string } };
+    t.ok((after.port === 1001 && after.sclFile.name === 'one.icd') || (after.port === 1002 && after.sclFile.name === 'two.icd'), 'connection and file from the same update');
+  });
+
   t.test('another space: its project and its connections do not exist for the caller', async (t) => {
     const other = await createSpace(p, `plant-${Date.now()}`);
     const stranger = await signIn(p, { role: 'editor', spaces: [other] });

@@ -45,6 +45,8 @@ function callContext(ctx: Context, deps: SclFileRouteDeps): CallContext {
 
 async function upload(ctx: Context, op: Operation, deps: SclFileRouteDeps): Promise<unknown> {
   if (!ctx.is('multipart/form-data')) throw new ProblemError('unsupported_media_type', 'Send the connection and its file as multipart/form-data');
+  // A body declared larger than the file limit plus room for the connection part is refused unread.
+  if ((ctx.request.length ?? 0) > deps.maxSclBytes + 1024 * 1024) throw new ProblemError('payload_too_large', 'The upload is larger than MAX_SCL_BYTES');
   const { connectionText, file } = await readForm(ctx, deps.maxSclBytes);
   try {
     const connection = parseConnection(connectionText);
