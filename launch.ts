@@ -18,6 +18,8 @@ import {
   type RunningService,
   type ServiceDefinition,
   type Store,
+  startHealthServer,
+  type HealthServer,
 } from '@scada/platform';
 import { protocolService } from '@scada/protocol';
 
@@ -54,6 +56,8 @@ export type PlatformProcess = {
   store: Store | null;
   gateway: RunningGateway | null;
   services: RunningService[];
+  /** The probe listener, when HEALTH_PORT is set. */
+  health: HealthServer | null;
   /** Stops in order: the gateway's listeners, the services' subscriptions, then the bus and the store. */
   stop(): Promise<void>;
 };
@@ -74,11 +78,15 @@ export async function launch(
   const store = wanted.length > 0 ? await openStore({ databaseUrl: platform.databaseUrl, dataDir: platform.dataDir }, log) : null;
   const services: RunningService[] = [];
   let gateway: RunningGateway | null = null;
+  let health: HealthServer | null = null;
+  let draining = false;
   const stop = async () => {
+    draining = true;
     await gateway?.stop();
     await Promise.all(services.map((s) => s.stop()));
     await bus.close();
     await store?.close();
+    await health?.stop();
   };
   try {
     for (const name of wanted) {
@@ -97,11 +105,15 @@ export async function launch(
         auth: busAuthView({ bus, log, timeoutMs: platform.busTimeoutMs }),
       });
     }
+    if (platform.healthPort !== 0) {
+      health = await startHealthServer({ port: options.ephemeralPorts ? 0 : platform.healthPort, host: options.host, bus, store, isDraining: () => draining });
+      log.info({ port: health.port }, 'probe listener started');
+    }
   } catch (err) {
     await stop().catch(() => {});
     throw err;
   }
-  return { config, log, bus, store, gateway, services, stop };
+  return { config, log, bus, store, gateway, services, health, stop };
 }
 
 async function openBus(platform: PlatformConfig, log: Logger): Promise<Bus> {

@@ -18,6 +18,8 @@ export type PlatformConfig = {
   busTimeoutMs: number;
   /** How long SIGTERM waits for work in flight before closing anyway. */
   shutdownGraceMs: number;
+  /** Port of the probe listener (`/healthz`, `/readyz`) of a process; 0 turns it off. */
+  healthPort: number;
 };
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -36,6 +38,7 @@ export function readPlatformConfig(env: EnvReader): PlatformConfig {
     logLevel: env.oneOf('LOG_LEVEL', 'info', logLevels),
     busTimeoutMs: env.int('BUS_TIMEOUT_MS', 5000, { min: 100, max: 120000 }),
     shutdownGraceMs: env.int('SHUTDOWN_GRACE_MS', 10000, { min: 0, max: 300000 }),
+    healthPort: env.port('HEALTH_PORT', 0),
   };
 }
 

@@ -11,3 +11,4 @@ export * from './migrations_dir.ts';
 export { PrefixedBus } from './bus/prefixed_bus.ts';
 export { NatsBus } from './bus/nats_bus.ts';
 export { openStore } from './store/open.ts';
+export * from './health_server.ts';

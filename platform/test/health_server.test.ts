@@ -1,0 +1,15 @@
+import t from 'tap';
+import { startTestPlatform } from '../../test/support/platform.ts';
+
+t.test('a process with HEALTH_PORT answers /healthz and /readyz on its own listener, and only those', async (t) => {
+  const p = await startTestPlatform({ SERVICES: 'auth,config,protocol', HEALTH_PORT: '1' });
+  const base = `http://127.0.0.1:${p.proc.health!.port}`;
+  t.equal((await fetch(`${base}/healthz`)).status, 200);
+  const ready = await fetch(`${base}/readyz`);
+  t.equal(ready.status, 200);
+  t.same(await ready.json(), { status: 'ready' });
+  t.equal((await fetch(`${base}/api/echo`)).status, 404, 'no API on the probe port');
+  t.equal(p.proc.gateway, null, 'no gateway in a services-only process');
+  await p.stop();
+  await t.rejects(fetch(`${base}/healthz`), 'the listener closes with the process');
+});
