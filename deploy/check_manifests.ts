@@ -1,0 +1,88 @@
+/**
+ * Checks rendered Kubernetes manifests (one file per overlay, as `kubectl kustomize` prints them): every
+ * object validates against the Kubernetes schemas (kubernetes-models; custom resources are named and
+ * skipped), and everything a manifest names exists in the code: environment variables, probe paths,
+ * container ports, image names. Prints `ok: …` / `FAILED: …` lines; exits non-zero on a failure.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+
+const root = new URL('..', import.meta.url).pathname;
+let failures = 0;
+const report = (ok: boolean, what: string) => {
+  console.log(`${ok ? 'ok' : 'FAILED'}: ${what}`);
+  if (!ok) failures++;
+};
+
+/** Every TypeScript source of the platform, concatenated, to look names up in. */
+function sources(): string {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      if (name === 'node_modules' || name === 'test') continue;
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (name.endsWith('.ts')) out.push(readFileSync(path, 'utf8'));
+    }
+  };
+  for (const dir of ['contracts', 'platform', 'gateway', 'auth-service', 'config-service', 'protocol-service']) walk(join(root, dir, 'src'));
+  out.push(readFileSync(join(root, 'launch.ts'), 'utf8'), readFileSync(join(root, 'main.ts'), 'utf8'));
+  return out.join('\n');
+}
+
+type K8sObject = { apiVersion: string; kind: string; metadata: { name: string }; [k: string]: unknown };
+
+async function validateSchema(obj: K8sObject): Promise<string | null> {
+  if (obj.apiVersion.includes('cnpg.io')) return 'skipped (custom resource of the CloudNativePG operator)';
+  const module = `kubernetes-models/${obj.apiVersion}/${obj.kind}`;
+  const loaded = (await import(module)) as Record<string, new (o: unknown) => { validate(): void }>;
+  const Model = loaded[obj.kind] ?? loaded.default;
+  if (!Model) throw new Error(`no schema for ${obj.apiVersion} ${obj.kind}`);
+  new Model(obj).validate();
+  return null;
+}
+
+const code = sources();
+const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+for (const file of process.argv.slice(2)) {
+  const objects = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJSON() as K8sObject).filter(Boolean);
+  const envNames = new Set<string>();
+  for (const obj of objects) {
+    const label = `${file}: ${obj.kind} ${obj.metadata.name}`;
+    try {
+      const note = await validateSchema(obj);
+      report(true, `${label} ${note ?? 'matches the Kubernetes schema'}`);
+    } catch (err) {
+      report(false, `${label}: ${(err as Error).message.slice(0, 300)}`);
+    }
+    if (obj.kind === 'ConfigMap') for (const k of Object.keys((obj.data as object) ?? {})) envNames.add(k);
+    if (obj.kind === 'Secret') for (const k of Object.keys((obj.stringData as object) ?? {})) envNames.add(k);
+    if (obj.kind !== 'Deployment') continue;
+    const pod = (obj.spec as { template: { spec: { containers: Container[] } } }).template.spec;
+    for (const c of pod.containers) checkContainer(file, obj.metadata.name, c, envNames);
+  }
+  for (const name of envNames) report(code.includes(`'${name}'`), `${file}: the code reads ${name}`);
+}
+
+type Probe = { httpGet?: { path: string; port: string | number } };
+type Container = { name: string; image: string; env?: { name: string; value?: string }[]; ports?: { name?: string; containerPort: number }[]; livenessProbe?: Probe; readinessProbe?: Probe; startupProbe?: Probe };
+
+function checkContainer(file: string, deployment: string, c: Container, envNames: Set<string>): void {
+  for (const e of c.env ?? []) envNames.add(e.name);
+  report(c.image === `scada-platform-${c.name}:${version}`, `${file}: ${deployment} runs the image scada-platform-${c.name}:${version}`);
+  const health = c.env?.find((e) => e.name === 'HEALTH_PORT')?.value;
+  for (const p of c.ports ?? []) {
+    const expected = p.name === 'http' ? 8081 : p.name === 'https' ? 8082 : p.name === 'health' ? Number(health) : NaN;
+    report(p.containerPort === expected, `${file}: ${deployment} port ${p.name} is ${p.containerPort}, as the code listens`);
+  }
+  for (const probe of [c.livenessProbe, c.readinessProbe, c.startupProbe]) {
+    const path = probe?.httpGet?.path;
+    if (!path) continue;
+    const served = code.includes(`'${path}'`);
+    report(served, `${file}: ${deployment} probes ${path}, which the code serves`);
+    report((c.ports ?? []).some((p) => p.name === probe?.httpGet?.port), `${file}: ${deployment} probes a port it declares`);
+  }
+}
+
+process.exit(failures === 0 ? 0 : 1);
