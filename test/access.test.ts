@@ -1,6 +1,5 @@
-import { busAuthView, startGateway } from '@scada/gateway';
 import t from 'tap';
-import { startTestPlatform, testAdminPassword } from './support/platform.ts';
+import { secondGateway, startTestPlatform, testAdminPassword } from './support/platform.ts';
 import { asAdmin, bearerLogin, cookiesOf, createSpace, createUser, login, signIn } from './support/session.ts';
 
 // Proxies on loopback are trusted here, so tests can speak for other client addresses.
@@ -158,19 +157,9 @@ t.test(`access rules (${p.mode})`, async (t) => {
   });
 
   t.test('a second gateway replica refuses a logged-out token within a second', async (t) => {
-    const second = await startGateway({
-      bus: p.proc.bus,
-      log: p.proc.log,
-      config: { ...p.proc.config.gateway!, httpsPort: 0 },
-      dataDir: p.proc.config.platform.dataDir,
-      busTimeoutMs: 5000,
-      shutdownGraceMs: 1000,
-      host: '127.0.0.1',
-      ephemeralPorts: true,
-      auth: busAuthView({ bus: p.proc.bus, log: p.proc.log, timeoutMs: 5000 }),
-    });
-    t.teardown(() => second.stop());
-    const other = `http://127.0.0.1:${second.httpPort}`;
+    const second = await secondGateway(p);
+    t.teardown(second.stop);
+    const other = second.url;
     const session = await bearerLogin(p, 'admin', testAdminPassword);
     t.equal((await fetch(`${other}/api/auth/current-user`, { headers: session.headers })).status, 200);
     t.equal((await fetch(`${p.url}/logout`, { method: 'POST', headers: session.headers })).status, 200);

@@ -1,34 +1,18 @@
 import { authService } from '@scada/auth';
-import { busAuthView, startGateway } from '@scada/gateway';
 import { startService } from '@scada/platform';
 import { importJWK, SignJWT, type JWK } from 'jose';
 import { generateSync } from 'otplib';
 import t from 'tap';
 import { requestFrom } from './support/from_address.ts';
-import { startTestPlatform, testAdminPassword, type TestPlatform } from './support/platform.ts';
+import { secondGateway, startTestPlatform, testAdminPassword } from './support/platform.ts';
 import { asAdmin, bearerLogin, createUser, login } from './support/session.ts';
 
 // 127.0.0.3 plays a trusted proxy; 127.0.0.2 an ordinary client that is not one.
-const p = await startTestPlatform({ LOCKOUT_SECONDS: '3', TRUSTED_PROXIES: '127.0.0.3/32' });
+// A long bus timeout: ten scrypt checks at once on a loaded CI machine take longer than the default.
+const p = await startTestPlatform({ LOCKOUT_SECONDS: '3', TRUSTED_PROXIES: '127.0.0.3/32', BUS_TIMEOUT_MS: '30000' });
 t.teardown(() => p.stop());
 
 const json = { 'content-type': 'application/json' };
-
-/** A second gateway replica on the same bus. */
-async function secondGateway(q: TestPlatform) {
-  const gateway = await startGateway({
-    bus: q.proc.bus,
-    log: q.proc.log,
-    config: { ...q.proc.config.gateway!, httpsPort: 0 },
-    dataDir: q.proc.config.platform.dataDir,
-    busTimeoutMs: 5000,
-    shutdownGraceMs: 1000,
-    host: '127.0.0.1',
-    ephemeralPorts: true,
-    auth: busAuthView({ bus: q.proc.bus, log: q.proc.log, timeoutMs: 5000 }),
-  });
-  return { url: `http://127.0.0.1:${gateway.httpPort}`, stop: () => gateway.stop() };
-}
 
 /** Signs an access-like token with the platform's real key, with whatever header and claims a test wants. */
 async function forge(header: Record<string, unknown>, claims: Record<string, unknown>): Promise<string> {

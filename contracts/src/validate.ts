@@ -20,6 +20,8 @@ function registerFormats(): void {
     });
   }
   if (!FormatRegistry.Has('color')) FormatRegistry.Set('color', (v) => /^#[0-9a-fA-F]{6}$/.test(v));
+  // A practical address check (one @, a dotted domain, no spaces), not the full RFC 5322 grammar.
+  if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/.test(v));
 }
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();

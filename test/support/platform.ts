@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import pg from 'pg';
+import { busAuthView, startGateway } from '@scada/gateway';
 import { launch, type PlatformProcess } from '../../launch.ts';
 
 /** The bootstrap administrator's password on every test platform (unless a test sets its own). */
@@ -86,4 +87,20 @@ export async function createDatabase(baseUrl: string): Promise<{ url: string; dr
       await c.end();
     },
   };
+}
+
+/** Another gateway replica of a test platform, on the same bus: its URL and how to stop it. */
+export async function secondGateway(p: TestPlatform): Promise<{ url: string; stop(): Promise<void> }> {
+  const gateway = await startGateway({
+    bus: p.proc.bus,
+    log: p.proc.log,
+    config: { ...p.proc.config.gateway!, httpsPort: 0 },
+    dataDir: p.proc.config.platform.dataDir,
+    busTimeoutMs: 5000,
+    shutdownGraceMs: 1000,
+    host: '127.0.0.1',
+    ephemeralPorts: true,
+    auth: busAuthView({ bus: p.proc.bus, log: p.proc.log, timeoutMs: 5000 }),
+  });
+  return { url: `http://127.0.0.1:${gateway.httpPort}`, stop: () => gateway.stop() };
 }

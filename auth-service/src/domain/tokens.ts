@@ -40,26 +40,20 @@ export async function loadSigningKey(kid: string, privateJwk: JWK, publicJwk: JW
 
 /** Signs the access and refresh token of a pair. Signing the same claims again gives the same strings. */
 export async function signPair(key: SigningKey, claims: PairClaims): Promise<{ access: string; refresh: string }> {
-  const common = { sid: claims.sid, name: claims.name };
-  const access = await new SignJWT(common)
-    .setProtectedHeader({ alg: 'EdDSA', typ: tokenProfile.accessType, kid: key.kid })
-    .setIssuer(tokenProfile.issuer)
-    .setAudience(tokenProfile.accessAudience)
-    .setSubject(claims.sub)
-    .setJti(claims.accessJti)
-    .setIssuedAt(claims.iat)
-    .setExpirationTime(claims.accessExp)
-    .sign(key.privateKey);
-  const refresh = await new SignJWT(common)
-    .setProtectedHeader({ alg: 'EdDSA', typ: tokenProfile.refreshType, kid: key.kid })
-    .setIssuer(tokenProfile.issuer)
-    .setAudience(tokenProfile.refreshAudience)
-    .setSubject(claims.sub)
-    .setJti(claims.refreshJti)
-    .setIssuedAt(claims.iat)
-    .setExpirationTime(claims.refreshExp)
-    .sign(key.privateKey);
-  return { access, refresh };
+  const sign = (typ: string, audience: string, jti: string, exp: number) =>
+    new SignJWT({ sid: claims.sid, name: claims.name })
+      .setProtectedHeader({ alg: 'EdDSA', typ, kid: key.kid })
+      .setIssuer(tokenProfile.issuer)
+      .setAudience(audience)
+      .setSubject(claims.sub)
+      .setJti(jti)
+      .setIssuedAt(claims.iat)
+      .setExpirationTime(exp)
+      .sign(key.privateKey);
+  return {
+    access: await sign(tokenProfile.accessType, tokenProfile.accessAudience, claims.accessJti, claims.accessExp),
+    refresh: await sign(tokenProfile.refreshType, tokenProfile.refreshAudience, claims.refreshJti, claims.refreshExp),
+  };
 }
 
 /** The claims of a valid refresh token; `invalid_token` otherwise. Algorithm, issuer, audience and typ are pinned. */
