@@ -1,0 +1,109 @@
+/**
+ * The platform as a cluster on one machine: every service in two replicas of its own process and two
+ * gateways, all on one NATS server and one PostgreSQL cluster, each process started as its image starts
+ * it (`main.ts` with `SERVICES` naming one service). Replicas can be killed, stopped and started again.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../harness.ts';
+import { waitForPort } from './servers.ts';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+/** One process of the cluster. */
+export type Replica = {
+  /** `gateway-1`, `config-2`, … */
+  name: string;
+  service: 'gateway' | 'auth' | 'config' | 'protocol';
+  /** The HTTP port (gateways) or the probe port (services). */
+  port: number;
+  child: ChildProcess | null;
+  /** Lines the process wrote to stderr (kept short), for a failure's explanation. */
+  stderr: string[];
+};
+
+export type Cluster = {
+  replicas: Replica[];
+  gateways: Replica[];
+  /** Starts (or starts again) a replica and waits until its readiness probe answers 200. */
+  start(replica: Replica): Promise<void>;
+  /** Sends a signal and waits for the process to end. */
+  signal(replica: Replica, signal: 'SIGKILL' | 'SIGTERM'): Promise<number | null>;
+  /** Waits until every replica answers its readiness probe. */
+  ready(timeoutMs: number): Promise<void>;
+  stop(): Promise<void>;
+};
+
+export type ClusterOptions = { natsUrl: string; databaseUrl: string; adminPassword: string; busTimeoutMs: number; shutdownGraceMs: number };
+
+/** Starts two replicas of every service and two gateways; the first auth replica alone first (it bootstraps). */
+export async function startCluster(options: ClusterOptions): Promise<Cluster> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'scada-faults-'));
+  const replicas: Replica[] = [];
+  for (const service of ['auth', 'config', 'protocol', 'gateway'] as const) {
+    for (const n of [1, 2]) replicas.push({ name: `${service}-${n}`, service, port: await freePort(), child: null, stderr: [] });
+  }
+  const env = (r: Replica): Record<string, string> => ({
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    NODE_ENV: 'production',
+    SERVICES: r.service,
+    NATS_URL: options.natsUrl,
+    DATABASE_URL: options.databaseUrl,
+    DATA_DIR: join(dataDir, r.name),
+    ADMIN_PASSWORD: options.adminPassword,
+    LOG_LEVEL: 'warn',
+    BUS_TIMEOUT_MS: String(options.busTimeoutMs),
+    SHUTDOWN_GRACE_MS: String(options.shutdownGraceMs),
+    ...(r.service === 'gateway' ? { HTTP_PORT: String(r.port), HTTPS_PORT: '0' } : { HEALTH_PORT: String(r.port) }),
+  });
+  const probe = async (r: Replica, timeoutMs: number) => {
+    await waitForPort(r.port, timeoutMs);
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const status = await fetch(`http://127.0.0.1:${r.port}/readyz`).then((res) => res.status, () => 0);
+      if (status === 200) return;
+      if (Date.now() > end) throw new Error(`${r.name} is not ready after ${timeoutMs} ms: ${r.stderr.slice(-5).join(' | ')}`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  };
+  const start = async (r: Replica) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], { cwd: root, env: env(r), stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr?.on('data', (d: Buffer) => {
+      r.stderr.push(String(d).slice(0, 500));
+      if (r.stderr.length > 20) r.stderr.shift();
+    });
+    r.child = child;
+    await probe(r, 60_000);
+  };
+  const signal = async (r: Replica, sig: 'SIGKILL' | 'SIGTERM') => {
+    const child = r.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return child?.exitCode ?? null;
+    const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
+    child.kill(sig);
+    const code = await exited;
+    r.child = null;
+    return code;
+  };
+  const cluster: Cluster = {
+    replicas,
+    gateways: replicas.filter((r) => r.service === 'gateway'),
+    start,
+    signal,
+    ready: async (timeoutMs) => void (await Promise.all(replicas.map((r) => probe(r, timeoutMs)))),
+    stop: async () => {
+      await Promise.all(replicas.map((r) => signal(r, 'SIGKILL')));
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await start(replicas[0]);
+    await Promise.all(replicas.slice(1).map(start));
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+  return cluster;
+}

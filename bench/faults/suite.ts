@@ -1,0 +1,182 @@
+/**
+ * The fault suite: a cluster of two replicas of every service and two gateways under a steady mixed load,
+ * put through one fault after another. Each phase reports the requests it saw, the ones that failed and
+ * how, how long clients saw failures, and the slowest failure (a failure must come before the gateway's
+ * timeout, never as a hang). At the end every create that was answered 2xx is looked up in PostgreSQL:
+ * nothing acknowledged may be missing and nothing may be stored twice.
+ */
+import pg from 'pg';
+import { startCluster, type Cluster, type Replica } from './cluster.ts';
+import { adminToken, startLoad, type Load, type Sample } from './load.ts';
+import { startNats, startPostgres, type ControlledServer } from './servers.ts';
+
+export type PhaseResult = {
+  name: string;
+  /** Requests started during the phase. */
+  requests: number;
+  failed: number;
+  /** Failures by status (`0` for no answer), e.g. `{ "503": 12, "504": 1 }`. */
+  failures: Record<string, number>;
+  /** Failures answered 503 without `Retry-After`. */
+  without503RetryAfter: number;
+  /** From the fault (or, for a server outage, from its return) to the end of the last failed request. */
+  recoveryMs: number;
+  /** The longest a failed request took. */
+  slowestFailureMs: number;
+  /** Set for server outages: how long the server was away. */
+  outageMs?: number;
+};
+
+export type SuiteResult = {
+  phases: PhaseResult[];
+  workers: number;
+  busTimeoutMs: number;
+  acknowledgedWrites: number;
+  /** Acknowledged creates missing from the store. */
+  lost: string[];
+  /** Creates stored more than once. */
+  duplicated: string[];
+  /** Creates answered with a failure that were stored anyway (the client could not know). */
+  unansweredButStored: number;
+  unansweredWrites: number;
+};
+
+export type SuiteOptions = {
+  /** Seconds of load in each phase. */
+  phaseSeconds: number;
+  /** Seconds NATS and PostgreSQL stay away. */
+  outageSeconds: number;
+  workers: number;
+  busTimeoutMs: number;
+  progress?: (line: string) => void;
+};
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function summarise(name: string, samples: Sample[], from: number, to: number, recoveredFrom: number, outageMs?: number): PhaseResult {
+  const seen = samples.filter((s) => s.start >= from && s.start < to);
+  const failed = seen.filter((s) => s.status < 200 || s.status >= 300);
+  const failures: Record<string, number> = {};
+  for (const f of failed) failures[String(f.status)] = (failures[String(f.status)] ?? 0) + 1;
+  const lastFailure = Math.max(recoveredFrom, ...failed.map((f) => f.end));
+  return {
+    name,
+    requests: seen.length,
+    failed: failed.length,
+    failures,
+    without503RetryAfter: failed.filter((f) => f.status === 503 && !(Number(f.retryAfter) > 0)).length,
+    recoveryMs: lastFailure - recoveredFrom,
+    slowestFailureMs: Math.max(0, ...failed.map((f) => f.end - f.start)),
+    ...(outageMs === undefined ? {} : { outageMs }),
+  };
+}
+
+/** Runs every phase in turn; the servers and processes it starts are gone when it returns. */
+export async function runFaultSuite(options: SuiteOptions): Promise<SuiteResult> {
+  const say = options.progress ?? (() => {});
+  const adminPassword = 'fault-suite-admin-password';
+  const servers: ControlledServer[] = [];
+  let cluster: Cluster | null = null;
+  let load: Load | null = null;
+  try {
+    const nats = await startNats();
+    servers.push(nats);
+    const postgres = await startPostgres();
+    servers.push(postgres);
+    say(`NATS on ${nats.port}, PostgreSQL on ${postgres.port}`);
+    const c = await startCluster({ natsUrl: nats.url, databaseUrl: postgres.url, adminPassword, busTimeoutMs: options.busTimeoutMs, shutdownGraceMs: 10_000 });
+    cluster = c;
+    say('cluster ready: two replicas of auth, config, protocol and two gateways');
+    const token = await adminToken(c.gateways[0].port, adminPassword);
+    const l = startLoad({ ports: c.gateways.map((g) => g.port), token, workers: options.workers, namePrefix: `fault-${Date.now()}` });
+    load = l;
+    const phases: PhaseResult[] = [];
+    const phaseMs = options.phaseSeconds * 1000;
+    const byName = (name: string) => c.replicas.find((r) => r.name === name) as Replica;
+
+    const steady = async (name: string) => {
+      const from = Date.now();
+      await pause(phaseMs);
+      phases.push(summarise(name, l.samples, from, Date.now(), from));
+    };
+    /** A replica killed or stopped, the load running on for a phase, then the replica started again. */
+    const replicaFault = async (label: string, replica: Replica, sig: 'SIGKILL' | 'SIGTERM') => {
+      const from = Date.now();
+      const code = await c.signal(replica, sig);
+      if (sig === 'SIGTERM' && code !== 0) throw new Error(`${replica.name} exited ${code} on SIGTERM`);
+      await pause(phaseMs);
+      await c.start(replica);
+      await pause(500);
+      phases.push(summarise(label, l.samples, from, Date.now(), from));
+      say(`${label}: done`);
+    };
+    /** A server taken away for the outage, brought back, then a phase of load to see the service return. */
+    const serverOutage = async (label: string, server: ControlledServer) => {
+      const from = Date.now();
+      await server.stop();
+      await pause(options.outageSeconds * 1000);
+      const back = Date.now();
+      await server.start();
+      // Until a whole second of requests has succeeded (at most 30 s), then a phase more of load.
+      for (const end = Date.now() + 30_000; Date.now() < end; ) {
+        await pause(250);
+        const recent = l.samples.filter((s) => s.end > Date.now() - 1000);
+        if (recent.length > 0 && recent.every((s) => s.status >= 200 && s.status < 300) && Date.now() - back > 1000) break;
+      }
+      await pause(phaseMs);
+      phases.push(summarise(label, l.samples, from, Date.now(), back, back - from));
+      say(`${label}: done`);
+    };
+
+    await steady('steady load, no fault');
+    for (const service of ['auth', 'config', 'protocol'] as const) await replicaFault(`kill -9 ${service}-1`, byName(`${service}-1`), 'SIGKILL');
+    await replicaFault('SIGTERM config-2', byName('config-2'), 'SIGTERM');
+    await replicaFault('kill -9 gateway-2', byName('gateway-2'), 'SIGKILL');
+    await replicaFault('SIGTERM gateway-1', byName('gateway-1'), 'SIGTERM');
+    await serverOutage('NATS killed and restarted', nats);
+    await serverOutage('PostgreSQL stopped (immediate) and restarted', postgres);
+    await steady('steady load after the faults');
+    await l.stop();
+
+    const db = new pg.Client({ connectionString: postgres.url });
+    await db.connect();
+    const rows = (await db.query<{ name: string; n: number }>(`select name, count(*)::int as n from config.projects group by name`)).rows;
+    await db.end();
+    const stored = new Map(rows.map((r) => [r.name, r.n]));
+    return {
+      phases,
+      workers: options.workers,
+      busTimeoutMs: options.busTimeoutMs,
+      acknowledgedWrites: l.acknowledged.size,
+      lost: [...l.acknowledged].filter((n) => !stored.has(n)),
+      duplicated: rows.filter((r) => r.n > 1).map((r) => r.name),
+      unansweredButStored: [...l.unanswered].filter((n) => stored.has(n)).length,
+      unansweredWrites: l.unanswered.size,
+    };
+  } finally {
+    await load?.stop();
+    await cluster?.stop();
+    for (const s of servers.reverse()) await s.remove();
+  }
+}
+
+/** The results as a Markdown table. */
+export function faultTable(result: SuiteResult): string {
+  const lines = [
+    `${result.workers} clients, gateway bus timeout ${result.busTimeoutMs} ms`,
+    '',
+    '| phase | requests | failed | failures by status | 503 without Retry-After | clients saw failures for (ms) | slowest failure (ms) |',
+    '|---|---:|---:|---|---:|---:|---:|',
+  ];
+  for (const p of result.phases) {
+    const by = Object.entries(p.failures).map(([s, n]) => `${s === '0' ? 'no answer' : s}: ${n}`).join(', ') || '–';
+    const outage = p.outageMs === undefined ? '' : ` (away ${p.outageMs} ms; counted from its return)`;
+    lines.push(`| ${p.name}${outage} | ${p.requests} | ${p.failed} | ${by} | ${p.without503RetryAfter} | ${p.recoveryMs} | ${p.slowestFailureMs} |`);
+  }
+  lines.push(
+    '',
+    `Writes answered 2xx: ${result.acknowledgedWrites}; missing from the store: ${result.lost.length}; stored twice: ${result.duplicated.length}. ` +
+      `Writes answered with a failure: ${result.unansweredWrites}, of which stored anyway: ${result.unansweredButStored}.`,
+  );
+  return lines.join('\n');
+}

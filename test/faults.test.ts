@@ -1,0 +1,40 @@
+/**
+ * The fault suite in its short form: two replicas of every service and two gateways in their own
+ * processes, on a NATS server and a PostgreSQL cluster of the suite's own, under a steady mixed load while
+ * replicas are killed and stopped and both servers go away and return. `npm run bench faults` runs the
+ * same suite with longer phases and prints the table the README carries.
+ */
+import t from 'tap';
+import { natsServerAvailable, postgresBin } from '../bench/faults/servers.ts';
+import { faultTable, runFaultSuite } from '../bench/faults/suite.ts';
+
+const servers = Boolean(process.env.NATS_URL && process.env.DATABASE_URL);
+const programs = postgresBin() !== null && (await natsServerAvailable());
+const skip = !servers ? 'runs with the PostgreSQL and NATS suite' : !programs ? 'needs nats-server and PostgreSQL programs' : false;
+
+t.test('replicas, gateways, NATS and PostgreSQL fail one after another under load', { skip, timeout: 240_000 }, async (t) => {
+  const busTimeoutMs = 4000;
+  const workers = 6;
+  const result = await runFaultSuite({ phaseSeconds: 2, outageSeconds: 2, workers, busTimeoutMs });
+  t.comment(faultTable(result));
+  const phase = (name: string) => result.phases.find((p) => p.name.startsWith(name))!;
+
+  t.equal(phase('steady load, no fault').failed, 0, 'no failure without a fault');
+  t.equal(phase('SIGTERM config-2').failed, 0, 'a service replica stopped by SIGTERM fails no request');
+  t.equal(phase('SIGTERM gateway-1').failed, 0, 'a gateway stopped by SIGTERM fails no request');
+  for (const name of ['kill -9 auth-1', 'kill -9 config-1', 'kill -9 protocol-1', 'kill -9 gateway-2']) {
+    t.ok(phase(name).failed <= workers, `${name}: at most the requests it held fail (${phase(name).failed})`);
+  }
+  for (const name of ['NATS', 'PostgreSQL']) {
+    const p = phase(name);
+    t.ok(p.failed > 0, `${name} away: its absence is seen`);
+    t.ok(p.recoveryMs <= 10_000, `${name}: full service ${p.recoveryMs} ms after it returns, without restarting anything`);
+    t.equal(p.without503RetryAfter, 0, `${name} away: every 503 carries Retry-After`);
+    t.ok(Object.keys(p.failures).every((s) => s === '503' || s === '504'), `${name} away: clients get 503 (or 504 for a request in flight), nothing else`);
+    t.ok(p.slowestFailureMs <= busTimeoutMs + 2000, `${name} away: no failure hangs past the gateway's timeout (${p.slowestFailureMs} ms)`);
+  }
+  t.equal(phase('steady load after the faults').failed, 0, 'steady again after the faults');
+  t.ok(result.acknowledgedWrites > 0, 'writes were acknowledged');
+  t.same(result.lost, [], 'every acknowledged write is in the store');
+  t.same(result.duplicated, [], 'no write is stored twice');
+});
