@@ -2,7 +2,11 @@
  * Checks rendered Kubernetes manifests (one file per overlay, as `kubectl kustomize` prints them): every
  * object validates against the Kubernetes schemas (kubernetes-models; custom resources are named and
  * skipped), and everything a manifest names exists in the code: environment variables, probe paths,
- * container ports, image names. Prints `ok: …` / `FAILED: …` lines; exits non-zero on a failure.
+ * container ports, image names. Then the properties an operator relies on: probes, resources, a
+ * non-root read-only container, a grace period longer than the drain, an autoscaler and a disruption
+ * budget per Deployment, default-deny network policies with only the gateway open to outside traffic, and
+ * in `production` at least two replicas spread over zones. Prints `ok: …` / `FAILED: …` lines; exits
+ * non-zero on a failure.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -63,6 +67,7 @@ for (const file of process.argv.slice(2)) {
     for (const c of pod.containers) checkContainer(file, obj.metadata.name, c, envNames);
   }
   for (const name of envNames) report(code.includes(`'${name}'`), `${file}: the code reads ${name}`);
+  checkProperties(file, objects);
 }
 
 type Probe = { httpGet?: { path: string; port: string | number } };
@@ -83,6 +88,47 @@ function checkContainer(file: string, deployment: string, c: Container, envNames
     report(served, `${file}: ${deployment} probes ${path}, which the code serves`);
     report((c.ports ?? []).some((p) => p.name === probe?.httpGet?.port), `${file}: ${deployment} probes a port it declares`);
   }
+}
+
+type Spec = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** The operating properties of one rendered overlay. */
+function checkProperties(file: string, objects: K8sObject[]): void {
+  const production = file.endsWith('production.yaml');
+  const of = (kind: string) => objects.filter((o) => o.kind === kind) as (K8sObject & { spec: Spec })[];
+  const policies = of('NetworkPolicy');
+  for (const d of of('Deployment')) {
+    const name = d.metadata.name;
+    const pod = d.spec.template.spec as Spec;
+    const labels = d.spec.template.metadata.labels as Record<string, string>;
+    const matches = (selector: Spec | undefined) => Object.entries((selector?.matchLabels ?? {}) as Record<string, string>).every(([k, v]) => labels[k] === v);
+    for (const c of pod.containers as Spec[]) {
+      report(Boolean(c.livenessProbe && c.readinessProbe), `${file}: ${name} has liveness and readiness probes`);
+      report(Boolean(c.resources?.requests?.cpu && c.resources?.requests?.memory && c.resources?.limits?.memory), `${file}: ${name} requests CPU and memory and limits memory`);
+      report(c.securityContext?.readOnlyRootFilesystem === true && c.securityContext?.allowPrivilegeEscalation === false, `${file}: ${name} runs read-only without privilege escalation`);
+    }
+    report(pod.securityContext?.runAsNonRoot === true && Number(pod.securityContext?.runAsUser) > 0, `${file}: ${name} runs as a non-root user`);
+    report(Number(pod.terminationGracePeriodSeconds) > 10, `${file}: ${name} gives more time to stop than the 10 s drain (SHUTDOWN_GRACE_MS)`);
+    report(of('HorizontalPodAutoscaler').some((h) => h.spec.scaleTargetRef?.name === name), `${file}: ${name} has an autoscaler`);
+    report(of('PodDisruptionBudget').some((b) => matches(b.spec.selector)), `${file}: ${name} has a disruption budget`);
+    const ingress = policies.filter((p) => matches(p.spec.podSelector) && (p.spec.policyTypes as string[] | undefined)?.includes('Ingress'));
+    // Open: a rule admitting any source (or an address block) on a port other than the health probe's.
+    const health = (pod.containers as Spec[]).flatMap((c) => (c.ports ?? []) as Spec[]).filter((p) => p.name === 'health').map((p) => p.containerPort);
+    const open = ingress.some((p) =>
+      ((p.spec.ingress ?? []) as Spec[]).some(
+        (rule) => (!rule.from || (rule.from as Spec[]).some((f) => f.ipBlock)) && !(rule.ports as Spec[] | undefined)?.every((port) => health.includes(port.port)),
+      ),
+    );
+    report(open === name.endsWith('gateway'), `${file}: ${name} ${name.endsWith('gateway') ? 'takes' : 'does not take'} traffic from outside the cluster`);
+    if (production) {
+      report(Number(d.spec.replicas) >= 2, `${file}: ${name} runs at least two replicas`);
+      const spread = (pod.topologySpreadConstraints ?? []) as Spec[];
+      report(spread.some((t) => t.topologyKey === 'topology.kubernetes.io/zone'), `${file}: ${name} spreads its replicas over zones`);
+      report(of('HorizontalPodAutoscaler').every((h) => Number(h.spec.minReplicas) >= 2), `${file}: autoscalers keep at least two replicas`);
+    }
+  }
+  const denyAll = policies.find((p) => Object.keys(p.spec.podSelector ?? {}).length === 0 || Object.keys(p.spec.podSelector?.matchLabels ?? {}).length === 0);
+  report(Boolean(denyAll && !(denyAll.spec.ingress as unknown[] | undefined)?.length), `${file}: a default-deny network policy covers every pod`);
 }
 
 process.exit(failures === 0 ? 0 : 1);
