@@ -36,15 +36,26 @@ export type Cluster = {
   stop(): Promise<void>;
 };
 
-export type ClusterOptions = { natsUrl: string; databaseUrl: string; adminPassword: string; busTimeoutMs: number; shutdownGraceMs: number };
+export type ClusterOptions = {
+  natsUrl: string;
+  databaseUrl: string;
+  adminPassword: string;
+  busTimeoutMs: number;
+  shutdownGraceMs: number;
+  /** Replicas of each service the cluster has (two of each unless said). */
+  counts?: Partial<Record<Replica['service'], number>>;
+  /** Names of the replicas to start now (all unless said); the others wait for `start`. */
+  startNow?: string[];
+};
 
 /** Starts two replicas of every service and two gateways; the first auth replica alone first (it bootstraps). */
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-faults-'));
   const replicas: Replica[] = [];
   for (const service of ['auth', 'config', 'protocol', 'gateway'] as const) {
-    for (const n of [1, 2]) replicas.push({ name: `${service}-${n}`, service, port: await freePort(), child: null, stderr: [] });
+    for (let n = 1; n <= (options.counts?.[service] ?? 2); n++) replicas.push({ name: `${service}-${n}`, service, port: await freePort(), child: null, stderr: [] });
   }
+  const initial = replicas.filter((r) => !options.startNow || options.startNow.includes(r.name));
   const env = (r: Replica): Record<string, string> => ({
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',
@@ -92,15 +103,15 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     gateways: replicas.filter((r) => r.service === 'gateway'),
     start,
     signal,
-    ready: async (timeoutMs) => void (await Promise.all(replicas.map((r) => probe(r, timeoutMs)))),
+    ready: async (timeoutMs) => void (await Promise.all(replicas.filter((r) => r.child).map((r) => probe(r, timeoutMs)))),
     stop: async () => {
       await Promise.all(replicas.map((r) => signal(r, 'SIGKILL')));
       await rm(dataDir, { recursive: true, force: true });
     },
   };
   try {
-    await start(replicas[0]);
-    await Promise.all(replicas.slice(1).map(start));
+    await start(initial[0]);
+    await Promise.all(initial.slice(1).map(start));
   } catch (err) {
     await cluster.stop();
     throw err;
