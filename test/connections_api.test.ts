@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import t from 'tap';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
+import { generateScd } from './support/scd.ts';
 import { createSpace, signIn, type SignedIn } from './support/session.ts';
 
 const sclDir = new URL('../../shared/scl/', import.meta.url);
@@ -157,6 +158,36 @@ t.test(`IEC 61850 connections with SCL files (${p.mode})`, async (t) => {
     t.equal((await fetch(`${p.url}/api/connections/${mine.id}`, { headers: stranger.headers })).status, 404);
     t.equal((await fetch(`${p.url}${base}/${mine.id}/file`, { headers: stranger.headers })).status, 404);
     t.equal((await fetch(`${p.url}${base}/${mine.id}/with-file`, { method: 'DELETE', headers: stranger.headers })).status, 404);
+  });
+
+  t.test('browse by IED; a model too large for one answer is refused with the names to browse by', async (t) => {
+    const station = generateScd(2);
+    const res = await upload(p, editor, form(connection('station', { ip: '10.0.0.0' }), { name: 'station.scd', bytes: station }));
+    t.equal(res.status, 200, 'a two-IED station file is kept');
+    const { id } = (await res.json()) as { id: string };
+    const browse = (query = '') => fetch(`${p.url}/api/connections/${id}/browse${query}`, { headers: editor.headers });
+    const whole = await browse();
+    t.equal(whole.status, 413, 'the whole tree (1.3 MB of JSON) does not fit one answer');
+    const problem = (await whole.json()) as { code: string; ieds: string[]; detail: string };
+    t.equal(problem.code, 'payload_too_large');
+    t.same(problem.ieds, ['IED0', 'IED1'], 'the problem names the IEDs');
+    t.match(problem.detail, /\?ied=/);
+    const one = await browse('?ied=IED1');
+    t.equal(one.status, 200);
+    const tree = (await one.json()) as { edition: string; ieds: { name: string; logicalDevices: { logicalNodes: unknown[] }[] }[]; subNetworks: unknown[] };
+    t.same(tree.ieds.map((i) => i.name), ['IED1'], 'only the IED asked for');
+    t.equal(tree.ieds[0].logicalDevices.length, 4);
+    t.equal(tree.ieds[0].logicalDevices[0].logicalNodes.length, 131);
+    t.equal(tree.edition, '2007B4');
+    t.equal(tree.subNetworks.length, 1, 'with the rest of the tree');
+    t.equal((await browse('?ied=IED7')).status, 404, 'an IED the file does not describe');
+    t.equal((await browse('?ied=')).status, 400, 'an empty name');
+    t.equal((await browse('?colour=red')).status, 400, 'an unknown parameter');
+    const small = await upload(p, editor, form(connection('sample-browse'), { name: 'sample.icd', bytes: readFileSync(sample) }));
+    const smallId = ((await small.json()) as { id: string }).id;
+    const named = (await (await fetch(`${p.url}/api/connections/${smallId}/browse`, { headers: editor.headers })).json()) as { ieds: { name: string }[] };
+    const filtered = await fetch(`${p.url}/api/connections/${smallId}/browse?ied=${named.ieds[0].name}`, { headers: editor.headers });
+    t.same(((await filtered.json()) as { ieds: { name: string }[] }).ieds.map((i) => i.name), [named.ieds[0].name], 'a small file browses whole or by IED');
   });
 
   t.test('a 3 MiB SCL crosses the bus in chunks and reads back identically', async (t) => {

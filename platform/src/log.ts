@@ -39,6 +39,10 @@ function serializeError(err: unknown): unknown {
   const out = pino.stdSerializers.err(err) as unknown as Record<string, unknown>;
   delete out.client;
   delete out.connection;
+  // A store error may carry the statement's parameters (PGlite attaches them): values are never logged,
+  // since they may be password hashes, file contents or anything else a client sent.
+  delete out.params;
+  if (out.cause && typeof out.cause === 'object') delete (out.cause as Record<string, unknown>).params;
   return out;
 }
 

@@ -47,6 +47,15 @@ for (const target of storeTargets()) {
       t.equal((await store.query('update note set body = $1', ['y'])).rowCount, 2);
     });
 
+    t.test("a failed statement's error carries no parameter values", async (t) => {
+      const { store } = await fresh(t, target);
+      await store.query('create table secret_note (id int primary key, body text not null)');
+      const err = (await store.query('insert into secret_note values ($1, $2), ($1, $2)', [1, 'hush-hush-value']).catch((e: unknown) => e)) as Record<string, unknown>;
+      t.ok(err instanceof Error, 'the duplicate key fails');
+      t.notOk('params' in err, 'no params on the error');
+      t.notMatch(JSON.stringify({ ...err, message: err.message }), /hush-hush-value/);
+    });
+
     t.test('both stores answer int8, date and interval as strings, bytea as a Buffer, timestamptz as a Date', async (t) => {
       const { store } = await fresh(t, target);
       const { rows } = await store.query(

@@ -133,9 +133,15 @@ export const getConnectionStatus = defineOperation({
 /** The device model of a connection, from its SCL file. */
 export const browseConnection = defineOperation({
   operationId: 'browseConnection', service: 'protocol', summary: 'Browse the data model of a connection', tags,
-  description: 'IEDs, logical devices, logical nodes, data objects with functional constraints, data sets, report, GOOSE and sampled-value blocks and addresses, from the SCL file. A connection without a file answers an empty model.',
-  request: requestSchema({ params: connectionParams }), response: SclBrowseTree,
-  http: read('/api/connections/:connectionId/browse'),
+  description:
+    'IEDs, logical devices, logical nodes, data objects with functional constraints, data sets, report, GOOSE and sampled-value blocks and addresses, from the SCL file. A connection without a file answers an empty model. ' +
+    '`ied` limits the answer to one IED (404 when the file has no such IED). A model too large for one answer (a station file of hundreds of IEDs) is refused with 413 `payload_too_large`, whose `ieds` lists the names to browse one at a time.',
+  request: requestSchema({
+    params: connectionParams,
+    query: Type.Object({ ied: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Only this IED of the file.' })) }, { additionalProperties: false }),
+  }),
+  response: SclBrowseTree,
+  http: read('/api/connections/:connectionId/browse', ['not_found', 'payload_too_large']),
 });
 
 /** The stored SCL file, byte for byte. */

@@ -43,7 +43,13 @@ function toResult<R>(result: Results | Results[]): QueryResult<R> {
 /** Runs a statement like `pg` does: without parameters, as a simple query that may hold several statements. */
 async function run<R>(db: PGlite | Transaction, sql: string, params: unknown[] | undefined): Promise<QueryResult<R>> {
   if (params === undefined || params.length === 0) return toResult<R>(await db.exec(sql));
-  return toResult<R>(await db.query(sql, params));
+  try {
+    return toResult<R>(await db.query(sql, params));
+  } catch (err) {
+    // PGlite attaches the parameters to its errors; they must not travel on into logs (see log.ts).
+    if (err && typeof err === 'object' && 'params' in err) delete (err as { params?: unknown }).params;
+    throw err;
+  }
 }
 
 /**

@@ -6,9 +6,9 @@ import {
 } from '@scada/contracts';
 import { call, implement, publishEvent, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
 import type { ProtocolConfig } from '../config.ts';
-import { checkConnection, parseScl, toBrowseTree, type SclModel } from '../iec61850/scl/mod.ts';
+import { browseParts, checkConnection, parseScl, toBrowseTree, type SclModel } from '../iec61850/scl/mod.ts';
 import { deleteConnection, findConnection, listConnections, saveConnection } from '../store/connections.ts';
-import { adoptUpload, browseOf, fileChunk, setConnectionWarnings, stageChunk, stagedChunks, stagedCount, type FileFacts } from '../store/files.ts';
+import { adoptUpload, browseOf, fileChunk, packBrowsePart, setConnectionWarnings, stageChunk, stagedChunks, stagedCount, type FileFacts } from '../store/files.ts';
 
 /** What the connection handlers use. */
 export type ConnectionDeps = { store: Store; bus: Bus; config: ProtocolConfig; busTimeoutMs: number };
@@ -54,7 +54,7 @@ export function connectionHandlers(deps: ConnectionDeps): Implementation[] {
     return {
       name: upload.name, size, sha256: upload.sha256, edition: result.report.edition, chunks: upload.chunks,
       warnings: result.report.warnings, connectionWarnings: checkConnection(result.model, { ip: connection.ip, port: connection.port }),
-      browse: toBrowseTree(result.model),
+      browse: [...browseParts(result.model)].map((p) => packBrowsePart(p.iedName, p.tree)),
     };
   };
 
@@ -111,11 +111,20 @@ export function connectionHandlers(deps: ConnectionDeps): Implementation[] {
       if (!(await findConnection(deps.store, spaceOf(ctx), params.connectionId.toLowerCase()))) throw notFound(params.connectionId);
       return 'Disconnected' as const;
     }),
-    implement(browseConnection, async ({ params }, ctx) => {
+    implement(browseConnection, async ({ params, query }, ctx) => {
       const space = spaceOf(ctx);
       const id = params.connectionId.toLowerCase();
       if (!(await findConnection(deps.store, space, id))) throw notFound(params.connectionId);
-      return ((await browseOf(deps.store, space, id)) ?? toBrowseTree(emptyModel)) as never;
+      // The answer travels as one bus message: leave room for the envelope.
+      const found = await browseOf(deps.store, space, id, { iedName: query.ied, maxJsonBytes: deps.bus.maxPayload - 64 * 1024 });
+      if (found === null) return toBrowseTree(emptyModel) as never;
+      if ('tree' in found) return found.tree as never;
+      if (found.refused === 'unknown_ied') throw new ProblemError('not_found', `The file of connection ${params.connectionId} describes no IED ${query.ied}`);
+      throw new ProblemError(
+        'payload_too_large',
+        `The model of ${found.ieds.length} IEDs is ${(found.jsonBytes / 1e6).toFixed(1)} MB as JSON, more than one answer carries; browse one IED at a time with ?ied=<name> (the names are in "ieds")`,
+        { extensions: { ieds: found.ieds } },
+      );
     }),
     implement(stageUploadChunk, async ({ body }, ctx) => {
       const data = Buffer.from(body.data, 'base64');

@@ -1,7 +1,17 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Queryable } from '@scada/platform';
 
+/** One part of a file's browse tree: the tree without IEDs (`iedName` null) or one IED's subtree. */
+export type BrowsePart = { iedName: string | null; jsonBytes: number; data: Buffer };
+
 /** What is kept of a parsed file besides its bytes. */
-export type FileFacts = { name: string; size: number; sha256: string; edition: string; chunks: number; warnings: unknown; connectionWarnings: unknown; browse: unknown };
+export type FileFacts = { name: string; size: number; sha256: string; edition: string; chunks: number; warnings: unknown; connectionWarnings: unknown; browse: BrowsePart[] };
+
+/** Packs a part of a browse tree for keeping: its JSON, compressed. */
+export function packBrowsePart(iedName: string | null, tree: unknown): BrowsePart {
+  const json = Buffer.from(JSON.stringify(tree));
+  return { iedName, jsonBytes: json.length, data: gzipSync(json) };
+}
 
 /** Stages one chunk of an upload (idempotent for a retried chunk). */
 export async function stageChunk(db: Queryable, space: string, uploadId: string, index: number, data: Buffer): Promise<void> {
@@ -30,10 +40,16 @@ export async function stagedCount(db: Queryable, space: string, uploadId: string
 export async function adoptUpload(db: Queryable, space: string, connectionId: string, uploadId: string, facts: FileFacts): Promise<void> {
   await db.query('delete from protocol.scl_files where space = $1 and connection_id = $2', [space, connectionId]);
   await db.query(
-    `insert into protocol.scl_files (space, connection_id, name, size, sha256, edition, chunks, warnings, connection_warnings, browse)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [space, connectionId, facts.name, facts.size, facts.sha256, facts.edition, facts.chunks, JSON.stringify(facts.warnings), JSON.stringify(facts.connectionWarnings), JSON.stringify(facts.browse)],
+    `insert into protocol.scl_files (space, connection_id, name, size, sha256, edition, chunks, warnings, connection_warnings)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [space, connectionId, facts.name, facts.size, facts.sha256, facts.edition, facts.chunks, JSON.stringify(facts.warnings), JSON.stringify(facts.connectionWarnings)],
   );
+  for (const [part, p] of facts.browse.entries()) {
+    await db.query(
+      'insert into protocol.scl_browse_parts (space, connection_id, part, ied_name, json_bytes, data) values ($1, $2, $3, $4, $5, $6)',
+      [space, connectionId, part, p.iedName, p.jsonBytes, p.data],
+    );
+  }
   await db.query(
     `insert into protocol.scl_file_chunks (space, connection_id, idx, data)
      select space, $2, idx, data from protocol.upload_chunks where space = $1 and upload_id = $3`,
@@ -47,10 +63,47 @@ export async function setConnectionWarnings(db: Queryable, space: string, connec
   await db.query('update protocol.scl_files set connection_warnings = $3 where space = $1 and connection_id = $2', [space, connectionId, JSON.stringify(warnings)]);
 }
 
-/** The browse tree kept with a connection's file, or null. */
-export async function browseOf(db: Queryable, space: string, connectionId: string): Promise<unknown> {
-  const { rows } = await db.query('select browse from protocol.scl_files where space = $1 and connection_id = $2', [space, connectionId]);
-  return rows[0]?.browse ?? null;
+/** Why a browse could not be answered from what is kept. */
+export type BrowseRefusal = { refused: 'unknown_ied' } | { refused: 'too_large'; jsonBytes: number; ieds: string[] };
+
+/**
+ * The browse tree kept with a connection's file (every IED, or the one named), null without a file, or
+ * why not: the IED is not in the file, or the tree is larger than `maxJsonBytes` (decided from the sizes
+ * kept with the parts, before any part is read).
+ */
+export async function browseOf(
+  db: Queryable,
+  space: string,
+  connectionId: string,
+  options: { iedName?: string; maxJsonBytes: number },
+): Promise<{ tree: { ieds: unknown[] } & Record<string, unknown> } | BrowseRefusal | null> {
+  const { rows: sizes } = await db.query<{ part: number; ied_name: string | null; json_bytes: number }>(
+    'select part, ied_name, json_bytes from protocol.scl_browse_parts where space = $1 and connection_id = $2 order by part',
+    [space, connectionId],
+  );
+  if (sizes.length === 0) {
+    // A file kept before the tree was stored in parts.
+    const { rows } = await db.query<{ browse: ({ ieds: { name: string }[] } & Record<string, unknown>) | null }>(
+      'select browse from protocol.scl_files where space = $1 and connection_id = $2',
+      [space, connectionId],
+    );
+    const tree = rows[0]?.browse;
+    if (!tree) return null;
+    if (options.iedName === undefined) return { tree };
+    const ieds = tree.ieds.filter((i) => i.name === options.iedName);
+    return ieds.length ? { tree: { ...tree, ieds } } : { refused: 'unknown_ied' };
+  }
+  const wanted = sizes.filter((p) => p.ied_name === null || options.iedName === undefined || p.ied_name === options.iedName);
+  if (options.iedName !== undefined && wanted.length === 1) return { refused: 'unknown_ied' };
+  const jsonBytes = wanted.reduce((sum, p) => sum + p.json_bytes, 0);
+  if (jsonBytes > options.maxJsonBytes) return { refused: 'too_large', jsonBytes, ieds: sizes.flatMap((p) => (p.ied_name === null ? [] : [p.ied_name])) };
+  const { rows } = await db.query<{ ied_name: string | null; data: Buffer }>(
+    'select ied_name, data from protocol.scl_browse_parts where space = $1 and connection_id = $2 and part = any($3::int[]) order by part',
+    [space, connectionId, wanted.map((p) => p.part)],
+  );
+  const parts = rows.map((r) => JSON.parse(gunzipSync(r.data).toString('utf8')) as unknown);
+  const tree = parts[0] as { ieds: unknown[] } & Record<string, unknown>;
+  return { tree: { ...tree, ieds: parts.slice(1) } };
 }
 
 /** One chunk of a stored file with the file's name, size and chunk count; null when there is none. */

@@ -121,10 +121,26 @@ function ied(model: SclModel, index: TemplateIndex, node: Ied): BrowseIed {
 /** The browse tree of a parsed model, for every IED or for one. */
 export function toBrowseTree(model: SclModel, options: BrowseOptions = {}): SclBrowseTree {
   const index = new TemplateIndex(model.templates);
+  return { ...treeFrame(model), ieds: model.ieds.filter((i) => options.iedName === undefined || i.name === options.iedName).map((i) => ied(model, index, i)) };
+}
+
+/**
+ * The browse tree in parts, made one at a time: first the tree without its IEDs (edition, subnetworks,
+ * enumerations), then each IED's subtree. A station file of hundreds of IEDs is kept and served this way
+ * without ever holding its whole tree.
+ */
+export function* browseParts(model: SclModel): Generator<{ iedName: string | null; tree: unknown }> {
+  yield { iedName: null, tree: treeFrame(model) };
+  const index = new TemplateIndex(model.templates);
+  for (const i of model.ieds) yield { iedName: i.name, tree: ied(model, index, i) };
+}
+
+/** The tree without IEDs. */
+function treeFrame(model: SclModel): SclBrowseTree {
   const described = new Set(model.ieds.map((i) => i.name));
   return {
     edition: model.edition,
-    ieds: model.ieds.filter((i) => options.iedName === undefined || i.name === options.iedName).map((i) => ied(model, index, i)),
+    ieds: [],
     subNetworks: model.subNetworks.map((sn) => ({
       name: sn.name,
       ...(sn.type ? { type: sn.type } : {}),

@@ -5,7 +5,7 @@
  */
 export { parseScl, type SclParseOptions, type SclParseResult } from './parse.ts';
 export type { SclInput } from './decode.ts';
-export { toBrowseTree, type BrowseOptions } from './browse_tree.ts';
+export { browseParts, toBrowseTree, type BrowseOptions } from './browse_tree.ts';
 export { checkConnection, canonicalIp, type ConnectionTarget, type ConnectionWarning } from './connection_check.ts';
 export { mmsReference, fcdaReference, domainOf } from './references.ts';
 export { reportInstances } from './reader_controls.ts';

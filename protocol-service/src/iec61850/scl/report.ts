@@ -39,7 +39,12 @@ export class Reporter {
   #droppedErrors = 0;
   #droppedWarnings = 0;
   readonly #places = new WeakMap<object, Origin>();
-  readonly #items = new WeakMap<object, number[]>();
+  /** Per owner, the index of its first item; items live in three flat columns (see `placeItem`). */
+  readonly #firstItem = new WeakMap<object, number>();
+  #itemOwner = new Int32Array(1024);
+  #itemLine = new Int32Array(1024);
+  #itemColumn = new Int32Array(1024);
+  #itemCount = 0;
   readonly #once = new Map<string, { issue: SclIssue; message: string; count: number }>();
 
   /** Records an error at an origin or at a bare position. */
@@ -82,18 +87,50 @@ export class Reporter {
 
   /**
    * Remembers where the next item of a numerous list came from (a logical node's configured values, a
-   * data set's members): two numbers instead of an origin each, which keeps a large file's parse small.
+   * data set's members). A large file has hundreds of thousands of them, so they take no object or array
+   * each: three flat integer columns (owner, line, column), the owner named by the index of its first
+   * item. An owner's items mostly follow each other, so finding one again (only to report it) is short.
    */
   placeItem(owner: object, line: number, column: number): void {
-    const list = this.#items.get(owner);
-    if (list) list.push(line, column);
-    else this.#items.set(owner, [line, column]);
+    let first = this.#firstItem.get(owner);
+    if (first === undefined) {
+      first = this.#itemCount;
+      this.#firstItem.set(owner, first);
+    }
+    if (this.#itemCount === this.#itemOwner.length) this.#growItems();
+    const at = this.#itemCount++;
+    this.#itemOwner[at] = first;
+    this.#itemLine[at] = Math.min(line, 0x7fffffff);
+    this.#itemColumn[at] = Math.min(column, 0x7fffffff);
+  }
+
+  #growItems(): void {
+    const grow = (a: Int32Array) => {
+      const bigger = new Int32Array(a.length * 2);
+      bigger.set(a);
+      return bigger;
+    };
+    this.#itemOwner = grow(this.#itemOwner);
+    this.#itemLine = grow(this.#itemLine);
+    this.#itemColumn = grow(this.#itemColumn);
   }
 
   /** Where item `index` of an owner's list came from, as an element inside the owner's origin. */
   itemOrigin(owner: object, index: number, element: string, key?: string): Origin {
-    const list = this.#items.get(owner);
-    return { element, key, line: list?.[2 * index] ?? 0, column: list?.[2 * index + 1] ?? 0, parent: this.#places.get(owner) };
+    const first = this.#firstItem.get(owner);
+    let line = 0;
+    let column = 0;
+    if (first !== undefined) {
+      for (let at = first, seen = 0; at < this.#itemCount; at++) {
+        if (this.#itemOwner[at] !== first) continue;
+        if (seen++ === index) {
+          line = this.#itemLine[at];
+          column = this.#itemColumn[at];
+          break;
+        }
+      }
+    }
+    return { element, key, line, column, parent: this.#places.get(owner) };
   }
 
   /** The finished report. */
