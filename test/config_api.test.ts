@@ -181,6 +181,23 @@ t.test(`configuration API through the gateway (${p.mode})`, { skip: waiting }, a
     t.match((await expect(t, api(editor, 'GET', path), 200, 'read')).dsc, /^v[0-7]$/, 'one of them won');
   });
 
+  t.test('a list larger than one bus message still answers whole', async (t) => {
+    const note = 'n'.repeat(255);
+    const names: string[] = [];
+    for (let batch = 0; batch < 1400; batch += 50) {
+      const made = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => api(editor, 'POST', '/api/projects', { json: { name: `Bulk ${batch + i} ${Date.now()}`, isActive: true, dsc: note, address: note } })),
+      );
+      for (const r of made) names.push(((await r.json()) as { name: string }).name);
+    }
+    const res = await api(editor, 'GET', '/api/projects');
+    t.equal(res.status, 200);
+    const text = await res.text();
+    t.ok(text.length > 1024 * 1024, `the answer is ${(text.length / 1e6).toFixed(2)} MB, over the 1 MiB a bus message carries`);
+    const listed = new Set((JSON.parse(text) as { name: string }[]).map((p) => p.name));
+    t.ok(names.every((n) => listed.has(n)), 'every project is in it');
+  });
+
   t.test('each change publishes events.config.<entity>.<verb> with the space, the id and the actor', async (t) => {
     const seen: { subject: string; body: Record<string, unknown> }[] = [];
     const sub = p.proc.bus.subscribe('events.config.>', (m) => void seen.push({ subject: m.subject, body: JSON.parse(new TextDecoder().decode(m.data)) }));

@@ -7,6 +7,8 @@ export const busHeaders = {
   actor: 'x-actor',
   /** The client address as the gateway established it. */
   clientIp: 'x-client-ip',
+  /** `gzip` on a reply whose body is compressed (large answers, so that they fit one bus message). */
+  contentEncoding: 'x-content-encoding',
 } as const;
 
 /** The authenticated caller as services see it. */

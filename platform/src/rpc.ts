@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   busHeaders,
   isProblemBody,
@@ -133,12 +134,35 @@ function decodeRequest(op: Operation, data: Uint8Array): unknown {
   return checked.value;
 }
 
+/**
+ * Replies larger than this travel compressed. JSON of lists and models compresses ten to twenty times, so
+ * an answer of several megabytes still fits one bus message (NATS carries 1 MiB by default).
+ */
+export const compressRepliesOver = 128 * 1024;
+
+/** Compressed answers never expand past this when read back (a guard, not a limit anyone should meet). */
+const maxExpandedReply = 256 * 1024 * 1024;
+
 function encodeResult(op: Operation, body: unknown): BusReply {
   const checked = validate(op.response, body ?? null);
   if (!checked.ok) {
     throw new Error(`reply of ${op.operationId} does not match its schema: ${JSON.stringify(checked.errors)}`);
   }
-  return { data: body === undefined || body === null ? new Uint8Array() : encoder.encode(JSON.stringify(body)) };
+  if (body === undefined || body === null) return { data: new Uint8Array() };
+  const data = encoder.encode(JSON.stringify(body));
+  if (data.byteLength <= compressRepliesOver) return { data };
+  return { data: gzipSync(data), headers: { [busHeaders.contentEncoding]: 'gzip' } };
+}
+
+/** A reply's body as sent: expanded when it travelled compressed. */
+function replyText(op: Operation, reply: BusMessage): string {
+  if (reply.data.byteLength === 0) return '';
+  if (reply.headers[busHeaders.contentEncoding] !== 'gzip') return decoder.decode(reply.data);
+  try {
+    return decoder.decode(gunzipSync(reply.data, { maxOutputLength: maxExpandedReply }));
+  } catch (err) {
+    throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} with a compressed body that does not expand`, { cause: err });
+  }
 }
 
 /** Turns any failure into a problem; unknown errors become a bare internal error. */
@@ -171,7 +195,7 @@ export async function call<O extends Operation>(
   } catch (err) {
     throw transportProblem(op, err);
   }
-  const text = reply.data.byteLength === 0 ? '' : decoder.decode(reply.data);
+  const text = replyText(op, reply);
   const errorCode = reply.headers[serviceErrorCodeHeader];
   if (errorCode) throw replyProblem(op, text, Number(errorCode));
   let body: unknown = null;

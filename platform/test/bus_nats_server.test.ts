@@ -115,8 +115,8 @@ t.test('the memory bus holds requests and replies to its maxPayload alike', asyn
   t.same(seen.bigReply, tooLarge);
 });
 
-/** The headers of a reply over a 4096-byte limit: a 500 service error that keeps the reply's own. */
-const tooLarge = { 'X-Kept': 'yes', [serviceErrorHeader]: 'reply exceeds the bus payload limit', [serviceErrorCodeHeader]: '500' };
+/** The headers of a reply over a 4096-byte limit: a 413 service error that keeps the reply's own. */
+const tooLarge = { 'X-Kept': 'yes', [serviceErrorHeader]: 'payload_too_large', [serviceErrorCodeHeader]: '413' };
 
 /** Against a 4096-byte limit: a request under it, one over it, and a reply over it. */
 async function underOverAndBigReply(bus: Bus): Promise<{ under: number; over: unknown; bigReply: Record<string, string> }> {

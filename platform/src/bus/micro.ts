@@ -122,8 +122,19 @@ export function replyHeaders(reply: BusReply): BusHeaders {
   return headers;
 }
 
-/** What a service answers when its reply would exceed the bus payload limit (NATS would not send it). */
+/**
+ * What a service answers when its reply would exceed the bus payload limit even compressed (NATS would
+ * not send it): a problem body the caller turns into 413 `payload_too_large`, not a bare failure.
+ */
 export const tooLargeReply: BusReply = {
-  data: new Uint8Array(),
-  error: { code: 500, description: 'reply exceeds the bus payload limit' },
+  data: new TextEncoder().encode(
+    JSON.stringify({
+      type: 'urn:scada:problem:payload_too_large',
+      title: 'Payload too large',
+      status: 413,
+      detail: 'The answer is larger than one bus message carries; ask for less of it',
+      code: 'payload_too_large',
+    }),
+  ),
+  error: { code: 413, description: 'payload_too_large' },
 };
