@@ -1,0 +1,131 @@
+/**
+ * Whole frames: builds what the client sends (connection request, association request, MMS data, release,
+ * abort) through every layer, and peels a received frame down to its MMS PDU, saying which layer a frame
+ * that carries no MMS PDU belongs to (CC, DR, REFUSE, AARE, RLRE, ABRT...).
+ */
+import { decodeAcse, encodeAarq, encodeAbrt, encodeRlrq, type AarqOptions, type AcseApdu } from './acse.ts';
+import { attempt, CodecError, type Layer } from './codec_error.ts';
+import { decodeCotp, encodeConnectionRequest, encodeData, segmentData, type ConnectionRequestOptions, type CotpTpdu } from './cotp.ts';
+import { DEFAULT_INITIATE, decodeMmsPdu, encodeMmsPdu, type InitiateParameters, type MmsPdu } from './mms_pdu.ts';
+import {
+  ACSE_CONTEXT_ID,
+  decodeAbortPresentation,
+  decodeConnectAccept,
+  decodeConnectPresentation,
+  decodeConnectReject,
+  decodeUserData,
+  encodeAbortPresentation,
+  encodeConnectPresentation,
+  encodeUserData,
+  MMS_CONTEXT_ID,
+  type Pdv,
+  type PresentationAbort,
+  type PresentationAccept,
+  type PresentationConnect,
+  type PresentationReject,
+} from './presentation.ts';
+import { decodeSpdu, encodeAbort, encodeConnect, encodeDataSpdu, encodeFinish, type SessionSpdu } from './session.ts';
+import { decodeTpkt, encodeTpkt } from './tpkt.ts';
+
+/** Addressing and parameters of an association; every field defaults to what the captured client sends. */
+export type AssociationOptions = {
+  sessionSelectors?: { calling?: Uint8Array; called?: Uint8Array };
+  presentationSelectors?: { calling?: Uint8Array; called?: Uint8Array };
+  acse?: Omit<AarqOptions, 'userInformation'>;
+  initiate?: InitiateParameters;
+};
+
+/** A presentation PDU as the session SPDU around it decides its type. */
+export type PresentationPdu = PresentationConnect | PresentationAccept | PresentationReject | PresentationAbort | { kind: 'TD'; userData: Pdv[] };
+
+/** A session data unit peeled layer by layer; `top` names the highest layer present. */
+export type PeeledTsdu = { top: Layer; session: SessionSpdu; presentation?: PresentationPdu; acse?: AcseApdu; mms?: MmsPdu };
+
+/** A frame peeled layer by layer. A DT without EOT stops at COTP: its TSDU needs the following DTs. */
+export type PeeledFrame = { top: Layer; cotp: CotpTpdu; session?: SessionSpdu; presentation?: PresentationPdu; acse?: AcseApdu; mms?: MmsPdu };
+
+/** The association request the captured client sends (AP titles 1.1.1.999.1 / 1.1.1.999, AE qualifiers 12). */
+export const CAPTURED_ACSE: Omit<AarqOptions, 'userInformation'> = { calledApTitle: '1.1.1.999.1', calledAeQualifier: 12, callingApTitle: '1.1.1.999', callingAeQualifier: 12 };
+
+/** The TPKT frame of a COTP connection request (TSAP selectors 0001 by default, as captured). */
+export function buildConnectionRequest(o: Partial<ConnectionRequestOptions> = {}): Uint8Array {
+  return encodeTpkt(encodeConnectionRequest({ srcRef: 1, callingTsap: Uint8Array.of(0, 1), calledTsap: Uint8Array.of(0, 1), ...o }));
+}
+
+/** The TPKT frame opening the association: COTP DT, session CONNECT, presentation CP, ACSE AARQ, MMS initiate. */
+export function buildAssociationRequest(o: AssociationOptions = {}): Uint8Array {
+  const initiate = encodeMmsPdu({ pdu: 'initiate-request', ...(o.initiate ?? DEFAULT_INITIATE) });
+  const aarq = encodeAarq({ ...(o.acse ?? CAPTURED_ACSE), userInformation: initiate });
+  const cp = encodeConnectPresentation({ callingSelector: o.presentationSelectors?.calling, calledSelector: o.presentationSelectors?.called, userData: aarq });
+  const spdu = encodeConnect({ callingSelector: o.sessionSelectors?.calling, calledSelector: o.sessionSelectors?.called, userData: cp });
+  return encodeTpkt(encodeData(spdu));
+}
+
+/** The TPKT frames carrying one MMS PDU, cut into DTs of at most `tpduSize` octets (as negotiated in CC). */
+export function buildMmsFrames(pdu: MmsPdu, tpduSize = 8192): Uint8Array[] {
+  const tsdu = encodeDataSpdu(encodeUserData({ contextId: MMS_CONTEXT_ID, data: encodeMmsPdu(pdu) }));
+  return segmentData(tsdu, tpduSize).map(encodeTpkt);
+}
+
+/** The TPKT frame releasing the association: session FINISH carrying an ACSE RLRQ (normal). */
+export function buildReleaseRequest(): Uint8Array {
+  return encodeTpkt(encodeData(encodeFinish(encodeUserData({ contextId: ACSE_CONTEXT_ID, data: encodeRlrq() }))));
+}
+
+/** The TPKT frame aborting the association: session ABORT, presentation ARU, ACSE ABRT. */
+export function buildAbort(): Uint8Array {
+  return encodeTpkt(encodeData(encodeAbort(encodeAbortPresentation(encodeAbrt()))));
+}
+
+/** The ACSE or MMS PDU of the first presentation data value. */
+function upper(pdvs: Pdv[]): { acse?: AcseApdu; mms?: MmsPdu } {
+  const pdv = pdvs[0];
+  if (pdv === undefined) return {};
+  if (pdv.contextId === MMS_CONTEXT_ID) return { mms: decodeMmsPdu(pdv.data) };
+  if (pdv.contextId !== ACSE_CONTEXT_ID) throw new CodecError('presentation', 'unknown_context', `presentation context ${pdv.contextId} was not proposed`);
+  const acse = decodeAcse(pdv.data);
+  const info = acse.userInformation;
+  return info === undefined ? { acse } : { acse, mms: decodeMmsPdu(info) };
+}
+
+function presentationOf(session: SessionSpdu): PresentationPdu | undefined {
+  if (!('userData' in session) || session.userData === undefined) return undefined;
+  switch (session.kind) {
+    case 'connect':
+      return decodeConnectPresentation(session.userData);
+    case 'accept':
+      return decodeConnectAccept(session.userData);
+    case 'refuse':
+      return decodeConnectReject(session.userData);
+    case 'abort':
+      return decodeAbortPresentation(session.userData);
+    default:
+      return { kind: 'TD', userData: decodeUserData(session.userData) };
+  }
+}
+
+/** Peels a whole TSDU (after DT reassembly); throws {@link CodecError} when a layer refuses it. */
+export function peelTsdu(tsdu: Uint8Array): PeeledTsdu {
+  const session = decodeSpdu(tsdu);
+  const presentation = presentationOf(session);
+  if (presentation === undefined) return { top: 'session', session };
+  const pdvs = 'userData' in presentation ? presentation.userData : [];
+  const { acse, mms } = upper(pdvs);
+  const top: Layer = mms ? 'mms' : acse ? 'acse' : 'presentation';
+  const out: PeeledTsdu = { top, session, presentation };
+  if (acse) out.acse = acse;
+  if (mms) out.mms = mms;
+  return out;
+}
+
+/**
+ * Peels one whole TPKT frame; a refusal at any layer comes back as the error, never thrown. A TSDU sent in
+ * several DTs is not joined here: feed the DTs to a `createDtReassembler()` and the TSDU to {@link peelTsdu}.
+ */
+export function peelFrame(frame: Uint8Array): { ok: true; value: PeeledFrame } | { ok: false; error: CodecError } {
+  return attempt(() => {
+    const cotp = decodeCotp(decodeTpkt(frame));
+    if (cotp.kind !== 'DT' || !cotp.eot) return { top: 'cotp', cotp };
+    return { ...peelTsdu(cotp.data), cotp };
+  });
+}
