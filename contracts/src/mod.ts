@@ -12,3 +12,4 @@ export * from './auth/mod.ts';
 export * from './config/mod.ts';
 export * from './protocol/scl_model.ts';
 export * from './protocol/connections.ts';
+export * from './protocol/live.ts';

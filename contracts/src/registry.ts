@@ -3,6 +3,7 @@ import { adminOperations } from './auth/admin_ops.ts';
 import { sessionOperations } from './auth/session_ops.ts';
 import { configOperations } from './config/mod.ts';
 import { connectionOperations } from './protocol/connections.ts';
+import { sessionOperations61850 } from './protocol/live.ts';
 import { authPing, configPing, echo, protocolPing } from './system.ts';
 
 /**
@@ -14,6 +15,7 @@ export const operations: readonly Operation[] = [
   ...sessionOperations, ...adminOperations,
   ...configOperations,
   ...connectionOperations,
+  ...sessionOperations61850,
 ];
 
 /** The operations one service serves. */

@@ -1,9 +1,27 @@
 import type { EnvReader } from '@scada/platform';
 
 /** Settings of the protocol service. */
-export type ProtocolConfig = { maxSclBytes: number };
+export type ProtocolConfig = {
+  maxSclBytes: number;
+  /** How long a replica's hold on a started connection lasts unrenewed; another replica takes over after it. */
+  sessionLeaseMs: number;
+  /** Each MMS request, from sending to the answer. */
+  mmsRequestTimeoutMs: number;
+  /** Silence from a device after which it is probed (identify); no answer within the request timeout ends the association. */
+  mmsIdleProbeMs: number;
+  /** Backoff between connection attempts: from the first wait to the cap. */
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+};
 
 /** Reads the protocol service's section of the environment. */
 export function readProtocolConfig(env: EnvReader): ProtocolConfig {
-  return { maxSclBytes: env.int('MAX_SCL_BYTES', 33554432, { min: 1024, max: 2 ** 31 - 1 }) };
+  return {
+    maxSclBytes: env.int('MAX_SCL_BYTES', 33554432, { min: 1024, max: 2 ** 31 - 1 }),
+    sessionLeaseMs: env.int('SESSION_LEASE_SECONDS', 10, { min: 2, max: 300 }) * 1000,
+    mmsRequestTimeoutMs: env.int('MMS_REQUEST_TIMEOUT_MS', 10000, { min: 100, max: 120000 }),
+    mmsIdleProbeMs: env.int('MMS_IDLE_PROBE_MS', 10000, { min: 0, max: 600000 }),
+    reconnectMinMs: env.int('MMS_RECONNECT_MIN_MS', 500, { min: 10, max: 60000 }),
+    reconnectMaxMs: env.int('MMS_RECONNECT_MAX_MS', 30000, { min: 100, max: 600000 }),
+  };
 }

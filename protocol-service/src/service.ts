@@ -1,6 +1,9 @@
-import { loadMigrations, type ServiceDefinition } from '@scada/platform';
+import { loadMigrations, serve, type ServiceDefinition } from '@scada/platform';
 import { readProtocolConfig, type ProtocolConfig } from './config.ts';
 import { connectionHandlers } from './handlers/connections.ts';
+import { liveHandlers } from './handlers/live.ts';
+import { mmsConnector } from './sessions/mms_connector.ts';
+import { startSupervisor } from './sessions/supervisor.ts';
 import { dropStaleUploads } from './store/files.ts';
 
 /** Staged uploads nobody committed are dropped after this long. */
@@ -14,14 +17,28 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
   readConfig: readProtocolConfig,
   schema: 'protocol',
   migrations: () => loadMigrations(new URL('../migrations/', import.meta.url)),
-  setup: async ({ store, bus, config, log }) => {
+  setup: async ({ store, bus, config, log, instance }) => {
     const sweep = setInterval(() => {
       dropStaleUploads(store, staleUploadSeconds).catch((err: unknown) => log.warn({ err }, 'dropping stale uploads failed'));
     }, 600_000);
     sweep.unref();
+    const supervisor = startSupervisor({
+      store, bus, log, owner: instance,
+      connector: mmsConnector({ requestTimeoutMs: config.mmsRequestTimeoutMs, idleProbeMs: config.mmsIdleProbeMs, log }),
+      leaseMs: config.sessionLeaseMs,
+      tickMs: Math.max(500, Math.round(config.sessionLeaseMs / 5)),
+      backoff: { baseMs: config.reconnectMinMs, capMs: config.reconnectMaxMs },
+    });
+    const live = liveHandlers({ store, bus, supervisor, instance, busTimeoutMs: 5000 });
+    // Operations on a device this replica holds, on subjects of its own, for the replica a request reached.
+    const holder = await serve(bus, { name: 'protocol-holder', version: '0.1.0', description: 'live device operations of one replica', instance }, live.holderImplementations, log);
     return {
-      implementations: connectionHandlers({ store, bus, config, busTimeoutMs: 5000 }),
-      stop: async () => clearInterval(sweep),
+      implementations: [...connectionHandlers({ store, bus, config, busTimeoutMs: 5000 }), ...live.implementations],
+      stop: async () => {
+        clearInterval(sweep);
+        await holder.stop();
+        await supervisor.stop();
+      },
     };
   },
 };

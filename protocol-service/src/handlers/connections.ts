@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import {
-  browseConnection, createConnectionWithFile, deleteConnectionWithFile, getConnection, getConnectionStatus, getConnections,
+  browseConnection, createConnectionWithFile, deleteConnectionWithFile, getConnection, getConnections,
   getConnectionsByProject, getProject, ProblemError, readFileChunk, stageUploadChunk, uploadChunkBytes, updateConnectionWithFile,
   type ConnectionRequest,
 } from '@scada/contracts';
@@ -107,10 +107,6 @@ export function connectionHandlers(deps: ConnectionDeps): Implementation[] {
     implement(getConnections, async (_m, ctx) => listConnections(deps.store, spaceOf(ctx))),
     implement(getConnectionsByProject, async ({ query }, ctx) => listConnections(deps.store, spaceOf(ctx), query.projectId.toLowerCase())),
     implement(getConnection, async ({ params }, ctx) => (await findConnection(deps.store, spaceOf(ctx), params.connectionId.toLowerCase())) ?? Promise.reject(notFound(params.connectionId))),
-    implement(getConnectionStatus, async ({ params }, ctx) => {
-      if (!(await findConnection(deps.store, spaceOf(ctx), params.connectionId.toLowerCase()))) throw notFound(params.connectionId);
-      return 'Disconnected' as const;
-    }),
     implement(browseConnection, async ({ params, query }, ctx) => {
       const space = spaceOf(ctx);
       const id = params.connectionId.toLowerCase();

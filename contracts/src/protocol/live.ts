@@ -1,0 +1,147 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { defineOperation, NoContent, requestSchema, type HttpBinding } from '../operation.ts';
+import type { ProblemCode } from '../problems.ts';
+
+/**
+ * Live IEC 61850 sessions: start and stop (kept across restarts), the session's state, and what an
+ * engineer does with a connected device: read, write, control, report blocks, the last reported values.
+ * Operations on the device are answered by the replica that holds the connection, wherever they arrive.
+ */
+const tags = ['IEC 61850 sessions'];
+const uuid = (description: string) => Type.String({ pattern: '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$', description });
+const connectionParams = Type.Object({ connectionId: uuid('Id of a connection of the space (a UUID).') }, { additionalProperties: false });
+const binding = (method: HttpBinding['method'], path: string, status: 200 | 204, access: 'viewer' | 'editor', errors: readonly ProblemCode[] = ['not_found']): HttpBinding => ({
+  method, path, status, access, spaceScoped: true, errors,
+});
+const notConnected = 'A connection that is not connected now answers 409 `conflict`.';
+
+/** An object reference: `LD/LN.DO.DA[FC]` (IEC 61850) or `LD/LN$FC$DO$DA` (MMS). */
+export const ObjectReference = Type.String({ minLength: 3, maxLength: 255, pattern: '^[A-Za-z0-9_]+/[A-Za-z0-9_$.\\[\\]()]+$', description: 'An object reference: `LD/LN.DO.DA[FC]` or `LD/LN$FC$DO$DA`.' });
+
+/** What the holding replica reports about a connection's session. */
+export const SessionView = Type.Object({
+  started: Type.Boolean({ description: 'Whether the connection is started (kept across restarts).' }),
+  status: Type.Union([Type.Literal('Connected'), Type.Literal('Disconnected')]),
+  state: Type.Union([Type.Literal('connecting'), Type.Literal('connected'), Type.Literal('waiting'), Type.Literal('stopped')], { description: '`waiting`: between two attempts to connect.' }),
+  since: Type.String({ format: 'date-time' }),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  reconnects: Type.Integer({ minimum: 0, description: 'Attempts that failed or associations that ended since the connection was taken.' }),
+  identity: Type.Union([Type.Object({ vendor: Type.String(), model: Type.String(), revision: Type.String() }), Type.Null()], { description: 'The device\'s answer to MMS identify.' }),
+  heldBy: Type.Union([Type.String(), Type.Null()], { description: 'The protocol-service replica holding the association.' }),
+});
+export type SessionView = Static<typeof SessionView>;
+
+export const startConnection = defineOperation({
+  operationId: 'startConnection', service: 'protocol', summary: 'Start a connection', tags,
+  description: 'Marks the connection started: a protocol-service replica takes it and keeps an association with the device, reconnecting with backoff. Kept across restarts. Starting a started connection changes nothing.',
+  request: requestSchema({ params: connectionParams }), response: NoContent,
+  http: binding('POST', '/api/connections/:connectionId/start', 204, 'editor'),
+});
+
+export const stopConnection = defineOperation({
+  operationId: 'stopConnection', service: 'protocol', summary: 'Stop a connection', tags,
+  description: 'Marks the connection stopped; its association is concluded within a few seconds.',
+  request: requestSchema({ params: connectionParams }), response: NoContent,
+  http: binding('POST', '/api/connections/:connectionId/stop', 204, 'editor'),
+});
+
+export const getConnectionSession = defineOperation({
+  operationId: 'getConnectionSession', service: 'protocol', summary: 'The session of a connection', tags,
+  description: 'State, since when, the last error, the reconnect count and the device\'s identity, as the replica holding the connection reports them.',
+  request: requestSchema({ params: connectionParams }), response: SessionView,
+  http: binding('GET', '/api/connections/:connectionId/session', 200, 'viewer'),
+});
+
+/** A value read from a device, or why it could not be. */
+export const ReadResult = Type.Object({ reference: Type.String(), value: Type.Optional(Type.Unknown()), error: Type.Optional(Type.String()) });
+
+export const readConnectionValues = defineOperation({
+  operationId: 'readConnectionValues', service: 'protocol', summary: 'Read values from the device', tags,
+  description: `Reads up to 100 object references; each answers its value or its error. ${notConnected}`,
+  request: requestSchema({
+    params: connectionParams,
+    body: Type.Object({ references: Type.Array(ObjectReference, { minItems: 1, maxItems: 100 }) }, { additionalProperties: false }),
+  }),
+  response: Type.Array(ReadResult),
+  http: { ...binding('POST', '/api/connections/:connectionId/read', 200, 'viewer', ['not_found', 'conflict', 'bad_gateway']), consumes: ['application/json'] },
+});
+
+export const writeConnectionValue = defineOperation({
+  operationId: 'writeConnectionValue', service: 'protocol', summary: 'Write a value to the device', tags,
+  description: `Writes one data attribute, converted to its type on the device; a value of the wrong type is 400. ${notConnected} A write the device refuses is 502 \`bad_gateway\` with its reason.`,
+  request: requestSchema({
+    params: connectionParams,
+    body: Type.Object({ reference: ObjectReference, value: Type.Unknown() }, { additionalProperties: false }),
+  }),
+  response: NoContent,
+  http: { ...binding('POST', '/api/connections/:connectionId/write', 204, 'editor', ['not_found', 'conflict', 'bad_gateway', 'validation_failed']), consumes: ['application/json'] },
+});
+
+export const operateConnectionControl = defineOperation({
+  operationId: 'operateConnectionControl', service: 'protocol', summary: 'Operate a control', tags,
+  description: `Operates a controllable data object (\`LD/LN.DO\`) by its control model: direct, select-before-operate or enhanced security. ${notConnected} A control the device refuses is 502 \`bad_gateway\` with the device's reason (LastApplError).`,
+  request: requestSchema({
+    params: connectionParams,
+    body: Type.Object(
+      {
+        reference: ObjectReference,
+        value: Type.Unknown({ description: 'ctlVal: a boolean for SPC/DPC, a number for APC/INC.' }),
+        test: Type.Optional(Type.Boolean()),
+        interlockCheck: Type.Optional(Type.Boolean()),
+        synchroCheck: Type.Optional(Type.Boolean()),
+      },
+      { additionalProperties: false },
+    ),
+  }),
+  response: NoContent,
+  http: { ...binding('POST', '/api/connections/:connectionId/control', 204, 'editor', ['not_found', 'conflict', 'bad_gateway']), consumes: ['application/json'] },
+});
+
+/** A report block the connection keeps enabled. */
+export const ReportSubscription = Type.Object(
+  {
+    rcb: ObjectReference,
+    integrityPeriodMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400_000 })),
+    generalInterrogation: Type.Optional(Type.Boolean()),
+    triggers: Type.Optional(Type.Array(Type.Union([Type.Literal('dchg'), Type.Literal('qchg'), Type.Literal('dupd'), Type.Literal('period'), Type.Literal('gi')]), { uniqueItems: true })),
+  },
+  { additionalProperties: false },
+);
+
+export const enableConnectionReport = defineOperation({
+  operationId: 'enableConnectionReport', service: 'protocol', summary: 'Enable a report block', tags,
+  description: 'Keeps the report block enabled: now when connected, and again after every reconnect. Each report is published as `events.protocol.report`.',
+  request: requestSchema({ params: connectionParams, body: ReportSubscription }),
+  response: NoContent,
+  http: { ...binding('POST', '/api/connections/:connectionId/reports', 204, 'editor', ['not_found', 'bad_gateway']), consumes: ['application/json'] },
+});
+
+export const disableConnectionReport = defineOperation({
+  operationId: 'disableConnectionReport', service: 'protocol', summary: 'Disable a report block', tags,
+  description: 'Stops keeping the report block enabled and disables it on the device when connected. 404 when it was not enabled.',
+  request: requestSchema({ params: connectionParams, query: Type.Object({ rcb: ObjectReference }, { additionalProperties: false }) }),
+  response: NoContent,
+  http: binding('DELETE', '/api/connections/:connectionId/reports', 204, 'editor'),
+});
+
+export const getConnectionReports = defineOperation({
+  operationId: 'getConnectionReports', service: 'protocol', summary: 'Report blocks kept enabled', tags,
+  request: requestSchema({ params: connectionParams }), response: Type.Array(ReportSubscription),
+  http: binding('GET', '/api/connections/:connectionId/reports', 200, 'viewer'),
+});
+
+export const getConnectionValues = defineOperation({
+  operationId: 'getConnectionValues', service: 'protocol', summary: 'Last reported values', tags,
+  description: `The last value of every attribute the device has reported since the holding replica took the connection, with when it came and by which report block. ${notConnected}`,
+  request: requestSchema({ params: connectionParams }),
+  response: Type.Array(Type.Object({ reference: Type.String(), value: Type.Unknown(), at: Type.String({ format: 'date-time' }), rcb: Type.String() })),
+  http: binding('GET', '/api/connections/:connectionId/values', 200, 'viewer', ['not_found', 'conflict']),
+});
+
+/** The live operations that must run on the replica holding the connection. */
+export const liveOperations = [readConnectionValues, writeConnectionValue, operateConnectionControl, getConnectionValues];
+
+export const sessionOperations61850 = [
+  startConnection, stopConnection, getConnectionSession, enableConnectionReport, disableConnectionReport, getConnectionReports,
+  ...liveOperations,
+];

@@ -1,0 +1,221 @@
+/**
+ * IEC 61850 controls over MMS (IEC 61850-7-2 §20, 8-1 §20): direct and select-before-operate, with normal or
+ * enhanced security. Oper/SBOw/Cancel are built from the server's own type of those structures (ctlVal,
+ * operTm, origin, ctlNum, T, Test, Check); enhanced security waits for the CommandTermination report; a
+ * refusal is explained by the LastApplError the server sends (its AddCause in words).
+ */
+import type { MmsClient } from '../mms/client.ts';
+import type { MmsData } from '../mms/mms_data.ts';
+import type { InformationReport } from '../mms/mms_pdu.ts';
+import type { MmsType } from '../mms/mms_types.ts';
+import { Iec61850Error } from './errors.ts';
+import { childOf, parseReference, toMmsReference, toObjectName, type DataReference } from './reference.ts';
+import { fromJson, toJson } from './values.ts';
+
+/** The control models of IEC 61850-7-3 ctlModel, by value 0..4. */
+export const CONTROL_MODELS = ['status-only', 'direct-with-normal-security', 'sbo-with-normal-security', 'direct-with-enhanced-security', 'sbo-with-enhanced-security'] as const;
+
+/** A control model. */
+export type ControlModel = (typeof CONTROL_MODELS)[number];
+
+/** Originator categories (orCat), by value. */
+export const OR_CATEGORIES = ['not-supported', 'bay-control', 'station-control', 'remote-control', 'automatic-bay', 'automatic-station', 'automatic-remote', 'maintenance', 'process'] as const;
+
+/** Who operates: a category (name or value) and an identity (text, sent as octets). */
+export type Origin = { orCat?: number | (typeof OR_CATEGORIES)[number]; orIdent?: string };
+
+/** How to operate; without `model` the DO's ctlModel is read. */
+export type OperateOptions = {
+  model?: ControlModel;
+  test?: boolean;
+  check?: { synchrocheck?: boolean; interlockCheck?: boolean };
+  origin?: Origin;
+  /** Wait for CommandTermination at most this long (enhanced security); 10 s by default. */
+  terminationTimeoutMs?: number;
+};
+
+/** A LastApplError report, decoded. */
+export type LastApplError = { cntrlObj: string; error: number; errorText: string; addCause: number; addCauseText: string; ctlNum?: number };
+
+const ADD_CAUSES = [
+  'Unknown', 'Not-supported', 'Blocked-by-switching-hierarchy', 'Select-failed', 'Invalid-position', 'Position-reached',
+  'Parameter-change-in-execution', 'Step-limit', 'Blocked-by-Mode', 'Blocked-by-process', 'Blocked-by-interlocking',
+  'Blocked-by-synchrocheck', 'Command-already-in-execution', 'Blocked-by-health', '1-of-n-control', 'Abortion-by-cancel',
+  'Time-limit-over', 'Abortion-by-trip', 'Object-not-selected', 'Object-already-selected', 'No-access-authority',
+  'Ended-with-overshoot', 'Abortion-due-to-deviation', 'Abortion-by-communication-loss', 'Blocked-by-command', 'None',
+  'Inconsistent-parameters', 'Locked-by-other-client',
+];
+const CONTROL_ERRORS = ['No-error', 'Unknown', 'Timeout-test-not-ok', 'Operator-test-not-ok'];
+
+/** The words of an AddCause value. */
+export function addCauseText(code: number): string {
+  return ADD_CAUSES[code] ?? `AddCause ${code}`;
+}
+
+/** What controls need from the device. */
+export type ControlContext = { client: MmsClient; typeOf(mmsRef: string): Promise<MmsType | undefined> };
+
+type Waiter = { resolve(): void; reject(e: Error): void };
+
+/** Runs controls and watches the reports that answer them (LastApplError, CommandTermination). */
+export class ControlTracker {
+  readonly #ctx: ControlContext;
+  readonly #defaultOrigin: Origin;
+  readonly #lastErrors = new Map<string, LastApplError>();
+  readonly #terminations = new Map<string, Waiter>();
+  #ctlNum = 0;
+
+  constructor(ctx: ControlContext, defaultOrigin: Origin = {}) {
+    this.#ctx = ctx;
+    this.#defaultOrigin = defaultOrigin;
+  }
+
+  /** Takes a report of named variables; true when it was a control's. */
+  handle(r: InformationReport): boolean {
+    if (r.variables.kind !== 'variables') return false;
+    const [first, second] = r.variables.names;
+    if (first?.scope === 'vmd' && first.item === 'LastApplError') {
+      const error = r.results[0]?.ok ? lastApplErrorOf(r.results[0].data) : undefined;
+      if (error) this.#lastErrors.set(error.cntrlObj, error);
+      // a LastApplError followed by the Oper value is a negative CommandTermination
+      if (error && second?.scope === 'domain' && second.item.endsWith('$Oper')) this.#terminate(`${second.domain}/${second.item}`, refusal('operate', error.cntrlObj, error));
+      return true;
+    }
+    if (first?.scope === 'domain' && first.item.endsWith('$Oper')) {
+      this.#terminate(`${first.domain}/${first.item}`);
+      return true;
+    }
+    return false;
+  }
+
+  /** Fails every control waiting for termination (the connection is gone). */
+  closeAll(reason: Error): void {
+    for (const w of this.#terminations.values()) w.reject(reason);
+    this.#terminations.clear();
+  }
+
+  /** Operates a controllable DO with `value` as ctlVal, following its control model. */
+  async operate(doRef: string, value: unknown, o: OperateOptions = {}): Promise<void> {
+    const d = controllable(doRef);
+    const model = o.model ?? (await this.#model(d));
+    const ctlNum = this.#nextCtlNum();
+    const obj = toMmsReference(d);
+    if (model === 'status-only') throw new Iec61850Error('unsupported', `${obj} is status-only and cannot be operated`);
+    if (model === 'sbo-with-normal-security') {
+      const [sbo] = await this.#ctx.client.read([toObjectName(childOf(d, 'SBO'))]);
+      if (!sbo.ok || sbo.data.type !== 'visible-string' || sbo.data.value === '') throw refusal('select', obj, this.#lastErrors.get(obj), sbo.ok ? undefined : sbo.errorText);
+    }
+    if (model === 'sbo-with-enhanced-security') await this.#write(d, 'SBOw', value, ctlNum, o, 'select');
+    if (model === 'direct-with-normal-security' || model === 'sbo-with-normal-security') return this.#write(d, 'Oper', value, ctlNum, o, 'operate');
+    const operRef = toMmsReference(childOf(d, 'Oper'));
+    const terminated = this.#awaitTermination(operRef, o.terminationTimeoutMs ?? 10_000);
+    // a negative termination may come before the write's answer: keep it from being an unhandled rejection
+    terminated.catch(() => undefined);
+    try {
+      await this.#write(d, 'Oper', value, ctlNum, o, 'operate');
+    } catch (e) {
+      this.#terminations.get(operRef)?.resolve();
+      throw e;
+    }
+    await terminated;
+  }
+
+  /** Cancels a selection or a running control (writes Cancel). */
+  async cancel(doRef: string, value: unknown, o: Omit<OperateOptions, 'model' | 'check'> = {}): Promise<void> {
+    await this.#write(controllable(doRef), 'Cancel', value, this.#nextCtlNum(), o, 'cancel');
+  }
+
+  #nextCtlNum(): number {
+    const n = this.#ctlNum;
+    this.#ctlNum = (this.#ctlNum + 1) & 0xff;
+    return n;
+  }
+
+  async #model(d: DataReference): Promise<ControlModel> {
+    const ref = { ...d, fc: 'CF' as const, path: [...d.path, 'ctlModel'] };
+    const [r] = await this.#ctx.client.read([toObjectName(ref)]);
+    if (!r.ok || (r.data.type !== 'integer' && r.data.type !== 'unsigned')) throw new Iec61850Error('not_found', `cannot read ${toMmsReference(ref)} to learn the control model; give options.model`);
+    const model = CONTROL_MODELS[Number(r.data.value)];
+    if (!model) throw new Iec61850Error('unsupported', `ctlModel ${r.data.value} of ${toMmsReference(d)} is unknown`);
+    return model;
+  }
+
+  async #write(d: DataReference, what: 'Oper' | 'SBOw' | 'Cancel', value: unknown, ctlNum: number, o: OperateOptions, step: string): Promise<void> {
+    const ref = childOf(d, what);
+    const type = await this.#ctx.typeOf(toMmsReference(ref));
+    if (type?.type !== 'structure') throw new Iec61850Error('not_found', `${toMmsReference(ref)} is not a control structure on this device`);
+    const data = this.#structure(type, value, ctlNum, o, toMmsReference(ref));
+    const obj = toMmsReference(d);
+    this.#lastErrors.delete(obj);
+    const [result] = await this.#ctx.client.writeMany([{ ref: toObjectName(ref), data }]);
+    if (!result.ok) throw refusal(step, obj, this.#lastErrors.get(obj), result.errorText);
+  }
+
+  #structure(type: Extract<MmsType, { type: 'structure' }>, value: unknown, ctlNum: number, o: OperateOptions, path: string): MmsData {
+    const now = Date.now();
+    const origin = { ...this.#defaultOrigin, ...o.origin };
+    const orCat = typeof origin.orCat === 'string' ? OR_CATEGORIES.indexOf(origin.orCat) : (origin.orCat ?? 3);
+    if (orCat < 0) throw new Iec61850Error('bad_value', `${path}: orCat '${origin.orCat}' is not one of ${OR_CATEGORIES.join(', ')}`);
+    const fields: Record<string, unknown> = {
+      ctlVal: value,
+      operTm: now,
+      origin: { orCat, orIdent: Buffer.from(origin.orIdent ?? '', 'utf8').toString('hex') },
+      ctlNum,
+      T: now,
+      Test: o.test ?? false,
+      Check: [o.check?.synchrocheck ?? false, o.check?.interlockCheck ?? false],
+    };
+    return {
+      type: 'structure',
+      value: type.components.map((c) => {
+        if (c.name === undefined || !(c.name in fields)) throw new Iec61850Error('unsupported', `${path} has a component '${c.name ?? '?'}' this client cannot fill`);
+        return fromJson(fields[c.name], c.type, c.name, `${path}.${c.name}`);
+      }),
+    };
+  }
+
+  #awaitTermination(operRef: string, ms: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#terminations.delete(operRef);
+        reject(new Iec61850Error('termination_timeout', `no CommandTermination for ${operRef} within ${ms} ms`));
+      }, ms);
+      const done = (f: () => void) => {
+        clearTimeout(timer);
+        this.#terminations.delete(operRef);
+        f();
+      };
+      this.#terminations.set(operRef, { resolve: () => done(resolve), reject: (e) => done(() => reject(e)) });
+    });
+  }
+
+  #terminate(operRef: string, error?: Error): void {
+    const w = this.#terminations.get(operRef);
+    if (!w) return;
+    if (error) w.reject(error);
+    else w.resolve();
+  }
+}
+
+function controllable(doRef: string): DataReference {
+  // a DO named without FC (`LD/LN.DO`) is a controllable one: read it as `[CO]`
+  const text = typeof doRef === 'string' && !doRef.includes('$') && !doRef.includes('[') ? `${doRef.trim()}[CO]` : doRef;
+  const r = parseReference(text);
+  if (r.path.length === 0) throw new Iec61850Error('bad_reference', `'${doRef}' names no data object`);
+  // the DO is addressed under CO whatever FC the caller wrote
+  return { ...r, fc: 'CO' };
+}
+
+/** The LastApplError structure: CntrlObj, Error, Origin, ctlNum, AddCause. */
+export function lastApplErrorOf(d: MmsData): LastApplError | undefined {
+  const v = toJson(d);
+  if (!Array.isArray(v) || v.length < 5 || typeof v[0] !== 'string') return undefined;
+  const error = Number(v[1]);
+  const addCause = Number(v[4]);
+  return { cntrlObj: v[0], error, errorText: CONTROL_ERRORS[error] ?? `Error ${error}`, addCause, addCauseText: addCauseText(addCause), ctlNum: Number(v[3]) };
+}
+
+function refusal(step: string, obj: string, e: LastApplError | undefined, accessText?: string): Iec61850Error {
+  if (e) return new Iec61850Error(step === 'select' ? 'select_failed' : 'control_failed', `${step} of ${obj} refused: ${e.addCauseText} (${e.errorText})`, { lastApplError: e });
+  return new Iec61850Error(step === 'select' ? 'select_failed' : 'control_failed', `${step} of ${obj} refused${accessText ? `: ${accessText}` : ''}`);
+}

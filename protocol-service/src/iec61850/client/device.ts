@@ -1,0 +1,160 @@
+/**
+ * An IEC 61850 device seen through one MMS association: browse its model, read and write values in either
+ * reference notation as plain JSON (checked against the variable's type before sending), read data sets,
+ * enable report control blocks and receive decoded reports, and operate controls. Types come from
+ * GetVariableAccessAttributes once per reference (browse fills the cache for the whole model).
+ */
+import { EventEmitter } from 'node:events';
+import { MmsClient, type MmsClientOptions } from '../mms/client.ts';
+import { MmsConnectionError, MmsError } from '../mms/client_errors.ts';
+import type { InformationReport } from '../mms/mms_pdu.ts';
+import type { MmsType } from '../mms/mms_types.ts';
+import { browseDevice, type DeviceModel } from './browse.ts';
+import { ControlTracker, type OperateOptions, type Origin } from './control.ts';
+import { Iec61850Error } from './errors.ts';
+import { fromObjectName, parseReference, toMmsReference, toObjectName, toObjectReference } from './reference.ts';
+import { dataSetName, decodeReport, disableReport, enableReport, isRpt, type Report, type ReportOptions, type ReportSubscription } from './reports.ts';
+import { fromJson, toJson, type Json } from './values.ts';
+
+/** A value read: the JSON value, or why there is none. */
+export type ValueResult = { ref: string; value: Json | null; error?: string };
+
+/** A data set read: its members in order. */
+export type DataSetValues = { ref: string; members: ValueResult[] };
+
+/** Options of the IEC 61850 layer. */
+export type DeviceOptions = { origin?: Origin };
+
+/** Events: decoded reports, reports that could not be decoded, the end of the association. */
+export type DeviceEvents = { report: [Report]; reportError: [Error]; close: [MmsConnectionError] };
+
+/** An IEC 61850 client over an {@link MmsClient}. */
+export class Iec61850Device extends EventEmitter<DeviceEvents> {
+  readonly client: MmsClient;
+  readonly #types = new Map<string, MmsType>();
+  readonly #pendingTypes = new Map<string, Promise<MmsType>>();
+  readonly #subscriptions = new Map<string, ReportSubscription>();
+  readonly #controls: ControlTracker;
+
+  constructor(client: MmsClient, o: DeviceOptions = {}) {
+    super();
+    this.client = client;
+    const ctx = { client, typeOf: (ref: string) => this.typeOf(ref) };
+    this.#controls = new ControlTracker(ctx, o.origin);
+    client.on('report', (r) => this.#report(r));
+    client.once('close', (reason) => {
+      this.#controls.closeAll(reason);
+      this.emit('close', reason);
+    });
+  }
+
+  /** Connects an MMS client and wraps it. */
+  static async connect(o: MmsClientOptions & DeviceOptions): Promise<Iec61850Device> {
+    return new Iec61850Device(await MmsClient.connect(o), o);
+  }
+
+  /** The whole model: LD → LN → DO (with FCs) → DA (with types); caches every type on the way. */
+  browse(): Promise<DeviceModel> {
+    return browseDevice(this.client, (ref, type) => this.#types.set(ref, type));
+  }
+
+  /** The MMS type of a reference (either notation), cached. */
+  async typeOf(ref: string): Promise<MmsType> {
+    const key = toMmsReference(parseReference(ref));
+    const known = this.#types.get(key);
+    if (known) return known;
+    const pending = this.#pendingTypes.get(key) ?? this.client.getVariableAccessAttributes(key);
+    this.#pendingTypes.set(key, pending);
+    try {
+      const type = await pending;
+      this.#types.set(key, type);
+      return type;
+    } finally {
+      this.#pendingTypes.delete(key);
+    }
+  }
+
+  /** Reads values in one request; each comes back as JSON or with the reason it could not be read. */
+  async readValues(refs: string[]): Promise<ValueResult[]> {
+    const parsed = refs.map(parseReference);
+    const types = await Promise.all(refs.map((r) => this.typeOf(r).catch(() => undefined)));
+    const results = await this.client.read(parsed.map(toObjectName));
+    return results.map((r, i) => (r.ok ? { ref: refs[i], value: toJson(r.data, types[i], parsed[i].path.at(-1)) } : { ref: refs[i], value: null, error: r.errorText }));
+  }
+
+  /** Writes a JSON value, converted to the variable's type; a value that does not fit is refused before sending. */
+  async write(ref: string, value: unknown): Promise<void> {
+    const parsed = parseReference(ref);
+    const type = await this.typeOf(ref);
+    const data = fromJson(value, type, parsed.path.at(-1), toObjectReference(parsed));
+    await this.client.write(toObjectName(parsed), data);
+  }
+
+  /** Reads a data set (`LD/LN$name` or `LD/LN.name`): its members and their values. */
+  async readDataSet(ref: string): Promise<DataSetValues> {
+    const name = dataSetName(ref);
+    const { variables } = await this.client.getNamedVariableListAttributes(name);
+    const members = variables.map((v) => (v.scope === 'domain' ? fromObjectName(v) : undefined));
+    const types = await Promise.all(members.map((m) => (m ? this.typeOf(toMmsReference(m)).catch(() => undefined) : undefined)));
+    const results = await this.client.readNamedVariableList(name);
+    if (results.length !== variables.length) throw new Iec61850Error('bad_value', `data set ${ref} has ${variables.length} members but the read gave ${results.length} values`);
+    return {
+      ref: `${name.domain}/${name.item}`,
+      members: results.map((r, i) => {
+        const m = members[i];
+        const memberRef = m ? toObjectReference(m) : variables[i].item;
+        return r.ok ? { ref: memberRef, value: toJson(r.data, types[i], m?.path.at(-1)) } : { ref: memberRef, value: null, error: r.errorText };
+      }),
+    };
+  }
+
+  /** Enables a report control block; its reports then arrive as `report` events. */
+  enableReport(rcbRef: string, o: ReportOptions = {}): Promise<ReportSubscription> {
+    return enableReport({ client: this.client, typeOf: (r) => this.typeOf(r) }, rcbRef, o, (s) => this.#subscriptions.set(s.rptId, s));
+  }
+
+  /** Disables a report control block and forgets its reports. */
+  async disableReport(rcbRef: string): Promise<void> {
+    await disableReport({ client: this.client, typeOf: (r) => this.typeOf(r) }, rcbRef);
+    const rcb = toMmsReference(parseReference(rcbRef));
+    for (const [id, s] of this.#subscriptions) if (s.rcb === rcb) this.#subscriptions.delete(id);
+  }
+
+  /** The report control blocks enabled through this device. */
+  get subscriptions(): ReportSubscription[] {
+    return [...this.#subscriptions.values()];
+  }
+
+  /** Operates a controllable data object (see {@link OperateOptions}). */
+  operate(doRef: string, value: unknown, o: OperateOptions = {}): Promise<void> {
+    return this.#controls.operate(doRef, value, o);
+  }
+
+  /** Cancels a selection or a running control. */
+  cancel(doRef: string, value: unknown, o: Omit<OperateOptions, 'model' | 'check'> = {}): Promise<void> {
+    return this.#controls.cancel(doRef, value, o);
+  }
+
+  /** Concludes the association gracefully. */
+  conclude(): Promise<void> {
+    return this.client.conclude();
+  }
+
+  /** Closes the connection at once. */
+  close(): void {
+    this.client.close();
+  }
+
+  #report(r: InformationReport): void {
+    if (this.#controls.handle(r)) return;
+    if (!isRpt(r)) return void this.emit('reportError', new Iec61850Error('bad_report', 'an InformationReport that is neither a report (RPT) nor a control answer'));
+    let report: Report;
+    try {
+      report = decodeReport(r, (id) => this.#subscriptions.get(id));
+    } catch (e) {
+      if (!(e instanceof Iec61850Error || e instanceof MmsError)) throw e;
+      return void this.emit('reportError', e);
+    }
+    this.emit('report', report);
+  }
+}

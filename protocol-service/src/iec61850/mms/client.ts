@@ -1,0 +1,347 @@
+/**
+ * An MMS client over one association: confirmed requests multiplexed by invoke id within the negotiated
+ * number of outstanding requests, each with its own timeout; InformationReports as `report` events; a dead
+ * peer found by an Identify probe after `idleTimeoutMs` of silence; conclude, abort and close. Every way the
+ * connection can end rejects what is pending with the same {@link MmsConnectionError} and emits `close` once.
+ */
+import { EventEmitter } from 'node:events';
+import { MmsConnectionError, MmsError } from './client_errors.ts';
+import { connectLink, initiateFor, type IsoLink, type Negotiated, type Selectors } from './client_link.ts';
+import type { PeeledTsdu } from './frames.ts';
+import { buildAbort, buildReleaseRequest } from './frames.ts';
+import type { MmsData } from './mms_data.ts';
+import { objectNameOf, objectNameText, type AccessResult, type ObjectName } from './mms_access.ts';
+import { encodeMmsPdu, type InformationReport, type MmsPdu } from './mms_pdu.ts';
+import type { ConfirmedRequest, ConfirmedResponse, ObjectClass, WriteResult } from './mms_services.ts';
+import type { MmsType } from './mms_types.ts';
+
+export { MmsConnectionError, MmsError } from './client_errors.ts';
+export type { Negotiated, Selectors } from './client_link.ts';
+
+/** How to reach and talk to a server. Times are in milliseconds. */
+export type MmsClientOptions = {
+  host: string;
+  /** 102 by default. */
+  port?: number;
+  /** TCP, COTP and association together; 10 s by default. */
+  connectTimeoutMs?: number;
+  /** Each confirmed request, from the call to the answer; 10 s by default. */
+  requestTimeoutMs?: number;
+  /** Requests proposed to have outstanding at once (the server may lower it); 5 by default. */
+  maxOutstanding?: number;
+  /** Largest MMS PDU proposed; 65000 by default. */
+  maxPduSize?: number;
+  /** Largest TPDU proposed in the COTP CR; 8192 by default. */
+  tpduSize?: number;
+  /** Silence after which an Identify probes the peer; 0 (the default) turns probing off. */
+  idleTimeoutMs?: number;
+  selectors?: Selectors;
+  /** ACSE password authentication. */
+  password?: string;
+  /** Cancels the connect; aborting it later aborts the association. */
+  signal?: AbortSignal;
+};
+
+/** A reference: `LD/LN$FC$DO$DA` text or an ObjectName. */
+export type VariableRef = string | ObjectName;
+
+/** One page of GetNameList. */
+export type NameListPage = { identifiers: string[]; moreFollows: boolean };
+
+/** What GetNameList lists: a class, in a domain (else VMD-wide, or association-specific with `aa`). */
+export type NameListQuery = { objectClass: ObjectClass; domain?: string; aa?: boolean; continueAfter?: string };
+
+/** The events of a client. */
+export type MmsClientEvents = { report: [InformationReport]; close: [MmsConnectionError]; warning: [Error] };
+
+type Service = ConfirmedRequest['service'];
+type ResponseOf<S extends Service> = Extract<ConfirmedResponse, { service: S }>;
+type Pending = { request: ConfirmedRequest; invokeId?: number; timer: NodeJS.Timeout; resolve(r: ConfirmedResponse): void; reject(e: Error): void };
+
+/** `work`'s value, or undefined once `ms` have passed; the timer never outlives the race. */
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([work, new Promise<undefined>((r) => {
+      timer = setTimeout(() => r(undefined), ms);
+    })]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const nameOf = (ref: VariableRef): ObjectName => (typeof ref === 'string' ? objectNameOf(ref) : ref);
+
+/** An MMS client association; make one with {@link MmsClient.connect}. */
+export class MmsClient extends EventEmitter<MmsClientEvents> {
+  /** What the association settled. */
+  readonly negotiated: Negotiated;
+  readonly #link: IsoLink;
+  readonly #requestTimeoutMs: number;
+  readonly #idleTimeoutMs: number;
+  readonly #pending = new Map<number, Pending>();
+  readonly #queue: Pending[] = [];
+  readonly #drained: (() => void)[] = [];
+  #nextInvokeId = 1;
+  #closeReason: MmsConnectionError | undefined;
+  #idleTimer: NodeJS.Timeout | undefined;
+  #concluding: { resolve(ok: boolean): void } | undefined;
+  #releasing: (() => void) | undefined;
+
+  private constructor(link: IsoLink, negotiated: Negotiated, o: MmsClientOptions) {
+    super();
+    this.#link = link;
+    this.negotiated = negotiated;
+    this.#requestTimeoutMs = o.requestTimeoutMs ?? 10_000;
+    this.#idleTimeoutMs = o.idleTimeoutMs ?? 0;
+    link.handler = { tsdu: (p) => this.#receive(p), cotp: () => this.#fail('protocol_error', 'unexpected COTP TPDU after the connect phase'), failure: (e) => this.#closed(e) };
+    if (o.signal) {
+      const onAbort = () => this.abort();
+      o.signal.addEventListener('abort', onAbort, { once: true });
+      this.once('close', () => o.signal?.removeEventListener('abort', onAbort));
+    }
+    this.#armIdle();
+  }
+
+  /** Connects and associates; rejects with an {@link MmsConnectionError} (no socket is left open). */
+  static async connect(o: MmsClientOptions): Promise<MmsClient> {
+    const maxOutstanding = o.maxOutstanding ?? 5;
+    const { link, negotiated } = await connectLink({
+      host: o.host,
+      port: o.port ?? 102,
+      connectTimeoutMs: o.connectTimeoutMs ?? 10_000,
+      selectors: o.selectors ?? {},
+      tpduSize: o.tpduSize ?? 8192,
+      initiate: initiateFor(maxOutstanding, o.maxPduSize ?? 65000),
+      ...(o.password === undefined ? {} : { password: o.password }),
+      ...(o.signal === undefined ? {} : { signal: o.signal }),
+    });
+    return new MmsClient(link, negotiated, o);
+  }
+
+  /** Why the association ended, or undefined while it stands. */
+  get closeReason(): MmsConnectionError | undefined {
+    return this.#closeReason;
+  }
+
+  /** Requests sent and not answered yet. */
+  get outstanding(): number {
+    return this.#pending.size;
+  }
+
+  /** Vendor, model and revision of the server. */
+  async identify(): Promise<{ vendor: string; model: string; revision: string }> {
+    const { vendor, model, revision } = await this.request({ service: 'identify' });
+    return { vendor, model, revision };
+  }
+
+  /** One page of names. */
+  async getNameList(q: NameListQuery): Promise<NameListPage> {
+    const scope = q.domain !== undefined ? { scope: 'domain' as const, domain: q.domain } : q.aa ? { scope: 'aa' as const } : { scope: 'vmd' as const };
+    const request: ConfirmedRequest = { service: 'getNameList', objectClass: q.objectClass, scope };
+    if (q.continueAfter !== undefined) request.continueAfter = q.continueAfter;
+    const { identifiers, moreFollows } = await this.request(request);
+    return { identifiers, moreFollows };
+  }
+
+  /** Every name, following `moreFollows` page after page. */
+  async getAllNames(q: Omit<NameListQuery, 'continueAfter'>): Promise<string[]> {
+    const all: string[] = [];
+    let continueAfter: string | undefined;
+    for (;;) {
+      const page = await this.getNameList(continueAfter === undefined ? q : { ...q, continueAfter });
+      all.push(...page.identifiers);
+      const last = page.identifiers.at(-1);
+      if (!page.moreFollows) return all;
+      // a server that claims more but gives nothing new would loop forever
+      if (last === undefined || last === continueAfter) throw new MmsConnectionError('protocol_error', 'GetNameList says more follow but names nothing new');
+      continueAfter = last;
+    }
+  }
+
+  /** The type of a variable. */
+  async getVariableAccessAttributes(ref: VariableRef): Promise<MmsType> {
+    return (await this.request({ service: 'getVariableAccessAttributes', name: nameOf(ref) })).type;
+  }
+
+  /** Reads variables; one result per reference, in order. */
+  async read(refs: VariableRef[]): Promise<AccessResult[]> {
+    const names = refs.map(nameOf);
+    const { results } = await this.request({ service: 'read', specificationWithResult: false, variables: { kind: 'variables', names } });
+    if (results.length !== names.length) throw new MmsConnectionError('protocol_error', `read of ${names.length} variables answered with ${results.length} results`);
+    return results;
+  }
+
+  /** Reads the members of a named variable list (a data set). */
+  async readNamedVariableList(ref: VariableRef): Promise<AccessResult[]> {
+    return (await this.request({ service: 'read', specificationWithResult: true, variables: { kind: 'list', name: nameOf(ref) } })).results;
+  }
+
+  /** Writes one variable; a refused write throws an {@link MmsError} of kind `access`. */
+  async write(ref: VariableRef, data: MmsData): Promise<void> {
+    const [result] = await this.writeMany([{ ref, data }]);
+    if (!result.ok) throw MmsError.fromAccess(result.error, result.errorText, objectNameText(nameOf(ref)));
+  }
+
+  /** Writes several variables in one request; one result per variable. */
+  async writeMany(items: { ref: VariableRef; data: MmsData }[]): Promise<WriteResult[]> {
+    const names = items.map((i) => nameOf(i.ref));
+    const { results } = await this.request({ service: 'write', variables: { kind: 'variables', names }, data: items.map((i) => i.data) });
+    if (results.length !== names.length) throw new MmsConnectionError('protocol_error', `write of ${names.length} variables answered with ${results.length} results`);
+    return results;
+  }
+
+  /** The members of a named variable list. */
+  async getNamedVariableListAttributes(ref: VariableRef): Promise<{ deletable: boolean; variables: ObjectName[] }> {
+    const { deletable, variables } = await this.request({ service: 'getNamedVariableListAttributes', name: nameOf(ref) });
+    return { deletable, variables };
+  }
+
+  /** Sends any confirmed request and resolves with the response of the same service. */
+  request<S extends Service>(request: Extract<ConfirmedRequest, { service: S }>): Promise<ResponseOf<S>> {
+    return new Promise<ConfirmedResponse>((resolve, reject) => {
+      if (this.#closeReason) return reject(new MmsConnectionError('not_connected', `not connected: ${this.#closeReason.message}`, this.#closeReason));
+      if (this.#concluding) return reject(new MmsConnectionError('not_connected', 'the association is concluding'));
+      const p: Pending = { request, resolve, reject, timer: setTimeout(() => this.#timeout(p), this.#requestTimeoutMs) };
+      if (this.#pending.size < this.negotiated.maxOutstanding) this.#send(p);
+      else this.#queue.push(p);
+    }).then((response) => {
+      if (response.service !== request.service) throw new MmsConnectionError('protocol_error', `${request.service} answered with a ${response.service} response`);
+      return response as ResponseOf<S>;
+    });
+  }
+
+  /**
+   * Ends the association gracefully: waits for outstanding requests, MMS Conclude, ACSE release, then closes.
+   * Each step waits at most `timeoutMs` (the request timeout by default); past it the association is aborted.
+   */
+  async conclude(timeoutMs = this.#requestTimeoutMs): Promise<void> {
+    if (this.#closeReason) return;
+    const within = <T>(work: Promise<T>) => withTimeout(work, timeoutMs);
+    if (this.#pending.size + this.#queue.length > 0) await within(new Promise<void>((r) => this.#drained.push(r)));
+    if (this.#closeReason) return;
+    const concluded = await within(new Promise<boolean>((resolve) => {
+      this.#concluding = { resolve };
+      this.#link.sendMms(encodeMmsPdu({ pdu: 'conclude-request' }));
+    }));
+    if (!concluded || this.#closeReason) return this.abort();
+    const released = await within(new Promise<true>((resolve) => {
+      this.#releasing = () => resolve(true);
+      this.#link.send([buildReleaseRequest()]);
+    }));
+    if (!released) return this.abort();
+    this.#link.fail(new MmsConnectionError('closed', 'association concluded'));
+  }
+
+  /** Aborts the association (ACSE ABRT) and closes the socket. */
+  abort(): void {
+    this.#link.fail(new MmsConnectionError('aborted', 'association aborted by the client'), buildAbort());
+  }
+
+  /** Closes the socket without a word to the peer. */
+  close(): void {
+    this.#link.fail(new MmsConnectionError('closed', 'connection closed by the client'));
+  }
+
+  #send(p: Pending): void {
+    while (this.#pending.has(this.#nextInvokeId)) this.#nextInvokeId = (this.#nextInvokeId + 1) >>> 0;
+    const invokeId = this.#nextInvokeId;
+    this.#nextInvokeId = (this.#nextInvokeId + 1) >>> 0;
+    let pdu: Uint8Array;
+    try {
+      pdu = encodeMmsPdu({ pdu: 'confirmed-request', invokeId, request: p.request });
+    } catch (e) {
+      return this.#settle(p, () => p.reject(e instanceof Error ? e : new Error(String(e))));
+    }
+    if (pdu.length > this.negotiated.maxPduSize) {
+      const error = new MmsConnectionError('too_large', `a ${p.request.service} request of ${pdu.length} octets exceeds the negotiated PDU size ${this.negotiated.maxPduSize}; not sent`);
+      return this.#settle(p, () => p.reject(error));
+    }
+    p.invokeId = invokeId;
+    this.#pending.set(invokeId, p);
+    this.#link.sendMms(pdu);
+  }
+
+  /** Frees the request's slot, runs `outcome`, and sends the next queued request. */
+  #settle(p: Pending, outcome: () => void): void {
+    clearTimeout(p.timer);
+    if (p.invokeId !== undefined) this.#pending.delete(p.invokeId);
+    const queued = this.#queue.indexOf(p);
+    if (queued >= 0) this.#queue.splice(queued, 1);
+    outcome();
+    while (!this.#closeReason && this.#queue.length > 0 && this.#pending.size < this.negotiated.maxOutstanding) this.#send(this.#queue.shift()!);
+    if (this.#pending.size + this.#queue.length === 0) this.#drained.splice(0).forEach((r) => r());
+  }
+
+  #timeout(p: Pending): void {
+    const where = p.invokeId === undefined ? 'queued' : `invoke id ${p.invokeId}`;
+    this.#settle(p, () => p.reject(new MmsConnectionError('request_timeout', `${p.request.service} (${where}) not answered within ${this.#requestTimeoutMs} ms`)));
+  }
+
+  #receive(t: PeeledTsdu): void {
+    const kind = t.session.kind;
+    if (kind === 'abort') return this.#fail('aborted', `association aborted by the peer${t.presentation?.kind === 'ARP' ? `: ${t.presentation.reasonText}` : ''}`);
+    if (kind === 'disconnect' && this.#releasing) return this.#releasing();
+    if (kind !== 'data') return this.#fail(kind === 'disconnect' ? 'closed' : 'protocol_error', `session ${kind} from the peer`);
+    if (t.mms) this.#mms(t.mms);
+  }
+
+  #mms(pdu: MmsPdu): void {
+    switch (pdu.pdu) {
+      case 'confirmed-response':
+      case 'confirmed-error':
+      case 'reject': {
+        const p = pdu.invokeId === undefined ? undefined : this.#pending.get(pdu.invokeId);
+        if (!p) return void this.emit('warning', new Error(`${pdu.pdu} for invoke id ${pdu.invokeId ?? '(none)'} matches no request${pdu.pdu === 'reject' ? `: ${pdu.reason.text}` : ''}`));
+        if (pdu.pdu === 'confirmed-response') return this.#settle(p, () => p.resolve(pdu.response));
+        const error = pdu.pdu === 'reject' ? MmsError.fromReject(pdu.reason) : MmsError.fromServiceError(pdu.error);
+        return this.#settle(p, () => p.reject(error));
+      }
+      case 'information-report':
+        return void this.emit('report', pdu.report);
+      case 'conclude-response':
+      case 'conclude-error':
+        return this.#concluding?.resolve(pdu.pdu === 'conclude-response');
+      default:
+        return void this.emit('warning', new Error(`unexpected MMS ${pdu.pdu} from the server`));
+    }
+  }
+
+  #fail(code: MmsConnectionError['code'], message: string): void {
+    this.#link.fail(new MmsConnectionError(code, message));
+  }
+
+  /** The link is gone: fail everything pending, stop timers, tell listeners once. */
+  #closed(reason: MmsConnectionError): void {
+    if (this.#closeReason) return;
+    this.#closeReason = reason;
+    clearTimeout(this.#idleTimer);
+    const all = [...this.#pending.values(), ...this.#queue.splice(0)];
+    this.#pending.clear();
+    for (const p of all) {
+      clearTimeout(p.timer);
+      p.reject(reason);
+    }
+    this.#drained.splice(0).forEach((r) => r());
+    this.#concluding?.resolve(false);
+    this.#releasing?.();
+    this.emit('close', reason);
+  }
+
+  /** Probes the peer with Identify once nothing has arrived for `idleTimeoutMs`. */
+  #armIdle(): void {
+    if (this.#idleTimeoutMs <= 0 || this.#closeReason) return;
+    const wait = Math.max(1, this.#link.lastReceived + this.#idleTimeoutMs - Date.now());
+    this.#idleTimer = setTimeout(() => {
+      if (Date.now() - this.#link.lastReceived < this.#idleTimeoutMs) return this.#armIdle();
+      this.identify().then(
+        () => this.#armIdle(),
+        (e: unknown) => {
+          // any answer, even a refusal, shows the peer is alive
+          if (e instanceof MmsConnectionError && e.code === 'request_timeout') this.#fail('peer_unresponsive', `no answer to an Identify probe after ${this.#idleTimeoutMs} ms of silence`);
+          else this.#armIdle();
+        },
+      );
+    }, wait);
+  }
+}

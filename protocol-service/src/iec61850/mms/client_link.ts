@@ -1,0 +1,263 @@
+/**
+ * The client's ISO link over one TCP socket: TPKT deframing of any segmentation, COTP DT reassembly and
+ * segmentation, and the connect phase (COTP CR/CC, then session CONNECT / presentation CP / ACSE AARQ with
+ * the MMS initiate) that settles TPDU size, PDU size and outstanding requests. Any failure destroys the socket
+ * once and reports one error.
+ */
+import { connect as tcpConnect, type Socket } from 'node:net';
+import { aareRefusal } from './acse.ts';
+import { concat } from './ber.ts';
+import type { BitString } from './ber_values.ts';
+import { MmsConnectionError, MmsError } from './client_errors.ts';
+import { createDtReassembler, decodeCotp, segmentData, type CotpTpdu } from './cotp.ts';
+import { buildAssociationRequest, buildConnectionRequest, peelTsdu, type PeeledTsdu } from './frames.ts';
+import { DEFAULT_INITIATE, type InitiateParameters } from './mms_pdu.ts';
+import { encodeUserData, MMS_CONTEXT_ID } from './presentation.ts';
+import { encodeDataSpdu } from './session.ts';
+import { createTpktDeframer, decodeTpkt, encodeTpkt } from './tpkt.ts';
+
+/** A selector as bytes or hex text (`'0001'`, as SCL writes it). */
+export type Selector = Uint8Array | string;
+
+/** ISO addressing; every field defaults to what the captured libiec61850 client sends. */
+export type Selectors = {
+  callingTsel?: Selector;
+  calledTsel?: Selector;
+  callingSsel?: Selector;
+  calledSsel?: Selector;
+  callingPsel?: Selector;
+  calledPsel?: Selector;
+  /** Dotted (`1.1.1.999.1`) or SCL's space-separated form (`1 1 1 999 1`). */
+  calledApTitle?: string;
+  calledAeQualifier?: number;
+  callingApTitle?: string;
+  callingAeQualifier?: number;
+};
+
+/** What the connect phase needs. */
+export type LinkOptions = {
+  host: string;
+  port: number;
+  connectTimeoutMs: number;
+  selectors: Selectors;
+  /** Largest TPDU proposed in the CR. */
+  tpduSize: number;
+  initiate: InitiateParameters;
+  password?: string;
+  signal?: AbortSignal;
+};
+
+/** What the association settled. */
+export type Negotiated = {
+  tpduSize: number;
+  /** Largest MMS PDU either side may send. */
+  maxPduSize: number;
+  /** Requests the client may have outstanding. */
+  maxOutstanding: number;
+  nestingLevel?: number;
+  servicesSupported: BitString;
+};
+
+/** Receives what the link delivers; `failure` is called at most once, after which nothing else is. */
+export type LinkHandler = { tsdu(p: PeeledTsdu): void; cotp(t: CotpTpdu): void; failure(e: MmsConnectionError): void };
+
+/** Bytes of a selector given as bytes or hex. */
+export function selectorBytes(s: Selector | undefined, fallback: Uint8Array): Uint8Array {
+  if (s === undefined) return fallback;
+  if (typeof s !== 'string') return s;
+  const hex = s.replace(/\s+/g, '');
+  if (!/^([0-9a-f]{2})+$/i.test(hex)) throw new MmsConnectionError('connect_failed', `selector '${s}' is not hex`);
+  return Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16));
+}
+
+function dotted(title: string | undefined): string | undefined {
+  return title?.trim().split(/[\s.]+/).join('.');
+}
+
+/** One TCP connection carrying TPKT/COTP; the handler may be replaced once the association stands. */
+export class IsoLink {
+  handler: LinkHandler;
+  /** Negotiated TPDU size; 128 until the CC says otherwise (ISO 8073 default). */
+  tpduSize = 128;
+  /** When the last byte arrived (ms since 1970). */
+  lastReceived = Date.now();
+  readonly #socket: Socket;
+  readonly #deframer = createTpktDeframer();
+  readonly #reassembler;
+  #closed = false;
+
+  constructor(socket: Socket, handler: LinkHandler, maxTsdu: number) {
+    this.#socket = socket;
+    this.handler = handler;
+    this.#reassembler = createDtReassembler(maxTsdu);
+    socket.on('data', (chunk: Buffer) => this.#receive(chunk));
+    socket.on('error', (e) => this.fail(new MmsConnectionError('socket_error', `socket error: ${e.message}`, e)));
+    socket.on('close', () => this.fail(new MmsConnectionError('closed', 'connection closed by the peer')));
+  }
+
+  /** True once the link failed or was closed. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Sends whole frames in one write. */
+  send(frames: Uint8Array[]): void {
+    if (this.#closed) return;
+    this.#socket.write(frames.length === 1 ? frames[0] : concat(...frames));
+  }
+
+  /** Sends one MMS PDU, cut into DTs of the negotiated TPDU size. */
+  sendMms(pdu: Uint8Array): void {
+    const tsdu = encodeDataSpdu(encodeUserData({ contextId: MMS_CONTEXT_ID, data: pdu }));
+    this.send(segmentData(tsdu, this.tpduSize).map(encodeTpkt));
+  }
+
+  /** Sends `last` (if any), then closes the socket; reports `error` to the handler once. */
+  fail(error: MmsConnectionError, last?: Uint8Array): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (last && !this.#socket.destroyed && this.#socket.writable) this.#socket.end(last);
+    this.#socket.destroy();
+    this.handler.failure(error);
+  }
+
+  #receive(chunk: Buffer): void {
+    if (this.#closed) return;
+    this.lastReceived = Date.now();
+    try {
+      for (const frame of this.#deframer.push(chunk)) {
+        if (this.#closed) return;
+        this.#frame(decodeCotp(decodeTpkt(frame)));
+      }
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      this.fail(e instanceof MmsConnectionError ? e : new MmsConnectionError('protocol_error', `malformed data from the peer: ${why}`, e));
+    }
+  }
+
+  #frame(tpdu: CotpTpdu): void {
+    if (tpdu.kind === 'DR') throw new MmsConnectionError('cotp_refused', `transport disconnect: ${tpdu.reasonText}`);
+    if (tpdu.kind === 'ER') throw new MmsConnectionError('protocol_error', `transport error: ${tpdu.causeText}`);
+    if (tpdu.kind !== 'DT') return this.handler.cotp(tpdu);
+    const tsdu = this.#reassembler.push(tpdu);
+    if (tsdu !== undefined) this.handler.tsdu(peelTsdu(tsdu));
+  }
+}
+
+/** The error of a TSDU that ends the connect phase without an association. */
+function refusalOf(p: PeeledTsdu): MmsConnectionError | undefined {
+  if (p.session.kind === 'refuse') {
+    const acse = p.acse?.kind === 'AARE' ? aareRefusal(p.acse) : undefined;
+    if (acse) return new MmsConnectionError('association_refused', acse);
+    return new MmsConnectionError('session_refused', `session refused: ${p.session.reasonText}`);
+  }
+  if (p.session.kind === 'abort') {
+    const why = p.presentation?.kind === 'ARP' ? p.presentation.reasonText : p.acse?.kind === 'ABRT' ? `ACSE abort by ${p.acse.sourceText}` : 'no reason given';
+    return new MmsConnectionError('aborted', `association aborted by the peer: ${why}`);
+  }
+  if (p.session.kind !== 'accept') return new MmsConnectionError('protocol_error', `session ${p.session.kind} where ACCEPT was expected`);
+  if (p.presentation?.kind === 'CPA' && p.presentation.results.some((r) => r.result !== 0)) {
+    return new MmsConnectionError('association_refused', `presentation context refused: ${p.presentation.results.map((r) => r.resultText).join(', ')}`);
+  }
+  if (p.acse?.kind !== 'AARE') return new MmsConnectionError('protocol_error', 'session ACCEPT without an AARE');
+  const refusal = aareRefusal(p.acse);
+  if (refusal) return new MmsConnectionError('association_refused', refusal);
+  if (p.mms?.pdu === 'initiate-error') {
+    return new MmsConnectionError('association_refused', `MMS initiate refused: ${p.mms.error.text}`, MmsError.fromServiceError(p.mms.error, 'initiate-error'));
+  }
+  if (p.mms?.pdu !== 'initiate-response') return new MmsConnectionError('protocol_error', 'AARE without an MMS initiate response');
+  return undefined;
+}
+
+function negotiatedOf(p: PeeledTsdu, o: LinkOptions, tpduSize: number): Negotiated {
+  if (p.mms?.pdu !== 'initiate-response') throw new Error('unreachable: checked by refusalOf');
+  const r = p.mms;
+  const out: Negotiated = {
+    tpduSize,
+    maxPduSize: Math.min(r.localDetail ?? o.initiate.localDetail ?? 65000, o.initiate.localDetail ?? 65000),
+    maxOutstanding: Math.max(1, Math.min(r.maxServOutstandingCalling, o.initiate.maxServOutstandingCalling)),
+    servicesSupported: r.servicesSupported,
+  };
+  if (r.nestingLevel !== undefined) out.nestingLevel = r.nestingLevel;
+  return out;
+}
+
+function associationRequest(o: LinkOptions): Uint8Array {
+  const s = o.selectors;
+  const acse = {
+    calledApTitle: dotted(s.calledApTitle) ?? '1.1.1.999.1',
+    calledAeQualifier: s.calledAeQualifier ?? 12,
+    callingApTitle: dotted(s.callingApTitle) ?? '1.1.1.999',
+    callingAeQualifier: s.callingAeQualifier ?? 12,
+    ...(o.password === undefined ? {} : { password: o.password }),
+  };
+  return buildAssociationRequest({
+    sessionSelectors: { calling: selectorBytes(s.callingSsel, Uint8Array.of(0, 1)), called: selectorBytes(s.calledSsel, Uint8Array.of(0, 1)) },
+    presentationSelectors: { calling: selectorBytes(s.callingPsel, Uint8Array.of(0, 0, 0, 1)), called: selectorBytes(s.calledPsel, Uint8Array.of(0, 0, 0, 1)) },
+    acse,
+    initiate: o.initiate,
+  });
+}
+
+/** Opens TCP, COTP and the association; rejects with an {@link MmsConnectionError} and leaves no socket behind. */
+export function connectLink(o: LinkOptions): Promise<{ link: IsoLink; negotiated: Negotiated }> {
+  return new Promise((resolve, reject) => {
+    if (o.signal?.aborted) return reject(new MmsConnectionError('cancelled', 'connect cancelled before it started'));
+    let request: { cr: Uint8Array; aarq: Uint8Array };
+    try {
+      request = {
+        cr: buildConnectionRequest({ callingTsap: selectorBytes(o.selectors.callingTsel, Uint8Array.of(0, 1)), calledTsap: selectorBytes(o.selectors.calledTsel, Uint8Array.of(0, 1)), tpduSize: o.tpduSize }),
+        aarq: associationRequest(o),
+      };
+    } catch (e) {
+      return reject(e instanceof MmsConnectionError ? e : new MmsConnectionError('connect_failed', `bad connect options: ${e instanceof Error ? e.message : e}`, e));
+    }
+    const socket = tcpConnect({ host: o.host, port: o.port });
+    socket.setNoDelay(true);
+    let settled = false;
+    const where = `${o.host}:${o.port}`;
+    const finish = (error?: MmsConnectionError) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
+      if (error) {
+        link.fail(error);
+        return reject(error);
+      }
+      resolve({ link, negotiated: negotiatedOf(accepted!, o, link.tpduSize) });
+    };
+    let accepted: PeeledTsdu | undefined;
+    const link = new IsoLink(
+      socket,
+      {
+        cotp(t) {
+          if (t.kind !== 'CC') return finish(new MmsConnectionError('protocol_error', `COTP ${t.kind} where CC was expected`));
+          link.tpduSize = Math.min(t.tpduSize ?? 128, o.tpduSize);
+          // the association request is one TSDU like any other: cut it to the TPDU size just settled
+          const aarq = decodeCotp(decodeTpkt(request.aarq));
+          if (aarq.kind === 'DT') link.send(segmentData(aarq.data, link.tpduSize).map(encodeTpkt));
+        },
+        tsdu(p) {
+          const refusal = refusalOf(p);
+          if (refusal) return finish(refusal);
+          accepted = p;
+          finish();
+        },
+        failure(e) {
+          finish(e.code === 'socket_error' ? new MmsConnectionError('connect_failed', `cannot connect to ${where}: ${e.message}`, e) : e);
+        },
+      },
+      (o.initiate.localDetail ?? 65000) + 4096,
+    );
+    socket.once('connect', () => link.send([request.cr]));
+    const timer = setTimeout(() => finish(new MmsConnectionError('connect_timeout', `no association with ${where} within ${o.connectTimeoutMs} ms`)), o.connectTimeoutMs);
+    const onAbort = () => finish(new MmsConnectionError('cancelled', `connect to ${where} cancelled`));
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Initiate parameters proposing `maxOutstanding` requests and `maxPduSize` octets. */
+export function initiateFor(maxOutstanding: number, maxPduSize: number): InitiateParameters {
+  return { ...DEFAULT_INITIATE, maxServOutstandingCalling: maxOutstanding, maxServOutstandingCalled: maxOutstanding, localDetail: maxPduSize };
+}

@@ -1,0 +1,24 @@
+/**
+ * Capped exponential backoff with jitter: attempt n waits between half and all of min(cap, base · 2^n), so
+ * that many connections losing one device, or one network, do not all knock again at the same moment.
+ */
+export function backoffMs(attempt: number, options: { baseMs?: number; capMs?: number; random?: () => number } = {}): number {
+  const base = options.baseMs ?? 500;
+  const cap = options.capMs ?? 30_000;
+  const ceiling = Math.min(cap, base * 2 ** Math.min(attempt, 30));
+  return Math.round(ceiling * (0.5 + 0.5 * (options.random ?? Math.random)()));
+}
+
+/** Waits `ms` unless the signal aborts first; never rejects. */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,46 @@
+/**
+ * What a live session needs of a device: the IEC 61850 client seen through a narrow interface, so that
+ * supervision, ownership and the API do not depend on the MMS stack's shape (and tests can drive them).
+ */
+
+/** Where a device listens, with the OSI selectors and AP title of its SCL address when it has them. */
+export type DeviceTarget = { host: string; port: number; address?: Record<string, string> };
+
+/** The device's answer to MMS identify. */
+export type DeviceIdentity = { vendor: string; model: string; revision: string };
+
+/** One received report, decoded by its data set. */
+export type DeviceReport = {
+  rcb: string;
+  rptId: string;
+  seqNum?: number;
+  values: { ref: string; value: unknown; reason?: string[] }[];
+};
+
+/** A control request: the value to operate with and the checks to ask for. */
+export type ControlRequest = { value: unknown; test?: boolean; interlockCheck?: boolean; synchroCheck?: boolean; originator?: string };
+
+/** Options of a report block when it is enabled. */
+export type ReportOptions = { integrityPeriodMs?: number; generalInterrogation?: boolean; triggers?: string[] };
+
+/** An association with a device. */
+export interface LiveDevice {
+  readonly identity: DeviceIdentity;
+  /** Resolves when the association ends: with the reason, or null when it was closed on purpose. */
+  readonly ended: Promise<Error | null>;
+  onReport(listener: (report: DeviceReport) => void): void;
+  /** The live model: logical devices, logical nodes, data objects with their attributes and types. */
+  browse(): Promise<unknown>;
+  /** Values of object references, in the order asked; a reference that fails answers `{ error }`. */
+  read(refs: string[]): Promise<unknown[]>;
+  write(ref: string, value: unknown): Promise<void>;
+  /** Operates a controllable data object by its control model (direct, SBO, enhanced security). */
+  operate(ref: string, control: ControlRequest): Promise<void>;
+  enableReport(rcb: string, options: ReportOptions): Promise<void>;
+  disableReport(rcb: string): Promise<void>;
+  /** Concludes the association (abort when the device does not answer); resolves once the socket is closed. */
+  close(): Promise<void>;
+}
+
+/** Opens an association; rejects with the reason when it cannot. `signal` aborts an attempt. */
+export type Connector = (target: DeviceTarget, signal: AbortSignal) => Promise<LiveDevice>;

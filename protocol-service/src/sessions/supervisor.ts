@@ -1,0 +1,109 @@
+/**
+ * Holds this replica's share of the started connections. Every tick it renews its leases (a connection
+ * whose lease was lost is dropped at once), takes the lease of every started connection nobody holds and
+ * opens a session for it, and ends the sessions of connections that were stopped. A lease not renewed for
+ * a whole lease time is taken over by another replica; before that can happen this replica has dropped
+ * the association itself (it stops holding anything once its last successful renewal is older than the
+ * safety margin), so two replicas never talk to one device at once.
+ */
+import type { Logger } from 'pino';
+import type { Bus, Store } from '@scada/platform';
+import { acquireLease, releaseLease, renewLeases, startedConnections } from '../store/sessions.ts';
+import type { Connector } from './live_device.ts';
+import { Session } from './session.ts';
+
+export type SupervisorOptions = {
+  store: Store;
+  bus: Bus;
+  log: Logger;
+  /** This replica's instance id: the owner name on its leases. */
+  owner: string;
+  connector: Connector;
+  /** How long a lease lasts unrenewed (default 10 s); a dead replica's connections move after this. */
+  leaseMs?: number;
+  /** How often leases are renewed and started connections looked for (default 2 s). */
+  tickMs?: number;
+  backoff?: { baseMs?: number; capMs?: number };
+};
+
+export type Supervisor = {
+  /** The session this replica holds for a connection. */
+  local(space: string, id: string): Session | undefined;
+  /** Runs a tick now (after a start or a stop), resolving when it is done. */
+  kick(): Promise<void>;
+  /** Ends every session and gives every lease up, so that another replica takes over at once. */
+  stop(): Promise<void>;
+};
+
+const key = (space: string, id: string) => `${space}/${id}`;
+
+export function startSupervisor(options: SupervisorOptions): Supervisor {
+  const leaseMs = options.leaseMs ?? 10_000;
+  const tickMs = options.tickMs ?? 2000;
+  const sessions = new Map<string, Session>();
+  const log = options.log.child({ part: 'supervisor' });
+  let lastRenewal = Date.now();
+  let stopped = false;
+  let ticking: Promise<void> | null = null;
+
+  const drop = async (k: string, release: boolean) => {
+    const session = sessions.get(k);
+    if (!session) return;
+    sessions.delete(k);
+    await session.stop();
+    if (release) await releaseLease(options.store, session.connection.space, session.connection.id, options.owner).catch(() => undefined);
+  };
+
+  const tick = async () => {
+    try {
+      const held = await renewLeases(options.store, options.owner, leaseMs);
+      lastRenewal = Date.now();
+      for (const k of [...sessions.keys()]) {
+        if (!held.has(k)) {
+          log.warn({ connection: k }, 'lease lost; dropping the association');
+          await drop(k, false);
+        }
+      }
+      const started = await startedConnections(options.store);
+      const wanted = new Set(started.map((c) => key(c.space, c.id)));
+      for (const k of [...sessions.keys()]) if (!wanted.has(k)) await drop(k, true);
+      for (const c of started) {
+        const k = key(c.space, c.id);
+        if (stopped || sessions.has(k)) continue;
+        if (!(await acquireLease(options.store, c.space, c.id, options.owner, leaseMs))) continue;
+        const session = new Session(c, { store: options.store, bus: options.bus, log: options.log, owner: options.owner, connector: options.connector, backoff: options.backoff });
+        sessions.set(k, session);
+        session.start();
+        log.info({ connection: k }, 'holding the connection');
+      }
+    } catch (err) {
+      // The store is away: keep what is held only while the leases surely have not expired.
+      if (Date.now() - lastRenewal > leaseMs * 0.7 && sessions.size > 0) {
+        log.warn({ err }, 'leases could not be renewed in time; dropping every association');
+        for (const k of [...sessions.keys()]) await drop(k, false);
+      } else log.debug({ err }, 'supervisor tick failed');
+    }
+  };
+
+  const run = () => {
+    ticking ??= tick().finally(() => (ticking = null));
+    return ticking;
+  };
+  const timer = setInterval(() => void run(), tickMs);
+  timer.unref();
+  void run();
+
+  return {
+    local: (space, id) => sessions.get(key(space, id)),
+    kick: async () => {
+      await ticking;
+      await run();
+    },
+    stop: async () => {
+      stopped = true;
+      clearInterval(timer);
+      await ticking;
+      await Promise.all([...sessions.keys()].map((k) => drop(k, true)));
+    },
+  };
+}

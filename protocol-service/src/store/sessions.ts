@@ -1,0 +1,128 @@
+import type { Queryable } from '@scada/platform';
+
+/** A started connection as the supervisor needs it. */
+export type StartedConnection = { space: string; id: string; ip: string; port: number; name: string };
+
+/** What the replica holding a session reports about it. */
+export type SessionState = {
+  state: 'connecting' | 'connected' | 'waiting' | 'stopped';
+  since: string;
+  lastError: string | null;
+  reconnects: number;
+  identity: { vendor: string; model: string; revision: string } | null;
+  owner: string;
+};
+
+/** Marks a connection started or stopped; false when it is not in this space. */
+export async function setStarted(db: Queryable, space: string, id: string, started: boolean): Promise<boolean> {
+  const { rowCount } = await db.query('update protocol.connections set started = $3 where space = $1 and id = $2', [space, id, started]);
+  return rowCount === 1;
+}
+
+/** Every started connection of every space. */
+export async function startedConnections(db: Queryable): Promise<StartedConnection[]> {
+  const { rows } = await db.query<StartedConnection>('select space, id, ip, port, name from protocol.connections where started order by space, id');
+  return rows;
+}
+
+/**
+ * Takes or renews the lease of a connection for `owner`: granted when nobody holds it, when its holder's
+ * lease has expired, or when `owner` holds it already. Expiry is judged by the database clock, so replica
+ * clocks do not matter. Answers whether `owner` holds it now.
+ */
+export async function acquireLease(db: Queryable, space: string, id: string, owner: string, ttlMs: number): Promise<boolean> {
+  const { rows } = await db.query<{ owner: string }>(
+    `insert into protocol.session_leases (space, connection_id, owner, expires_at)
+       select $1, $2, $3, now() + make_interval(secs => $4::double precision / 1000)
+       where exists (select 1 from protocol.connections where space = $1 and id = $2 and started)
+     on conflict (space, connection_id) do update set owner = excluded.owner, expires_at = excluded.expires_at
+       where protocol.session_leases.owner = excluded.owner or protocol.session_leases.expires_at < now()
+     returning owner`,
+    [space, id, owner, ttlMs],
+  );
+  return rows[0]?.owner === owner;
+}
+
+/** Renews every lease `owner` still holds; answers the ids (`space/id`) it holds after the renewal. */
+export async function renewLeases(db: Queryable, owner: string, ttlMs: number): Promise<Set<string>> {
+  const { rows } = await db.query<{ space: string; connection_id: string }>(
+    `update protocol.session_leases set expires_at = now() + make_interval(secs => $2::double precision / 1000)
+       where owner = $1 and expires_at >= now() returning space, connection_id`,
+    [owner, ttlMs],
+  );
+  return new Set(rows.map((r) => `${r.space}/${r.connection_id}`));
+}
+
+/** Gives a lease up (the connection was stopped, or the replica is stopping). */
+export async function releaseLease(db: Queryable, space: string, id: string, owner: string): Promise<void> {
+  await db.query('delete from protocol.session_leases where space = $1 and connection_id = $2 and owner = $3', [space, id, owner]);
+}
+
+/** Which replica holds a connection's live lease, or null. */
+export async function leaseOwner(db: Queryable, space: string, id: string): Promise<string | null> {
+  const { rows } = await db.query<{ owner: string }>(
+    'select owner from protocol.session_leases where space = $1 and connection_id = $2 and expires_at >= now()',
+    [space, id],
+  );
+  return rows[0]?.owner ?? null;
+}
+
+/** Records what the holding replica knows of a session. */
+export async function saveSessionState(db: Queryable, space: string, id: string, s: SessionState): Promise<void> {
+  await db.query(
+    `insert into protocol.session_states (space, connection_id, owner, state, since, last_error, reconnects, identity, updated_at)
+       select $1, $2, $3, $4, $5, $6, $7, $8, now() where exists (select 1 from protocol.connections where space = $1 and id = $2)
+     on conflict (space, connection_id) do update set owner = excluded.owner, state = excluded.state, since = excluded.since,
+       last_error = excluded.last_error, reconnects = excluded.reconnects, identity = excluded.identity, updated_at = now()`,
+    [space, id, s.owner, s.state, s.since, s.lastError, s.reconnects, s.identity === null ? null : JSON.stringify(s.identity)],
+  );
+}
+
+/** The session as last reported, with whether its reporter still holds the lease. */
+export async function readSession(db: Queryable, space: string, id: string): Promise<(SessionState & { started: boolean; held: boolean }) | null> {
+  const { rows } = await db.query<Record<string, unknown>>(
+    `select c.started, s.owner, s.state, s.since, s.last_error, s.reconnects, s.identity,
+        (l.owner is not null and l.owner = s.owner and l.expires_at >= now()) as held
+       from protocol.connections c
+       left join protocol.session_states s on s.space = c.space and s.connection_id = c.id
+       left join protocol.session_leases l on l.space = c.space and l.connection_id = c.id
+      where c.space = $1 and c.id = $2`,
+    [space, id],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    started: r.started as boolean,
+    held: Boolean(r.held),
+    owner: (r.owner as string | null) ?? '',
+    state: ((r.state as string | null) ?? 'stopped') as SessionState['state'],
+    since: r.since ? new Date(r.since as string).toISOString() : new Date(0).toISOString(),
+    lastError: (r.last_error as string | null) ?? null,
+    reconnects: (r.reconnects as number | null) ?? 0,
+    identity: (r.identity as SessionState['identity']) ?? null,
+  };
+}
+
+/** Report blocks to enable on every (re)connect of a connection. */
+export async function reportSubscriptions(db: Queryable, space: string, id: string): Promise<{ rcb: string; options: Record<string, unknown> }[]> {
+  const { rows } = await db.query<{ rcb: string; options: Record<string, unknown> }>(
+    'select rcb, options from protocol.report_subscriptions where space = $1 and connection_id = $2 order by rcb',
+    [space, id],
+  );
+  return rows;
+}
+
+/** Adds or replaces a report subscription. */
+export async function subscribeReport(db: Queryable, space: string, id: string, rcb: string, options: Record<string, unknown>): Promise<void> {
+  await db.query(
+    `insert into protocol.report_subscriptions (space, connection_id, rcb, options) values ($1, $2, $3, $4)
+     on conflict (space, connection_id, rcb) do update set options = excluded.options`,
+    [space, id, rcb, JSON.stringify(options)],
+  );
+}
+
+/** Removes a report subscription; false when there was none. */
+export async function unsubscribeReport(db: Queryable, space: string, id: string, rcb: string): Promise<boolean> {
+  const { rowCount } = await db.query('delete from protocol.report_subscriptions where space = $1 and connection_id = $2 and rcb = $3', [space, id, rcb]);
+  return rowCount === 1;
+}

@@ -1,0 +1,205 @@
+/**
+ * One client connection of the simulator, layer by layer: TPKT deframing of partial and coalesced TCP
+ * segments, COTP CR → CC and DT reassembly, the association (CONNECT/CP/AARQ → ACCEPT/CPA/AARE, or a
+ * refusal), MMS requests answered in order, conclude, release (FINISH → DISCONNECT) and abort. Anything
+ * malformed closes this association only.
+ */
+import type { Socket } from 'node:net';
+import { CodecError } from '../../protocol-service/src/iec61850/mms/codec_error.ts';
+import { createDtReassembler, decodeCotp } from '../../protocol-service/src/iec61850/mms/cotp.ts';
+import { decodeMmsPdu, type MmsPdu } from '../../protocol-service/src/iec61850/mms/mms_pdu.ts';
+import type { ConfirmedRequest } from '../../protocol-service/src/iec61850/mms/mms_services.ts';
+import { decodeUserData, MMS_CONTEXT_ID } from '../../protocol-service/src/iec61850/mms/presentation.ts';
+import {
+  buildAssociationAccept,
+  buildAssociationRefusal,
+  buildReleaseResponse,
+  buildServerMmsFrames,
+  decodeAssociationRequest,
+  encodeConnectionConfirm,
+  negotiateInitiate,
+  settleTpduSize,
+} from './server_association.ts';
+import { confirmedRequestInvokeId } from './server_pdus.ts';
+import { decodeSpdu } from '../../protocol-service/src/iec61850/mms/session.ts';
+import { createTpktDeframer, decodeTpkt, encodeTpkt } from '../../protocol-service/src/iec61850/mms/tpkt.ts';
+import type { ReportSink } from './rcb_model.ts';
+import { serve, type ServiceContext } from './services.ts';
+
+/** Faults a simulator can be told to show. */
+export type Faults = {
+  /** Accept TCP connections and never answer. */
+  silent?: boolean;
+  /** Refuse every association (AARE rejected-permanent). */
+  refuseAssociation?: boolean;
+  /** Drop the connection halfway through the answer to the n-th confirmed request of an association. */
+  closeAfterRequests?: number;
+  /** Answer a request for an unknown service with a Reject PDU (else with a confirmed error). */
+  rejectUnknownServices?: boolean;
+  /** Refuse every control (AddCause blocked-by-process), with LastApplError. */
+  refuseControls?: boolean;
+};
+
+/** What an association tells the simulator. */
+export type AssociationEvents = {
+  association: { id: number; accepted: boolean };
+  request: { id: number; invokeId: number; request: ConfirmedRequest };
+  protocolError: { id: number; message: string };
+};
+
+/** What an association needs from its simulator. */
+export type AssociationContext = {
+  services: ServiceContext;
+  faults: Faults;
+  limits: { maxPduSize: number; maxOutstanding: number; nesting: number };
+  emit<K extends keyof AssociationEvents>(event: K, payload: AssociationEvents[K]): void;
+};
+
+type State = 'transport' | 'session' | 'open' | 'closed';
+
+/** One connection from a client; also the sink its reports and control terminations go to. */
+export class Association implements ReportSink {
+  readonly id: number;
+  readonly #socket: Socket;
+  readonly #ctx: AssociationContext;
+  readonly #deframer = createTpktDeframer();
+  readonly #reassembler = createDtReassembler();
+  #state: State = 'transport';
+  #tpduSize = 8192;
+  #requests = 0;
+
+  constructor(id: number, socket: Socket, ctx: AssociationContext) {
+    this.id = id;
+    this.#socket = socket;
+    this.#ctx = ctx;
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      this.#state = 'closed';
+    });
+    if (!ctx.faults.silent) socket.on('data', (chunk: Buffer) => this.#receive(chunk));
+  }
+
+  /** True once the association is accepted and not closed. */
+  get open(): boolean {
+    return this.#state === 'open';
+  }
+
+  /** Sends one MMS PDU (reports, terminations); dropped once the connection is closed. */
+  send(pdu: MmsPdu): void {
+    if (this.#state !== 'open' || this.#socket.destroyed) return;
+    for (const frame of buildServerMmsFrames(pdu, this.#tpduSize)) this.#socket.write(frame);
+  }
+
+  /** Closes the TCP connection at once. */
+  close(): void {
+    this.#state = 'closed';
+    this.#socket.destroy();
+  }
+
+  #receive(chunk: Buffer): void {
+    if (this.#state === 'closed') return;
+    try {
+      for (const frame of this.#deframer.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length))) {
+        // an earlier frame of the same segment may have closed the association
+        if (!this.#socket.writable) return;
+        this.#frame(frame);
+      }
+    } catch (e) {
+      // a malformed or unexpected frame ends this association, never the simulator
+      this.#ctx.emit('protocolError', { id: this.id, message: e instanceof Error ? e.message : String(e) });
+      this.close();
+    }
+  }
+
+  #frame(frame: Uint8Array): void {
+    const tpdu = decodeCotp(decodeTpkt(frame));
+    if (tpdu.kind === 'CR' && this.#state === 'transport') {
+      this.#tpduSize = settleTpduSize(tpdu);
+      this.#socket.write(encodeTpkt(encodeConnectionConfirm(tpdu, 1, this.#tpduSize)));
+      this.#state = 'session';
+      return;
+    }
+    if (tpdu.kind === 'DR') return this.close();
+    if (tpdu.kind !== 'DT' || this.#state === 'transport') throw new CodecError('cotp', 'unexpected_tpdu', `${tpdu.kind} in state ${this.#state}`);
+    const tsdu = this.#reassembler.push(tpdu);
+    if (tsdu === undefined) return;
+    if (this.#state === 'session') this.#associate(tsdu);
+    else this.#session(tsdu);
+  }
+
+  #associate(tsdu: Uint8Array): void {
+    const request = decodeAssociationRequest(tsdu);
+    if (this.#ctx.faults.refuseAssociation) {
+      this.#ctx.emit('association', { id: this.id, accepted: false });
+      for (const frame of buildAssociationRefusal(request, this.#tpduSize)) this.#socket.write(frame);
+      this.#state = 'closed';
+      this.#socket.end();
+      return;
+    }
+    const initiate = negotiateInitiate(request.initiate, this.#ctx.limits);
+    for (const frame of buildAssociationAccept({ request, initiate, tpduSize: this.#tpduSize })) this.#socket.write(frame);
+    this.#state = 'open';
+    this.#ctx.emit('association', { id: this.id, accepted: true });
+  }
+
+  #session(tsdu: Uint8Array): void {
+    const spdu = decodeSpdu(tsdu);
+    if (spdu.kind === 'finish') {
+      this.#socket.write(buildReleaseResponse());
+      this.#state = 'closed';
+      this.#socket.end();
+      return;
+    }
+    if (spdu.kind === 'abort') return this.close();
+    if (spdu.kind !== 'data') throw new CodecError('session', 'unexpected_spdu', `${spdu.kind} on an open association`);
+    const pdv = decodeUserData(spdu.userData).find((p) => p.contextId === MMS_CONTEXT_ID);
+    if (!pdv) throw new CodecError('presentation', 'unknown_context', 'data outside the MMS presentation context');
+    this.#mms(pdv.data);
+  }
+
+  #mms(bytes: Uint8Array): void {
+    let pdu: MmsPdu;
+    try {
+      pdu = decodeMmsPdu(bytes);
+    } catch (e) {
+      const invokeId = confirmedRequestInvokeId(bytes);
+      const unknown = e instanceof CodecError && (e.code === 'unsupported_service' || e.code === 'unknown_tag');
+      if (invokeId === undefined || !unknown) throw e;
+      if (this.#cut()) return;
+      if (this.#ctx.faults.rejectUnknownServices) this.send({ pdu: 'reject', invokeId, reason: { pduType: 'confirmed-request', code: 1, text: 'unrecognized-service' } });
+      else this.send({ pdu: 'confirmed-error', invokeId, error: { errorClass: 'service', code: 0, text: 'service not supported' } });
+      return;
+    }
+    switch (pdu.pdu) {
+      case 'confirmed-request': {
+        this.#ctx.emit('request', { id: this.id, invokeId: pdu.invokeId, request: pdu.request });
+        const outcome = serve(this.#ctx.services, this, pdu.request);
+        const answer: MmsPdu = outcome.ok
+          ? { pdu: 'confirmed-response', invokeId: pdu.invokeId, response: outcome.response }
+          : { pdu: 'confirmed-error', invokeId: pdu.invokeId, error: { ...outcome.error, text: '' } };
+        if (this.#cut(answer)) return;
+        this.send(answer);
+        return;
+      }
+      case 'conclude-request':
+        this.send({ pdu: 'conclude-response' });
+        return;
+      case 'cancel-request':
+        this.send({ pdu: 'cancel-response', invokeId: pdu.invokeId });
+        return;
+      default:
+        this.send({ pdu: 'reject', reason: { pduType: 'pdu-error', code: 1, text: 'invalid-pdu' } });
+    }
+  }
+
+  /** Counts a confirmed request; on the n-th of `closeAfterRequests`, sends half its answer and drops the connection. */
+  #cut(answer?: MmsPdu): boolean {
+    this.#requests++;
+    if (this.#ctx.faults.closeAfterRequests === undefined || this.#requests < this.#ctx.faults.closeAfterRequests) return false;
+    const frame = answer ? buildServerMmsFrames(answer, this.#tpduSize)[0] : undefined;
+    this.#state = 'closed';
+    if (frame) this.#socket.end(frame.subarray(0, Math.max(1, frame.length >> 1)));
+    else this.#socket.destroy();
+    return true;
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * The simulator as a tool: `npx tsx tools/iec61850-simulator/main.ts <file.cid> [--ied NAME]
+ * [--port 10102] [--host 0.0.0.0]` serves one IED of an SCL file until interrupted, logging associations,
+ * requests, controls and reports to stdout.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { parseScl } from '../../protocol-service/src/iec61850/scl/parse.ts';
+import { startSimulator } from './server.ts';
+
+const USAGE = 'usage: main.ts <file.cid|icd|scd> [--ied NAME] [--port 10102] [--host 127.0.0.1]';
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { ied: { type: 'string' }, port: { type: 'string', default: '10102' }, host: { type: 'string', default: '127.0.0.1' }, help: { type: 'boolean' } },
+  });
+  const file = positionals[0];
+  if (values.help || file === undefined) {
+    console.error(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(`--port ${values.port} is not a TCP port`);
+    return 2;
+  }
+  const parsed = await parseScl(await readFile(file));
+  if (!parsed.ok) {
+    for (const e of parsed.report.errors) console.error(`${file}:${e.line}:${e.column}: ${e.message}`);
+    return 1;
+  }
+  const sim = await startSimulator({ model: parsed.model, iedName: values.ied, host: values.host, port });
+  const log = (text: string) => console.log(`${new Date().toISOString()} ${text}`);
+  sim.on('connection', (e) => log(`#${e.id} connected`));
+  sim.on('association', (e) => log(`#${e.id} association ${e.accepted ? 'accepted' : 'refused'}`));
+  sim.on('request', (e) => log(`#${e.id} ${e.request.service} (invoke ${e.invokeId})`));
+  sim.on('control', (e) => log(`#${e.sink} ${e.action} ${e.reference} ${e.accepted ? 'accepted' : `refused (AddCause ${e.addCause})`}`));
+  sim.on('report', (e) => log(`#${e.sink} report ${e.rcb} (${e.reasons.join(', ')})`));
+  sim.on('protocolError', (e) => log(`#${e.id} closed: ${e.message}`));
+  sim.on('disconnect', (e) => log(`#${e.id} disconnected`));
+  log(`simulating IED ${sim.iedName} (domains ${sim.domains.join(', ')}) on ${values.host}:${sim.port}`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await sim.stop();
+  return 0;
+}
+
+process.exitCode = await main();

@@ -1,0 +1,239 @@
+/**
+ * The reporting of the simulated device (IEC 61850-7-2 §17, mapped by IEC 61850-8-1 §17.2): writes to
+ * report control block attributes with their rules (reservation, what may change while enabled, GI,
+ * PurgeBuf), data-change and quality-change triggers, buffer time, integrity periods, and the
+ * InformationReport `RPT` a client receives, fields in the order OptFlds selects.
+ */
+import { binaryTimeFromMs, bitStringFromBits } from '../../protocol-service/src/iec61850/mms/ber_values.ts';
+import type { MmsData } from '../../protocol-service/src/iec61850/mms/mms_data.ts';
+import type { MmsPdu } from '../../protocol-service/src/iec61850/mms/mms_pdu.ts';
+import { DATA_ACCESS } from './server_pdus.ts';
+import { assignNode, isWithin, readNode, type DataNode } from './data_tree.ts';
+import { dataSetByReference, type DataSetList, type Device } from './device.ts';
+import { attr, attrBit, attrValue, type Inclusion, type RcbInstance, type ReportSink } from './rcb_model.ts';
+
+/** What the engine tells the simulator: a report went out. */
+export type ReportNotice = { rcb: string; reasons: string[]; sink: number };
+
+const REASON_BIT: Record<string, number> = { dchg: 1, qchg: 2, dupd: 3, integrity: 4, gi: 5 };
+/** TrgOps bit that enables each reason. */
+const TRIGGER_BIT = REASON_BIT;
+const MAX_BUFFERED = 1000;
+const OPT = { seqNum: 1, timeStamp: 2, reasonCode: 3, dataSet: 4, dataRef: 5, bufOvfl: 6, entryID: 7, configRef: 8, segmentation: 9 };
+const READ_ONLY = new Set(['ConfRev', 'SqNum', 'TimeOfEntry']);
+const WHILE_ENABLED = new Set(['RptEna', 'GI', 'Resv', 'ResvTms']);
+
+function set(rcb: RcbInstance, name: string, value: MmsData): void {
+  assignNode(attr(rcb, name), value);
+}
+
+function entryId(n: number): MmsData {
+  const bytes = new Uint8Array(8);
+  new DataView(bytes.buffer).setBigUint64(0, BigInt(n));
+  return { type: 'octet-string', value: bytes };
+}
+
+/** Runs the report control blocks of a device. */
+export class ReportEngine {
+  readonly #device: Device;
+  readonly #notify: (n: ReportNotice) => void;
+
+  constructor(device: Device, notify: (n: ReportNotice) => void) {
+    this.#device = device;
+    this.#notify = notify;
+  }
+
+  /** The data set a block's DatSet names. */
+  dataSetOf(rcb: RcbInstance): DataSetList | undefined {
+    return dataSetByReference(this.#device, String(attrValue(rcb, 'DatSet')));
+  }
+
+  /** Writes one attribute (value already type-checked); returns a DataAccessError code, or undefined on success. */
+  write(sink: ReportSink, rcb: RcbInstance, name: string, value: MmsData): number | undefined {
+    if (rcb.owner && rcb.owner !== sink) return DATA_ACCESS.temporarilyUnavailable;
+    if (READ_ONLY.has(name)) return DATA_ACCESS.objectAccessDenied;
+    const enabled = attrValue(rcb, 'RptEna') === true;
+    if (enabled && !WHILE_ENABLED.has(name)) return DATA_ACCESS.temporarilyUnavailable;
+    const on = value.type === 'boolean' && value.value;
+    switch (name) {
+      case 'RptEna':
+        return on ? this.#enable(sink, rcb) : this.#disable(rcb);
+      case 'GI':
+        if (on && enabled && attrBit(rcb, 'TrgOps', TRIGGER_BIT.gi)) this.#sendAll(rcb, 'gi');
+        return undefined;
+      case 'Resv':
+        set(rcb, 'Resv', value);
+        if (on) rcb.owner = sink;
+        else if (!enabled) rcb.owner = undefined;
+        return undefined;
+      case 'ResvTms':
+        set(rcb, 'ResvTms', value);
+        if (Number(value.type === 'integer' ? value.value : 0) !== 0) rcb.owner = sink;
+        return undefined;
+      case 'PurgeBuf':
+        if (on) rcb.buffer = [];
+        return undefined;
+      case 'DatSet': {
+        const ref = value.type === 'visible-string' ? value.value : '';
+        if (ref !== '' && !dataSetByReference(this.#device, ref)) return DATA_ACCESS.objectValueInvalid;
+        set(rcb, 'DatSet', value);
+        set(rcb, 'ConfRev', { type: 'unsigned', value: Number(attrValue(rcb, 'ConfRev')) + 1 });
+        return undefined;
+      }
+      default:
+        set(rcb, name, value);
+        return undefined;
+    }
+  }
+
+  #enable(sink: ReportSink, rcb: RcbInstance): number | undefined {
+    if (!this.dataSetOf(rcb)) return DATA_ACCESS.objectValueInvalid;
+    rcb.owner = sink;
+    set(rcb, 'RptEna', { type: 'boolean', value: true });
+    const period = Number(attrValue(rcb, 'IntgPd'));
+    if (period > 0 && attrBit(rcb, 'TrgOps', TRIGGER_BIT.integrity)) {
+      rcb.integrityTimer = setInterval(() => this.#sendAll(rcb, 'integrity'), period);
+      rcb.integrityTimer.unref();
+    }
+    // entries buffered while disabled go out once the response has left
+    const queued = rcb.buffer;
+    rcb.buffer = [];
+    if (queued.length > 0) setImmediate(() => queued.forEach((e) => this.#send(rcb, e.included, e.ms)));
+    return undefined;
+  }
+
+  #disable(rcb: RcbInstance): undefined {
+    this.#flush(rcb);
+    this.#stopTimers(rcb);
+    set(rcb, 'RptEna', { type: 'boolean', value: false });
+    const reserved = rcb.buffered ? attrValue(rcb, 'ResvTms') !== 0 : attrValue(rcb, 'Resv') === true;
+    if (!reserved) rcb.owner = undefined;
+    return undefined;
+  }
+
+  #stopTimers(rcb: RcbInstance): void {
+    clearInterval(rcb.integrityTimer);
+    clearTimeout(rcb.bufferTimer);
+    rcb.integrityTimer = undefined;
+    rcb.bufferTimer = undefined;
+  }
+
+  /** Releases every block an association held (it closed): disabled, unreserved. */
+  release(sink: ReportSink): void {
+    for (const rcb of this.#device.rcbs) {
+      if (rcb.owner !== sink) continue;
+      this.#stopTimers(rcb);
+      rcb.pending.clear();
+      rcb.owner = undefined;
+      set(rcb, 'RptEna', { type: 'boolean', value: false });
+      if (!rcb.buffered) set(rcb, 'Resv', { type: 'boolean', value: false });
+      else set(rcb, 'ResvTms', { type: 'integer', value: 0 });
+    }
+  }
+
+  /** Stops every timer (the simulator stops). */
+  stop(): void {
+    for (const rcb of this.#device.rcbs) this.#stopTimers(rcb);
+  }
+
+  /** Leaves whose value changed: reports for every block whose data set holds them and whose triggers match. */
+  onChanges(leaves: readonly DataNode[]): void {
+    if (leaves.length === 0) return;
+    for (const rcb of this.#device.rcbs) {
+      const ds = this.dataSetOf(rcb);
+      if (!ds) continue;
+      const included: Inclusion = new Map();
+      ds.members.forEach((m, i) => {
+        for (const l of leaves) {
+          if (!m.node || !isWithin(l, m.node)) continue;
+          const reason = l.bType === 'Quality' ? 'qchg' : 'dchg';
+          if (!attrBit(rcb, 'TrgOps', TRIGGER_BIT[reason])) continue;
+          if (!included.has(i)) included.set(i, new Set());
+          included.get(i)!.add(reason);
+        }
+      });
+      if (included.size > 0) this.#trigger(rcb, included);
+    }
+  }
+
+  #trigger(rcb: RcbInstance, included: Inclusion): void {
+    if (attrValue(rcb, 'RptEna') !== true) {
+      if (rcb.buffered && rcb.buffer.length < MAX_BUFFERED) rcb.buffer.push({ included, ms: Date.now() });
+      return;
+    }
+    const bufTm = Number(attrValue(rcb, 'BufTm'));
+    if (bufTm <= 0) {
+      this.#send(rcb, included, Date.now());
+      return;
+    }
+    for (const [i, reasons] of included) {
+      const had = rcb.pending.get(i);
+      if (had) reasons.forEach((r) => had.add(r));
+      else rcb.pending.set(i, new Set(reasons));
+    }
+    if (!rcb.bufferTimer) rcb.bufferTimer = setTimeout(() => this.#flush(rcb), bufTm);
+  }
+
+  #flush(rcb: RcbInstance): void {
+    clearTimeout(rcb.bufferTimer);
+    rcb.bufferTimer = undefined;
+    if (rcb.pending.size === 0) return;
+    const included = rcb.pending;
+    rcb.pending = new Map();
+    this.#send(rcb, included, Date.now());
+  }
+
+  #sendAll(rcb: RcbInstance, reason: string): void {
+    this.#flush(rcb);
+    const ds = this.dataSetOf(rcb);
+    if (!ds) return;
+    this.#send(rcb, new Map(ds.members.map((_, i) => [i, new Set([reason])])), Date.now());
+  }
+
+  #send(rcb: RcbInstance, included: Inclusion, ms: number): void {
+    const ds = this.dataSetOf(rcb);
+    if (!ds || !rcb.owner) return;
+    const pdu = this.#report(rcb, ds, included, ms);
+    rcb.owner.send(pdu);
+    const reasons = [...new Set([...included.values()].flatMap((s) => [...s]))];
+    this.#notify({ rcb: `${rcb.domain}/${rcb.ln}$${rcb.buffered ? 'BR' : 'RP'}$${rcb.name}`, reasons, sink: rcb.owner.id });
+  }
+
+  /** The InformationReport of one report; advances SqNum (and EntryID for a buffered block). */
+  #report(rcb: RcbInstance, ds: DataSetList, included: Inclusion, ms: number): MmsPdu {
+    const opt = (n: number) => attrBit(rcb, 'OptFlds', n) && (rcb.buffered || (n !== OPT.bufOvfl && n !== OPT.entryID));
+    const bits = Array.from({ length: 10 }, (_, n) => n !== 0 && opt(n));
+    const order = [...included.keys()].sort((a, b) => a - b);
+    const values: MmsData[] = [{ type: 'visible-string', value: String(attrValue(rcb, 'RptID')) }, { type: 'bit-string', value: bitStringFromBits(bits) }];
+    const sqNum = Number(attrValue(rcb, 'SqNum'));
+    if (opt(OPT.seqNum)) values.push({ type: 'unsigned', value: sqNum });
+    if (opt(OPT.timeStamp)) values.push({ type: 'binary-time', value: binaryTimeFromMs(ms) });
+    if (opt(OPT.dataSet)) values.push({ type: 'visible-string', value: ds.reference });
+    if (opt(OPT.bufOvfl)) values.push({ type: 'boolean', value: false });
+    if (rcb.buffered) {
+      rcb.entryCounter++;
+      set(rcb, 'EntryID', entryId(rcb.entryCounter));
+      set(rcb, 'TimeOfEntry', { type: 'binary-time', value: binaryTimeFromMs(ms) });
+    }
+    if (opt(OPT.entryID)) values.push(entryId(rcb.entryCounter));
+    if (opt(OPT.configRef)) values.push({ type: 'unsigned', value: Number(attrValue(rcb, 'ConfRev')) });
+    if (opt(OPT.segmentation)) values.push({ type: 'unsigned', value: 0 }, { type: 'boolean', value: false });
+    values.push({ type: 'bit-string', value: bitStringFromBits(ds.members.map((_, i) => included.has(i))) });
+    if (opt(OPT.dataRef)) for (const i of order) values.push({ type: 'visible-string', value: ds.members[i].reference });
+    for (const i of order) {
+      const node = ds.members[i].node;
+      values.push(node ? readNode(node) : { type: 'boolean', value: false });
+    }
+    if (opt(OPT.reasonCode)) {
+      for (const i of order) {
+        const reasons = included.get(i)!;
+        values.push({ type: 'bit-string', value: bitStringFromBits(Array.from({ length: 6 }, (_, n) => [...reasons].some((r) => REASON_BIT[r] === n))) });
+      }
+    }
+    set(rcb, 'SqNum', { type: 'unsigned', value: (sqNum + 1) % (rcb.buffered ? 65536 : 256) });
+    return {
+      pdu: 'information-report',
+      report: { variables: { kind: 'list', name: { scope: 'vmd', item: 'RPT' } }, results: values.map((data) => ({ ok: true as const, data })) },
+    };
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * An IEC 61850 MMS server simulator: the device of one IED of an SCL model, served over ISO-on-TCP to any
+ * number of clients, with hooks and faults for tests and benchmarks of MMS clients. `startSimulator`
+ * listens; `setValue` changes the process (and reports it); `restart` and `stop` drop every association.
+ */
+import { EventEmitter } from 'node:events';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { MmsData } from '../../protocol-service/src/iec61850/mms/mms_data.ts';
+import type { SclModel } from '../../protocol-service/src/iec61850/scl/model.ts';
+import { Association, type AssociationEvents, type Faults } from './association.ts';
+import { conform } from './basic_types.ts';
+import { ControlEngine, type ControlNotice } from './controls.ts';
+import { assignNode, readNode, type DataNode } from './data_tree.ts';
+import { buildDevice, findNode, splitReference, type Device } from './device.ts';
+import { ReportEngine, type ReportNotice } from './reports.ts';
+import type { Identity, ServiceContext } from './services.ts';
+
+export type { Faults } from './association.ts';
+export type { Identity } from './services.ts';
+
+/** How to start a simulator. */
+export type SimulatorOptions = {
+  model: SclModel;
+  /** The IED to simulate; the first IED with a server by default. */
+  iedName?: string;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 102; 0 picks a free port. */
+  port?: number;
+  faults?: Faults;
+  /** Most names in one GetNameList response (default 100). */
+  nameListPageSize?: number;
+  /** Name a one-instance indexed report control block `<name>01`, as libiec61850 servers do (default true). */
+  indexSingleReportInstances?: boolean;
+  /** What Identify answers (default: the IED's manufacturer and type). */
+  identity?: Partial<Identity>;
+};
+
+/** Events a simulator emits. */
+export type SimulatorEvents = AssociationEvents & {
+  connection: { id: number };
+  disconnect: { id: number };
+  control: ControlNotice;
+  report: ReportNotice;
+  /** A value changed, by a client's write, a control or `setValue`. */
+  change: { reference: string; value: MmsData };
+};
+
+/** A running simulator. */
+export type Simulator = {
+  /** The port it listens on (the real one when started with port 0). */
+  readonly port: number;
+  readonly identity: Identity;
+  /** The IED simulated and its MMS domains. */
+  readonly iedName: string;
+  readonly domains: string[];
+  /** Sets a data attribute, object or FC level by reference (`LD/LN$FC$DO$DA`); reports follow. Throws on an unknown reference or a value of the wrong type. */
+  setValue(reference: string, value: MmsData): void;
+  /** The current value at a reference; throws on an unknown one. */
+  value(reference: string): MmsData;
+  /** Open TCP connections. */
+  connections(): number;
+  /** Drops every association and the listener, then listens again on the same port. */
+  restart(): Promise<void>;
+  /** Closes the listener and every association. */
+  stop(): Promise<void>;
+  on<K extends keyof SimulatorEvents>(event: K, listener: (payload: SimulatorEvents[K]) => void): Simulator;
+  off<K extends keyof SimulatorEvents>(event: K, listener: (payload: SimulatorEvents[K]) => void): Simulator;
+};
+
+const LIMITS = { maxPduSize: 65000, maxOutstanding: 5, nesting: 10 };
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    });
+  });
+}
+
+function nodeAt(device: Device, reference: string): DataNode {
+  const name = splitReference(reference);
+  const node = name ? findNode(device, name) : undefined;
+  if (!node) throw new Error(`no data at ${reference}`);
+  return node;
+}
+
+/** Starts a simulator of one IED of `options.model`. */
+export async function startSimulator(options: SimulatorOptions): Promise<Simulator> {
+  const device = buildDevice(options.model, options.iedName, options.indexSingleReportInstances ?? true);
+  const events = new EventEmitter();
+  const emit = <K extends keyof SimulatorEvents>(event: K, payload: SimulatorEvents[K]) => void events.emit(event, payload);
+  const faults = options.faults ?? {};
+  const identity: Identity = {
+    vendor: options.identity?.vendor ?? device.ied.manufacturer ?? 'scada-platform',
+    model: options.identity?.model ?? device.ied.type ?? device.ied.name,
+    revision: options.identity?.revision ?? device.ied.configVersion ?? '1.0',
+  };
+  const reports = new ReportEngine(device, (n) => emit('report', n));
+  const domainOf = (node: DataNode) => [...device.domains.values()].find((d) => d.lns.get(node.item.split('$')[0]) === rootOf(node))?.name ?? '';
+  const apply = (node: DataNode, value: MmsData) => {
+    const changed = assignNode(node, value);
+    if (changed.length > 0) emit('change', { reference: `${domainOf(node)}/${node.item}`, value: readNode(node) });
+    reports.onChanges(changed);
+  };
+  const controls = new ControlEngine(device, { apply, notify: (n) => emit('control', n), refuseAll: () => faults.refuseControls === true });
+  const services: ServiceContext = { device, reports, controls, identity, pageSize: options.nameListPageSize ?? 100, apply };
+  const associations = new Set<Association>();
+  const sockets = new Set<Socket>();
+  let nextId = 1;
+
+  const server = createServer((socket) => {
+    const association = new Association(nextId++, socket, { services, faults, limits: LIMITS, emit });
+    sockets.add(socket);
+    associations.add(association);
+    emit('connection', { id: association.id });
+    socket.on('close', () => {
+      sockets.delete(socket);
+      associations.delete(association);
+      reports.release(association);
+      controls.release(association);
+      emit('disconnect', { id: association.id });
+    });
+  });
+  const host = options.host ?? '127.0.0.1';
+  const port = await listen(server, options.port ?? 102, host);
+
+  const dropAll = () => {
+    for (const a of associations) a.close();
+    for (const s of sockets) s.destroy();
+  };
+  const close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+
+  const simulator: Simulator = {
+    port,
+    identity,
+    iedName: device.ied.name,
+    domains: [...device.domains.keys()],
+    setValue(reference, value) {
+      const node = nodeAt(device, reference);
+      const conformed = conform(node.type, value);
+      if (!conformed) throw new Error(`the value does not fit the type of ${reference}`);
+      apply(node, conformed);
+    },
+    value: (reference) => readNode(nodeAt(device, reference)),
+    connections: () => sockets.size,
+    async restart() {
+      dropAll();
+      await close();
+      await listen(server, port, host);
+    },
+    async stop() {
+      reports.stop();
+      controls.stop();
+      dropAll();
+      if (server.listening) await close();
+    },
+    on(event, listener) {
+      events.on(event, listener);
+      return simulator;
+    },
+    off(event, listener) {
+      events.off(event, listener);
+      return simulator;
+    },
+  };
+  return simulator;
+}
+
+function rootOf(node: DataNode): DataNode {
+  let at = node;
+  while (at.parent) at = at.parent;
+  return at;
+}

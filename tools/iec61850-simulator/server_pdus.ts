@@ -1,0 +1,125 @@
+/**
+ * The MMS PDUs a server sends that the client codec only decodes: confirmed responses of the six services
+ * an IEC 61850 client uses, confirmed errors, and (through `encodeMmsPdu`) initiate responses, information
+ * reports, rejects and conclude responses. Also reads the invoke id of a confirmed request whose service
+ * this stack does not know, so a server can still answer it. Tags follow ISO 9506-2.
+ */
+import { childrenOf, cons, expectTag, prim, primitiveOf, readSingle } from '../../protocol-service/src/iec61850/mms/ber.ts';
+import { boolTlv, intTlv, visibleTlv } from '../../protocol-service/src/iec61850/mms/ber_fields.ts';
+import { decodeUnsigned, encodeInteger } from '../../protocol-service/src/iec61850/mms/ber_values.ts';
+import { encodeAccessResult, encodeObjectName, encodeVariableAccess, type ObjectName } from '../../protocol-service/src/iec61850/mms/mms_access.ts';
+import { encodeMmsPdu, type MmsPdu, type ServiceError } from '../../protocol-service/src/iec61850/mms/mms_pdu.ts';
+import type { ConfirmedResponse, WriteResult } from '../../protocol-service/src/iec61850/mms/mms_services.ts';
+import { encodeType } from '../../protocol-service/src/iec61850/mms/mms_types.ts';
+
+/** ServiceError classes in the order of their CHOICE tags (ISO 9506-2 ServiceError.errorClass). */
+export const ERROR_CLASS_TAGS = ['vmd-state', 'application-reference', 'definition', 'resource', 'service', 'service-preempt', 'time-resolution', 'access', 'initiate', 'conclude', 'cancel', 'file', 'others'] as const;
+
+/** A ServiceError class name. */
+export type ErrorClass = (typeof ERROR_CLASS_TAGS)[number];
+
+/** What a server puts in a confirmed error: the class and the code within it. */
+export type ServerError = { errorClass: ErrorClass; code: number; description?: string };
+
+/** The DataAccessError codes a server answers with (ISO 9506-2). */
+export const DATA_ACCESS = {
+  objectInvalidated: 0,
+  hardwareFault: 1,
+  temporarilyUnavailable: 2,
+  objectAccessDenied: 3,
+  objectUndefined: 4,
+  invalidAddress: 5,
+  typeUnsupported: 6,
+  typeInconsistent: 7,
+  objectAttributeInconsistent: 8,
+  objectAccessUnsupported: 9,
+  objectNonExistent: 10,
+  objectValueInvalid: 11,
+} as const;
+
+const SERVICE_TAG = { identify: 2, getNameList: 1, read: 4, write: 5, getVariableAccessAttributes: 6, getNamedVariableListAttributes: 12 } as const;
+
+function namedVariableEntries(names: readonly ObjectName[]): Uint8Array[] {
+  return names.map((n) => cons('universal', 16, cons('context', 0, encodeObjectName(n))));
+}
+
+function encodeWriteResult(r: WriteResult): Uint8Array {
+  return r.ok ? prim('context', 1, new Uint8Array(0)) : prim('context', 0, encodeInteger(r.error));
+}
+
+/** The ConfirmedServiceResponse CHOICE as a TLV. */
+export function encodeConfirmedResponse(r: ConfirmedResponse): Uint8Array {
+  switch (r.service) {
+    case 'identify':
+      return cons('context', SERVICE_TAG.identify, visibleTlv('context', 0, r.vendor), visibleTlv('context', 1, r.model), visibleTlv('context', 2, r.revision));
+    case 'getNameList':
+      return cons(
+        'context',
+        SERVICE_TAG.getNameList,
+        cons('context', 0, ...r.identifiers.map((id) => visibleTlv('universal', 26, id))),
+        boolTlv('context', 1, r.moreFollows),
+      );
+    case 'getVariableAccessAttributes':
+      return cons('context', SERVICE_TAG.getVariableAccessAttributes, boolTlv('context', 0, r.deletable), cons('context', 2, encodeType(r.type)));
+    case 'read':
+      return cons(
+        'context',
+        SERVICE_TAG.read,
+        r.variables === undefined ? new Uint8Array(0) : cons('context', 0, encodeVariableAccess(r.variables)),
+        cons('context', 1, ...r.results.map(encodeAccessResult)),
+      );
+    case 'write':
+      return cons('context', SERVICE_TAG.write, ...r.results.map(encodeWriteResult));
+    case 'getNamedVariableListAttributes':
+      return cons('context', SERVICE_TAG.getNamedVariableListAttributes, boolTlv('context', 0, r.deletable), cons('context', 1, ...namedVariableEntries(r.variables)));
+  }
+}
+
+/** A ServiceError SEQUENCE under the given context tag. */
+function encodeServiceError(tag: number, e: ServerError | ServiceError): Uint8Array {
+  const index = ERROR_CLASS_TAGS.indexOf(e.errorClass as ErrorClass);
+  const classTag = index < 0 ? ERROR_CLASS_TAGS.indexOf('others') : index;
+  const description = 'description' in e ? e.description : 'additionalDescription' in e ? e.additionalDescription : undefined;
+  return cons(
+    'context',
+    tag,
+    cons('context', 0, intTlv('context', classTag, e.code)),
+    description === undefined ? new Uint8Array(0) : visibleTlv('context', 2, description),
+  );
+}
+
+/** A confirmed-error PDU. */
+export function encodeConfirmedError(invokeId: number, error: ServerError): Uint8Array {
+  return cons('context', 2, intTlv('context', 0, invokeId), encodeServiceError(2, error));
+}
+
+/** Any MMS PDU a server sends: confirmed responses and errors here, the rest through `encodeMmsPdu`. */
+export function encodeServerPdu(p: MmsPdu): Uint8Array {
+  switch (p.pdu) {
+    case 'confirmed-response':
+      return cons('context', 1, intTlv('universal', 2, p.invokeId), encodeConfirmedResponse(p.response));
+    case 'confirmed-error':
+      return cons('context', 2, intTlv('context', 0, p.invokeId), encodeServiceError(2, p.error));
+    case 'initiate-error':
+      return encodeServiceError(10, p.error);
+    default:
+      return encodeMmsPdu(p);
+  }
+}
+
+/**
+ * The invoke id of a confirmed request, read without decoding its service (so a request for a service this
+ * stack does not know can still be rejected by id); undefined when the bytes are no confirmed request.
+ */
+export function confirmedRequestInvokeId(bytes: Uint8Array): number | undefined {
+  try {
+    const top = readSingle(bytes);
+    if (top.cls !== 'context' || top.tag !== 0 || !top.constructed) return undefined;
+    const id = childrenOf(top)[0];
+    if (id === undefined) return undefined;
+    const n = decodeUnsigned(primitiveOf(expectTag(id, 'universal', 2, 'invoke id')));
+    return n <= 0xffffffffn ? Number(n) : undefined;
+  } catch {
+    return undefined;
+  }
+}
