@@ -59,6 +59,9 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
     t.match(await session(), { started: true, state: 'connected', identity: { vendor: 'ACME' } });
     t.equal((await api('POST', '/start')).status, 204, 'starting again changes nothing');
     t.equal(sim.connections(), 1, 'one association');
+    const browsed = (await (await api('GET', '/browse')).json()) as { source: string; logicalDevices: { name: string; logicalNodes: { name: string }[] }[] };
+    t.equal(browsed.source, 'device', 'browse asks the connected device');
+    t.ok(browsed.logicalDevices.some((ld) => ld.name === D && ld.logicalNodes.some((ln) => ln.name === 'GGIO1')), 'and lists its logical devices and nodes');
   });
 
   t.test('read and write values', async (t) => {
@@ -136,6 +139,7 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
     }
     await until('the association ended', async () => sim.connections() === 0 && (await status()) === 'Disconnected');
     t.match(await session(), { started: false });
+    t.match(await (await api('GET', '/browse')).json(), { source: 'scl' }, 'a stopped connection browses its SCL model');
   });
 
   t.test('another space: its connections do not exist for the caller', async (t) => {

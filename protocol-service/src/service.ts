@@ -33,7 +33,7 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
     // Operations on a device this replica holds, on subjects of its own, for the replica a request reached.
     const holder = await serve(bus, { name: 'protocol-holder', version: '0.1.0', description: 'live device operations of one replica', instance }, live.holderImplementations, log);
     return {
-      implementations: [...connectionHandlers({ store, bus, config, busTimeoutMs: 5000 }), ...live.implementations],
+      implementations: [...connectionHandlers({ store, bus, config, busTimeoutMs: 5000, liveBrowse: live.liveBrowse }), ...live.implementations],
       stop: async () => {
         clearInterval(sweep);
         await holder.stop();

@@ -134,13 +134,17 @@ export const getConnectionStatus = defineOperation({
 export const browseConnection = defineOperation({
   operationId: 'browseConnection', service: 'protocol', summary: 'Browse the data model of a connection', tags,
   description:
-    'IEDs, logical devices, logical nodes, data objects with functional constraints, data sets, report, GOOSE and sampled-value blocks and addresses, from the SCL file. A connection without a file answers an empty model. ' +
+    'While the connection is connected, the model the device itself declares (`source: "device"`: logical devices, logical nodes, data objects with their functional constraints and types, data sets, report blocks). Otherwise, or with `ied`, the model of the SCL file (`source: "scl"`): ' +
+    'IEDs, logical devices, logical nodes, data objects with functional constraints, data sets, report, GOOSE and sampled-value blocks and addresses. A connection without a file answers an empty model. ' +
     '`ied` limits the answer to one IED (404 when the file has no such IED). A model too large for one answer (a station file of hundreds of IEDs) is refused with 413 `payload_too_large`, whose `ieds` lists the names to browse one at a time.',
   request: requestSchema({
     params: connectionParams,
     query: Type.Object({ ied: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Only this IED of the file.' })) }, { additionalProperties: false }),
   }),
-  response: SclBrowseTree,
+  response: Type.Union([
+    Type.Composite([Type.Object({ source: Type.Literal('scl') }), SclBrowseTree]),
+    Type.Object({ source: Type.Literal('device'), logicalDevices: Type.Array(Type.Unknown()) }),
+  ]),
   http: read('/api/connections/:connectionId/browse', ['not_found', 'payload_too_large']),
 });
 

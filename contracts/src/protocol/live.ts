@@ -138,8 +138,15 @@ export const getConnectionValues = defineOperation({
   http: binding('GET', '/api/connections/:connectionId/values', 200, 'viewer', ['not_found', 'conflict']),
 });
 
+/** Internal: the live model of a connected device, browsed by the replica holding it (see browseConnection). */
+export const browseConnectionDevice = defineOperation({
+  operationId: 'browseConnectionDevice', service: 'protocol', summary: 'Browse the connected device', tags,
+  request: requestSchema({ params: connectionParams }),
+  response: Type.Object({ logicalDevices: Type.Array(Type.Unknown()) }),
+});
+
 /** The live operations that must run on the replica holding the connection. */
-export const liveOperations = [readConnectionValues, writeConnectionValue, operateConnectionControl, getConnectionValues];
+export const liveOperations = [readConnectionValues, writeConnectionValue, operateConnectionControl, getConnectionValues, browseConnectionDevice];
 
 export const sessionOperations61850 = [
   startConnection, stopConnection, getConnectionSession, enableConnectionReport, disableConnectionReport, getConnectionReports,

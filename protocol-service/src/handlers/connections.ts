@@ -11,7 +11,14 @@ import { deleteConnection, findConnection, listConnections, saveConnection } fro
 import { adoptUpload, browseOf, fileChunk, packBrowsePart, setConnectionWarnings, stageChunk, stagedChunks, stagedCount, type FileFacts } from '../store/files.ts';
 
 /** What the connection handlers use. */
-export type ConnectionDeps = { store: Store; bus: Bus; config: ProtocolConfig; busTimeoutMs: number };
+export type ConnectionDeps = {
+  store: Store;
+  bus: Bus;
+  config: ProtocolConfig;
+  busTimeoutMs: number;
+  /** The live model when the connection is connected (here or at its holder), else null. */
+  liveBrowse?: (space: string, id: string, ctx: HandlerContext) => Promise<{ logicalDevices: unknown[] } | null>;
+};
 
 type Upload = { id: string; name: string; size: number; sha256: string; chunks: number };
 
@@ -111,10 +118,12 @@ export function connectionHandlers(deps: ConnectionDeps): Implementation[] {
       const space = spaceOf(ctx);
       const id = params.connectionId.toLowerCase();
       if (!(await findConnection(deps.store, space, id))) throw notFound(params.connectionId);
+      const live = query.ied === undefined ? await deps.liveBrowse?.(space, id, ctx) : null;
+      if (live) return { source: 'device' as const, ...live };
       // The answer travels as one bus message: leave room for the envelope.
       const found = await browseOf(deps.store, space, id, { iedName: query.ied, maxJsonBytes: deps.bus.maxPayload - 64 * 1024 });
-      if (found === null) return toBrowseTree(emptyModel) as never;
-      if ('tree' in found) return found.tree as never;
+      if (found === null) return { source: 'scl' as const, ...toBrowseTree(emptyModel) };
+      if ('tree' in found) return { source: 'scl', ...found.tree } as never;
       if (found.refused === 'unknown_ied') throw new ProblemError('not_found', `The file of connection ${params.connectionId} describes no IED ${query.ied}`);
       throw new ProblemError(
         'payload_too_large',

@@ -5,7 +5,7 @@
  * hears one association.
  */
 import {
-  disableConnectionReport, enableConnectionReport, getConnectionReports, getConnectionSession, getConnectionStatus,
+  browseConnectionDevice, disableConnectionReport, enableConnectionReport, getConnectionReports, getConnectionSession, getConnectionStatus,
   getConnectionValues, operateConnectionControl, ProblemError, readConnectionValues, startConnection, stopConnection, writeConnectionValue,
   type Operation,
 } from '@scada/contracts';
@@ -41,7 +41,11 @@ function deviceProblem(err: unknown): ProblemError {
  * The implementations every replica serves (queue group), and those only the holder serves on its own
  * subject. `live` runs an operation against the local association; `remote` forwards it to the holder.
  */
-export function liveHandlers(deps: LiveDeps): { implementations: Implementation[]; holderImplementations: Implementation[] } {
+export function liveHandlers(deps: LiveDeps): {
+  implementations: Implementation[];
+  holderImplementations: Implementation[];
+  liveBrowse(space: string, id: string, ctx: HandlerContext): Promise<{ logicalDevices: unknown[] } | null>;
+} {
   const local = (space: string, id: string): Session | undefined => deps.supervisor.local(space, id);
 
   /** The local connected device, or null after forwarding was ruled out (not held anywhere, or not connected). */
@@ -81,6 +85,9 @@ export function liveHandlers(deps: LiveDeps): { implementations: Implementation[
         await device.operate(reference, control);
         return null;
       }, forward),
+    ),
+    implement(browseConnectionDevice, (req, ctx) =>
+      onDevice(browseConnectionDevice, req, ctx, async (device) => (await device.browse()) as { logicalDevices: unknown[] }, forward),
     ),
     implement(getConnectionValues, (req, ctx) =>
       onDevice(getConnectionValues, req, ctx, async (_device, session) =>
@@ -151,5 +158,14 @@ export function liveHandlers(deps: LiveDeps): { implementations: Implementation[
     ...live(true),
   ];
   const holderImplementations = live(false).map((impl) => ({ ...impl, op: atInstance(impl.op, deps.instance) }));
-  return { implementations, holderImplementations };
+  /** The live model, or null when the connection is not connected anywhere (the SCL model answers then). */
+  const liveBrowse = async (space: string, id: string, ctx: HandlerContext) => {
+    try {
+      return await onDevice(browseConnectionDevice, { params: { connectionId: id }, query: {} }, { ...ctx, space }, async (device) => (await device.browse()) as { logicalDevices: unknown[] });
+    } catch (err) {
+      if (err instanceof ProblemError && err.code === 'conflict') return null;
+      throw err;
+    }
+  };
+  return { implementations, holderImplementations, liveBrowse };
 }
