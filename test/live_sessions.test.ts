@@ -81,7 +81,7 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
   });
 
   t.test('a report block kept enabled: its reports arrive as bus events and as last values', async (t) => {
-    t.equal((await api('POST', '/reports', { rcb: `${D}/LLN0$RP$urcb01`, generalInterrogation: true })).status, 204);
+    t.equal((await api('POST', '/reports', { rcb: `${D}/LLN0$RP$urcb01`, generalInterrogation: true, triggers: ['dchg', 'qchg', 'gi'] })).status, 204);
     await until('the general interrogation report', async () => reports.some((r) => r.connectionId === id));
     t.match(await (await api('GET', '/reports')).json(), [{ rcb: `${D}/LLN0$RP$urcb01`, generalInterrogation: true }]);
     const before = reports.length;

@@ -23,11 +23,14 @@ function classify(err: unknown): never {
   throw err;
 }
 
+/** The API's trigger names (as SCL writes them) and the TrgOps flags of the client layer. */
+const triggerFlags: Record<string, string> = { dchg: 'dataChange', qchg: 'qualityChange', dupd: 'dataUpdate', period: 'integrity', gi: 'gi' };
+
 function reportOptions(o: ReportOptions) {
   return {
     ...(o.integrityPeriodMs === undefined ? {} : { intgPd: o.integrityPeriodMs }),
     ...(o.generalInterrogation === undefined ? {} : { gi: o.generalInterrogation }),
-    ...(o.triggers === undefined ? {} : { trgOps: Object.fromEntries(['dchg', 'qchg', 'dupd', 'period', 'gi'].map((t) => [t, o.triggers!.includes(t)])) }),
+    ...(o.triggers === undefined ? {} : { trgOps: Object.fromEntries(Object.entries(triggerFlags).map(([api, flag]) => [flag, o.triggers!.includes(api)])) }),
   };
 }
 
