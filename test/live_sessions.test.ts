@@ -149,3 +149,58 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
     t.equal((await fetch(`${p.url}/api/connections/${id}/session`, { headers: outsider.headers })).status, 404);
   });
 });
+
+t.test('a holder killed with SIGKILL: another replica takes the connection over within 15 s', { skip: process.env.NATS_URL && process.env.DATABASE_URL ? false : 'needs NATS_URL and DATABASE_URL (replicas in processes of their own)' }, async (t) => {
+  const { startMain } = await import('./support/processes.ts');
+  const { mkdtemp, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const q = await startTestPlatform({ SESSION_LEASE_SECONDS: '3', MMS_RECONNECT_MIN_MS: '100', MMS_RECONNECT_MAX_MS: '1000' });
+  t.teardown(() => q.stop());
+  const editor = await signIn(q, { role: 'editor' });
+  const json = { ...editor.headers, 'content-type': 'application/json' };
+  const project = (await (await fetch(`${q.url}/api/projects`, { method: 'POST', headers: json, body: JSON.stringify({ name: `kill-${Date.now()}`, isActive: true }) })).json()) as { id: string };
+  const form = new FormData();
+  form.set('connection', JSON.stringify({ name: 'sim', ip: '127.0.0.1', port: sim.port, projectId: project.id, protocol: 'IEC 61850' }));
+  const id = ((await (await fetch(`${q.url}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers: editor.headers, body: form })).json()) as { id: string }).id;
+  const session = async () => (await (await fetch(`${q.url}/api/connections/${id}/session`, { headers: editor.headers })).json()) as { state: string; heldBy: string | null };
+
+  // A protocol replica in a process of its own, and the in-process one stopped: the process holds it.
+  const dataDir = await mkdtemp(join(tmpdir(), 'scada-kill-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const replica = startMain({
+    SERVICES: 'protocol', NATS_URL: process.env.NATS_URL!, DATABASE_URL: q.proc.config.platform.databaseUrl!, BUS_SUBJECT_PREFIX: q.proc.config.platform.busSubjectPrefix!,
+    DATA_DIR: dataDir, HTTP_PORT: '0', HTTPS_PORT: '0', LOG_LEVEL: 'warn', SESSION_LEASE_SECONDS: '3', MMS_RECONNECT_MIN_MS: '100', MMS_RECONNECT_MAX_MS: '1000',
+  });
+  t.teardown(() => void replica.child.kill('SIGKILL'));
+  const inProcess = q.proc.services.find((s) => s.name === 'protocol')!;
+  // The process answers the protocol service's ping once it runs; then the in-process replica steps down.
+  const { call } = await import('@scada/platform');
+  const { protocolPing } = await import('@scada/contracts');
+  await until('the replica process to serve', async () => {
+    const pong = await call(q.proc.bus, protocolPing, { params: {}, query: {} } as never, { requestId: 'kill-test', timeoutMs: 1000 }).catch(() => null);
+    return pong !== null && (pong as { instance: string }).instance !== inProcess.instance;
+  }, 60_000);
+  await inProcess.stop();
+  t.equal((await fetch(`${q.url}/api/connections/${id}/start`, { method: 'POST', headers: editor.headers })).status, 204);
+  const held = await until('held by the replica process', async () => {
+    const s = await session();
+    return s.state === 'connected' && s.heldBy ? s : undefined;
+  });
+  t.not(held.heldBy, inProcess.instance, 'the process holds it');
+
+  // A new replica here; the process killed without a chance to give its lease up.
+  const successor = await startService(protocolService, { bus: q.proc.bus, store: q.proc.store!, log: q.proc.log, config: q.proc.config.services.protocol as never, instance: 'successor' });
+  t.teardown(() => successor.stop());
+  const killedAt = Date.now();
+  replica.child.kill('SIGKILL');
+  await replica.exited;
+  await until('taken over', async () => {
+    const s = await session();
+    return s.heldBy === 'successor' && s.state === 'connected';
+  }, 20_000);
+  const ms = Date.now() - killedAt;
+  t.ok(ms <= 15_000, `taken over ${ms} ms after the kill`);
+  await until('one association', async () => sim.connections() === 1);
+  t.equal((await fetch(`${q.url}/api/connections/${id}/stop`, { method: 'POST', headers: editor.headers })).status, 204);
+});
