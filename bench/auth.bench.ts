@@ -17,7 +17,7 @@ import { importJWK, SignJWT, type JWK } from 'jose';
 import { pino } from 'pino';
 import { hashPassword, verifyPassword } from '../auth-service/src/domain/passwords.ts';
 import { launch } from '../launch.ts';
-import { load, table } from './harness.ts';
+import { load, table, type LoadResult } from './harness.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const password = 'bench-admin-password';
@@ -88,9 +88,21 @@ try {
   const headers = { authorization: `Bearer ${token}`, 'x-space': 'default' };
   await load('warm-up', `http://127.0.0.1:${on.httpPort}/bench/echo?text=hi`, { seconds: 1, headers });
   await load('warm-up', `http://127.0.0.1:${off.httpPort}/bench/echo?text=hi`, { seconds: 1 });
-  const baseline = await load('echo, no checks (baseline)', `http://127.0.0.1:${off.httpPort}/bench/echo?text=hi`, { seconds });
-  const withChecks = await load('echo, bearer + IP filter + X-Space + role', `http://127.0.0.1:${on.httpPort}/bench/echo?text=hi`, { seconds, headers });
-  console.log(table(`Echo with and without the access checks, ${seconds} s per case, 32 connections`, baseline, [withChecks]));
+  // Alternating rounds, summed, as for the logins: one short run of each swings with the machine.
+  const runs: { off: LoadResult[]; on: LoadResult[] } = { off: [], on: [] };
+  for (let round = 0; round < rounds; round++) {
+    runs.off.push(await load('echo, no checks (baseline)', `http://127.0.0.1:${off.httpPort}/bench/echo?text=hi`, { seconds }));
+    runs.on.push(await load('echo, bearer + IP filter + X-Space + role', `http://127.0.0.1:${on.httpPort}/bench/echo?text=hi`, { seconds, headers }));
+  }
+  const mean = (list: LoadResult[]): LoadResult => ({
+    ...list[0],
+    rps: Math.round(list.reduce((a, r) => a + r.rps, 0) / list.length),
+    p50: Math.max(...list.map((r) => r.p50)),
+    p99: Math.max(...list.map((r) => r.p99)),
+    errors: list.reduce((a, r) => a + r.errors, 0),
+    non2xx: list.reduce((a, r) => a + r.non2xx, 0),
+  });
+  console.log(table(`Echo with and without the access checks, ${rounds} alternating rounds of ${seconds} s, 32 connections`, mean(runs.off), [mean(runs.on)]));
   await on.stop();
   await off.stop();
   await service.stop();
