@@ -90,6 +90,15 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
     t.ok(changed, 'the change is reported');
     const last = (await (await api('GET', '/values')).json()) as { reference: string; value: unknown }[];
     t.ok(last.some((v) => v.reference.includes('Ind1') && v.value === true), 'and remembered as the last value');
+    const rcb = encodeURIComponent(`${D}/LLN0$RP$urcb01`);
+    t.equal((await api('DELETE', `/reports?rcb=${rcb}`)).status, 204, 'disabled');
+    t.same(await (await api('GET', '/reports')).json(), [], 'no longer kept');
+    t.equal((await api('DELETE', `/reports?rcb=${rcb}`)).status, 404, 'disabling it twice: not enabled');
+    const quiet = reports.length;
+    sim.setValue(`${D}/GGIO1$ST$Ind1$stVal`, { type: 'boolean', value: false });
+    await new Promise((r) => setTimeout(r, 300));
+    t.equal(reports.length, quiet, 'the device reports no more');
+    t.equal((await api('POST', '/reports', { rcb: `${D}/LLN0$RP$urcb01`, generalInterrogation: true, triggers: ['dchg', 'qchg', 'gi'] })).status, 204, 'enabled again');
   });
 
   t.test('controls in each model; a status-only object refuses', async (t) => {
@@ -110,7 +119,7 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
       return s.state === 'connected' && s.reconnects > reconnects;
     });
     const before = reports.length;
-    sim.setValue(`${D}/GGIO1$ST$Ind1$stVal`, { type: 'boolean', value: false });
+    sim.setValue(`${D}/GGIO1$ST$Ind1$stVal`, { type: 'boolean', value: true });
     await until('a report after the reconnect', async () => reports.slice(before).some((r) => r.connectionId === id));
     t.pass('reports flow again');
   });
