@@ -17,7 +17,7 @@ import { importJWK, SignJWT, type JWK } from 'jose';
 import { pino } from 'pino';
 import { hashPassword, verifyPassword } from '../auth-service/src/domain/passwords.ts';
 import { launch } from '../launch.ts';
-import { load, table, type LoadResult } from './harness.ts';
+import { load, perSecond, table, type LoadResult } from './harness.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const password = 'bench-admin-password';
@@ -33,18 +33,6 @@ const echoOf = (checked: boolean) =>
     http: { method: 'GET', path: '/bench/echo', status: 200, access: checked ? 'viewer' : 'public', spaceScoped: checked },
   });
 
-/** Runs `work` on `concurrency` lanes for `ms`; answers completions per second. */
-async function perSecond(concurrency: number, ms: number, work: () => Promise<unknown>): Promise<number> {
-  const end = Date.now() + ms;
-  let done = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (Date.now() < end) {
-      await work();
-      done++;
-    }
-  }));
-  return done / (ms / 1000);
-}
 
 const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-auth-'));
 const log = pino({ level: 'warn' });

@@ -90,3 +90,16 @@ export function table(title: string, baseline: LoadResult, rows: LoadResult[]): 
   }
   return lines.join('\n');
 }
+
+/** Runs `work` on `concurrency` lanes for `ms`; answers completions per second. */
+export async function perSecond(concurrency: number, ms: number, work: () => Promise<unknown>): Promise<number> {
+  const end = Date.now() + ms;
+  let done = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (Date.now() < end) {
+      await work();
+      done++;
+    }
+  }));
+  return done / (ms / 1000);
+}

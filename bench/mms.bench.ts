@@ -20,7 +20,7 @@ import { Iec61850Device } from '../protocol-service/src/iec61850/client/mod.ts';
 import { MmsClient } from '../protocol-service/src/iec61850/mms/client.ts';
 import { FIXTURE_SCL } from '../protocol-service/test/simulator/fixture.ts';
 import { launch } from '../launch.ts';
-import { freePort } from './harness.ts';
+import { freePort, perSecond } from './harness.ts';
 import { waitForPort } from './faults/servers.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -46,17 +46,6 @@ const stopChild = async (c: ChildProcess) => {
   await gone;
 };
 
-async function lanes(n: number, ms: number, one: () => Promise<unknown>): Promise<number> {
-  const end = Date.now() + ms;
-  let done = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (Date.now() < end) {
-      await one();
-      done++;
-    }
-  }));
-  return done / (ms / 1000);
-}
 
 const simPort = await freePort();
 let sim = await simulator(simPort);
@@ -66,7 +55,7 @@ try {
   const client = await MmsClient.connect({ host: '127.0.0.1', port: simPort, maxOutstanding: 5 });
   const ref = `${D}/GGIO1$MX$AnIn1$mag$f`;
   await client.read([ref]);
-  const reads = await lanes(5, seconds * 1000, () => client.read([ref]));
+  const reads = await perSecond(5, seconds * 1000, () => client.read([ref]));
   await client.conclude();
   const echo = createServer((s) => s.on('data', (d) => s.write(d)));
   await new Promise<void>((r) => echo.listen(0, '127.0.0.1', () => r()));
@@ -76,7 +65,7 @@ try {
   const frame = Buffer.alloc(80);
   const waiting: (() => void)[] = [];
   socket.on('data', () => waiting.shift()?.());
-  const echoes = await lanes(1, seconds * 1000, () => new Promise<void>((r) => (waiting.push(r), socket.write(frame))));
+  const echoes = await perSecond(1, seconds * 1000, () => new Promise<void>((r) => (waiting.push(r), socket.write(frame))));
   socket.destroy();
   echo.close();
   rows.push(`| reads of one attribute on one association, 5 outstanding | ${reads.toFixed(0)}/s | ${(reads / echoes).toFixed(2)} of ${echoes.toFixed(0)} bare TCP echo round trips/s |`);
