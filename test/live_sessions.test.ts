@@ -91,6 +91,8 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
     const last = (await (await api('GET', '/values')).json()) as { reference: string; value: unknown }[];
     t.ok(last.some((v) => v.reference.includes('Ind1') && v.value === true), 'and remembered as the last value');
     const rcb = encodeURIComponent(`${D}/LLN0$RP$urcb01`);
+    t.equal((await api('POST', '/reports', { rcb: `${D}/LLN0$RP$nothing01` })).status, 502, 'a block the device does not have is refused');
+    t.notOk(((await (await api('GET', '/reports')).json()) as { rcb: string }[]).some((r) => r.rcb.includes('nothing')), 'and not kept');
     t.equal((await api('DELETE', `/reports?rcb=${rcb}`)).status, 204, 'disabled');
     t.same(await (await api('GET', '/reports')).json(), [], 'no longer kept');
     t.equal((await api('DELETE', `/reports?rcb=${rcb}`)).status, 404, 'disabling it twice: not enabled');

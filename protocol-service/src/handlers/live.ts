@@ -89,6 +89,38 @@ export function liveHandlers(deps: LiveDeps): {
     implement(browseConnectionDevice, (req, ctx) =>
       onDevice(browseConnectionDevice, req, ctx, async (device) => (await device.browse()) as { logicalDevices: unknown[] }, forward),
     ),
+    // A report block is switched on the device first (by the holder, wherever it runs) and kept only
+    // when the device took it, so a refusal leaves nothing stored; a connection not connected now keeps
+    // it for its next connect.
+    implement(enableConnectionReport, async (req, ctx) => {
+      const space = spaceOf(ctx);
+      const id = req.params.connectionId.toLowerCase();
+      const { rcb, ...options } = req.body;
+      const keep = () => subscribeReport(deps.store, space, id, rcb, options);
+      try {
+        await onDevice(enableConnectionReport, req, ctx, async (device) => (await device.enableReport(rcb, options), await keep(), null), forward);
+      } catch (err) {
+        if (!(err instanceof ProblemError && err.code === 'conflict')) throw err;
+        await keep();
+      }
+      return null;
+    }),
+    implement(disableConnectionReport, async (req, ctx) => {
+      const space = spaceOf(ctx);
+      const id = req.params.connectionId.toLowerCase();
+      const rcb = req.query.rcb;
+      // The replica the request reached forgets the block; the holder, asked on its own subject, only
+      // switches it off.
+      if (forward && !(await unsubscribeReport(deps.store, space, id, rcb))) {
+        if (!(await findConnection(deps.store, space, id))) throw notFound(req.params.connectionId);
+        throw new ProblemError('not_found', `Report block ${rcb} is not enabled on connection ${req.params.connectionId}`);
+      }
+      // Forgotten first, so that a reconnect does not enable it again; the device is told when connected.
+      await onDevice(disableConnectionReport, req, ctx, async (device) => (await device.disableReport(rcb).catch(() => undefined), null), forward).catch((err: unknown) => {
+        if (!(err instanceof ProblemError && err.code === 'conflict')) throw err;
+      });
+      return null;
+    }),
     implement(getConnectionValues, (req, ctx) =>
       onDevice(getConnectionValues, req, ctx, async (_device, session) =>
         [...session.lastValues.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([reference, v]) => ({ reference, value: v.value, at: v.at, rcb: v.rcb })), forward),
@@ -125,29 +157,6 @@ export function liveHandlers(deps: LiveDeps): {
       const s = await readSession(deps.store, spaceOf(ctx), req.params.connectionId.toLowerCase());
       if (!s) throw notFound(req.params.connectionId);
       return s.started && s.held && s.state === 'connected' ? 'Connected' as const : 'Disconnected' as const;
-    }),
-    implement(enableConnectionReport, async (req, ctx) => {
-      const space = spaceOf(ctx);
-      const id = req.params.connectionId.toLowerCase();
-      if (!(await findConnection(deps.store, space, id))) throw notFound(req.params.connectionId);
-      const { rcb, ...options } = req.body;
-      await subscribeReport(deps.store, space, id, rcb, options);
-      const device = local(space, id)?.device;
-      if (device) {
-        try {
-          await device.enableReport(rcb, options);
-        } catch (err) {
-          throw deviceProblem(err);
-        }
-      }
-      return null;
-    }),
-    implement(disableConnectionReport, async (req, ctx) => {
-      const space = spaceOf(ctx);
-      const id = req.params.connectionId.toLowerCase();
-      if (!(await unsubscribeReport(deps.store, space, id, req.query.rcb))) throw new ProblemError('not_found', `Report block ${req.query.rcb} is not enabled on connection ${req.params.connectionId}`);
-      await local(space, id)?.device?.disableReport(req.query.rcb).catch(() => undefined);
-      return null;
     }),
     implement(getConnectionReports, async (req, ctx) => {
       const space = spaceOf(ctx);
