@@ -14,7 +14,7 @@ import type { LiveDevice } from '../sessions/live_device.ts';
 import type { Session } from '../sessions/session.ts';
 import type { Supervisor } from '../sessions/supervisor.ts';
 import { findConnection } from '../store/connections.ts';
-import { leaseOwner, readSession, reportSubscriptions, setStarted, subscribeReport, unsubscribeReport } from '../store/sessions.ts';
+import { connectionHolder, readSession, reportSubscriptions, setStarted, subscribeReport, unsubscribeReport } from '../store/sessions.ts';
 
 export type LiveDeps = { store: Store; bus: Bus; supervisor: Supervisor; instance: string; busTimeoutMs: number };
 
@@ -62,8 +62,9 @@ export function liveHandlers(deps: LiveDeps): {
         throw deviceProblem(err);
       }
     }
-    if (!(await findConnection(deps.store, space, id))) throw notFound(id);
-    const owner = forward ? await leaseOwner(deps.store, space, id) : null;
+    const held = await connectionHolder(deps.store, space, id);
+    if (!held) throw notFound(id);
+    const owner = forward ? held.owner : null;
     if (!owner || owner === deps.instance) throw notConnected(id);
     return (await call(deps.bus, atInstance(op, owner), request as never, { requestId: ctx.requestId, space: ctx.space, actor: ctx.actor, timeoutMs: deps.busTimeoutMs })) as T;
   };

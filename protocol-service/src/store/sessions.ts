@@ -58,13 +58,15 @@ export async function releaseLease(db: Queryable, space: string, id: string, own
   await db.query('delete from protocol.session_leases where space = $1 and connection_id = $2 and owner = $3', [space, id, owner]);
 }
 
-/** Which replica holds a connection's live lease, or null. */
-export async function leaseOwner(db: Queryable, space: string, id: string): Promise<string | null> {
-  const { rows } = await db.query<{ owner: string }>(
-    'select owner from protocol.session_leases where space = $1 and connection_id = $2 and expires_at >= now()',
+/** Whether a connection is in the space and which replica holds its live lease (null: none), in one query. */
+export async function connectionHolder(db: Queryable, space: string, id: string): Promise<{ owner: string | null } | null> {
+  const { rows } = await db.query<{ owner: string | null }>(
+    `select l.owner from protocol.connections c
+       left join protocol.session_leases l on l.space = c.space and l.connection_id = c.id and l.expires_at >= now()
+      where c.space = $1 and c.id = $2`,
     [space, id],
   );
-  return rows[0]?.owner ?? null;
+  return rows[0] ? { owner: rows[0].owner } : null;
 }
 
 /** Records what the holding replica knows of a session. */
