@@ -8,17 +8,3 @@ export function backoffMs(attempt: number, options: { baseMs?: number; capMs?: n
   const ceiling = Math.min(cap, base * 2 ** Math.min(attempt, 30));
   return Math.round(ceiling * (0.5 + 0.5 * (options.random ?? Math.random)()));
 }
-
-/** Waits `ms` unless the signal aborts first; never rejects. */
-export function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

@@ -5,10 +5,11 @@
  * reported attribute. What it knows (state, since, last error, reconnects, identity) goes to the store,
  * where every replica can read it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { publishEvent, type Bus, type Store } from '@scada/platform';
 import { reportSubscriptions, saveSessionState, type SessionState, type StartedConnection } from '../store/sessions.ts';
-import { backoffMs, pause } from './backoff.ts';
+import { backoffMs } from './backoff.ts';
 import type { Connector, DeviceReport, LiveDevice, ReportOptions } from './live_device.ts';
 
 export type SessionDeps = { store: Store; bus: Bus; log: Logger; owner: string; connector: Connector; backoff?: { baseMs?: number; capMs?: number } };
@@ -54,6 +55,8 @@ export class Session {
   async #run(): Promise<void> {
     const log = this.#deps.log.child({ connection: this.connection.id });
     const signal = this.#stop.signal;
+    // One listener for the whole session, however often it reconnects.
+    const stopped = new Promise<'stop'>((resolve) => signal.addEventListener('abort', () => resolve('stop'), { once: true }));
     while (!signal.aborted) {
       await this.#set({ state: 'connecting' });
       let reason: string | null = null;
@@ -69,7 +72,7 @@ export class Session {
         await this.#set({ state: 'connected', identity: device.identity, lastError: null });
         log.info({ identity: device.identity }, 'device connected');
         await this.#enableReports(device, log);
-        const ended = await Promise.race([device.ended, new Promise<'stop'>((resolve) => signal.addEventListener('abort', () => resolve('stop'), { once: true }))]);
+        const ended = await Promise.race([device.ended, stopped]);
         this.#device = null;
         if (ended === 'stop') {
           await device.close().catch(() => undefined);
@@ -84,7 +87,7 @@ export class Session {
       const wait = backoffMs(this.#attempt++, this.#deps.backoff);
       log.warn({ reason, retryInMs: wait }, 'device not connected; trying again');
       await this.#set({ state: 'waiting', lastError: reason, reconnects: this.#state.reconnects + 1 });
-      await pause(wait, signal);
+      await sleep(wait, undefined, { signal }).catch(() => undefined); // cut short by stop()
     }
     await this.#set({ state: 'stopped' }).catch(() => undefined);
   }
