@@ -154,8 +154,9 @@ t.test(`configuration API through the gateway (${p.mode})`, { skip: waiting }, a
     const code = `/api/scripts/${script.id}/code`;
     const read = async () => (await expect(t, api(editor, 'GET', `/api/scripts/${script.id}`), 200, 'read back')).code as string;
 
-    const sent = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode('// ünï 😀\r\nx = "\u0000";\n\t end  ')]);
-    await expect(t, api(editor, 'PATCH', code, { bytes: sent }), 204, 'BOM, CRLF, NUL, astral');
+    const sent = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode('// ünï 😀\r\nx = "\\u0000";\n\t end  ')]);
+    await expect(t, api(editor, 'PATCH', code, { bytes: sent }), 204, 'BOM, CRLF, astral');
+    t.match(await expect(t, api(editor, 'PATCH', code, { text: 'x = "\u0000"' }), 400, 'a NUL character'), { code: 'validation_failed' });
     t.same(new TextEncoder().encode(await read()), sent, 'the bytes read back are the bytes sent');
     await expect(t, api(editor, 'PATCH', code, { text: '' }), 204, 'an empty script');
     t.equal(await read(), '');

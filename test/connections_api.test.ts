@@ -4,9 +4,11 @@ import { startTestPlatform, type TestPlatform } from './support/platform.ts';
 import { generateScd } from './support/scd.ts';
 import { createSpace, signIn, type SignedIn } from './support/session.ts';
 
+// The real-world files beside the repository add checks when they are there; the tests stand on the
+// project's own file.
 const sclDir = new URL('../../shared/scl/', import.meta.url);
 const shared = existsSync(sclDir) ? readdirSync(sclDir).filter((f) => /\.(icd|cid|scd|iid|ssd)$/i.test(f)) : [];
-const sample = new URL('sampleModel.icd', sclDir);
+const sample = new URL('fixtures/scl/feeder_relay.icd', import.meta.url);
 
 const p = await startTestPlatform();
 t.teardown(() => p.stop());

@@ -150,7 +150,9 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
     }
     await until('the association ended', async () => sim.connections() === 0 && (await status()) === 'Disconnected');
     t.match(await session(), { started: false });
-    t.match(await (await api('GET', '/browse')).json(), { source: 'scl' }, 'a stopped connection browses its SCL model');
+    const browse = await api('GET', '/browse');
+    t.equal(browse.status, 409, 'a stopped connection without a file has no model to browse');
+    t.match(await browse.json(), { code: 'no_scl_file' });
   });
 
   t.test('another space: its connections do not exist for the caller', async (t) => {

@@ -23,9 +23,15 @@ t.test('the whole platform in one process', async (t) => {
     t.equal(status, 200);
   });
 
-  t.test('/readyz answers 200 when the bus, the store and every service answer', async (t) => {
+  t.test('/readyz answers 200 and lists the live replica of every service', async (t) => {
     const res = await fetch(`${platform.url}/readyz`);
     t.equal(res.status, 200);
+    const body = (await res.json()) as { status: string; services: Record<string, { instance: string; store: string }[]> };
+    t.equal(body.status, 'ready');
+    for (const name of ['auth', 'config', 'protocol']) {
+      t.equal(body.services[name]?.length, 1, `${name}: one replica`);
+      t.match(body.services[name]?.[0], { instance: String, version: String, store: 'ok' });
+    }
   });
 
   t.test('the echo route goes through the bus and back with the request id', async (t) => {
@@ -51,6 +57,7 @@ t.test('the whole platform in one process', async (t) => {
     t.match(text, /http_requests_total\{[^}]*route="\/api\/echo"[^}]*status="200"[^}]*\} \d+/);
     t.match(text, /http_request_duration_seconds_bucket/);
     t.match(text, /bus_request_duration_seconds_bucket/);
+    t.match(text, /service_live_replicas\{service="protocol"\} 1/, 'a gauge of live replicas per service');
   });
 
   t.test('/openapi.json and /docs need no login', async (t) => {
@@ -64,20 +71,32 @@ t.test('the whole platform in one process', async (t) => {
     t.match(docs.headers.get('content-type') ?? '', /text\/html/);
   });
 
-  t.test('/readyz answers 503 naming a stopped service, and 200 again when it returns', async (t) => {
+  t.test('a stopped service leaves the gateway ready, listed with no replica, its routes 503; it returns on its own', async (t) => {
     const config = platform.proc.services.find((s) => s.name === 'config')!;
     await config.stop();
-    const down = await fetch(`${platform.url}/readyz`);
-    t.equal(down.status, 503);
-    t.ok(Number(down.headers.get('retry-after')) > 0);
-    t.match(((await down.json()) as { detail: string }).detail, /config/);
+    const down = await waitForReplicas(platform.url, 'config', 0);
+    t.equal(down.status, 200, 'the gateway stays ready');
+    t.same(((await down.json()) as { services: Record<string, unknown[]> }).services.config, [], 'config is listed with no replica');
+    t.match(await (await fetch(`${platform.url}/metrics`)).text(), /service_live_replicas\{service="config"\} 0/);
     const echo = await fetch(`${platform.url}/api/echo`);
     t.equal(echo.status, 503, 'its routes answer 503 meanwhile');
+    t.ok(Number(echo.headers.get('retry-after')) > 0, 'with Retry-After');
     const { startService } = await import('@scada/platform');
     const { configService } = await import('@scada/config');
     const again = await startService(configService, { bus: platform.proc.bus, store: platform.proc.store!, log: platform.proc.log, config: {} });
     platform.proc.services.push(again);
-    const up = await fetch(`${platform.url}/readyz`);
+    const up = await waitForReplicas(platform.url, 'config', 1);
     t.equal(up.status, 200);
+    t.equal((await fetch(`${platform.url}/api/echo`)).status, 200, 'served again');
   });
 });
+
+/** Polls `/readyz` until a service lists that many replicas (at most the presence window and a little). */
+async function waitForReplicas(url: string, service: string, count: number): Promise<Response> {
+  for (const end = Date.now() + 10_000; ; ) {
+    const res = await fetch(`${url}/readyz`);
+    const body = (await res.clone().json()) as { services?: Record<string, unknown[]> };
+    if (body.services?.[service]?.length === count || Date.now() > end) return res;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

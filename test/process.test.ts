@@ -1,8 +1,13 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { freePort, startMain, waitFor } from './support/processes.ts';
+
+// Each case starts whole platform processes (an embedded store each): more than tap's two minutes per file
+// on a busy two-core machine.
+t.setTimeout(300_000);
 
 t.test('bad configuration stops start-up with one message naming every bad variable', async (t) => {
   const run = startMain({ HTTP_PORT: 'eighty', HTTPS_PORT: '70000', SERVICES: 'gateway,billing', LOCKOUT_THRESHOLD: '-1', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x' });
@@ -22,12 +27,27 @@ t.test('a service section is checked too when that service runs here', async (t)
   t.match(stderr, 'ACCESS_TOKEN_TTL_SECONDS');
 });
 
+t.test("a service's own entry runs that service alone and refuses SERVICES naming any other part", async (t) => {
+  const refused = startMain({ SERVICES: 'config,gateway' }, 'config-service/src/main.ts');
+  t.equal(await refused.exited, 2, 'exits 2');
+  t.match(refused.output().stderr, /SERVICES: "gateway" is not a service this build runs \(config\)/);
+  const dataDir = await mkdtemp(join(tmpdir(), 'scada-entry-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const healthPort = await freePort();
+  const run = startMain({ DATA_DIR: dataDir, HEALTH_PORT: String(healthPort), LOG_LEVEL: 'info' }, 'config-service/src/main.ts');
+  const ready = await waitFor(`http://127.0.0.1:${healthPort}/readyz`, 30000, (res) => res.status === 200);
+  t.equal(ready.status, 200, 'the config service alone is ready');
+  run.child.kill('SIGTERM');
+  t.equal(await run.exited, 0, 'exits 0 on SIGTERM');
+  t.match(run.output().stdout, /"services":\["config"\]/, 'SERVICES defaults to the one service the entry carries');
+});
+
 t.test('npm start comes up on embedded defaults and SIGTERM stops it cleanly', async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-main-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const [httpPort, httpsPort] = [await freePort(), await freePort()];
   const run = startMain({ DATA_DIR: dataDir, HTTP_PORT: String(httpPort), HTTPS_PORT: String(httpsPort), LOG_LEVEL: 'info' });
-  const health = await waitFor(`http://127.0.0.1:${httpPort}/healthz`, 30000);
+  const health = await waitFor(`http://127.0.0.1:${httpPort}/healthz`, 60_000);
   t.equal(health.status, 200);
   const ready = await fetch(`http://127.0.0.1:${httpPort}/readyz`);
   t.equal(ready.status, 200);
@@ -35,3 +55,32 @@ t.test('npm start comes up on embedded defaults and SIGTERM stops it cleanly', a
   t.equal(await run.exited, 0, 'exits 0');
   t.match(run.output().stdout, /gateway stopped/);
 });
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  t.test(`${signal} to the npm process of npm start stops the platform with it: nothing is left running`, async (t) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'scada-npm-'));
+    t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+    const httpPort = await freePort();
+    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'test', PASSWORD_HASH_COST: '12', DATA_DIR: dataDir, HTTP_PORT: String(httpPort), HTTPS_PORT: '0', LOG_LEVEL: 'warn' };
+    // A process group of its own, so that whatever npm started can be looked for afterwards.
+    const npm = spawn('npm', ['start'], { cwd: new URL('..', import.meta.url).pathname, env, detached: true, stdio: 'ignore' });
+    const exited = new Promise<void>((resolve) => npm.once('exit', () => resolve()));
+    t.teardown(() => groupAlive(npm.pid as number) && process.kill(-(npm.pid as number), 'SIGKILL'));
+    t.equal((await waitFor(`http://127.0.0.1:${httpPort}/healthz`, 60_000)).status, 200, 'up');
+    npm.kill(signal);
+    await exited;
+    for (const end = Date.now() + 30_000; groupAlive(npm.pid as number) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100));
+    t.notOk(groupAlive(npm.pid as number), 'no process of npm start is left');
+    await t.rejects(fetch(`http://127.0.0.1:${httpPort}/healthz`), 'nothing answers on its port');
+  });
+}
+
+/** True while any process of the group is alive. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Store } from '@scada/platform';
 import type { Logger } from 'pino';
 import type { AuthConfig } from './config.ts';
-import { hashPassword } from './domain/passwords.ts';
+import type { Passwords } from './domain/passwords.ts';
 import { defaultSpaceId } from './handlers/spaces.ts';
 import { insertUser } from './store/users.ts';
 
@@ -11,11 +11,11 @@ import { insertUser } from './store/users.ts';
  * lock, so replicas starting together create them once. Without `ADMIN_PASSWORD` a password is generated
  * and written to the log once: the only password the platform ever logs.
  */
-export async function bootstrap(store: Store, config: AuthConfig, log: Logger): Promise<void> {
+export async function bootstrap(store: Store, config: AuthConfig, passwords: Passwords, log: Logger): Promise<void> {
   const { rows } = await store.query('select (select count(*) from auth.users) as users, (select count(*) from auth.spaces) as spaces');
   if (Number(rows[0]?.users) > 0 && Number(rows[0]?.spaces) > 0) return;
   const generated = config.adminPassword === undefined ? randomBytes(18).toString('base64url') : null;
-  const passwordHash = await hashPassword(config.adminPassword ?? (generated as string));
+  const passwordHash = await passwords.hash(config.adminPassword ?? (generated as string));
   const created = await store.transaction(async (tx) => {
     await tx.query(`select pg_advisory_xact_lock(hashtext('auth.bootstrap'))`);
     await tx.query(`insert into auth.spaces (id, name) values ($1, $1) on conflict do nothing`, [defaultSpaceId]);

@@ -1,4 +1,5 @@
 import type { EnvReader } from '@scada/platform';
+import { defaultHashCost, lowestTestHashCost } from './domain/passwords.ts';
 
 /** Settings of the auth service. */
 export type AuthConfig = {
@@ -9,6 +10,8 @@ export type AuthConfig = {
   lockoutThreshold: number;
   lockoutSeconds: number;
   refreshReuseGraceSeconds: number;
+  /** scrypt's log2 N for new password hashes; old hashes keep the cost they were made with. */
+  passwordHashCost: number;
 };
 
 /** Reads the auth service's section of the environment. */
@@ -21,6 +24,8 @@ export function readAuthConfig(env: EnvReader): AuthConfig {
     lockoutThreshold: env.int('LOCKOUT_THRESHOLD', 5, { min: 1, max: 1000 }),
     lockoutSeconds: env.int('LOCKOUT_SECONDS', 600, { min: 1, max: 86400 }),
     refreshReuseGraceSeconds: env.int('REFRESH_REUSE_GRACE_SECONDS', 10, { min: 0, max: 300 }),
+    // Below production cost only for test runs, where hundreds of hashes would otherwise take minutes.
+    passwordHashCost: env.int('PASSWORD_HASH_COST', defaultHashCost, { min: env.optionalString('NODE_ENV') === 'test' ? lowestTestHashCost : defaultHashCost, max: 20 }),
   };
   if (config.adminPassword !== undefined && (config.adminPassword.length < 8 || config.adminPassword.length > 1024)) {
     env.fail('ADMIN_PASSWORD: must be 8 to 1024 characters');

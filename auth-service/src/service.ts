@@ -2,10 +2,14 @@ import { loadMigrations, type ServiceDefinition } from '@scada/platform';
 import { bootstrap } from './bootstrap.ts';
 import { readAuthConfig, type AuthConfig } from './config.ts';
 import { adminHandlers } from './handlers/admin.ts';
+import { membershipHandlers } from './handlers/memberships.ts';
+import { profileHandlers } from './handlers/profile.ts';
 import { sessionHandlers } from './handlers/sessions.ts';
 import { signInHandlers } from './handlers/sign_in.ts';
 import { spaceHandlers } from './handlers/spaces.ts';
+import { userAdminHandlers } from './handlers/user_admin.ts';
 import { userHandlers } from './handlers/users.ts';
+import { passwords as passwordHashing } from './domain/passwords.ts';
 import { loadKeyRing } from './store/keys.ts';
 
 /** The auth service: users, roles, spaces, sessions, one-time passwords, account lock, IP settings. */
@@ -17,10 +21,14 @@ export const authService: ServiceDefinition<AuthConfig> = {
   schema: 'auth',
   migrations: () => loadMigrations(new URL('../migrations/', import.meta.url)),
   setup: async ({ store, bus, config, log }) => {
-    await bootstrap(store, config, log);
-    const deps = { store, bus, config, log, keys: await loadKeyRing(store) };
+    const passwords = passwordHashing(config.passwordHashCost);
+    await bootstrap(store, config, passwords, log);
+    const deps = { store, bus, config, log, passwords, keys: await loadKeyRing(store) };
     return {
-      implementations: [...signInHandlers(deps), ...sessionHandlers(deps), ...userHandlers(deps), ...spaceHandlers(deps), ...adminHandlers(deps)],
+      implementations: [
+        ...signInHandlers(deps), ...sessionHandlers(deps), ...userHandlers(deps), ...spaceHandlers(deps), ...adminHandlers(deps),
+        ...profileHandlers(deps), ...membershipHandlers(deps), ...userAdminHandlers(deps),
+      ],
     };
   },
 };

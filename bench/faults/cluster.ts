@@ -1,12 +1,14 @@
 /**
  * The platform as a cluster on one machine: every service in two replicas of its own process and two
  * gateways, all on one NATS server and one PostgreSQL cluster, each process started as its image starts
- * it (`main.ts` with `SERVICES` naming one service). Replicas can be killed, stopped and started again.
+ * it (plain `node` on the part's own bundle, built first when `dist/` is missing or older than the
+ * sources). Replicas can be killed, stopped and started again.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { bundleCommand, ensureBuilt } from '../../tools/build/build.ts';
 import { freePort } from '../harness.ts';
 import { waitForPort } from './servers.ts';
 
@@ -50,6 +52,7 @@ export type ClusterOptions = {
 
 /** Starts two replicas of every service and two gateways; the first auth replica alone first (it bootstraps). */
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
+  await ensureBuilt();
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-faults-'));
   const replicas: Replica[] = [];
   for (const service of ['auth', 'config', 'protocol', 'gateway'] as const) {
@@ -81,7 +84,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     }
   };
   const start = async (r: Replica) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], { cwd: root, env: env(r), stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, bundleCommand(r.service), { cwd: root, env: env(r), stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr?.on('data', (d: Buffer) => {
       r.stderr.push(String(d).slice(0, 500));
       if (r.stderr.length > 20) r.stderr.shift();

@@ -25,6 +25,12 @@ export type PhaseResult = {
   slowestFailureMs: number;
   /** Set for server outages: how long the server was away. */
   outageMs?: number;
+  /**
+   * Set for a service outage: what must not suffer from it. Requests to the other services that failed,
+   * sign-ins made during the outage and those that failed, and readiness probes of the gateways that
+   * did not answer 200.
+   */
+  unaffected?: { otherFailures: number; signIns: number; failedSignIns: number; probes: number; unreadyProbes: number };
 };
 
 export type SuiteResult = {
@@ -128,11 +134,32 @@ export async function runFaultSuite(options: SuiteOptions): Promise<SuiteResult>
       say(`${label}: done`);
     };
 
+    /**
+     * Every replica of one service killed at once and kept away for a phase, while sign-ins run beside the
+     * load and both gateways' readiness is probed: the gateways must stay ready, and only the requests
+     * for the missing service may fail (503 with Retry-After).
+     */
+    const serviceOutage = async (service: 'protocol') => {
+      const label = `every ${service} replica killed`;
+      const from = Date.now();
+      const down = c.replicas.filter((r) => r.service === service);
+      await Promise.all(down.map((r) => c.signal(r, 'SIGKILL')));
+      const seen = await alongside(c, adminPassword, phaseMs);
+      await Promise.all(down.map((r) => c.start(r)));
+      await pause(500);
+      const to = Date.now();
+      const phase = summarise(label, l.samples, from, to, from);
+      const otherFailures = l.samples.filter((s) => s.start >= from && s.start < to && s.kind !== `read-${service}` && (s.status < 200 || s.status >= 300)).length;
+      phases.push({ ...phase, unaffected: { otherFailures, ...seen } });
+      say(`${label}: done`);
+    };
+
     await steady('steady load, no fault');
     for (const service of ['auth', 'config', 'protocol'] as const) await replicaFault(`kill -9 ${service}-1`, byName(`${service}-1`), 'SIGKILL');
     await replicaFault('SIGTERM config-2', byName('config-2'), 'SIGTERM');
     await replicaFault('kill -9 gateway-2', byName('gateway-2'), 'SIGKILL');
     await replicaFault('SIGTERM gateway-1', byName('gateway-1'), 'SIGTERM');
+    await serviceOutage('protocol');
     await serverOutage('NATS killed and restarted', nats);
     await serverOutage('PostgreSQL stopped (immediate) and restarted', postgres);
     await steady('steady load after the faults');
@@ -160,6 +187,31 @@ export async function runFaultSuite(options: SuiteOptions): Promise<SuiteResult>
   }
 }
 
+/** Sign-ins one after another through the gateways in turn, and readiness probes of every gateway, for `ms`. */
+async function alongside(c: Cluster, adminPassword: string, ms: number): Promise<{ signIns: number; failedSignIns: number; probes: number; unreadyProbes: number }> {
+  const end = Date.now() + ms;
+  const seen = { signIns: 0, failedSignIns: 0, probes: 0, unreadyProbes: 0 };
+  const signIns = (async () => {
+    for (let turn = 0; Date.now() < end; turn++) {
+      const gateway = c.gateways[turn % c.gateways.length] as Replica;
+      seen.signIns++;
+      await adminToken(gateway.port, adminPassword).catch(() => seen.failedSignIns++);
+    }
+  })();
+  const probes = (async () => {
+    while (Date.now() < end) {
+      for (const gateway of c.gateways) {
+        seen.probes++;
+        const status = await fetch(`http://127.0.0.1:${gateway.port}/readyz`).then((r) => r.status, () => 0);
+        if (status !== 200) seen.unreadyProbes++;
+      }
+      await pause(200);
+    }
+  })();
+  await Promise.all([signIns, probes]);
+  return seen;
+}
+
 /** The results as a Markdown table. */
 export function faultTable(result: SuiteResult): string {
   const lines = [
@@ -170,7 +222,11 @@ export function faultTable(result: SuiteResult): string {
   ];
   for (const p of result.phases) {
     const by = Object.entries(p.failures).map(([s, n]) => `${s === '0' ? 'no answer' : s}: ${n}`).join(', ') || '–';
-    const outage = p.outageMs === undefined ? '' : ` (away ${p.outageMs} ms; counted from its return)`;
+    const outage = p.outageMs !== undefined
+      ? ` (away ${p.outageMs} ms; counted from its return)`
+      : p.unaffected
+        ? ` (other services' requests failed: ${p.unaffected.otherFailures}; sign-ins ${p.unaffected.signIns}, failed ${p.unaffected.failedSignIns}; gateway probes ${p.unaffected.probes}, not ready ${p.unaffected.unreadyProbes})`
+        : '';
     lines.push(`| ${p.name}${outage} | ${p.requests} | ${p.failed} | ${by} | ${p.without503RetryAfter} | ${p.recoveryMs} | ${p.slowestFailureMs} |`);
   }
   lines.push(

@@ -1,6 +1,7 @@
 import { loadMigrations, type ServiceDefinition } from '@scada/platform';
 import { readConfigServiceConfig, type ConfigServiceConfig } from './config.ts';
 import { echoHandler } from './handlers/echo.ts';
+import { lookupHandlers } from './handlers/lookups.ts';
 import { resourceHandlers } from './handlers/resources.ts';
 
 /** The config service: projects, dashboards, faceplates and scripts of each space. */
@@ -11,7 +12,8 @@ export const configService: ServiceDefinition<ConfigServiceConfig> = {
   readConfig: readConfigServiceConfig,
   schema: 'config',
   migrations: () => loadMigrations(new URL('../migrations/', import.meta.url)),
-  setup: async (deps) => ({
-    implementations: [echoHandler(deps.instance), ...resourceHandlers({ store: deps.store, bus: deps.bus, now: () => new Date() })],
-  }),
+  setup: async (deps) => {
+    const handlerDeps = { store: deps.store, bus: deps.bus, now: () => new Date() };
+    return { implementations: [echoHandler(deps.instance), ...resourceHandlers(handlerDeps), ...lookupHandlers(handlerDeps)] };
+  },
 };

@@ -92,13 +92,21 @@ for (const h of harnesses) {
     t.test('bodies from the reference schemas are accepted; answers use only reference fields', async (t) => {
       const c = h.as();
       const { ids } = await arrange(c);
+      const queryValues: Record<string, unknown> = { isActive: true };
       for (const op of configOps) {
         const ref = referenceOp(op.operationId)!;
-        const params = Object.fromEntries((ref.op.parameters ?? []).map((p: Json) => [p.name, ids[p.name as keyof typeof ids]]));
+        // The status of a project asks the protocol service, which this harness does not run (see test/reference_surface.test.ts).
+        if (op.operationId === 'getStatus') continue;
+        // Names as they are now: the updates before renamed the entities.
+        queryValues.name = (await c.call(ops.getProject, { params: { projectId: ids.projectId } })).name;
+        queryValues.names = [(await c.call(ops.getFaceplate, { params: { faceplateId: ids.faceplateId } })).name];
+        const parameters = (ref.op.parameters ?? []) as Json[];
+        const params = Object.fromEntries(parameters.filter((p) => p.in === 'path').map((p) => [p.name, ids[p.name as keyof typeof ids]]));
+        const query = Object.fromEntries(parameters.filter((p) => p.in === 'query').map((p) => [p.name, queryValues[p.name] ?? ids[p.name as keyof typeof ids]]));
         const variants = ref.op.requestBody?.content?.['application/json'] ? [false, true].map((all) => bodyOf(requestDto(ref.op), all, { projectId: ids.projectId })) : [undefined];
         for (const body of variants) {
           if (op.operationId.startsWith('delete')) continue;
-          const answer = await c.call(op, { params, body: op.http!.consumes?.includes('text/plain') ? 'print(1)' : body }).catch((e: Error) => e);
+          const answer = await c.call(op, { params, query, body: op.http!.consumes?.includes('text/plain') ? 'print(1)' : body }).catch((e: Error) => e);
           t.notOk(answer instanceof Error, `${op.operationId} ${body ? JSON.stringify(body).slice(0, 60) : ''}: ${answer instanceof Error ? answer.message : 'ok'}`);
           const schema = ref.op.responses['200']?.content?.['*/*']?.schema;
           if (!schema || answer instanceof Error) continue;

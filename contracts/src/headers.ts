@@ -7,6 +7,12 @@ export const busHeaders = {
   actor: 'x-actor',
   /** The client address as the gateway established it. */
   clientIp: 'x-client-ip',
+  /**
+   * The time left for a request, in milliseconds, when it was sent. The receiver counts its own deadline
+   * from the moment it receives the message (as gRPC's `grpc-timeout` does), so clocks of different hosts
+   * never need to agree; a forwarded request carries what is left of it.
+   */
+  timeout: 'x-timeout-ms',
   /** `gzip` on a reply whose body is compressed (large answers, so that they fit one bus message). */
   contentEncoding: 'x-content-encoding',
 } as const;

@@ -61,7 +61,31 @@ export type Operation<Req extends TObject = TObject, Res extends TSchema = TSche
   request: Req;
   response: Res;
   http?: HttpBinding;
+  /**
+   * How long a caller waits for the answer, from the gateway's receipt of the request to its reply; the
+   * time travels with the request, so a service skips work nobody waits for any more. Absent: the
+   * standard deadline (`BUS_TIMEOUT_MS`, 5 s by default).
+   */
+  deadlineMs?: number;
 };
+
+/**
+ * Deadlines of operations that outlast the standard one. A device operation may wait for one MMS request
+ * (`MMS_REQUEST_TIMEOUT_MS`, at most 10 s by default), a control also for its select and for the device's
+ * CommandTermination (`CONTROL_TERMINATION_TIMEOUT_MS`); the protocol service refuses settings that do not
+ * fit in this deadline.
+ */
+export const deadlines = {
+  /** Operations answered by a live device (read, write, control, report blocks, device browse). */
+  deviceMs: 30_000,
+  /** The standard deadline when `BUS_TIMEOUT_MS` is not set: every other operation, and the stores' own checks. */
+  standardMs: 5_000,
+} as const;
+
+/** How long a caller waits for an operation: its own deadline, or the standard one the process was given. */
+export function deadlineOf(op: Pick<Operation, 'deadlineMs'>, standardMs: number): number {
+  return op.deadlineMs ?? standardMs;
+}
 
 /** Request message type of an operation. */
 export type RequestOf<O extends Operation> = Static<O['request']>;

@@ -12,6 +12,7 @@ export const problemCodes = {
   invalid_credentials: { status: 401, title: 'Invalid credentials' },
   invalid_token: { status: 401, title: 'Invalid token' },
   forbidden: { status: 403, title: 'Forbidden' },
+  reauthentication_required: { status: 403, title: 'Re-authentication required' },
   ip_denied: { status: 403, title: 'Address not allowed' },
   space_forbidden: { status: 403, title: 'Space not accessible' },
   csrf_rejected: { status: 403, title: 'Cross-site request rejected' },
@@ -19,13 +20,19 @@ export const problemCodes = {
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   conflict: { status: 409, title: 'Conflict' },
   would_lock_out_self: { status: 409, title: 'Change would lock out the caller' },
+  not_connected: { status: 409, title: 'Not connected' },
+  control_in_progress: { status: 409, title: 'Control in progress' },
+  rptid_conflict: { status: 409, title: 'Report id in use' },
+  no_scl_file: { status: 409, title: 'No SCL file' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   account_locked: { status: 423, title: 'Account locked' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal error' },
   bad_gateway: { status: 502, title: 'Bad gateway' },
+  device_refused: { status: 502, title: 'Device refused' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  overloaded: { status: 503, title: 'Overloaded' },
   upstream_timeout: { status: 504, title: 'Upstream timeout' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
@@ -89,8 +96,9 @@ export class ProblemError extends Error {
     this.retryAfter = options.retryAfter;
     this.headers = options.headers ?? {};
     this.extensions = options.extensions ?? {};
-    // Internal failures and bad upstream answers never show their detail; the rest is meant for the client.
-    this.expose = known.status !== 500 && known.status !== 502;
+    // Internal failures and bad upstream answers never show their detail; the rest is meant for the client
+    // (a device's refusal too: its reason is what the operator needs).
+    this.expose = known.status !== 500 && code !== 'bad_gateway';
   }
 
   /** The problem body a client may see. */

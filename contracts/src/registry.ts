@@ -1,7 +1,10 @@
 import type { Operation, ServiceName } from './operation.ts';
 import { adminOperations } from './auth/admin_ops.ts';
+import { membershipOperations } from './auth/membership_ops.ts';
+import { profileOperations } from './auth/profile_ops.ts';
 import { sessionOperations } from './auth/session_ops.ts';
 import { configOperations } from './config/mod.ts';
+import { plainConnectionOperations } from './protocol/connection_ops.ts';
 import { connectionOperations } from './protocol/connections.ts';
 import { sessionOperations61850 } from './protocol/live.ts';
 import { authPing, configPing, echo, protocolPing } from './system.ts';
@@ -12,9 +15,9 @@ import { authPing, configPing, echo, protocolPing } from './system.ts';
  */
 export const operations: readonly Operation[] = [
   authPing, configPing, protocolPing, echo,
-  ...sessionOperations, ...adminOperations,
+  ...sessionOperations, ...adminOperations, ...profileOperations, ...membershipOperations,
   ...configOperations,
-  ...connectionOperations,
+  ...connectionOperations, ...plainConnectionOperations,
   ...sessionOperations61850,
 ];
 

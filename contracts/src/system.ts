@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { defineOperation, requestSchema, type ServiceName } from './operation.ts';
 
 /** The answer of a service's health ping. */
@@ -49,3 +49,32 @@ export const echo = defineOperation({
   response: EchoResponse,
   http: { method: 'GET', path: '/api/echo', status: 200, access: 'public', spaceScoped: false },
 });
+
+/**
+ * Presence: every service replica announces itself on the bus, so any process can tell which replicas
+ * are live without asking each service (readiness bodies, the replica gauge of `/metrics`). A replica
+ * beats every `intervalMs` and when asked; one not heard for `missedBeats` intervals counts as gone; one
+ * that stops says so at once.
+ */
+export const presence = {
+  intervalMs: 1000,
+  missedBeats: 3,
+  /** Where replicas of a service beat: `platform.presence.<service>`. */
+  subject: (service: ServiceName) => `platform.presence.${service}`,
+  /** Every service's beats. */
+  anySubject: 'platform.presence.*',
+  /** Asked by a process that starts listening: every replica beats at once. */
+  querySubject: 'platform.presence',
+} as const;
+
+/** One replica's beat. */
+export const ReplicaBeat = Type.Object({
+  service: Type.Union([Type.Literal('auth'), Type.Literal('config'), Type.Literal('protocol')]),
+  instance: Type.String({ maxLength: 100 }),
+  version: Type.String({ maxLength: 100 }),
+  /** Whether the replica's store answered its last check. */
+  store: Type.Union([Type.Literal('ok'), Type.Literal('down')]),
+  /** `stopping` once the replica has begun to stop: count it gone. */
+  state: Type.Union([Type.Literal('up'), Type.Literal('stopping')]),
+});
+export type ReplicaBeat = Static<typeof ReplicaBeat>;

@@ -1,5 +1,5 @@
 import { operations as allOperations, type Operation } from '@scada/contracts';
-import type { Bus } from '@scada/platform';
+import { checkReadiness, ReplicaWatch, type Bus, type Store } from '@scada/platform';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from './config.ts';
@@ -7,6 +7,7 @@ import { createMetrics, type GatewayMetrics } from './metrics.ts';
 import { problemDetails } from './middleware/problem.ts';
 import { accessLog } from './middleware/access_log.ts';
 import { requestId } from './middleware/request_id.ts';
+import { securityHeaders } from './middleware/security_headers.ts';
 import { buildOpenApi } from './openapi.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -16,6 +17,7 @@ import { sclFileRoutes } from './routes/scl_files.ts';
 import { staticAuthView, type AuthView } from './auth/auth_view.ts';
 import { clientIp } from './middleware/client_ip.ts';
 import { csrf } from './middleware/csrf.ts';
+import { cleanUrl } from './middleware/clean_url.ts';
 import { ipFilter } from './middleware/ip_filter.ts';
 
 /** What the gateway app is built from. */
@@ -27,12 +29,16 @@ export type GatewayAppDeps = {
   operations?: readonly Operation[];
   /** The auth service's state as this replica sees it; none (every operation public) when absent. */
   auth?: AuthView;
+  /** The store of the services this process runs, which its readiness includes; none for a gateway alone. */
+  store?: Store | null;
 };
 
 /** The gateway app with the handles its server needs. */
 export type GatewayApp = {
   app: Koa;
   metrics: GatewayMetrics;
+  /** The replicas this gateway hears; started and stopped with its server. */
+  replicas: ReplicaWatch;
   /** Makes readiness fail while the process drains. */
   startDraining(): void;
 };
@@ -45,7 +51,8 @@ export type GatewayApp = {
 export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
   const ops = deps.operations ?? allOperations;
   const app = new Koa({ proxy: false });
-  const metrics = createMetrics();
+  const replicas = new ReplicaWatch(deps.bus);
+  const metrics = createMetrics(() => replicas.live());
   let draining = false;
   app.silent = true;
   app.on('error', (err: Error, ctx?: Koa.Context) => {
@@ -53,6 +60,7 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
     log.error({ err, method: ctx?.method, path: ctx?.path }, 'request failed');
   });
   app.use(requestId(deps.log));
+  app.use(securityHeaders());
   app.use(accessLog());
   app.use(metrics.middleware);
   app.use(problemDetails());
@@ -61,8 +69,9 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
   app.use(clientIp(deps.config.trustedProxies));
   app.use(ipFilter(auth));
   app.use(csrf());
+  app.use(cleanUrl());
   const routers = [
-    healthRoutes({ bus: deps.bus, isDraining: () => draining, probeTimeoutMs: Math.min(2000, deps.busTimeoutMs) }),
+    healthRoutes({ readiness: () => checkReadiness({ bus: deps.bus, store: deps.store ?? null, isDraining: () => draining, replicas }) }),
     docsRoutes(() => buildOpenApi(ops, {})),
     sessionRoutes({ ...sessions, loginRateLimitPerMinute: deps.config.loginRateLimitPerMinute, bodyLimitBytes: deps.config.bodyLimitBytes }),
     sclFileRoutes(ops, { bus: deps.bus, busTimeoutMs: deps.busTimeoutMs, maxSclBytes: deps.config.maxSclBytes, sessions }),
@@ -78,5 +87,5 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
-  return { app, metrics, startDraining: () => void (draining = true) };
+  return { app, metrics, replicas, startDraining: () => void (draining = true) };
 }

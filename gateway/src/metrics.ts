@@ -1,5 +1,6 @@
 import type Koa from 'koa';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { LiveReplicas } from '@scada/platform';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** How a bus request ended, as the gateway's bus client saw it. */
 export type BusOutcome = 'ok' | 'error' | 'timeout' | 'no_responders';
@@ -23,9 +24,10 @@ const unmatched = 'unmatched';
 
 /**
  * Creates the metrics of one gateway in a registry of its own (with the default process metrics), so that
- * several gateways in one process, as in tests, never share or double-register a metric.
+ * several gateways in one process, as in tests, never share or double-register a metric. With `replicas`,
+ * a gauge of each service's live replicas as this gateway hears them, read at each scrape.
  */
-export function createMetrics(): GatewayMetrics {
+export function createMetrics(replicas?: () => LiveReplicas): GatewayMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const labelNames = ['method', 'route', 'status'] as const;
@@ -49,6 +51,17 @@ export function createMetrics(): GatewayMetrics {
     buckets,
     registers: [registry],
   });
+  if (replicas) {
+    new Gauge({
+      name: 'service_live_replicas',
+      help: 'Live replicas of each service, as this gateway hears their presence beats',
+      labelNames: ['service'] as const,
+      registers: [registry],
+      collect() {
+        for (const [service, list] of Object.entries(replicas())) this.set({ service }, list.length);
+      },
+    });
+  }
   return {
     middleware: httpMetrics(requests, duration),
     observeBus: (subject, outcome, seconds) => bus.observe({ subject, outcome }, seconds),

@@ -1,4 +1,4 @@
-import { apiVersion, problemCodes, type HttpBinding, type Operation, type ProblemCode } from '@scada/contracts';
+import { apiVersion, NoContent, problemCodes, type HttpBinding, type Operation, type ProblemCode } from '@scada/contracts';
 
 import { sessionPaths } from './openapi_sessions.ts';
 
@@ -14,7 +14,16 @@ const description = [
   '  can be `null` says so in its schema.',
   '- Errors are RFC 9457 problem details (`application/problem+json`) with a stable snake_case `code`;',
   '  validation failures list each failed check in `errors`.',
-  '- Every response carries `X-Request-Id`.',
+  '- Every response carries `X-Request-Id` and `X-Content-Type-Options: nosniff`; over HTTPS',
+  '  `Strict-Transport-Security`; every API answer `Cache-Control: no-store`.',
+  '- Refused at the edge, never a 500: U+0000 or an unpaired surrogate in any string of path, query or body',
+  '  (400 `validation_failed`); a body that is not UTF-8 or not JSON (400 `malformed_body`); nesting deeper',
+  '  than 64 levels (400); a `Content-Encoding` other than identity, gzip or deflate (415) or a body that',
+  '  does not decode under it (400); a multipart file part where the operation takes no file (400).',
+  '- A multipart part of type `application/json` is text even with a file name (a browser\'s FormData with',
+  '  a JSON Blob): the `connection` part of the SCL uploads may come either way.',
+  '- Each operation has a deadline (device operations 30 s, the rest the platform\'s standard one); past it',
+  '  the answer is 504 `upstream_timeout`.',
   '- Space-scoped operations take the space from the `X-Space` header, else the caller\'s default space.',
 ].join('\n');
 
@@ -127,6 +136,7 @@ function requestBodyOf(schema: Json, required: boolean, http: HttpBinding): Json
 function successOf(op: Operation, http: HttpBinding): Record<string, Json> {
   const headers = { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } };
   if (http.status === 204) return { '204': { description: 'Done; no content', headers } };
+  if (op.response === NoContent) return { [String(http.status)]: { description: 'Done; no content', headers } };
   const text = http.status === 201 ? 'Created' : 'OK';
   const type = http.produces ?? 'application/json';
   return { [String(http.status)]: { description: text, headers, content: { [type]: { schema: op.response } } } };
@@ -191,14 +201,24 @@ function operationalPaths(): Record<string, Json> {
     '/readyz': {
       get: {
         operationId: 'getReadiness',
-        summary: 'Readiness: the bus, the store and every service answer',
-        ...answer('Ready', text('application/json', status('ready')), notReady),
+        summary: 'Readiness of this process, with every service\'s live replicas',
+        description:
+          'Ready when this process can do its own work: it is not shutting down, its bus is connected, and its store answers when it runs services. ' +
+          'Another service without replicas never makes it unready (that service\'s own requests answer 503); the body lists the live replicas of every service either way.',
+        ...answer('Ready', text('application/json', readyBody()), notReady),
       },
     },
     '/metrics': { get: { operationId: 'getMetrics', summary: 'Prometheus metrics', ...answer('Prometheus text exposition', text('text/plain', { type: 'string' }), filtered) } },
     '/openapi.json': { get: { operationId: 'getOpenApi', summary: 'This OpenAPI document', ...answer('OpenAPI 3.1 document', text('application/json', { type: 'object' }), filtered) } },
     '/docs': { get: { operationId: 'getDocs', summary: 'API reference page', ...answer('HTML page', text('text/html', { type: 'string' }), filtered) } },
   };
+}
+
+/** The body of a ready answer: `status` and the live replicas of each service. */
+function readyBody(): Json {
+  const replica = { type: 'object', required: ['instance', 'version', 'store'], properties: { instance: { type: 'string' }, version: { type: 'string' }, store: { enum: ['ok', 'down'] } } };
+  const services = { type: 'object', properties: Object.fromEntries(['auth', 'config', 'protocol'].map((s) => [s, { type: 'array', items: replica }])) };
+  return { type: 'object', required: ['status', 'services'], properties: { status: { const: 'ready' }, services } };
 }
 
 /** Shared schemas, headers and security schemes. */

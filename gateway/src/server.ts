@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Operation } from '@scada/contracts';
-import type { Bus } from '@scada/platform';
+import type { Bus, Store } from '@scada/platform';
 import type { Logger } from 'pino';
 import { createGatewayApp } from './app.ts';
 import type { GatewayConfig } from './config.ts';
@@ -25,6 +25,8 @@ export type GatewayDeps = {
   ephemeralPorts?: boolean;
   /** The auth view to enforce sessions and the IP filter with; started and stopped with the gateway. */
   auth?: AuthView;
+  /** The store of the services this process runs, which its readiness includes. */
+  store?: Store | null;
 };
 
 /** A running gateway. */
@@ -38,8 +40,9 @@ export type RunningGateway = {
 
 /** Starts the gateway's HTTP and HTTPS listeners. */
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
-  const { app, startDraining } = createGatewayApp(deps);
+  const { app, startDraining, replicas } = createGatewayApp(deps);
   await deps.auth?.start();
+  replicas.start();
   const handler = app.callback();
   const servers: http.Server[] = [];
   let httpPort: number | null = null;
@@ -69,6 +72,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       startDraining();
       await Promise.all(servers.map((s) => closeGracefully(s, deps.shutdownGraceMs)));
       await deps.auth?.stop();
+      await replicas.stop();
       deps.log.info('gateway stopped');
     },
   };

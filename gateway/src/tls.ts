@@ -2,7 +2,6 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@scada/platform';
-import { generate } from 'selfsigned';
 
 /** A certificate and its private key, PEM encoded; `generated` is true when this call made them. */
 export type TlsCertificate = { cert: string; key: string; generated: boolean };
@@ -93,8 +92,12 @@ async function readKept(certFile: string, keyFile: string): Promise<{ pair?: { c
   return { pair, reason: 'kept' };
 }
 
-/** A self-signed server certificate for localhost, valid one year: RSA 2048 for the widest client support. */
+/**
+ * A self-signed server certificate for localhost, valid one year: RSA 2048 for the widest client support.
+ * The generator (with its X.509 and ASN.1 libraries) is loaded only here, on the rare start that makes one.
+ */
 async function generateSelfSigned(): Promise<{ cert: string; key: string }> {
+  const { generate } = await import('selfsigned');
   const notBeforeDate = new Date();
   const notAfterDate = new Date(notBeforeDate);
   notAfterDate.setFullYear(notAfterDate.getFullYear() + 1);

@@ -1,3 +1,4 @@
+import { deadlines } from '@scada/contracts';
 import { EnvReader } from './env.ts';
 
 /** The parts a platform process can run. */
@@ -24,11 +25,14 @@ export type PlatformConfig = {
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** Reads the process-wide section of the environment. */
-export function readPlatformConfig(env: EnvReader): PlatformConfig {
-  const services = env.list('SERVICES', [...serviceKeys], (s) =>
-    (serviceKeys as readonly string[]).includes(s) ? null : `is not a service (${serviceKeys.join(', ')})`,
-  ) as ServiceKey[];
+/**
+ * Reads the process-wide section of the environment. `available` are the parts this build of the process
+ * carries (every one for `main.ts`, one for a single-service bundle): `SERVICES` chooses among them and
+ * names them all when unset.
+ */
+export function readPlatformConfig(env: EnvReader, available: readonly ServiceKey[] = serviceKeys): PlatformConfig {
+  const refusal = `is not a service${available.length < serviceKeys.length ? ' this build runs' : ''} (${available.join(', ')})`;
+  const services = env.list('SERVICES', [...available], (s) => ((available as readonly string[]).includes(s) ? null : refusal)) as ServiceKey[];
   return {
     services: [...new Set(services)],
     dataDir: env.string('DATA_DIR', './data'),
@@ -36,7 +40,7 @@ export function readPlatformConfig(env: EnvReader): PlatformConfig {
     natsUrl: env.optionalUrl('NATS_URL', ['nats', 'tls', 'ws', 'wss']),
     busSubjectPrefix: readPrefix(env),
     logLevel: env.oneOf('LOG_LEVEL', 'info', logLevels),
-    busTimeoutMs: env.int('BUS_TIMEOUT_MS', 5000, { min: 100, max: 120000 }),
+    busTimeoutMs: env.int('BUS_TIMEOUT_MS', deadlines.standardMs, { min: 100, max: 120000 }),
     shutdownGraceMs: env.int('SHUTDOWN_GRACE_MS', 10000, { min: 0, max: 300000 }),
     healthPort: env.port('HEALTH_PORT', 0),
   };

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Bus } from './bus/bus.ts';
 import type { Store } from './store/store.ts';
+import { checkReadiness, ReplicaWatch } from './presence.ts';
 
 /** A running probe listener. */
 export type HealthServer = { port: number; stop(): Promise<void> };
@@ -9,9 +10,12 @@ export type HealthServer = { port: number; stop(): Promise<void> };
 /**
  * The probe listener of a process that may run without a gateway (a service pod): `GET /healthz` answers
  * 200 while the process runs; `GET /readyz` answers 200 while its bus is connected and its store answers,
- * 503 naming what does not (and from the moment the process starts draining). Nothing else is served.
+ * 503 naming what does not (and from the moment the process starts draining), and lists every service's
+ * live replicas either way. Nothing else is served.
  */
 export async function startHealthServer(deps: { port: number; host?: string; bus: Bus; store: Store | null; isDraining: () => boolean }): Promise<HealthServer> {
+  const replicas = new ReplicaWatch(deps.bus);
+  replicas.start();
   const server = http.createServer((req, res) => {
     const answer = (status: number, body: Record<string, unknown>) => {
       res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...(status === 503 ? { 'retry-after': '5' } : {}) });
@@ -20,13 +24,9 @@ export async function startHealthServer(deps: { port: number; host?: string; bus
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' || (path !== '/healthz' && path !== '/readyz')) return answer(404, { status: 'not found' });
     if (path === '/healthz') return answer(200, { status: 'ok' });
-    void (async () => {
-      const failing: string[] = [];
-      if (deps.isDraining()) failing.push('draining');
-      if (!deps.bus.isConnected()) failing.push('bus');
-      if (deps.store && !(await deps.store.ping().catch(() => false))) failing.push('store');
-      answer(failing.length ? 503 : 200, failing.length ? { status: 'not ready', failing } : { status: 'ready' });
-    })();
+    void checkReadiness({ ...deps, replicas }).then(({ ready, failing, services }) =>
+      answer(ready ? 200 : 503, ready ? { status: 'ready', services } : { status: 'not ready', failing, services }),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -34,9 +34,12 @@ export async function startHealthServer(deps: { port: number; host?: string; bus
   });
   return {
     port: (server.address() as AddressInfo).port,
-    stop: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    stop: async () => {
+      await replicas.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
   };
 }

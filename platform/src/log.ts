@@ -1,5 +1,4 @@
 import { pino, type Logger } from 'pino';
-import pretty from 'pino-pretty';
 
 /** Paths that never reach a log line. */
 const redactPaths = [
@@ -21,12 +20,14 @@ const redactPaths = [
 
 /**
  * The platform's logger: JSON lines in production and when the output is not a terminal, readable
- * coloured lines in a terminal. Secrets are redacted by path.
+ * coloured lines in a terminal. Secrets are redacted by path. The formatter of readable lines (thirty
+ * modules) is loaded only for a terminal, never in a pod.
  */
-export function createLogger(options: { level: string; pretty?: boolean; name?: string }): Logger {
+export async function createLogger(options: { level: string; pretty?: boolean; name?: string }): Promise<Logger> {
   const base = { level: options.level, name: options.name, redact: { paths: redactPaths, censor: '[redacted]' }, serializers: { err: serializeError } };
   const wantPretty = options.pretty ?? (process.stdout.isTTY === true && process.env.NODE_ENV !== 'production');
   if (!wantPretty) return pino(base);
+  const { default: pretty } = await import('pino-pretty');
   return pino(base, pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
 }
 

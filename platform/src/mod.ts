@@ -12,3 +12,5 @@ export { PrefixedBus } from './bus/prefixed_bus.ts';
 export { NatsBus } from './bus/nats_bus.ts';
 export { openStore } from './store/open.ts';
 export * from './health_server.ts';
+export * from './launcher.ts';
+export * from './presence.ts';

@@ -26,9 +26,39 @@ export type HandlerContext = {
   actor: Actor | null;
   clientIp: string | null;
   subject: string;
+  /**
+   * When the caller stops waiting, in this process's `Date.now()` time: counted from the receipt of the
+   * request by the time it carried (`x-timeout-ms`); `Infinity` when it carried none.
+   */
+  deadline: number;
   /** Child logger carrying request id, space and subject. */
   log: Logger;
 };
+
+/** Milliseconds left before the caller of a request stops waiting (never below 0). */
+export function remainingMs(ctx: Pick<HandlerContext, 'deadline'>): number {
+  return Math.max(0, ctx.deadline - Date.now());
+}
+
+/** Throws the caller's timeout when the request's deadline has passed: work nobody waits for is skipped. */
+export function checkDeadline(ctx: Pick<HandlerContext, 'deadline'>, what = 'The request'): void {
+  if (Date.now() >= ctx.deadline) throw new ProblemError('upstream_timeout', `${what} was not started: its deadline had passed`);
+}
+
+/**
+ * The context of a call made on behalf of a request being handled: same request id, space, caller and
+ * address, and what is left of its deadline.
+ */
+export function onBehalfOf(ctx: HandlerContext, overrides: Partial<CallContext> = {}): CallContext {
+  return {
+    requestId: ctx.requestId,
+    space: ctx.space,
+    actor: ctx.actor,
+    clientIp: ctx.clientIp,
+    timeoutMs: Number.isFinite(ctx.deadline) ? Math.max(1, ctx.deadline - Date.now()) : undefined,
+    ...overrides,
+  };
+}
 
 /** An operation bound to the function that serves it. */
 export type Implementation = {
@@ -50,6 +80,7 @@ export type CallContext = {
   space?: string | null;
   actor?: Actor | null;
   clientIp?: string | null;
+  /** How long to wait for the answer; sent along, so the service knows its deadline. */
   timeoutMs?: number;
 };
 
@@ -83,6 +114,7 @@ async function handleOne(impl: Implementation, msg: BusMessage, baseLog: Logger)
   const ctx = contextOf(msg, baseLog);
   const started = performance.now();
   try {
+    checkDeadline(ctx);
     const request = decodeRequest(impl.op, msg.data);
     const result = await impl.handle(request, ctx);
     const reply = encodeResult(impl.op, result);
@@ -90,7 +122,8 @@ async function handleOne(impl: Implementation, msg: BusMessage, baseLog: Logger)
     return reply;
   } catch (err) {
     const problem = toProblem(err);
-    if (problem.status >= 500) ctx.log.error({ err, ms: round(performance.now() - started) }, 'request failed');
+    if (problem.code === 'upstream_timeout') ctx.log.warn({ code: problem.code, detail: problem.detail, ms: round(performance.now() - started) }, 'request dropped');
+    else if (problem.status >= 500) ctx.log.error({ err, ms: round(performance.now() - started) }, 'request failed');
     else ctx.log.info({ code: problem.code, status: problem.status, ms: round(performance.now() - started) }, 'request refused');
     return {
       data: encoder.encode(JSON.stringify(problem.toBody())),
@@ -112,12 +145,14 @@ function contextOf(msg: BusMessage, baseLog: Logger): HandlerContext {
       actor = null;
     }
   }
+  const budget = Number(msg.headers[busHeaders.timeout]);
   return {
     requestId,
     space,
     actor,
     clientIp: msg.headers[busHeaders.clientIp] || null,
     subject: msg.subject,
+    deadline: msg.headers[busHeaders.timeout] && Number.isFinite(budget) ? Date.now() + budget : Infinity,
     log: baseLog.child({ reqId: requestId, space, subject: msg.subject }),
   };
 }
@@ -189,6 +224,7 @@ export async function call<O extends Operation>(
   if (ctx.space) headers[busHeaders.space] = ctx.space;
   if (ctx.actor) headers[busHeaders.actor] = JSON.stringify(ctx.actor);
   if (ctx.clientIp) headers[busHeaders.clientIp] = ctx.clientIp;
+  if (ctx.timeoutMs !== undefined) headers[busHeaders.timeout] = String(Math.max(0, Math.round(ctx.timeoutMs)));
   let reply: BusMessage;
   try {
     reply = await bus.request(op.subject, encoder.encode(JSON.stringify(request)), { headers, timeoutMs: ctx.timeoutMs });

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Bus } from './bus/bus.ts';
 import { implement, serve, type Implementation } from './rpc.ts';
 import { migrate } from './store/migrate.ts';
+import { announcePresence } from './presence.ts';
 import type { Migration, Store } from './store/store.ts';
 import type { EnvReader } from './env.ts';
 
@@ -36,8 +37,8 @@ export type ServiceDefinition<C = unknown> = {
 export type RunningService = { name: ServiceName; instance: string; stop(): Promise<void> };
 
 /**
- * Starts one service: applies its migrations, then serves its operations and its health ping on the bus.
- * `stop()` stops taking requests, waits for the ones in flight, then stops the service's own work; the
+ * Starts one service: applies its migrations, then serves its operations and its health ping on the bus
+ * and announces the replica's presence (`presence.ts`). `stop()` says the replica is stopping, stops taking requests, waits for the ones in flight, then stops the service's own work; the
  * store and the bus belong to the caller.
  */
 export async function startService<C>(def: ServiceDefinition<C>, deps: Omit<ServiceDeps<C>, 'instance'> & { instance?: string }): Promise<RunningService> {
@@ -58,6 +59,7 @@ export async function startService<C>(def: ServiceDefinition<C>, deps: Omit<Serv
     log,
   );
   await deps.bus.flush();
+  const present = announcePresence({ bus: deps.bus, store: deps.store, log, service: def.name, version: def.version, instance });
   log.info('service started');
   let stopped: Promise<void> | null = null;
   return {
@@ -65,6 +67,7 @@ export async function startService<C>(def: ServiceDefinition<C>, deps: Omit<Serv
     instance,
     stop: () =>
       (stopped ??= (async () => {
+        present.stop();
         await registration.stop();
         await built.stop?.();
         log.info('service stopped');

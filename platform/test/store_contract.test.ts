@@ -242,7 +242,7 @@ for (const target of storeTargets()) {
 }
 
 t.test('a PgStore whose server does not answer reports it promptly', async (t) => {
-  const store = await PgStore.connect('postgres://postgres@127.0.0.1:9/none', { connectTimeoutMs: 1000 });
+  const store = await PgStore.connect('postgres://postgres@127.0.0.1:9/none', { timeoutMs: 1000 });
   t.teardown(() => store.close());
   const started = Date.now();
   t.equal(await store.ping(), false);

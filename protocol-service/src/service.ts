@@ -1,6 +1,8 @@
 import { loadMigrations, serve, type ServiceDefinition } from '@scada/platform';
 import { readProtocolConfig, type ProtocolConfig } from './config.ts';
 import { connectionHandlers } from './handlers/connections.ts';
+import { connectionSetHandlers } from './handlers/connection_sets.ts';
+import { plainConnectionHandlers } from './handlers/plain_connections.ts';
 import { liveHandlers } from './handlers/live.ts';
 import { mmsConnector } from './sessions/mms_connector.ts';
 import { startSupervisor } from './sessions/supervisor.ts';
@@ -29,11 +31,14 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
       tickMs: Math.max(500, Math.round(config.sessionLeaseMs / 5)),
       backoff: { baseMs: config.reconnectMinMs, capMs: config.reconnectMaxMs },
     });
-    const live = liveHandlers({ store, bus, supervisor, instance, busTimeoutMs: 5000 });
+    const live = liveHandlers({ store, bus, supervisor, instance });
     // Operations on a device this replica holds, on subjects of its own, for the replica a request reached.
     const holder = await serve(bus, { name: 'protocol-holder', version: '0.1.0', description: 'live device operations of one replica', instance }, live.holderImplementations, log);
     return {
-      implementations: [...connectionHandlers({ store, bus, config, busTimeoutMs: 5000, liveBrowse: live.liveBrowse }), ...live.implementations],
+      implementations: [
+        ...connectionHandlers({ store, bus, config, liveBrowse: live.liveBrowse }), ...live.implementations,
+        ...plainConnectionHandlers({ store, bus, config, supervisor }), ...connectionSetHandlers({ store, bus, config, supervisor }),
+      ],
       stop: async () => {
         clearInterval(sweep);
         await holder.stop();

@@ -11,6 +11,12 @@ import { launch, type PlatformProcess } from '../../launch.ts';
 /** The bootstrap administrator's password on every test platform (unless a test sets its own). */
 export const testAdminPassword = 'plant-admin-password-7';
 
+/**
+ * Cheap password hashes for test platforms (scrypt at 2^12 instead of 2^17): the suite signs in hundreds
+ * of times, and the cost of a hash is not what it tests.
+ */
+export const testHashing = { NODE_ENV: 'test', PASSWORD_HASH_COST: '12' } as const;
+
 /** Log lines a test platform wrote, parsed. */
 export type LogLine = Record<string, unknown> & { msg?: string; reqId?: string; level: number };
 
@@ -49,6 +55,7 @@ export async function startTestPlatform(env: Record<string, string> = {}, option
     HTTPS_PORT: options.tls ? '2' : '0',
     LOG_LEVEL: 'debug',
     ADMIN_PASSWORD: testAdminPassword,
+    ...testHashing,
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL, BUS_SUBJECT_PREFIX: `t${randomBytes(6).toString('hex')}` } : {}),
     ...env,

@@ -1,16 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { testHashing } from './platform.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
 /** A platform process started as `npm start` starts it. */
 export type MainProcess = { child: ChildProcess; exited: Promise<number | null>; output(): { stdout: string; stderr: string } };
 
-/** Runs main.ts as `npm start` does, with exactly the given environment on top of PATH. */
-export function startMain(env: Record<string, string>): MainProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+/**
+ * Runs main.ts as `npm start` does (or another entry, such as a service's own `src/main.ts`), with exactly
+ * the given environment on top of PATH.
+ */
+export function startMain(env: Record<string, string>, entry = 'main.ts'): MainProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...testHashing, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -34,12 +38,12 @@ export async function freePort(): Promise<number> {
 }
 
 /** Polls a URL until `accept` says yes or the time is up; answers the last response. */
-export async function waitFor(url: string, timeoutMs: number, accept: (res: Response) => boolean = () => true): Promise<Response> {
+export async function waitFor(url: string, timeoutMs: number, accept: (res: Response) => boolean | Promise<boolean> = () => true): Promise<Response> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     try {
       const res = await fetch(url);
-      if (accept(res) || Date.now() > end) return res;
+      if ((await accept(res)) || Date.now() > end) return res;
     } catch (err) {
       if (Date.now() > end) throw err;
     }

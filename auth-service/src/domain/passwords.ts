@@ -1,27 +1,59 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
-/** OWASP's scrypt parameters: N=2^17, r=8, p=1 (128 MiB per hash); `maxmem` leaves room above that. */
-const cost = { log2N: 17, r: 8, p: 1 };
+/** OWASP's scrypt cost: N=2^17, r=8, p=1 (128 MiB per hash). */
+export const defaultHashCost = 17;
+/** The lowest cost a test run may choose (`NODE_ENV=test`): cheap hashes for fast suites, never in production. */
+export const lowestTestHashCost = 10;
+const blockSize = 8;
+const parallelism = 1;
 const keyLength = 32;
-const maxmem = 256 * 1024 * 1024;
 
 /** Passwords the platform accepts: 8 to 1024 characters, used whole. */
 export const passwordLength = { min: 8, max: 1024 };
 
-function derive(password: string, salt: Buffer, params: { log2N: number; r: number; p: number }, length: number): Promise<Buffer> {
-  const options: ScryptOptions = { N: 2 ** params.log2N, r: params.r, p: params.p, maxmem };
+type Params = { log2N: number; r: number; p: number };
+
+function derive(password: string, salt: Buffer, params: Params, length: number): Promise<Buffer> {
+  // Room for the hash's own memory (128 * N * r bytes) and a little more; each hash keeps its own cost.
+  const options: ScryptOptions = { N: 2 ** params.log2N, r: params.r, p: params.p, maxmem: 256 * 2 ** params.log2N * params.r + 1024 * 1024 };
   // node:crypto runs scrypt on the libuv pool, off the event loop.
   return new Promise((resolve, reject) => scrypt(password.normalize('NFC'), salt, length, options, (err, key) => (err ? reject(err) : resolve(key))));
 }
 
-/** Hashes a password into a PHC string `$scrypt$ln=17,r=8,p=1$<salt>$<hash>` (unpadded base64). */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await derive(password, salt, cost, keyLength);
-  return `$scrypt$ln=${cost.log2N},r=${cost.r},p=${cost.p}$${salt.toString('base64').replace(/=+$/, '')}$${key.toString('base64').replace(/=+$/, '')}`;
+/** Password hashing at one cost for new hashes; checks read the cost from each stored hash. */
+export type Passwords = {
+  /** Hashes into a PHC string `$scrypt$ln=<cost>,r=8,p=1$<salt>$<hash>` (unpadded base64). */
+  hash(password: string): Promise<string>;
+  /** Checks a password against a PHC string in constant time; a malformed string never matches. */
+  verify(password: string, phc: string): Promise<boolean>;
+  /**
+   * Spends the time of a real check on a password that cannot match, so that an unknown username (or a
+   * password of a length that is never stored) answers as slowly as a wrong password.
+   */
+  burn(password: string): Promise<false>;
+};
+
+/** Hashing with scrypt at 2^`log2N` (17 in production: `PASSWORD_HASH_COST`). */
+export function passwords(log2N = defaultHashCost): Passwords {
+  const params = { log2N, r: blockSize, p: parallelism };
+  const hash = async (password: string) => {
+    const salt = randomBytes(16);
+    const key = await derive(password, salt, params, keyLength);
+    return `$scrypt$ln=${params.log2N},r=${params.r},p=${params.p}$${unpadded(salt)}$${unpadded(key)}`;
+  };
+  let dummy: Promise<string> | null = null;
+  return {
+    hash,
+    verify: verifyPassword,
+    burn: async (password) => {
+      dummy ??= hash(randomBytes(24).toString('base64'));
+      await verifyPassword(password.slice(0, passwordLength.max * 4), await dummy);
+      return false;
+    },
+  };
 }
 
-/** Checks a password against a PHC string in constant time; a malformed string never matches. */
+/** Checks a password against a PHC string in constant time, at the cost the string names. */
 export async function verifyPassword(password: string, phc: string): Promise<boolean> {
   const match = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/.exec(phc);
   if (!match) return false;
@@ -31,14 +63,6 @@ export async function verifyPassword(password: string, phc: string): Promise<boo
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
-let dummy: Promise<string> | null = null;
-
-/**
- * Spends the time of a real check on a password that cannot match, so that an unknown username (or a
- * password of a length that is never stored) answers as slowly as a wrong password.
- */
-export async function burnPasswordCheck(password: string): Promise<false> {
-  dummy ??= hashPassword(randomBytes(24).toString('base64'));
-  await verifyPassword(password.slice(0, passwordLength.max * 4), await dummy);
-  return false;
+function unpadded(bytes: Buffer): string {
+  return bytes.toString('base64').replace(/=+$/, '');
 }

@@ -2,14 +2,15 @@ import { authEvents, ProblemError, type Principal, type SessionGrant } from '@sc
 import { publishEvent, type Bus, type HandlerContext, type Store } from '@scada/platform';
 import type { Logger } from 'pino';
 import type { AuthConfig } from '../config.ts';
+import type { Passwords } from '../domain/passwords.ts';
 import { newJti, signPair, type PairClaims } from '../domain/tokens.ts';
 import type { KeyRing } from '../store/keys.ts';
-import { openSession } from '../store/sessions.ts';
+import { openSession, revokeUserSessions } from '../store/sessions.ts';
 import { listSpaces } from '../store/spaces.ts';
-import type { UserRecord } from '../store/users.ts';
+import { findUser, type UserRecord } from '../store/users.ts';
 
 /** What the auth service's handlers use. */
-export type AuthDeps = { store: Store; bus: Bus; config: AuthConfig; keys: KeyRing; log: Logger };
+export type AuthDeps = { store: Store; bus: Bus; config: AuthConfig; keys: KeyRing; passwords: Passwords; log: Logger };
 
 /** The caller's name for audit fields. */
 export function actorName(ctx: HandlerContext): string | null {
@@ -27,10 +28,15 @@ export function invalidCredentials(): ProblemError {
   return new ProblemError('invalid_credentials', 'The username or password is not correct');
 }
 
-/** Roles, spaces and status of a user as the gateway enforces them; administrators are in every space. */
+/**
+ * Roles, spaces and status of a user as the gateway enforces them; administrators are in every space. The
+ * active space is the default space the user chose while they still belong to it, else `default` when they
+ * belong to it, else their first space.
+ */
 export async function principalOf(deps: AuthDeps, user: UserRecord): Promise<Principal> {
   const spaces = user.roles.includes('admin') ? (await listSpaces(deps.store)).map((s) => s.id) : [...user.spaces];
-  const activeSpace = spaces.includes('default') ? 'default' : (user.spaces[0] ?? spaces[0] ?? null);
+  const chosen = user.defaultSpace !== null && spaces.includes(user.defaultSpace) ? user.defaultSpace : null;
+  const activeSpace = chosen ?? (spaces.includes('default') ? 'default' : (user.spaces[0] ?? spaces[0] ?? null));
   return { id: user.id, name: user.username, enabled: user.enabled, roles: user.roles, spaces, activeSpace };
 }
 
@@ -82,4 +88,21 @@ export async function openGrant(deps: AuthDeps, user: UserRecord): Promise<Sessi
 /** Tells every gateway that a session family is revoked. */
 export function announceRevoked(deps: AuthDeps, ctx: HandlerContext, sid: string, until: number): void {
   publishEvent(deps.bus, authEvents.sessionRevoked, { id: null, space: null, actor: actorName(ctx), sid, until }, ctx.requestId);
+}
+
+/** Ends every live session of a user and tells every gateway, which refuses their tokens from then on. */
+export async function endUserSessions(deps: AuthDeps, ctx: HandlerContext, userId: string): Promise<void> {
+  for (const { sid, until } of await revokeUserSessions(deps.store, userId)) announceRevoked(deps, ctx, sid, until);
+}
+
+/** Tells every gateway that a user changed (or went): they drop their copy and load it on the next request. */
+export function announceUser(deps: AuthDeps, ctx: HandlerContext, verb: 'created' | 'updated' | 'deleted', id: string): void {
+  publishEvent(deps.bus, authEvents.user(verb), { id, space: null, actor: actorName(ctx) }, ctx.requestId);
+}
+
+/** The caller's own user record; a token of a user who is gone is refused. */
+export async function callerRecord(deps: AuthDeps, ctx: HandlerContext): Promise<UserRecord> {
+  const user = await findUser(deps.store, { id: actorOf(ctx).id });
+  if (!user) throw new ProblemError('invalid_token', 'The user no longer exists');
+  return user;
 }

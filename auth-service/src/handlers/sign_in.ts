@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { login, ProblemError, validateOtp } from '@scada/contracts';
 import { implement, type HandlerContext, type Implementation } from '@scada/platform';
-import { burnPasswordCheck, passwordLength, verifyPassword } from '../domain/passwords.ts';
+import { passwordLength } from '../domain/passwords.ts';
 import { matchTotp } from '../domain/totp.ts';
 import { clearFailures, countFailure, lockedFor } from '../store/lock.ts';
 import { challengeValid, logAttempt, saveChallenge, useChallenge } from '../store/records.ts';
@@ -32,7 +32,7 @@ export function signInHandlers(deps: AuthDeps): Implementation[] {
   const checkPassword = async (username: string, password: string): Promise<UserRecord | null> => {
     const user = await findUser(deps.store, { username });
     const sane = password.length >= passwordLength.min && password.length <= passwordLength.max;
-    const ok = user && sane ? await verifyPassword(password, user.passwordHash) : await burnPasswordCheck(password);
+    const ok = user && sane ? await deps.passwords.verify(password, user.passwordHash) : await deps.passwords.burn(password);
     return ok && user?.enabled ? user : null;
   };
 

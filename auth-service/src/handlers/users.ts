@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { authEvents, createUser, deleteUser, disableUserOtp, enableUserOtp, getUser, getUsers, ProblemError, updateUser } from '@scada/contracts';
 import { implement, publishEvent, type HandlerContext, type Implementation, type Queryable } from '@scada/platform';
-import { hashPassword } from '../domain/passwords.ts';
 import { newTotpSecret, totpUrl } from '../domain/totp.ts';
-import { revokeUserSessions } from '../store/sessions.ts';
 import { listSpaces } from '../store/spaces.ts';
 import { findUser, insertUser, listUsers, otherEnabledAdmins, publicUser, setOtpSecret, setRolesAndSpaces, updateUserFields } from '../store/users.ts';
-import { actorName, actorOf, announceRevoked, type AuthDeps } from './deps.ts';
+import { actorName, actorOf, endUserSessions, type AuthDeps } from './deps.ts';
 
 /** Users: list, create, read, update, delete, and TOTP enrolment. */
 export function userHandlers(deps: AuthDeps): Implementation[] {
@@ -26,9 +24,7 @@ export function userHandlers(deps: AuthDeps): Implementation[] {
     if (errors.length) throw new ProblemError('validation_failed', 'Some spaces do not exist', { errors });
   };
 
-  const endSessions = async (ctx: HandlerContext, userId: string) => {
-    for (const { sid, until } of await revokeUserSessions(deps.store, userId)) announceRevoked(deps, ctx, sid, until);
-  };
+  const endSessions = (ctx: HandlerContext, userId: string) => endUserSessions(deps, ctx, userId);
 
   const duplicate = (err: unknown) => (err as { code?: string }).code === '23505';
 
@@ -52,7 +48,7 @@ export function userHandlers(deps: AuthDeps): Implementation[] {
     implement(createUser, async ({ body }, ctx) => {
       await checkSpaces(body.spaces);
       const id = randomUUID();
-      const passwordHash = await hashPassword(body.password);
+      const passwordHash = await deps.passwords.hash(body.password);
       try {
         await deps.store.transaction((tx) =>
           insertUser(tx, { id, username: body.username, passwordHash, email: body.email ?? null, phone: body.phone ?? null, enabled: body.enabled ?? true, roles: body.roles, spaces: body.spaces, actor: actorName(ctx) }),
@@ -70,10 +66,12 @@ export function userHandlers(deps: AuthDeps): Implementation[] {
       const wasAdmin = user.roles.includes('admin') && user.enabled;
       await guardAdmins(ctx, user.id, wasAdmin && (body.enabled === false || (body.roles !== undefined && !body.roles.includes('admin'))));
       await checkSpaces(body.spaces);
-      const passwordHash = body.password === undefined ? undefined : await hashPassword(body.password);
+      const passwordHash = body.password === undefined ? undefined : await deps.passwords.hash(body.password);
       try {
         await deps.store.transaction(async (tx) => {
-          await updateUserFields(tx, user.id, { username: body.username, passwordHash, email: body.email, phone: body.phone, enabled: body.enabled }, actorName(ctx));
+          // A password an administrator set for someone else is theirs to replace (requirePasswordReset).
+          const requirePasswordReset = passwordHash !== undefined && user.id !== actorOf(ctx).id;
+          await updateUserFields(tx, user.id, { username: body.username, passwordHash, requirePasswordReset, email: body.email, phone: body.phone, enabled: body.enabled }, actorName(ctx));
           await setRolesAndSpaces(tx, user.id, body.roles, body.spaces);
         });
       } catch (err) {

@@ -1,10 +1,11 @@
 import type { Queryable } from '@scada/platform';
 import type { UserResponse } from '@scada/contracts';
 
-/** A user row with what sign-in needs. */
-export type UserRecord = UserResponse & { passwordHash: string; otpSecret: string | null; otpLastStep: number | null };
+/** A user row with what sign-in needs, and the default space they chose (null: none). */
+export type UserRecord = UserResponse & { passwordHash: string; otpSecret: string | null; otpLastStep: number | null; defaultSpace: string | null };
 
 const columns = `u.id, u.username, u.email, u.phone, u.enabled, u.password_hash, u.otp_secret, u.otp_last_step,
+  u.default_space, u.require_password_reset,
   u.created_by, u.creation_date, u.last_modified_by, u.last_modified_date,
   coalesce((select array_agg(r.role order by r.role) from auth.user_roles r where r.user_id = u.id), '{}') as roles,
   coalesce((select array_agg(s.space_id order by s.space_id) from auth.user_spaces s where s.user_id = u.id), '{}') as spaces`;
@@ -21,6 +22,7 @@ function toUser(r: Row): UserRecord {
     otpType: r.otp_secret ? 'totp' : 'none',
     roles: r.roles as UserResponse['roles'],
     spaces: r.spaces as string[],
+    requirePasswordReset: Boolean(r.require_password_reset),
     createdBy: (r.created_by as string | null) ?? null,
     creationDate: (r.creation_date as Date).toISOString(),
     lastModifiedBy: (r.last_modified_by as string | null) ?? null,
@@ -28,12 +30,13 @@ function toUser(r: Row): UserRecord {
     passwordHash: r.password_hash as string,
     otpSecret: (r.otp_secret as string | null) ?? null,
     otpLastStep: r.otp_last_step === null || r.otp_last_step === undefined ? null : Number(r.otp_last_step),
+    defaultSpace: (r.default_space as string | null) ?? null,
   };
 }
 
 /** The public view of a user record: no hash, no secret. */
 export function publicUser(user: UserRecord): UserResponse {
-  const { passwordHash: _h, otpSecret: _s, otpLastStep: _l, ...rest } = user;
+  const { passwordHash: _h, otpSecret: _s, otpLastStep: _l, defaultSpace: _d, ...rest } = user;
   return rest;
 }
 
@@ -73,8 +76,16 @@ export async function setRolesAndSpaces(db: Queryable, userId: string, roles?: s
   }
 }
 
-/** Updates the plain fields of a user that are given. */
-export async function updateUserFields(db: Queryable, userId: string, fields: { username?: string; passwordHash?: string; email?: string | null; phone?: string | null; enabled?: boolean }, actor: string | null): Promise<void> {
+/**
+ * Updates the plain fields of a user that are given. A new password hash clears `requirePasswordReset`
+ * unless the change says otherwise (an administrator's reset sets it).
+ */
+export async function updateUserFields(
+  db: Queryable,
+  userId: string,
+  fields: { username?: string; passwordHash?: string; requirePasswordReset?: boolean; email?: string | null; phone?: string | null; enabled?: boolean },
+  actor: string | null,
+): Promise<void> {
   const sets: string[] = [];
   const params: unknown[] = [userId, actor];
   const add = (column: string, value: unknown) => {
@@ -85,7 +96,10 @@ export async function updateUserFields(db: Queryable, userId: string, fields: { 
     add('username', fields.username);
     add('username_key', fields.username.toLowerCase());
   }
-  if (fields.passwordHash !== undefined) add('password_hash', fields.passwordHash);
+  if (fields.passwordHash !== undefined) {
+    add('password_hash', fields.passwordHash);
+    add('require_password_reset', fields.requirePasswordReset ?? false);
+  }
   if (fields.email !== undefined) add('email', fields.email);
   if (fields.phone !== undefined) add('phone', fields.phone);
   if (fields.enabled !== undefined) add('enabled', fields.enabled);

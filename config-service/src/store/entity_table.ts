@@ -84,6 +84,31 @@ export function entityTable(spec: TableSpec) {
       return rows.map(toEntity);
     },
 
+    /** Rows of the space whose fields equal the values given (a list: any of its values), in list order. */
+    async listWhere(db: Queryable, space: string, where: Record<string, unknown>): Promise<Entity[]> {
+      const params: unknown[] = [space];
+      const terms = Object.entries(where).map(([field, value]) => {
+        const column = read.find((c) => c.field === field)?.column;
+        if (!column) throw new Error(`${spec.table} has no field ${field}`);
+        params.push(value);
+        return Array.isArray(value) ? `${column} = any($${params.length})` : `${column} = $${params.length}`;
+      });
+      const { rows } = await db.query(`select ${selectList} from ${spec.table} where space = $1${terms.map((t) => ` and ${t}`).join('')} order by ${spec.orderBy}`, params);
+      return rows.map(toEntity);
+    },
+
+    /**
+     * Deletes every row named, or none: answers the ids the space holds no row for, and then deletes
+     * nothing. Run it in a transaction, so that the check and the deletion see the same rows.
+     */
+    async removeAll(db: Queryable, space: string, ids: readonly string[]): Promise<string[]> {
+      const { rows } = await db.query<{ id: string }>(`select id from ${spec.table} where space = $1 and id = any($2) for update`, [space, ids]);
+      const found = new Set(rows.map((r) => String(r.id)));
+      const missing = ids.filter((id) => !found.has(id));
+      if (missing.length === 0) await db.query(`delete from ${spec.table} where space = $1 and id = any($2)`, [space, ids]);
+      return missing;
+    },
+
     /** One row, or null when the space (and parent) holds none with that id. */
     async get(db: Queryable, space: string, id: string, parentId?: string): Promise<Entity | null> {
       const { rows } = await db.query(

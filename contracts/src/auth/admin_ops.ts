@@ -42,6 +42,7 @@ export const getUser = defineOperation({
 /** Changes a user; a change of roles, spaces or status applies on their next request. */
 export const updateUser = defineOperation({
   operationId: 'updateUser', service: 'auth', summary: 'Update a user', tags: ['Users'],
+  description: 'A change of roles, spaces or status applies on the user\'s next request. A password set for another user ends their sessions and sets `requirePasswordReset` until they choose their own.',
   request: requestSchema({ params: userParams, body: UserUpdateRequest }), response: NoContent,
   http: { method: 'PUT', path: '/api/users/:userId', status: 204, access: 'admin', spaceScoped: false, errors: ['not_found', 'conflict'] },
 });

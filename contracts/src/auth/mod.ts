@@ -4,3 +4,5 @@ export * from './session_ops.ts';
 export * from './admin_ops.ts';
 export * from './events.ts';
 export * from './ip_rules.ts';
+export * from './profile_ops.ts';
+export * from './membership_ops.ts';

@@ -60,6 +60,7 @@ export const UserResponse = Type.Object({
   otpType: Type.Union([Type.Literal('none'), Type.Literal('totp')]),
   roles: Type.Array(RoleName),
   spaces: Type.Array(EntityId),
+  requirePasswordReset: Type.Boolean({ description: 'Set by an administrator\'s password reset; cleared when the user chooses a new password.' }),
   ...AuditFields,
 });
 export type UserResponse = Static<typeof UserResponse>;
@@ -128,3 +129,49 @@ export const CurrentUser = Type.Object({
   activeSpace: Type.Union([EntityId, Type.Null()]),
   remoteAddress: Type.Union([Type.String(), Type.Null()]),
 });
+
+/** A role as the reference's role entities: the three built-in roles, their id is their name. */
+export const RoleResponse = Type.Object({ id: RoleName, name: RoleName, ...AuditFields });
+export type RoleResponse = Static<typeof RoleResponse>;
+
+/** A six-digit TOTP code. */
+export const OtpCode = Type.String({ pattern: '^[0-9]{6}$', description: 'The current six-digit code of the authenticator app.' });
+
+/**
+ * What a user may change about themself: email, phone and the OTP type. The step-up fields confirm a
+ * change of the OTP type and are ignored otherwise.
+ */
+export const ProfileUpdateRequest = Type.Object(
+  {
+    email: Type.Union([Type.String({ format: 'email', maxLength: 320 }), Type.Literal(''), Type.Null()], { description: 'An address; empty or null removes it.' }),
+    phone: Type.Optional(Type.Union([Type.String({ maxLength: 15 }), Type.Null()])),
+    otpType: Type.Optional(Type.Union([Type.Literal('none'), Type.Literal('totp')], { description: 'The OTP type this platform offers is `totp`; `none` turns it off.' })),
+    currentPassword: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Step-up: the caller\'s password, for a change of the OTP type.' })),
+    otpCode: Type.Optional(OtpCode),
+  },
+  { additionalProperties: false },
+);
+export type ProfileUpdateRequest = Static<typeof ProfileUpdateRequest>;
+
+/** Optional body of an administrator's password reset. */
+export const AdminPasswordReset = Type.Object(
+  {
+    newPassword: Type.Optional(Type.String({
+      minLength: Password.minLength, maxLength: Password.maxLength,
+      description: 'A temporary password the administrator hands over; never answered or logged.',
+    })),
+  },
+  { additionalProperties: false },
+);
+
+/** What the sign-in of this platform offers, for a login page to adapt to. */
+export const AuthFeatures = Type.Object({
+  registrationEnabled: Type.Boolean({ description: 'Always false: accounts are created by administrators.' }),
+  oauthEnabled: Type.Boolean({ description: 'Always false: no external identity provider.' }),
+  otpTypes: Type.Array(Type.Literal('totp'), { description: 'Second factors a user may enrol in.' }),
+  lockoutThreshold: Type.Integer({ minimum: 1, description: 'Consecutive failed checks that lock a username (LOCKOUT_THRESHOLD).' }),
+  lockoutSeconds: Type.Integer({ minimum: 1, description: 'How long a lock lasts (LOCKOUT_SECONDS).' }),
+  passwordMinLength: Type.Integer(),
+  passwordMaxLength: Type.Integer(),
+});
+export type AuthFeatures = Static<typeof AuthFeatures>;

@@ -1,5 +1,6 @@
 import { dashboardOperations } from './dashboard_ops.ts';
 import { faceplateOperations } from './faceplate_ops.ts';
+import { lookupOperations } from './lookup_ops.ts';
 import { projectOperations } from './project_ops.ts';
 import { scriptOperations } from './script_ops.ts';
 
@@ -11,6 +12,7 @@ export * from './project_ops.ts';
 export * from './dashboard_ops.ts';
 export * from './faceplate_ops.ts';
 export * from './script_ops.ts';
+export * from './lookup_ops.ts';
 
 /** Every operation of the config service, for the registry. */
-export const configOperations = [...projectOperations, ...dashboardOperations, ...faceplateOperations, ...scriptOperations];
+export const configOperations = [...projectOperations, ...dashboardOperations, ...faceplateOperations, ...scriptOperations, ...lookupOperations];

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { defineOperation, NoContent, requestSchema, type HttpBinding } from '../operation.ts';
+import { deadlines, defineOperation, NoContent, requestSchema, type HttpBinding } from '../operation.ts';
 import { SclBrowseTree, SclIssue } from './scl_model.ts';
 
 const tags = ['IEC 61850 connections'];
@@ -95,7 +95,8 @@ export const updateConnectionWithFile = defineOperation({
 
 /** Deletes a connection with its file. */
 export const deleteConnectionWithFile = defineOperation({
-  operationId: 'deleteConnectionWithFile', service: 'protocol', summary: 'Delete an IEC 61850 connection and its file', tags,
+  operationId: 'deleteConnectionWithFile', service: 'protocol', summary: 'Delete an IEC 61850 connection and its file', tags, deadlineMs: deadlines.deviceMs,
+  description: 'A started connection\'s session is stopped first (its association with the device concluded), then the connection is deleted with its file.',
   request: requestSchema({ params: connectionParams }), response: NoContent,
   http: { method: 'DELETE', path: '/api/protocols/iec61850/connections/:connectionId/with-file', status: 204, access: 'editor', spaceScoped: true, errors: ['not_found'] },
 });
@@ -132,10 +133,10 @@ export const getConnectionStatus = defineOperation({
 
 /** The device model of a connection, from its SCL file. */
 export const browseConnection = defineOperation({
-  operationId: 'browseConnection', service: 'protocol', summary: 'Browse the data model of a connection', tags,
+  operationId: 'browseConnection', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Browse the data model of a connection', tags,
   description:
     'While the connection is connected, the model the device itself declares (`source: "device"`: logical devices, logical nodes, data objects with their functional constraints and types, data sets, report blocks). Otherwise, or with `ied`, the model of the SCL file (`source: "scl"`): ' +
-    'IEDs, logical devices, logical nodes, data objects with functional constraints, data sets, report, GOOSE and sampled-value blocks and addresses. A connection without a file answers an empty model. ' +
+    'IEDs, logical devices, logical nodes, data objects with functional constraints, data sets, report, GOOSE and sampled-value blocks and addresses. A connection without a file has no SCL model: browsing it while it is not connected (or with `ied`) is 409 `no_scl_file`. ' +
     '`ied` limits the answer to one IED (404 when the file has no such IED). A model too large for one answer (a station file of hundreds of IEDs) is refused with 413 `payload_too_large`, whose `ieds` lists the names to browse one at a time.',
   request: requestSchema({
     params: connectionParams,
@@ -145,7 +146,7 @@ export const browseConnection = defineOperation({
     Type.Composite([Type.Object({ source: Type.Literal('scl') }), SclBrowseTree]),
     Type.Object({ source: Type.Literal('device'), logicalDevices: Type.Array(Type.Unknown()) }),
   ]),
-  http: read('/api/connections/:connectionId/browse', ['not_found', 'payload_too_large']),
+  http: read('/api/connections/:connectionId/browse', ['not_found', 'payload_too_large', 'no_scl_file']),
 });
 
 /** The stored SCL file, byte for byte. */

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { defineOperation, NoContent, requestSchema, type HttpBinding } from '../operation.ts';
+import { deadlines, defineOperation, NoContent, requestSchema, type HttpBinding } from '../operation.ts';
 import type { ProblemCode } from '../problems.ts';
 
 /**
@@ -56,7 +56,7 @@ export const getConnectionSession = defineOperation({
 export const ReadResult = Type.Object({ reference: Type.String(), value: Type.Optional(Type.Unknown()), error: Type.Optional(Type.String()) });
 
 export const readConnectionValues = defineOperation({
-  operationId: 'readConnectionValues', service: 'protocol', summary: 'Read values from the device', tags,
+  operationId: 'readConnectionValues', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Read values from the device', tags,
   description: `Reads up to 100 object references; each answers its value or its error. ${notConnected}`,
   request: requestSchema({
     params: connectionParams,
@@ -67,7 +67,7 @@ export const readConnectionValues = defineOperation({
 });
 
 export const writeConnectionValue = defineOperation({
-  operationId: 'writeConnectionValue', service: 'protocol', summary: 'Write a value to the device', tags,
+  operationId: 'writeConnectionValue', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Write a value to the device', tags,
   description: `Writes one data attribute, converted to its type on the device; a value of the wrong type is 400. ${notConnected} A write the device refuses is 502 \`bad_gateway\` with its reason.`,
   request: requestSchema({
     params: connectionParams,
@@ -78,7 +78,7 @@ export const writeConnectionValue = defineOperation({
 });
 
 export const operateConnectionControl = defineOperation({
-  operationId: 'operateConnectionControl', service: 'protocol', summary: 'Operate a control', tags,
+  operationId: 'operateConnectionControl', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Operate a control', tags,
   description: `Operates a controllable data object (\`LD/LN.DO\`) by its control model: direct, select-before-operate or enhanced security. ${notConnected} A control the device refuses is 502 \`bad_gateway\` with the device's reason (LastApplError).`,
   request: requestSchema({
     params: connectionParams,
@@ -109,7 +109,7 @@ export const ReportSubscription = Type.Object(
 );
 
 export const enableConnectionReport = defineOperation({
-  operationId: 'enableConnectionReport', service: 'protocol', summary: 'Enable a report block', tags,
+  operationId: 'enableConnectionReport', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Enable a report block', tags,
   description: 'Keeps the report block enabled: now when connected, and again after every reconnect. Each report is published as `events.protocol.report`.',
   request: requestSchema({ params: connectionParams, body: ReportSubscription }),
   response: NoContent,
@@ -117,7 +117,7 @@ export const enableConnectionReport = defineOperation({
 });
 
 export const disableConnectionReport = defineOperation({
-  operationId: 'disableConnectionReport', service: 'protocol', summary: 'Disable a report block', tags,
+  operationId: 'disableConnectionReport', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Disable a report block', tags,
   description: 'Stops keeping the report block enabled and disables it on the device when connected. 404 when it was not enabled.',
   request: requestSchema({ params: connectionParams, query: Type.Object({ rcb: ObjectReference }, { additionalProperties: false }) }),
   response: NoContent,
@@ -140,7 +140,7 @@ export const getConnectionValues = defineOperation({
 
 /** Internal: the live model of a connected device, browsed by the replica holding it (see browseConnection). */
 export const browseConnectionDevice = defineOperation({
-  operationId: 'browseConnectionDevice', service: 'protocol', summary: 'Browse the connected device', tags,
+  operationId: 'browseConnectionDevice', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Browse the connected device', tags,
   request: requestSchema({ params: connectionParams }),
   response: Type.Object({ logicalDevices: Type.Array(Type.Unknown()) }),
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  deadlineOf,
   authEvents,
   ipFilter as ipFilterOp,
   parseIpFilter,
@@ -53,7 +54,7 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
   const loadFilter = (requestId: string): Promise<IpFilter> =>
     (filterLoad ??= (async () => {
       try {
-        const settings = await call(deps.bus, ipFilterOp, { params: {}, query: {} }, { requestId, timeoutMs: deps.timeoutMs });
+        const settings = await call(deps.bus, ipFilterOp, { params: {}, query: {} }, { requestId, timeoutMs: deadlineOf(ipFilterOp, deps.timeoutMs) });
         filter = parseIpFilter(settings).filter;
         return filter;
       } finally {
@@ -62,7 +63,7 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
     })());
 
   const loadRevocations = async (): Promise<void> => {
-    const answer = await call(deps.bus, revocationsOp, { params: {}, query: {} }, { requestId: randomUUID(), timeoutMs: deps.timeoutMs });
+    const answer = await call(deps.bus, revocationsOp, { params: {}, query: {} }, { requestId: randomUUID(), timeoutMs: deadlineOf(revocationsOp, deps.timeoutMs) });
     for (const { sid, until } of answer.sessions) revoked.set(sid, until);
   };
 
@@ -88,7 +89,7 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
       const cached = principals.get(userId);
       if (cached && Date.now() - cached.at < principalTtlMs) return cached.value;
       try {
-        const value = await call(deps.bus, principalOp, { params: { userId }, query: {} }, { requestId, timeoutMs: deps.timeoutMs });
+        const value = await call(deps.bus, principalOp, { params: { userId }, query: {} }, { requestId, timeoutMs: deadlineOf(principalOp, deps.timeoutMs) });
         principals.set(userId, { value, at: Date.now() });
         return value;
       } catch (err) {

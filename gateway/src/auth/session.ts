@@ -1,4 +1,4 @@
-import { busHeaders, ProblemError, refresh as refreshOp, type Actor, type Principal } from '@scada/contracts';
+import { busHeaders, deadlineOf, ProblemError, refresh as refreshOp, type Actor, type Principal } from '@scada/contracts';
 import { call, type Bus } from '@scada/platform';
 import type { Context } from 'koa';
 import type { AccessClaims, AuthView } from './auth_view.ts';
@@ -42,7 +42,7 @@ async function renew(ctx: Context, deps: SessionDeps, refreshToken: string): Pro
   const grant = await call(deps.bus, refreshOp, { params: {}, query: {}, body: { refresh_token: refreshToken } }, {
     requestId: ctx.state.requestId,
     clientIp: ctx.state.clientIp,
-    timeoutMs: deps.busTimeoutMs,
+    timeoutMs: deadlineOf(refreshOp, deps.busTimeoutMs),
   });
   setSessionCookies(ctx, grant);
   return deps.auth.verifyAccess(grant.access_token, ctx.state.requestId);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ProblemError, signingKeys } from '@scada/contracts';
+import { deadlineOf, ProblemError, signingKeys } from '@scada/contracts';
 import { call, type Bus } from '@scada/platform';
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { Logger } from 'pino';
@@ -70,7 +70,7 @@ export class TokenVerifier {
   #load(requestId: string): Promise<KeySet> {
     this.#loading ??= (async () => {
       try {
-        const answer = await call(this.#deps.bus, signingKeys, { params: {}, query: {} }, { requestId: requestId || randomUUID(), timeoutMs: this.#deps.timeoutMs });
+        const answer = await call(this.#deps.bus, signingKeys, { params: {}, query: {} }, { requestId: requestId || randomUUID(), timeoutMs: deadlineOf(signingKeys, this.#deps.timeoutMs) });
         this.#lastFetch = Date.now();
         const keys: KeySet = {
           getKey: createLocalJWKSet({ keys: answer.keys as never }),

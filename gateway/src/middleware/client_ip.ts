@@ -5,13 +5,17 @@ import type { Middleware } from 'koa';
  * Establishes the client address once per request, as `ctx.state.clientIp`: the socket's peer with
  * IPv4-mapped IPv6 folded to IPv4; when the peer is a trusted proxy, the rightmost `X-Forwarded-For`
  * entry that is not itself a trusted proxy. A malformed forwarded entry makes the header untrusted.
+ * Likewise the scheme the client used, as `ctx.state.scheme`: `https` on a TLS socket, or when a trusted
+ * proxy's `X-Forwarded-Proto` says so.
  */
 export function clientIp(trustedProxies: readonly string[]): Middleware {
   const trusted: IpFilter = { allowed: parseIpList(trustedProxies.join(' '), 'TRUSTED_PROXIES').rules, denied: [] };
   const isTrusted = (address: string) => trusted.allowed.length > 0 && ipAllowed(trusted, address);
   return async (ctx, next) => {
     const peer = foldAddress(ctx.req.socket.remoteAddress ?? '');
-    ctx.state.clientIp = isTrusted(peer) ? fromForwarded(ctx.get('x-forwarded-for'), isTrusted) ?? peer : peer;
+    const viaProxy = isTrusted(peer);
+    ctx.state.clientIp = viaProxy ? fromForwarded(ctx.get('x-forwarded-for'), isTrusted) ?? peer : peer;
+    ctx.state.scheme = viaProxy ? forwardedProto(ctx.get('x-forwarded-proto')) ?? ctx.protocol : ctx.protocol;
     await next();
   };
 }
@@ -28,4 +32,10 @@ function fromForwarded(header: string, isTrusted: (address: string) => boolean):
     if (!isTrusted(client)) return client;
   }
   return client;
+}
+
+/** The scheme a trusted proxy reports (its last value, the one it set itself); null when none is usable. */
+function forwardedProto(header: string): 'http' | 'https' | null {
+  const last = header.split(',').pop()?.trim().toLowerCase();
+  return last === 'http' || last === 'https' ? last : null;
 }

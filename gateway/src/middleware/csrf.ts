@@ -8,7 +8,8 @@ const sessionRoutes = new Set(['/login', '/validate']);
 /**
  * Refuses cross-site requests that a browser would send with the session cookies: a cookie-carrying
  * `POST`, `PUT`, `PATCH` or `DELETE` (and any `/login` or `/validate`) whose `Sec-Fetch-Site` says
- * cross-site or whose `Origin` is not this gateway's own origin answers 403 `csrf_rejected`.
+ * cross-site or whose `Origin` is not this gateway's own origin (scheme, host and port, the scheme as
+ * the client used it: see `client_ip.ts`) answers 403 `csrf_rejected`.
  * Requests without cookies (bearer clients, scripts) are not a CSRF risk and pass.
  */
 export function csrf(): Middleware {
@@ -33,7 +34,7 @@ function isCrossSite(ctx: Context): boolean {
   if (!origin) return false;
   if (origin === 'null') return true;
   try {
-    return new URL(origin).host !== ctx.host;
+    return new URL(origin).origin !== new URL(`${ctx.state.scheme ?? ctx.protocol}://${ctx.host}`).origin;
   } catch {
     return true;
   }

@@ -1,6 +1,7 @@
 import { ProblemError, problemCodes, type ProblemCode } from '@scada/contracts';
 import { toProblem } from '@scada/platform';
 import type { Middleware } from 'koa';
+import { releaseBody } from '../input/body.ts';
 
 const codeByStatus: Record<number, ProblemCode> = {
   400: 'bad_request',
@@ -17,9 +18,10 @@ const codeByStatus: Record<number, ProblemCode> = {
 };
 
 /**
- * Turns every failure below it into an RFC 9457 problem: ProblemErrors as they are; body-parser and
- * formidable errors (which carry `status` or `httpCode`) by their status; anything else as a bare 500
- * whose internals stay in the log. A request no route took is a 404 problem.
+ * Turns every failure below it into an RFC 9457 problem: ProblemErrors as they are; errors of the body
+ * readers (which carry `status` or `httpCode`) by their status; anything else as a bare 500
+ * whose internals stay in the log. A request no route took is a 404 problem. The unread rest of a refused
+ * body is let go of (`releaseBody`), so the client's connection stays usable.
  */
 export function problemDetails(): Middleware {
   return async (ctx, next) => {
@@ -32,6 +34,7 @@ export function problemDetails(): Middleware {
       }
     } catch (err) {
       const problem = asProblem(err);
+      releaseBody(ctx);
       if (problem.status >= 500 && problem.code !== 'service_unavailable' && problem.code !== 'upstream_timeout') {
         ctx.app.emit('error', err, ctx);
       }

@@ -1,18 +1,18 @@
 import Router from '@koa/router';
-import { pings, type ServiceName } from '@scada/contracts';
-import { call, type Bus } from '@scada/platform';
+import { problemBody } from '@scada/contracts';
+import type { Readiness } from '@scada/platform';
 
 /** What the probes look at. */
 export type HealthDeps = {
-  bus: Bus;
-  /** True once the gateway has been told to shut down: readiness then fails so traffic moves away. */
-  isDraining: () => boolean;
-  probeTimeoutMs: number;
+  /** The process's own readiness: draining, bus and store, with every service's live replicas. */
+  readiness: () => Promise<Readiness>;
 };
 
 /**
- * `/healthz` says the process is alive; `/readyz` says it can serve: the bus is connected and every
- * service answers its ping with a working store. A 503 names what is missing.
+ * `/healthz` says the process is alive; `/readyz` says it can do its own work (not draining, bus
+ * connected, its store answering when it runs services) and lists every service's live replicas. A
+ * service without replicas never makes a gateway unready: its own requests answer 503 instead. A 503
+ * names what is missing.
  */
 export function healthRoutes(deps: HealthDeps): Router {
   const router = new Router();
@@ -22,39 +22,15 @@ export function healthRoutes(deps: HealthDeps): Router {
   });
   router.get('/readyz', async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
-    const failing = await notReady(deps, ctx.state.requestId);
-    if (failing.length === 0) {
-      ctx.body = { status: 'ready' };
+    const { ready, failing, services } = await deps.readiness();
+    if (ready) {
+      ctx.body = { status: 'ready', services };
       return;
     }
     ctx.status = 503;
     ctx.set('Retry-After', '5');
     ctx.type = 'application/problem+json';
-    ctx.body = {
-      type: 'urn:scada:problem:service_unavailable',
-      title: 'Service unavailable',
-      status: 503,
-      code: 'service_unavailable',
-      detail: `Not ready: ${failing.join(', ')}`,
-      failing,
-    };
+    ctx.body = { ...problemBody('service_unavailable', `Not ready: ${failing.join(', ')}`), failing, services };
   });
   return router;
-}
-
-async function notReady(deps: HealthDeps, requestId: string): Promise<string[]> {
-  if (deps.isDraining()) return ['gateway (shutting down)'];
-  if (!deps.bus.isConnected()) return ['bus'];
-  const names = Object.keys(pings) as ServiceName[];
-  const answers = await Promise.all(
-    names.map(async (name) => {
-      try {
-        const pong = await call(deps.bus, pings[name], { params: {}, query: {} } as never, { requestId, timeoutMs: deps.probeTimeoutMs });
-        return (pong as { store: string }).store === 'ok' ? null : `${name} store`;
-      } catch {
-        return name;
-      }
-    }),
-  );
-  return answers.filter((a): a is string => a !== null);
 }

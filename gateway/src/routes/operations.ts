@@ -1,11 +1,11 @@
 import Router from '@koa/router';
-import { ProblemError, validate, type Operation } from '@scada/contracts';
+import { deadlineOf, NoContent, ProblemError, validate, type Operation } from '@scada/contracts';
 import { call, type Bus } from '@scada/platform';
 import { Value } from '@sinclair/typebox/value';
 import type { TObject, TSchema } from '@sinclair/typebox';
 import type { Context } from 'koa';
-import { koaBody } from 'koa-body';
-import getRawBody from 'raw-body';
+import { mediaTypeOf, readBody, type BodyType } from '../input/body.ts';
+import { parseJsonText } from '../input/text.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { SessionDeps } from '../auth/session.ts';
 import { authorize } from '../middleware/authorize.ts';
@@ -26,25 +26,23 @@ export type OperationRouteDeps = {
  */
 export function operationRoutes(ops: readonly Operation[], deps: OperationRouteDeps): Router {
   const router = new Router();
-  const parseBody = koaBody({
-    jsonLimit: deps.bodyLimitBytes,
-    formLimit: deps.bodyLimitBytes,
-    textLimit: deps.bodyLimitBytes,
-    multipart: true,
-    formidable: { maxFileSize: deps.bodyLimitBytes, maxFieldsSize: deps.bodyLimitBytes },
-    parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
-  });
-  for (const op of ops) {
+  for (const op of literalsFirst(ops)) {
     const http = op.http;
     // Uploads and downloads stream through routes of their own (scl_files.ts).
     if (!http || http.gatewayRoute) continue;
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     router[method](op.operationId, http.path, async (ctx) => {
       await authorize(ctx, http, deps.sessions);
-      const message = await buildMessage(ctx, op, parseBody, deps.bodyLimitBytes);
+      const message = await buildMessage(ctx, op, deps.bodyLimitBytes);
       const reply = await timedCall(deps, op, message, ctx);
       ctx.status = http.status;
       if (http.status === 204) return;
+      if (op.response === NoContent) {
+        // A 200 the reference answers without content (a bulk deletion): Koa would turn a null body into 204.
+        ctx.body = '';
+        ctx.remove('Content-Type');
+        return;
+      }
       // Every answer is JSON, a bare string too (Koa would send it as text/plain).
       ctx.type = 'application/json';
       ctx.body = typeof reply === 'string' ? JSON.stringify(reply) : reply;
@@ -53,13 +51,13 @@ export function operationRoutes(ops: readonly Operation[], deps: OperationRouteD
   return router;
 }
 
-async function buildMessage(ctx: Context, op: Operation, parseBody: ReturnType<typeof koaBody>, limit: number): Promise<Record<string, unknown>> {
+async function buildMessage(ctx: Context, op: Operation, limit: number): Promise<Record<string, unknown>> {
   const parts = op.request.properties as Record<string, TSchema>;
   const message: Record<string, unknown> = {
     params: { ...ctx.params },
-    query: Value.Convert(parts.query as TObject, flattenQuery(ctx.query)),
+    query: Value.Convert(parts.query as TObject, flattenQuery(ctx.query, parts.query as TObject)),
   };
-  if (parts.body) message.body = op.http?.consumes?.includes('text/plain') ? await readText(ctx, limit) : await readBody(ctx, op, parseBody);
+  if (parts.body) message.body = await bodyOf(ctx, op, limit);
   const checked = validate(op.request, message);
   if (!checked.ok) {
     throw new ProblemError('validation_failed', 'The request does not match the schema', { errors: checked.errors });
@@ -67,15 +65,21 @@ async function buildMessage(ctx: Context, op: Operation, parseBody: ReturnType<t
   return message;
 }
 
-async function readBody(ctx: Context, op: Operation, parseBody: ReturnType<typeof koaBody>): Promise<unknown> {
-  const consumes = op.http?.consumes ?? ['application/json'];
-  if (!ctx.request.length && !ctx.get('transfer-encoding')) return undefined;
-  if (!ctx.is(consumes as string[])) {
-    throw new ProblemError('unsupported_media_type', `Send the body as ${consumes.join(' or ')}`);
+/**
+ * The body of an operation's request, read by `input/body.ts` under the operation's media types. A
+ * `text/plain` operation gets the exact text sent (an empty body is the empty string); a wrapped one
+ * its bare entity.
+ */
+async function bodyOf(ctx: Context, op: Operation, limit: number): Promise<unknown> {
+  const accepts = (op.http?.consumes ?? ['application/json']) as readonly BodyType[];
+  const body = await readBody(ctx, { accepts, limit });
+  if (accepts.includes('text/plain')) {
+    // An empty body still has to be text/plain: the empty script is a real value.
+    if (body === undefined) mediaTypeOf(ctx, accepts);
+    return body?.value ?? '';
   }
-  await parseBody(ctx, async () => {});
   const wrapper = op.http?.bodyWrapper;
-  return wrapper ? unwrap(ctx.request.body, wrapper) : ctx.request.body;
+  return wrapper ? unwrap(body?.value, wrapper) : body?.value;
 }
 
 /**
@@ -90,41 +94,39 @@ function unwrap(body: unknown, wrapper: string): unknown {
   if (extra.length > 0) {
     throw new ProblemError('validation_failed', `Only the ${wrapper} part is accepted`, { errors: extra.map((k) => ({ path: `/body/${k}`, message: 'is not accepted' })) });
   }
-  if (typeof inner !== 'string') return inner;
-  try {
-    return JSON.parse(inner) as unknown;
-  } catch (err) {
-    throw new ProblemError('malformed_body', `The ${wrapper} part is not JSON`, { cause: err });
-  }
+  return typeof inner === 'string' ? parseJsonText(inner, `/body/${wrapper}`, `The ${wrapper} part`) : inner;
 }
 
 /**
- * A `text/plain` body as the exact text sent: the raw bytes (at most `limit`), decoded as strict UTF-8
- * with a byte order mark kept, so the service stores what the client sent. Invalid UTF-8 is 400; another
- * content type, a charset other than UTF-8 or a content coding is 415; an empty body is the empty string.
+ * The query as the schema reads it. A list parameter gathers every value, split on commas when it came
+ * once (as the reference's server reads lists), a value repeated counting once; any other parameter keeps
+ * its first value. Schemas decide types.
  */
-async function readText(ctx: Context, limit: number): Promise<string> {
-  if (!ctx.is('text/plain')) throw new ProblemError('unsupported_media_type', 'Send the body as text/plain');
-  const charset = ctx.request.charset.toLowerCase();
-  if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') throw new ProblemError('unsupported_media_type', 'Send text/plain as UTF-8');
-  const coding = ctx.get('content-encoding').toLowerCase();
-  if (coding !== '' && coding !== 'identity') throw new ProblemError('unsupported_media_type', 'Send the body without a content coding');
-  const bytes = await getRawBody(ctx.req, { length: ctx.request.length, limit });
-  try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    throw new ProblemError('malformed_body', 'The body is not valid UTF-8');
-  }
-}
-
-/** A repeated query parameter keeps its first value; schemas decide types. */
-function flattenQuery(query: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
+function flattenQuery(query: Record<string, string | string[] | undefined>, schema: TObject): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(query)) {
     if (v === undefined) continue;
-    out[k] = Array.isArray(v) ? (v[0] ?? '') : v;
+    if ((schema.properties[k] as TSchema | undefined)?.type === 'array') {
+      const values = Array.isArray(v) ? v : v.split(',');
+      out[k] = [...new Set(values)];
+    } else out[k] = Array.isArray(v) ? (v[0] ?? '') : v;
   }
   return out;
+}
+
+/**
+ * The operations in the order their routes are tried: where two paths could match one URL, the one with a
+ * fixed segment where the other has a parameter comes first (`/api/users/profile` before
+ * `/api/users/:userId`); the registry's order otherwise.
+ */
+function literalsFirst(ops: readonly Operation[]): Operation[] {
+  const shape = (op: Operation) => (op.http?.path ?? '').split('/').map((segment) => (segment.startsWith(':') ? 1 : 0));
+  return [...ops].sort((a, b) => {
+    const x = shape(a);
+    const y = shape(b);
+    for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return (x[i] as number) - (y[i] as number);
+    return x.length - y.length;
+  });
 }
 
 async function timedCall(deps: OperationRouteDeps, op: Operation, message: Record<string, unknown>, ctx: Context): Promise<unknown> {
@@ -136,7 +138,7 @@ async function timedCall(deps: OperationRouteDeps, op: Operation, message: Recor
       space: ctx.state.space ?? null,
       actor: ctx.state.actor ?? null,
       clientIp: ctx.state.clientIp ?? ctx.ip,
-      timeoutMs: deps.busTimeoutMs,
+      timeoutMs: deadlineOf(op, deps.busTimeoutMs),
     });
   } catch (err) {
     const code = err instanceof ProblemError ? err.code : 'internal_error';

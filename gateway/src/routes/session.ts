@@ -1,8 +1,8 @@
 import Router from '@koa/router';
-import { login, logout, ProblemError, refresh, validateOtp, type SessionGrant } from '@scada/contracts';
+import { deadlineOf, login, logout, ProblemError, refresh, validateOtp, type Operation, type SessionGrant } from '@scada/contracts';
 import { call } from '@scada/platform';
 import type { Context } from 'koa';
-import { koaBody } from 'koa-body';
+import { readBody } from '../input/body.ts';
 import { clearSessionCookie, cookieNames, setSessionCookie, setSessionCookies } from '../auth/cookies.ts';
 import type { SessionDeps } from '../auth/session.ts';
 import { RateLimiter } from '../auth/rate_limit.ts';
@@ -11,7 +11,7 @@ import { sessionOf } from '../middleware/authorize.ts';
 /** What the session routes need. */
 export type SessionRouteDeps = SessionDeps & { loginRateLimitPerMinute: number; bodyLimitBytes: number };
 
-const formTypes = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
+const formTypes = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'] as const;
 const otpChallengeSeconds = 300;
 
 /**
@@ -21,23 +21,18 @@ const otpChallengeSeconds = 300;
 export function sessionRoutes(deps: SessionRouteDeps): Router {
   const router = new Router();
   const limiter = new RateLimiter(deps.loginRateLimitPerMinute);
-  const parse = koaBody({
-    multipart: true,
-    jsonLimit: deps.bodyLimitBytes,
-    formLimit: deps.bodyLimitBytes,
-    formidable: { maxFileSize: 1, maxFiles: 0, maxFieldsSize: deps.bodyLimitBytes },
-  });
+  const parse = (ctx: Context) => readForm(ctx, deps.bodyLimitBytes);
   const limited = (ctx: Context) => {
     const wait = limiter.take(ctx.state.clientIp);
     if (wait > 0) throw new ProblemError('rate_limited', 'Too many sign-in attempts from this address', { retryAfter: wait });
   };
-  const callCtx = (ctx: Context) => ({ requestId: ctx.state.requestId, clientIp: ctx.state.clientIp, timeoutMs: deps.busTimeoutMs });
+  const callCtx = (ctx: Context, op: Operation) => ({ requestId: ctx.state.requestId, clientIp: ctx.state.clientIp, timeoutMs: deadlineOf(op, deps.busTimeoutMs) });
 
   router.post('/login', async (ctx) => {
     limited(ctx);
-    const form = await readForm(ctx, parse);
+    const form = await parse(ctx);
     const body = { username: field(form, 'username', true) as string, password: field(form, 'password', true) as string };
-    const answer = await call(deps.bus, login, { params: {}, query: {}, body }, callCtx(ctx));
+    const answer = await call(deps.bus, login, { params: {}, query: {}, body }, callCtx(ctx, login));
     if (answer.kind === 'otp') {
       setSessionCookie(ctx, cookieNames.otp, answer.otp_token, otpChallengeSeconds);
       const { kind: _kind, 'expire-seconds': _ttl, ...challenge } = answer;
@@ -49,21 +44,21 @@ export function sessionRoutes(deps: SessionRouteDeps): Router {
 
   router.post('/validate', async (ctx) => {
     limited(ctx);
-    const form = await readForm(ctx, parse);
+    const form = await parse(ctx);
     const otpToken = field(form, 'otp_token', false) ?? ctx.cookies.get(cookieNames.otp);
     if (!otpToken) throw new ProblemError('unauthenticated', 'No sign-in challenge: sign in with your password first');
     const body = { username: field(form, 'username', true) as string, otp_code: field(form, 'otp_code', true) as string, otp_token: otpToken };
-    const grant = await call(deps.bus, validateOtp, { params: {}, query: {}, body }, callCtx(ctx));
+    const grant = await call(deps.bus, validateOtp, { params: {}, query: {}, body }, callCtx(ctx, validateOtp));
     clearSessionCookie(ctx, cookieNames.otp);
     grantSession(ctx, grant);
   });
 
   router.post('/refresh', async (ctx) => {
     const cookie = ctx.cookies.get(cookieNames.refresh);
-    const form = cookie ? {} : await readForm(ctx, parse);
+    const form = cookie ? {} : await parse(ctx);
     const token = cookie ?? field(form, 'refresh_token', false);
     if (!token) throw new ProblemError('unauthenticated', 'Send the refresh token as its cookie or a refresh_token field');
-    const grant = await call(deps.bus, refresh, { params: {}, query: {}, body: { refresh_token: token } }, callCtx(ctx));
+    const grant = await call(deps.bus, refresh, { params: {}, query: {}, body: { refresh_token: token } }, callCtx(ctx, refresh));
     grantSession(ctx, grant);
   });
 
@@ -80,7 +75,7 @@ export function sessionRoutes(deps: SessionRouteDeps): Router {
     }
     if (!sid && !refreshCookie) throw new ProblemError('unauthenticated', 'There is no session to end');
     const body = sid ? { sid } : { refresh_token: refreshCookie as string };
-    await call(deps.bus, logout, { params: {}, query: {}, body }, callCtx(ctx));
+    await call(deps.bus, logout, { params: {}, query: {}, body }, callCtx(ctx, logout));
     // This replica refuses the family at once; the others learn it from the auth service's event.
     if (sid) deps.auth.noteRevoked(sid, until);
     clearSessionCookie(ctx, cookieNames.access);
@@ -109,11 +104,9 @@ function answerNoStore(ctx: Context, body: unknown): void {
   ctx.body = body;
 }
 
-async function readForm(ctx: Context, parse: ReturnType<typeof koaBody>): Promise<Record<string, unknown>> {
-  if (!ctx.request.length && !ctx.get('transfer-encoding')) return {};
-  if (!ctx.is(formTypes)) throw new ProblemError('unsupported_media_type', 'Send the form as JSON, urlencoded or multipart/form-data');
-  await parse(ctx, async () => {});
-  const body = ctx.request.body as unknown;
+/** The fields of a session form (JSON, urlencoded or multipart, no files), checked at the edge. */
+async function readForm(ctx: Context, limit: number): Promise<Record<string, unknown>> {
+  const body = (await readBody(ctx, { accepts: formTypes, limit }))?.value ?? {};
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ProblemError('malformed_body', 'The body must be an object of fields');
   return body as Record<string, unknown>;
 }

@@ -1,3 +1,4 @@
+import { deadlines } from '@scada/contracts';
 import {
   BusError,
   type Bus,
@@ -33,7 +34,7 @@ export class MemoryBus implements Bus {
 
   constructor(options: { maxPayload?: number; defaultTimeoutMs?: number } = {}) {
     this.maxPayload = options.maxPayload ?? 1024 * 1024;
-    this.defaultTimeoutMs = options.defaultTimeoutMs ?? 5000;
+    this.defaultTimeoutMs = options.defaultTimeoutMs ?? deadlines.standardMs;
   }
 
   isConnected(): boolean {

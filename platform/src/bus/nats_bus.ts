@@ -1,3 +1,4 @@
+import { deadlines } from '@scada/contracts';
 import {
   ClosedConnectionError,
   DrainingConnectionError,
@@ -70,7 +71,7 @@ export class NatsBus implements Bus {
 
   private constructor(nc: NatsConnection, options: NatsBusOptions) {
     this.nc = nc;
-    this.defaultTimeoutMs = options.defaultTimeoutMs ?? 5000;
+    this.defaultTimeoutMs = options.defaultTimeoutMs ?? deadlines.standardMs;
     this.log = options.log;
     this.lastMaxPayload = nc.info?.max_payload ?? defaultMaxPayload;
     void this.watch();

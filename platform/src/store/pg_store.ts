@@ -1,3 +1,4 @@
+import { deadlines } from '@scada/contracts';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { type QueryResult, type Queryable, type Store, StoreUnavailableError } from './store.ts';
@@ -9,8 +10,11 @@ export type PgStoreOptions = {
   log?: Logger;
   /** Shown in `pg_stat_activity` (default `scada-platform`). */
   applicationName?: string;
-  /** How long opening a connection may take before the call fails (default 3000 ms). */
-  connectTimeoutMs?: number;
+  /**
+   * How long opening a connection, and `ping()`, may take before they fail; the process's standard
+   * deadline (`BUS_TIMEOUT_MS`), 5 s when not given.
+   */
+  timeoutMs?: number;
 };
 
 /**
@@ -26,9 +30,6 @@ const types: pg.CustomTypesConfig = {
     return pg.types.getTypeParser(oid as never, format ?? 'text');
   }) as pg.CustomTypesConfig['getTypeParser'],
 };
-
-/** How long `ping()` waits for `select 1`. */
-const pingTimeoutMs = 2000;
 
 /** Node socket errors that mean the server cannot be reached. */
 const socketCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
@@ -87,9 +88,11 @@ export class PgStore implements Store {
   readonly kind = 'postgres' as const;
   readonly #pool: pg.Pool;
   readonly #log: Logger | undefined;
+  readonly #timeoutMs: number;
   #closing: Promise<void> | undefined;
 
-  private constructor(pool: pg.Pool, log: Logger | undefined) {
+  private constructor(pool: pg.Pool, log: Logger | undefined, timeoutMs: number) {
+    this.#timeoutMs = timeoutMs;
     this.#pool = pool;
     this.#log = log;
   }
@@ -103,7 +106,7 @@ export class PgStore implements Store {
     const pool = new pg.Pool({
       connectionString: url,
       max: options.max ?? 10,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 3000,
+      connectionTimeoutMillis: options.timeoutMs ?? deadlines.standardMs,
       idleTimeoutMillis: 30_000,
       keepAlive: true,
       application_name: options.applicationName ?? 'scada-platform',
@@ -114,7 +117,7 @@ export class PgStore implements Store {
     pool.on('error', (err) =>
       log?.warn({ error: err.message, code: (err as { code?: string }).code }, 'idle PostgreSQL connection failed; the pool replaces it'),
     );
-    const store = new PgStore(pool, log);
+    const store = new PgStore(pool, log, options.timeoutMs ?? deadlines.standardMs);
     const target = describeUrl(url);
     try {
       const { rows } = await pool.query<{ server_version: string }>('show server_version');
@@ -166,11 +169,11 @@ export class PgStore implements Store {
     }
   }
 
-  /** True when `select 1` answers within two seconds; never throws. */
+  /** True when `select 1` answers within the store's timeout; never throws. */
   async ping(): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), pingTimeoutMs);
+      timer = setTimeout(() => resolve(false), this.#timeoutMs);
     });
     const probe = this.#pool.query('select 1').then(
       () => true,

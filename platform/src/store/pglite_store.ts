@@ -1,3 +1,4 @@
+import { deadlines } from '@scada/contracts';
 import { PGlite, type PGliteOptions, type Results, type Transaction } from '@electric-sql/pglite';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { existsSync } from 'node:fs';
@@ -15,10 +16,9 @@ export type PGliteStoreOptions = {
    * new: about 0.4 s instead of 2.5 s. Tests use it; a service does not need it.
    */
   template?: Blob;
+  /** How long `ping()` waits; the process's standard deadline (`BUS_TIMEOUT_MS`), 5 s when not given. */
+  timeoutMs?: number;
 };
-
-/** How long `ping()` waits for `select 1`, which queues behind a transaction in progress. */
-const pingTimeoutMs = 2000;
 
 /**
  * Parsers that make PGlite answer like `PgStore`: int8 as a string (PGlite gives a number, or a bigint
@@ -63,9 +63,11 @@ export class PGliteStore implements Store {
   readonly #db: PGlite;
   readonly #lock: FolderLock | undefined;
   readonly #scope = new AsyncLocalStorage<TxScope>();
+  readonly #timeoutMs: number;
   #closing: Promise<void> | undefined;
 
-  private constructor(db: PGlite, lock: FolderLock | undefined) {
+  private constructor(db: PGlite, lock: FolderLock | undefined, timeoutMs: number) {
+    this.#timeoutMs = timeoutMs;
     this.#db = db;
     this.#lock = lock;
   }
@@ -88,7 +90,7 @@ export class PGliteStore implements Store {
       });
       const ms = Math.round(performance.now() - started);
       options.log?.info({ store: 'pglite', dataDir: pgdata, created: fresh, ms }, 'opened the embedded store');
-      return new PGliteStore(db, lock);
+      return new PGliteStore(db, lock, options.timeoutMs ?? deadlines.standardMs);
     } catch (err) {
       await lock.release();
       throw err;
@@ -98,7 +100,7 @@ export class PGliteStore implements Store {
   /** A database in memory, gone when closed: for tests. */
   static async memory(options: PGliteStoreOptions = {}): Promise<PGliteStore> {
     const db = await PGlite.create({ parsers: pgCompatibleParsers, loadDataDir: options.template });
-    return new PGliteStore(db, undefined);
+    return new PGliteStore(db, undefined, options.timeoutMs ?? deadlines.standardMs);
   }
 
   /** Runs one statement once no transaction holds the database. */
@@ -122,12 +124,12 @@ export class PGliteStore implements Store {
     );
   }
 
-  /** True when `select 1` answers within two seconds; never throws. */
+  /** True when `select 1` (queued behind a transaction in progress) answers within the store's timeout; never throws. */
   async ping(): Promise<boolean> {
     if (this.#closing !== undefined || this.#scope.getStore()?.open === true) return false;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<boolean>((done) => {
-      timer = setTimeout(() => done(false), pingTimeoutMs);
+      timer = setTimeout(() => done(false), this.#timeoutMs);
     });
     const probe = this.#db.query('select 1').then(
       () => true,

@@ -9,14 +9,14 @@ import {
   getConnectionValues, operateConnectionControl, ProblemError, readConnectionValues, startConnection, stopConnection, writeConnectionValue,
   type Operation,
 } from '@scada/contracts';
-import { call, implement, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
+import { call, implement, onBehalfOf, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
 import type { LiveDevice } from '../sessions/live_device.ts';
 import type { Session } from '../sessions/session.ts';
 import type { Supervisor } from '../sessions/supervisor.ts';
 import { findConnection } from '../store/connections.ts';
 import { connectionHolder, readSession, reportSubscriptions, setStarted, subscribeReport, unsubscribeReport } from '../store/sessions.ts';
 
-export type LiveDeps = { store: Store; bus: Bus; supervisor: Supervisor; instance: string; busTimeoutMs: number };
+export type LiveDeps = { store: Store; bus: Bus; supervisor: Supervisor; instance: string };
 
 /** The operation as the holding replica serves it on its own subject. */
 export function atInstance<O extends Operation>(op: O, instance: string): O {
@@ -66,7 +66,7 @@ export function liveHandlers(deps: LiveDeps): {
     if (!held) throw notFound(id);
     const owner = forward ? held.owner : null;
     if (!owner || owner === deps.instance) throw notConnected(id);
-    return (await call(deps.bus, atInstance(op, owner), request as never, { requestId: ctx.requestId, space: ctx.space, actor: ctx.actor, timeoutMs: deps.busTimeoutMs })) as T;
+    return (await call(deps.bus, atInstance(op, owner), request as never, onBehalfOf(ctx))) as T;
   };
 
   const live = (forward: boolean): Implementation[] => [

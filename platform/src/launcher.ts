@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import type { ServiceName } from '@scada/contracts';
+import type { Bus } from './bus/bus.ts';
+import { MemoryBus } from './bus/memory_bus.ts';
+import { NatsBus } from './bus/nats_bus.ts';
+import { PrefixedBus } from './bus/prefixed_bus.ts';
+import { readPlatformConfig, type PlatformConfig, type ServiceKey } from './config.ts';
+import { ConfigError, EnvReader, type EnvSource } from './env.ts';
+import { startHealthServer, type HealthServer } from './health_server.ts';
+import { createLogger, type Logger } from './log.ts';
+import { startService, type RunningService, type ServiceDefinition } from './service_host.ts';
+import type { openStore } from './store/open.ts';
+import type { Store } from './store/store.ts';
+
+/** Anything a process starts and stops. */
+type Stoppable = { stop(): Promise<void> };
+
+/** What the gateway is given to start with, besides its own configuration. */
+export type GatewayStartDeps<C> = {
+  bus: Bus;
+  log: Logger;
+  config: C;
+  platform: PlatformConfig;
+  /** The store of the services this process runs, if any: the gateway's readiness includes it. */
+  store: Store | null;
+  host?: string;
+  ephemeralPorts?: boolean;
+};
+
+/** The gateway as a part of a process: it reads its own section of the environment and starts on the bus. */
+export type GatewayDefinition<C = unknown, R extends Stoppable = Stoppable> = {
+  readConfig(env: EnvReader): C;
+  start(deps: GatewayStartDeps<C>): Promise<R>;
+};
+
+/**
+ * The parts one build of a process carries: `main.ts` every service and the gateway, a single-service
+ * entry just its own. Only what is named here is imported, so a bundle holds nothing else.
+ */
+export type ProcessParts<C = unknown, R extends Stoppable = Stoppable> = {
+  services: Partial<Record<ServiceName, ServiceDefinition<any>>>;
+  /** Opens the store the services share (`openStore`); the gateway alone has none and carries no driver. */
+  openStore?: typeof openStore;
+  gateway?: GatewayDefinition<C, R>;
+};
+
+/** The whole configuration of one process, every section checked. */
+export type ProcessConfig<C = unknown> = { platform: PlatformConfig; gateway: C | null; services: Record<string, unknown> };
+
+/** A running platform process. */
+export type LaunchedProcess<C = unknown, R extends Stoppable = Stoppable> = {
+  config: ProcessConfig<C>;
+  log: Logger;
+  bus: Bus;
+  store: Store | null;
+  gateway: R | null;
+  services: RunningService[];
+  /** The probe listener, when HEALTH_PORT is set. */
+  health: HealthServer | null;
+  /** Stops in order: the gateway's listeners, the services' subscriptions, then the bus and the store. */
+  stop(): Promise<void>;
+};
+
+/** The keys `SERVICES` may name in a process built from these parts. */
+function availableKeys(parts: ProcessParts<any, any>): ServiceKey[] {
+  return [...(parts.gateway ? (['gateway'] as const) : []), ...(Object.keys(parts.services) as ServiceName[])];
+}
+
+/** Reads and checks every section the process needs; throws one ConfigError naming every bad variable. */
+export function readProcessConfigOf<C>(source: EnvSource, parts: ProcessParts<C, any>): ProcessConfig<C> {
+  const env = new EnvReader(source);
+  const platform = readPlatformConfig(env, availableKeys(parts));
+  const gateway = parts.gateway && platform.services.includes('gateway') ? parts.gateway.readConfig(env) : null;
+  const services: Record<string, unknown> = {};
+  for (const name of serviceNamesOf(platform)) services[name] = parts.services[name]!.readConfig(env);
+  env.finish();
+  return { platform, gateway, services };
+}
+
+function serviceNamesOf(platform: PlatformConfig): ServiceName[] {
+  return platform.services.filter((s): s is ServiceName => s !== 'gateway');
+}
+
+/**
+ * Starts the parts `SERVICES` names, in one process, on the bus and store the environment chooses:
+ * NATS and PostgreSQL when their URLs are set, the in-process bus and the embedded store otherwise.
+ */
+export async function launchProcess<C, R extends Stoppable>(
+  source: EnvSource,
+  parts: ProcessParts<C, R>,
+  options: { log?: Logger; host?: string; ephemeralPorts?: boolean } = {},
+): Promise<LaunchedProcess<C, R>> {
+  const config = readProcessConfigOf(source, parts);
+  const { platform } = config;
+  const wanted = serviceNamesOf(platform);
+  const opener = wanted.length > 0 ? openStoreOf(parts) : null;
+  const log = options.log ?? (await createLogger({ level: platform.logLevel }));
+  const bus = await openBus(platform, log);
+  const store = opener ? await opener({ databaseUrl: platform.databaseUrl, dataDir: platform.dataDir, timeoutMs: platform.busTimeoutMs }, log) : null;
+  const services: RunningService[] = [];
+  let gateway: R | null = null;
+  let health: HealthServer | null = null;
+  let draining = false;
+  const stop = async () => {
+    draining = true;
+    await gateway?.stop();
+    await Promise.all(services.map((s) => s.stop()));
+    await bus.close();
+    await store?.close();
+    await health?.stop();
+  };
+  try {
+    for (const name of wanted) {
+      services.push(await startService(parts.services[name]!, { bus, store: store!, log, config: config.services[name], instance: randomUUID() }));
+    }
+    if (parts.gateway && config.gateway !== null) {
+      gateway = await parts.gateway.start({ bus, log, config: config.gateway, platform, store, host: options.host, ephemeralPorts: options.ephemeralPorts });
+    }
+    if (platform.healthPort !== 0) {
+      health = await startHealthServer({ port: options.ephemeralPorts ? 0 : platform.healthPort, host: options.host, bus, store, isDraining: () => draining });
+      log.info({ port: health.port }, 'probe listener started');
+    }
+  } catch (err) {
+    await stop().catch(() => {});
+    throw err;
+  }
+  return { config, log, bus, store, gateway, services, health, stop };
+}
+
+function openStoreOf(parts: ProcessParts<any, any>): typeof openStore {
+  if (!parts.openStore) throw new Error('a process that runs services needs a store opener in its parts');
+  return parts.openStore;
+}
+
+async function openBus(platform: PlatformConfig, log: Logger): Promise<Bus> {
+  const bus = await openTransport(platform, log);
+  return platform.busSubjectPrefix ? new PrefixedBus(bus, platform.busSubjectPrefix) : bus;
+}
+
+async function openTransport(platform: PlatformConfig, log: Logger): Promise<Bus> {
+  if (platform.natsUrl) return NatsBus.connect({ servers: platform.natsUrl, name: `scada-${platform.services.join('-')}`, defaultTimeoutMs: platform.busTimeoutMs, log });
+  if (platform.services.length < 4) {
+    log.warn({ services: platform.services }, 'NATS_URL is not set: the in-process bus reaches only the services of this process');
+  }
+  return new MemoryBus({ defaultTimeoutMs: platform.busTimeoutMs });
+}
+
+/**
+ * A process's life from an entry point (`main.ts`, or a service's own `main.ts`): starts the parts on the
+ * given environment, stops them on SIGTERM or SIGINT and exits 0 (1 on a second signal or a failed stop).
+ * Bad configuration exits 2 with the message naming every bad variable; a failed start exits 1.
+ */
+export async function runProcess<C, R extends Stoppable>(parts: ProcessParts<C, R>, source: EnvSource): Promise<void> {
+  let starting: Promise<LaunchedProcess<C, R>> | null = null;
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    // A second signal: the operator wants out now.
+    if (stopping) process.exit(1);
+    stopping = true;
+    // A signal during start-up waits for the start to finish, then stops what it started.
+    const running = await starting?.catch(() => null);
+    if (!running) process.exit(0);
+    running.log.info({ signal }, 'shutting down');
+    try {
+      await running.stop();
+      process.exit(0);
+    } catch (err) {
+      running.log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  try {
+    starting = launchProcess(source, parts);
+    const running = await starting;
+    running.log.info({ services: running.config.platform.services }, 'platform started');
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    process.stderr.write(`start-up failed: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,94 @@
+import { createHash } from 'node:crypto';
+import { getProject, ProblemError, type ConnectionRequest } from '@scada/contracts';
+import { call, onBehalfOf, publishEvent, type Bus, type HandlerContext, type Store } from '@scada/platform';
+import { browseParts, checkConnection, parseScl } from '../iec61850/scl/mod.ts';
+import { findConnection, saveConnection } from '../store/connections.ts';
+import { adoptUpload, fileChunk, packBrowsePart, setConnectionWarnings, stagedChunks, stagedCount, type FileFacts } from '../store/files.ts';
+
+/** A staged upload as the gateway names it once every chunk arrived. */
+export type Upload = { id: string; name: string; size: number; sha256: string; chunks: number };
+
+/** The space the request works in; the gateway resolves it for every space-scoped operation. */
+export const spaceOf = (ctx: HandlerContext): string => {
+  if (!ctx.space) throw new ProblemError('bad_header', 'The request names no space (X-Space)');
+  return ctx.space;
+};
+
+/** The caller's name, for the audit fields. */
+export const actorOf = (ctx: HandlerContext): string => {
+  if (!ctx.actor) throw new ProblemError('unauthenticated', 'A change needs an authenticated caller');
+  return ctx.actor.name;
+};
+
+/** 404 for a connection the space does not hold. */
+export const notFound = (id: string): ProblemError => new ProblemError('not_found', `No connection ${id} in this space`);
+
+/**
+ * Creating and replacing a connection, with a staged SCL file or without one: the project is checked with
+ * the config service, a file is parsed before anything is stored, and the connection and its file are
+ * stored together or not at all. A replacement without a file keeps the stored one and checks it again
+ * against the new address.
+ */
+export function connectionSaver(deps: { store: Store; bus: Bus }) {
+  /** The project must be one of the caller's space: the config service says so (404 otherwise). */
+  const checkProject = async (ctx: HandlerContext, projectId: string) => {
+    await call(deps.bus, getProject, { params: { projectId }, query: {} }, onBehalfOf(ctx));
+  };
+
+  /** Parses a staged upload as it is read from the store, checking its size and digest on the way. */
+  const parseUpload = async (space: string, upload: Upload, connection: ConnectionRequest): Promise<FileFacts> => {
+    if ((await stagedCount(deps.store, space, upload.id)) !== upload.chunks) throw new ProblemError('bad_request', 'The upload is incomplete');
+    const hash = createHash('sha256');
+    let size = 0;
+    const counted = (async function* () {
+      for await (const chunk of stagedChunks(deps.store, space, upload.id, upload.chunks)) {
+        hash.update(chunk);
+        size += chunk.length;
+        yield new Uint8Array(chunk);
+      }
+    })();
+    const result = await parseScl(counted);
+    if (size !== upload.size || hash.digest('hex') !== upload.sha256) throw new ProblemError('bad_request', 'The upload does not match its size or digest');
+    if (!result.ok) {
+      const errors = result.report.errors.slice(0, 50).map((e) => ({ path: '/file', message: `line ${e.line}, column ${e.column}: ${e.message}` }));
+      throw new ProblemError('scl_invalid', `The file is not valid SCL: ${errors[0]?.message ?? 'unreadable'}`, { errors });
+    }
+    return {
+      name: upload.name, size, sha256: upload.sha256, edition: result.report.edition, chunks: upload.chunks,
+      warnings: result.report.warnings, connectionWarnings: checkConnection(result.model, { ip: connection.ip, port: connection.port }),
+      browse: [...browseParts(result.model)].map((p) => packBrowsePart(p.iedName, p.tree)),
+    };
+  };
+
+  /** The connection checks of a kept file against a changed address, from the stored chunks. */
+  const recheck = async (space: string, id: string, connection: ConnectionRequest) => {
+    const first = await fileChunk(deps.store, space, id, 0);
+    if (!first) return;
+    const chunks = (async function* () {
+      for (let i = 0; i < first.chunks; i++) yield new Uint8Array((await fileChunk(deps.store, space, id, i))!.data);
+    })();
+    const result = await parseScl(chunks);
+    if (result.ok) await setConnectionWarnings(deps.store, space, id, checkConnection(result.model, { ip: connection.ip, port: connection.port }));
+  };
+
+  const save = async (ctx: HandlerContext, id: string, body: { connection: ConnectionRequest; upload: Upload | null }, create: boolean) => {
+    const space = spaceOf(ctx);
+    const actor = actorOf(ctx);
+    if (!create && !(await findConnection(deps.store, space, id))) throw notFound(id);
+    await checkProject(ctx, body.connection.projectId);
+    const facts = body.upload ? await parseUpload(space, body.upload, body.connection) : null;
+    try {
+      await deps.store.transaction(async (tx) => {
+        if (!(await saveConnection(tx, space, id, body.connection, actor, create))) throw notFound(id);
+        if (facts && body.upload) await adoptUpload(tx, space, id, body.upload.id, facts);
+      });
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') throw new ProblemError('conflict', `The project has a connection named ${body.connection.name}`);
+      throw err;
+    }
+    if (!facts && !create) await recheck(space, id, body.connection);
+    publishEvent(deps.bus, `events.protocol.connection.${create ? 'created' : 'updated'}`, { space, id, actor }, ctx.requestId);
+  };
+
+  return { save, checkProject };
+}

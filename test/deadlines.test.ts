@@ -1,0 +1,52 @@
+/**
+ * Every route of the gateway sends its operation's deadline with the request: the operations, the SCL
+ * upload and download, and the session routes. Seen on the bus itself, where a listener outside the
+ * queue groups receives a copy of every request with its headers.
+ */
+import { busHeaders, deadlines } from '@scada/contracts';
+import t from 'tap';
+import { startTestPlatform } from './support/platform.ts';
+import { generateScd } from './support/scd.ts';
+import { asAdmin, signIn } from './support/session.ts';
+
+const standard = 4321;
+const p = await startTestPlatform({ BUS_TIMEOUT_MS: String(standard) });
+t.teardown(() => p.stop());
+const seen = new Map<string, number[]>();
+const listener = p.proc.bus.subscribe('>', (msg) => {
+  const budget = msg.headers[busHeaders.timeout];
+  if (budget === undefined || !/\.v\d+\./.test(msg.subject)) return;
+  const operation = msg.subject.split('.').slice(-1)[0] as string;
+  seen.set(operation, [...(seen.get(operation) ?? []), Number(budget)]);
+});
+t.teardown(() => listener.unsubscribe());
+
+t.test(`each route sends its operation's deadline, the standard one or the device one (${p.mode})`, async (t) => {
+  const admin = await asAdmin(p);
+  const editor = await signIn(p, { role: 'editor' });
+  const json = { ...editor.headers, 'content-type': 'application/json' };
+  const project = (await (await fetch(`${p.url}/api/projects`, { method: 'POST', headers: json, body: JSON.stringify({ name: `d ${Date.now()}`, isActive: true }) })).json()) as { id: string };
+  const form = new FormData();
+  form.set('connection', JSON.stringify({ name: 'deadline', ip: '127.0.0.1', port: 1, projectId: project.id, protocol: 'IEC 61850' }));
+  form.set('file', new Blob([generateScd(1) as Uint8Array<ArrayBuffer>]), 'station.scd');
+  const created = (await (await fetch(`${p.url}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers: editor.headers, body: form })).json()) as { id: string };
+  await (await fetch(`${p.url}/api/protocols/iec61850/connections/${created.id}/file`, { headers: editor.headers })).arrayBuffer();
+  await fetch(`${p.url}/api/connections/${created.id}/read`, { method: 'POST', headers: json, body: JSON.stringify({ references: ['IED0LD0/LLN0.Mod.stVal[ST]'] }) });
+  await fetch(`${p.url}/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: admin.refreshToken }) });
+  await new Promise((r) => setTimeout(r, 100));
+
+  const expected: Record<string, number> = {
+    login: standard,
+    refresh: standard,
+    createProject: standard,
+    stageUploadChunk: standard,
+    createConnectionWithFile: standard,
+    readFileChunk: standard,
+    readConnectionValues: deadlines.deviceMs,
+  };
+  for (const [operation, budget] of Object.entries(expected)) {
+    const sent = seen.get(operation) ?? [];
+    t.ok(sent.length > 0, `${operation} was called`);
+    t.ok(sent.every((b) => b <= budget && b >= budget - 1000), `${operation} carried ${budget} ms (${sent.join(', ')})`);
+  }
+});

@@ -1,0 +1,233 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { build, type Metafile, type Plugin } from 'esbuild';
+import { imagePackage, type Lockfile, type RootManifest } from './image_package.ts';
+import { packageOf, packagesImportedBy } from './imports.ts';
+import { runtimeFiles } from './runtime_files.ts';
+import { readWorkspaces, resolveWorkspaceSpecifier, type Workspace } from './workspaces.ts';
+
+/** The repository's root folder. */
+export const repoRoot = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
+
+/**
+ * What `npm run build` writes, one folder of `dist/` each: the all-in-one process (`main.ts`, the edge
+ * image), the gateway alone and each service alone. Entries are named by package, so that a package's
+ * files may move; a workspace package that is not an entry is bundled into whichever entry imports it.
+ */
+export const targets = {
+  edge: './main.ts',
+  gateway: '@scada/gateway/main',
+  auth: '@scada/auth/main',
+  config: '@scada/config/main',
+  protocol: '@scada/protocol/main',
+} as const;
+
+/** The name of one build target (and the image built from it). */
+export type Target = keyof typeof targets;
+
+/**
+ * The oldest Node the bundles run on. Node 20, 22 and 24 are the supported releases; the images run 24,
+ * CI runs the bundles on this machine's Node.
+ */
+const nodeTarget = 'node20';
+
+/** The bundle's file name in each target's folder; the images' command runs it. */
+export const bundleFile = 'main.mjs';
+
+/** A record of one build, to tell whether it still matches the sources. */
+type BuildRecord = { inputs: string[]; hash: string };
+
+/**
+ * Keeps workspace packages in the bundle (resolved through their package.json `exports`) and leaves
+ * every other package to node_modules, so that the image installs it.
+ */
+function workspacesInside(workspaces: Map<string, Workspace>): Plugin {
+  return {
+    name: 'workspaces-inside',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        const file = resolveWorkspaceSpecifier(workspaces, args.path);
+        if (file !== null) return { path: file };
+        return packageOf(args.path) === null && !args.path.startsWith('node:') ? undefined : { path: args.path, external: true };
+      });
+    },
+  };
+}
+
+/** The packages a bundle (with its chunks) loads: its external imports, and what it requires through `createRequire`. */
+function externalPackages(meta: Metafile, files: string[], bundle: string): string[] {
+  const names = new Set(packagesImportedBy(bundle));
+  for (const file of files) {
+    for (const i of meta.outputs[file].imports) {
+      const name = i.external ? packageOf(i.path) : null;
+      if (name !== null) names.add(name);
+    }
+  }
+  return [...names].sort();
+}
+
+/**
+ * The output files the bundle loads, itself first; the others are removed. esbuild writes a chunk for
+ * every dynamic import of a module it reached, even one whose code it then left out (the store drivers
+ * in the gateway's bundle): such a chunk is never loaded and must not bring its packages into the image.
+ */
+async function keepReachable(meta: Metafile, entry: string): Promise<string[]> {
+  const reached = new Set<string>();
+  const visit = (file: string) => {
+    if (reached.has(file)) return;
+    reached.add(file);
+    for (const i of meta.outputs[file]?.imports ?? []) if (!i.external) visit(i.path);
+  };
+  visit(entry);
+  for (const file of Object.keys(meta.outputs)) {
+    if (!reached.has(file) && !reached.has(file.replace(/\.map$/, ''))) await rm(join(repoRoot, file));
+  }
+  return [...reached];
+}
+
+/**
+ * The repository's package.json with the production dependencies its workspace packages declare added to
+ * its own, so a package that names what it imports (as a workspace should) is pinned as it says.
+ */
+async function manifestWithWorkspaces(workspaces: Map<string, Workspace>): Promise<RootManifest> {
+  const root = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as RootManifest;
+  const dependencies = { ...root.dependencies };
+  for (const ws of workspaces.values()) {
+    const pkg = JSON.parse(await readFile(join(ws.dir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    for (const [name, version] of Object.entries(pkg.dependencies ?? {})) {
+      if (workspaces.has(name)) continue;
+      if (dependencies[name] !== undefined && dependencies[name] !== version) {
+        throw new Error(`${name} is pinned as ${dependencies[name]} and as ${version} (${ws.name}): pin it once`);
+      }
+      dependencies[name] = version;
+    }
+  }
+  return { ...root, dependencies };
+}
+
+/** Bundles one target into `out`: the bundle, the files it reads at run time, its package.json and lock. */
+async function buildTarget(target: Target, out: string, workspaces: Map<string, Workspace>): Promise<string[]> {
+  const entry = targets[target].startsWith('./') ? join(repoRoot, targets[target]) : resolveWorkspaceSpecifier(workspaces, targets[target])!;
+  const files = new Map<string, string>();
+  const result = await build({
+    entryPoints: { [bundleFile.replace(/\.mjs$/, '')]: entry },
+    outdir: out,
+    outExtension: { '.js': '.mjs' },
+    // What the code loads only when needed (the store driver in use) is a chunk beside the bundle, loaded
+    // then; every chunk sits in the bundle's folder, so `import.meta.url` means the same folder in each.
+    splitting: true,
+    chunkNames: '[name]-[hash]',
+    absWorkingDir: repoRoot,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: nodeTarget,
+    // Class and function names stay as written: errors and logs name them.
+    keepNames: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
+    legalComments: 'none',
+    metafile: true,
+    logLevel: 'warning',
+    plugins: [workspacesInside(workspaces), runtimeFiles(repoRoot, files)],
+  });
+  for (const [inRepo, source] of files) {
+    if (existsSync(source)) await cp(source, join(out, inRepo), { recursive: true });
+  }
+  const code = await keepReachable(result.metafile, relative(repoRoot, join(out, bundleFile)));
+  const bundle = (await Promise.all(code.map((f) => readFile(join(repoRoot, f), 'utf8')))).join('\n');
+  const root = await manifestWithWorkspaces(workspaces);
+  const lock = JSON.parse(await readFile(join(repoRoot, 'package-lock.json'), 'utf8')) as Lockfile;
+  const image = imagePackage(`scada-platform-${target}`, root, lock, externalPackages(result.metafile, code, bundle));
+  await writeFile(join(out, 'package.json'), `${JSON.stringify(image.manifest, null, 2)}\n`);
+  await writeFile(join(out, 'package-lock.json'), `${JSON.stringify(image.lock, null, 2)}\n`);
+  await writeFile(`${out}.meta.json`, JSON.stringify(result.metafile));
+  return [...Object.keys(result.metafile.inputs).map((p) => join(repoRoot, p)), ...files.values()];
+}
+
+/** Every file under a path (the path itself when it is a file), sorted. */
+function filesUnder(path: string): string[] {
+  if (!existsSync(path)) return [];
+  if (!statSync(path).isDirectory()) return [path];
+  return readdirSync(path).sort().flatMap((name) => filesUnder(join(path, name)));
+}
+
+/** One hash over the names and contents of the inputs (folders by every file in them). */
+function hashInputs(inputs: string[]): string {
+  const hash = createHash('sha256');
+  for (const file of inputs.flatMap(filesUnder)) {
+    hash.update(relative(repoRoot, file)).update('\0').update(readFileSync(file)).update('\0');
+  }
+  return hash.digest('hex');
+}
+
+/** What a build reads besides the bundled sources: the manifests and this tool. */
+function toolInputs(): string[] {
+  return ['package.json', 'package-lock.json', join('tools', 'build')].map((p) => join(repoRoot, p));
+}
+
+/**
+ * Builds every target into `dist/` (or `distDir`). Each target is written to a fresh folder first and
+ * then put in place, so a process starting a bundle never sees half of one.
+ */
+export async function buildAll(distDir = join(repoRoot, 'dist')): Promise<void> {
+  const workspaces = readWorkspaces(repoRoot);
+  const staging = join(distDir, `.staging-${process.pid}`);
+  await rm(staging, { recursive: true, force: true });
+  const inputs = new Set<string>(toolInputs());
+  try {
+    for (const target of Object.keys(targets) as Target[]) {
+      for (const file of await buildTarget(target, join(staging, target), workspaces)) inputs.add(file);
+    }
+    for (const target of Object.keys(targets)) {
+      await putInPlace(join(staging, target), join(distDir, target));
+      // What went into the bundle, for esbuild's analyzer (https://esbuild.github.io/analyze/); not in the image.
+      await rename(join(staging, `${target}.meta.json`), join(distDir, `${target}.meta.json`));
+    }
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+  const sorted = [...inputs].sort();
+  const record: BuildRecord = { inputs: sorted.map((p) => relative(repoRoot, p).split(sep).join('/')), hash: hashInputs(sorted) };
+  await writeFile(join(distDir, 'build.json'), `${JSON.stringify(record, null, 2)}\n`);
+}
+
+/** Replaces a target's folder with a fresh one; a build running at the same time may have put one there first. */
+async function putInPlace(fresh: string, dest: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    await rm(dest, { recursive: true, force: true });
+    try {
+      return await rename(fresh, dest);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (attempt > 3 || (code !== 'ENOTEMPTY' && code !== 'EEXIST')) throw err;
+    }
+  }
+}
+
+/** Whether `dist/` holds a build of the sources as they are now. */
+export function isBuilt(distDir = join(repoRoot, 'dist')): boolean {
+  const recordFile = join(distDir, 'build.json');
+  if (!existsSync(recordFile)) return false;
+  const record = JSON.parse(readFileSync(recordFile, 'utf8')) as BuildRecord;
+  if (!(Object.keys(targets) as Target[]).every((t) => existsSync(join(distDir, t, bundleFile)))) return false;
+  return hashInputs(record.inputs.map((p) => join(repoRoot, p))) === record.hash;
+}
+
+/** Builds unless `dist/` already holds a build of the current sources (what a benchmark or the fault suite runs). */
+export async function ensureBuilt(distDir = join(repoRoot, 'dist')): Promise<void> {
+  if (!isBuilt(distDir)) await buildAll(distDir);
+}
+
+/**
+ * The command line that runs a target's bundle as its image does: this Node, the image command's Node
+ * flags (from deploy/Dockerfile's CMD), then the bundle.
+ */
+export function bundleCommand(target: Target, distDir = join(repoRoot, 'dist')): string[] {
+  const cmd = /^CMD\s+(\[.*\])\s*$/m.exec(readFileSync(join(repoRoot, 'deploy', 'Dockerfile'), 'utf8'));
+  const words = cmd ? (JSON.parse(cmd[1]) as string[]) : ['node', bundleFile];
+  const flags = words.slice(1).filter((w) => w.startsWith('-'));
+  return [...flags, join(distDir, target, bundleFile)];
+}
