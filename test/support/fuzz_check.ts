@@ -32,7 +32,10 @@ export type FuzzAnswer = { status: number; text: string; type: string };
 export function fuzzClient(base: string, auth: Record<string, string>): { send(req: FuzzRequest): Promise<FuzzAnswer>; close(): void } {
   const url = new URL(base);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const send = (req: FuzzRequest) =>
+  // A keep-alive socket the server closed while the client was idle (the store checks between requests can
+  // outlast the server's keep-alive timeout on a loaded machine) resets on reuse: such a request is sent
+  // again once on a fresh socket, as Node's documentation advises.
+  const send = (req: FuzzRequest, retried = false): Promise<FuzzAnswer> =>
     new Promise<FuzzAnswer>((resolve, reject) => {
       const headers: Record<string, string> = { ...auth, 'x-space': 'default', ...req.headers };
       if (req.body) headers['content-length'] = String(req.body.length);
@@ -42,7 +45,10 @@ export function fuzzClient(base: string, auth: Record<string, string>): { send(r
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), type: String(res.headers['content-type'] ?? '') }));
         res.on('error', reject);
       });
-      call.on('error', reject);
+      call.on('error', (err: NodeJS.ErrnoException) => {
+        if (!retried && call.reusedSocket && err.code === 'ECONNRESET') send(req, true).then(resolve, reject);
+        else reject(err);
+      });
       call.end(req.body);
     });
   return { send, close: () => agent.destroy() };
