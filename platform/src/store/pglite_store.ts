@@ -103,6 +103,12 @@ export class PGliteStore implements Store {
     return new PGliteStore(db, undefined, options.timeoutMs ?? deadlines.standardMs);
   }
 
+  /** The database's data folder as an uncompressed tar: the `template` another store can start from. */
+  async dump(): Promise<Blob> {
+    this.#refuseInsideTransaction();
+    return this.#guard(() => this.#db.dumpDataDir('none'));
+  }
+
   /** Runs one statement once no transaction holds the database. */
   async query<R extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
     this.#refuseInsideTransaction();
