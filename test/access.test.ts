@@ -1,5 +1,5 @@
 import t from 'tap';
-import { secondGateway, startTestPlatform, testAdminPassword } from './support/platform.ts';
+import { letAuthTimePass, secondGateway, startTestPlatform, testAdminPassword } from './support/platform.ts';
 import { asAdmin, bearerLogin, cookiesOf, createSpace, createUser, login, signIn } from './support/session.ts';
 
 // Proxies on loopback are trusted here, so tests can speak for other client addresses.
@@ -31,7 +31,7 @@ t.test(`access rules (${p.mode})`, async (t) => {
     for (let i = 0; i < 5; i++) await login(p, 'ghost-operator', 'whatever-password');
     const locked = await login(p, 'ghost-operator', 'whatever-password');
     t.equal(locked.status, 423);
-    await new Promise((r) => setTimeout(r, 3200));
+    await letAuthTimePass(p, 3.2);
     t.equal((await login(p, 'ghost-operator', 'whatever-password')).status, 401, 'after LOCKOUT_SECONDS');
   });
 

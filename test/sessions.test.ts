@@ -1,6 +1,6 @@
 import { generateSync } from 'otplib';
 import t from 'tap';
-import { startTestPlatform, testAdminPassword } from './support/platform.ts';
+import { letAuthTimePass, startTestPlatform, testAdminPassword } from './support/platform.ts';
 import { asAdmin, bearerLogin, cookiesOf, createUser, login } from './support/session.ts';
 
 const p = await startTestPlatform({ REFRESH_REUSE_GRACE_SECONDS: '2' });
@@ -112,7 +112,7 @@ t.test(`sessions (${p.mode})`, async (t) => {
     const again = await refresh(first.refreshToken);
     t.equal(again.status, 200, 'within the grace time');
     t.same(await again.json(), pair, 'the same current pair');
-    await new Promise((r) => setTimeout(r, 2500));
+    await letAuthTimePass(p, 2.5);
     const late = await refresh(first.refreshToken);
     t.equal(late.status, 401, 'after the grace time');
     t.equal((await refresh(pair.refresh_token)).status, 401, 'the family is revoked');

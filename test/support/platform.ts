@@ -111,6 +111,20 @@ const openTestStore: typeof openStore = async (config, log) => {
   return PGliteStore.open(config.dataDir, { log, timeoutMs: config.timeoutMs, template: await migratedTemplate() });
 };
 
+/**
+ * Lets `seconds` pass for the auth service without waiting: moves the times it stored (account locks,
+ * refresh-token use) that far into the past. The service compares them with the store's clock, so to
+ * it this is the same as the time having passed; a test that would sleep through a lock or a grace time
+ * calls this instead.
+ */
+export async function letAuthTimePass(p: TestPlatform, seconds: number): Promise<void> {
+  const store = p.proc.store;
+  if (!store) throw new Error('letAuthTimePass: the platform runs no store');
+  const back = [seconds];
+  await store.query(`update auth.login_failures set locked_until = locked_until - make_interval(secs => $1) where locked_until is not null`, back);
+  await store.query(`update auth.refresh_tokens set used_at = used_at - make_interval(secs => $1) where used_at is not null`, back);
+}
+
 /** Creates an empty database on the server of `baseUrl`; `drop()` removes it. */
 export async function createDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `scada_test_${randomBytes(6).toString('hex')}`;
