@@ -1,6 +1,8 @@
 /** The platform runtime shared by the gateway and the services: bus, store, rpc, logging, configuration. */
 export * from './bus/bus.ts';
 export { MemoryBus } from './bus/memory_bus.ts';
+export * from './bus/event_log.ts';
+export { eventStreamName } from './bus/nats_event_log.ts';
 export * from './store/store.ts';
 export * from './rpc.ts';
 export * from './log.ts';

@@ -1,3 +1,5 @@
+import type { EventLog, EventLogOptions } from './event_log.ts';
+
 /**
  * The bus: how the gateway and the services talk. One interface, two real implementations: NATS
  * (`nats_bus.ts`) for deployments and an in-process bus (`memory_bus.ts`) for one machine. Both give the
@@ -101,6 +103,11 @@ export interface Bus {
   isConnected(): boolean;
   /** The largest payload the bus carries in one message. */
   readonly maxPayload: number;
+  /**
+   * Opens this process's view of the event log (`events.>`, numbered the same for every process on the
+   * bus). `prefix` is the subject prefix the log lives under; a `PrefixedBus` passes its own.
+   */
+  openEventLog(options: EventLogOptions & { prefix?: string }): Promise<EventLog>;
   /** Drains subscriptions and closes the connection. */
   close(): Promise<void>;
 }

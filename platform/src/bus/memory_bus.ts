@@ -11,6 +11,7 @@ import {
   type RequestOptions,
   type ServiceSpec,
 } from './bus.ts';
+import { eventSubjects, MemoryEventLog, type EventLog, type EventLogOptions } from './event_log.ts';
 import { failureReply, MicroDescriptor, replyHeaders, tooLargeReply } from './micro.ts';
 import { isValidPattern, isValidSubject, subjectMatches } from './subject.ts';
 
@@ -30,6 +31,7 @@ export class MemoryBus implements Bus {
   private subs: Sub[] = [];
   private readonly services = new Set<BusService>();
   private closed = false;
+  private readonly eventLogs = new Map<string, MemoryEventLog>();
   private readonly defaultTimeoutMs: number;
 
   constructor(options: { maxPayload?: number; defaultTimeoutMs?: number } = {}) {
@@ -141,6 +143,15 @@ export class MemoryBus implements Bus {
     };
     this.services.add(service);
     return service;
+  }
+
+  async openEventLog(options: EventLogOptions & { prefix?: string }): Promise<EventLog> {
+    if (this.closed) throw new BusError('closed', 'bus is closed');
+    const lead = options.prefix ? `${options.prefix}.` : '';
+    return MemoryEventLog.open(this.eventLogs, lead, options, (push) => {
+      const sub = this.subscribe(`${lead}${eventSubjects}`, (m) => push(m.subject.slice(lead.length), m.data));
+      return () => sub.unsubscribe();
+    });
   }
 
   /** Stops the services (their requests in flight still get answered), then refuses everything. */

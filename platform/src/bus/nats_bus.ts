@@ -22,6 +22,8 @@ import {
   type RequestOptions,
   type ServiceSpec,
 } from './bus.ts';
+import type { EventLog, EventLogOptions } from './event_log.ts';
+import { openNatsEventLog } from './nats_event_log.ts';
 import { addNatsService, isPayloadError, toBusMessage, toNatsHeaders } from './nats_service.ts';
 import { isValidPattern, isValidSubject } from './subject.ts';
 
@@ -158,6 +160,10 @@ export class NatsBus implements Bus {
     };
     this.services.add(service);
     return service;
+  }
+
+  openEventLog(options: EventLogOptions & { prefix?: string }): Promise<EventLog> {
+    return openNatsEventLog(this.nc, { ...options, prefix: options.prefix ?? '', log: this.log });
   }
 
   /** Stops the services (their requests in flight still get answered), drains and closes the connection. */

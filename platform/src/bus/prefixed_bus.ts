@@ -1,3 +1,4 @@
+import type { EventLog, EventLogOptions } from './event_log.ts';
 import type { Bus, BusService, BusSubscription, EndpointSpec, EventHandler, RequestOptions, ServiceSpec, BusMessage, BusHeaders } from './bus.ts';
 
 /**
@@ -43,6 +44,10 @@ export class PrefixedBus implements Bus {
 
   isConnected(): boolean {
     return this.inner.isConnected();
+  }
+
+  openEventLog(options: EventLogOptions & { prefix?: string }): Promise<EventLog> {
+    return this.inner.openEventLog({ ...options, prefix: options.prefix ? `${this.prefix}.${options.prefix}` : this.prefix });
   }
 
   close(): Promise<void> {

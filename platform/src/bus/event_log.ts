@@ -1,0 +1,188 @@
+/**
+ * The event log: every `events.>` message the bus carried in the last while, numbered. Numbers mean the
+ * same to every process on the bus, so a consumer that hands them out (the gateway's live channel, as SSE
+ * ids) can be asked to continue from one of them anywhere. On NATS the log is a JetStream stream and the
+ * numbers are its sequence numbers (`nats_event_log.ts`); on the in-process bus it is one shared
+ * in-memory log per bus (`MemoryEventLog` below). Each process keeps the held window in memory
+ * (`EventTail`), so replaying it costs no round trip.
+ */
+
+/** One event as the log holds it. `subject` is as the publisher named it (without a bus prefix). */
+export type LoggedEvent = { id: number; subject: string; data: Uint8Array; at: number };
+
+/** How long events are held: at least `maxAgeMs`. */
+export type EventLogOptions = { maxAgeMs: number };
+
+/** A process's view of the event log. */
+export interface EventLog {
+  /** The id of the newest event this process has seen; 0 before any. */
+  last(): number;
+  /**
+   * Every held event after `id`, oldest first; null when some of them are no longer held, or when `id`
+   * names an event the log never had (a log that was reset). An id a little ahead of this process (an
+   * event another process saw first) waits for it, briefly.
+   */
+  after(id: number): Promise<LoggedEvent[] | null>;
+  /** Calls `listener` with every new event, in id order; answers the function that stops it. */
+  listen(listener: (event: LoggedEvent) => void): () => void;
+  /** Stops following the log. */
+  close(): Promise<void>;
+}
+
+/** The subject pattern the log holds. */
+export const eventSubjects = 'events.>';
+
+/**
+ * The held window in memory, in id order, trimmed by age. Ids are contiguous from `completeFrom`: a
+ * request for events after an older id cannot be answered from here.
+ */
+export class EventTail {
+  readonly #maxAgeMs: number;
+  readonly #now: () => number;
+  readonly #listeners = new Set<(event: LoggedEvent) => void>();
+  #events: LoggedEvent[] = [];
+  #head = 0;
+  #completeFrom = 1;
+  #last = 0;
+  #caughtUp = new Set<() => void>();
+
+  constructor(maxAgeMs: number, now: () => number = Date.now) {
+    this.#maxAgeMs = maxAgeMs;
+    this.#now = now;
+  }
+
+  /** The newest id seen. */
+  last(): number {
+    return this.#last;
+  }
+
+  /** Starts the window at `id` (the oldest the log still holds), before any event arrived. */
+  startAt(id: number): void {
+    this.#completeFrom = id;
+    this.#last = Math.max(this.#last, id - 1);
+  }
+
+  /** Adds the next event and tells the listeners. */
+  push(event: LoggedEvent): void {
+    if (event.id <= this.#last) return;
+    if (event.id > this.#last + 1 && this.#last >= this.#completeFrom - 1) {
+      // A gap (the log moved on while this process was away): nothing before it can be replayed.
+      this.#events = [];
+      this.#head = 0;
+      this.#completeFrom = event.id;
+    }
+    this.#events.push(event);
+    this.#last = event.id;
+    this.#trim();
+    for (const listener of this.#listeners) listener(event);
+    for (const resolve of this.#caughtUp) resolve();
+  }
+
+  /** Events after `id` from memory; null when the window no longer reaches back to it. */
+  after(id: number): LoggedEvent[] | null {
+    this.#trim();
+    if (id + 1 < this.#completeFrom) return null;
+    const out: LoggedEvent[] = [];
+    for (let i = this.#head; i < this.#events.length; i++) {
+      const event = this.#events[i]!;
+      if (event.id > id) out.push(event);
+    }
+    return out;
+  }
+
+  /** Resolves when `id` has been seen, or after `ms`; answers whether it was. */
+  async reach(id: number, ms: number): Promise<boolean> {
+    const end = this.#now() + ms;
+    while (this.#last < id) {
+      const left = end - this.#now();
+      if (left <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.#caughtUp.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, left);
+        this.#caughtUp.add(done);
+      });
+    }
+    return true;
+  }
+
+  listen(listener: (event: LoggedEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #trim(): void {
+    const oldest = this.#now() - this.#maxAgeMs;
+    while (this.#head < this.#events.length && this.#events[this.#head]!.at < oldest) {
+      this.#completeFrom = this.#events[this.#head]!.id + 1;
+      this.#head++;
+    }
+    // Compact now and then rather than shift on every event.
+    if (this.#head > 1024 && this.#head * 2 > this.#events.length) {
+      this.#events = this.#events.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+}
+
+/**
+ * The in-process bus's event log: one sequence per bus (and subject prefix), shared by every view
+ * opened on it, so two gateways in one process hand out the same ids for the same events. It holds what
+ * was published while it ran; a fresh process starts a fresh log (as a restarted in-process bus does).
+ */
+export class MemoryEventLog {
+  readonly tail: EventTail;
+  #views = 0;
+  readonly #stop: () => Promise<void>;
+
+  private constructor(maxAgeMs: number, subscribe: (push: (subject: string, data: Uint8Array) => void) => () => Promise<void>) {
+    this.tail = new EventTail(maxAgeMs);
+    let next = 1;
+    this.#stop = subscribe((subject, data) => this.tail.push({ id: next++, subject, data, at: Date.now() }));
+  }
+
+  /** The shared log of a bus, created on first use; each call opens a view that must be closed. */
+  static open(
+    owners: Map<string, MemoryEventLog>,
+    key: string,
+    options: EventLogOptions,
+    subscribe: (push: (subject: string, data: Uint8Array) => void) => () => Promise<void>,
+  ): EventLog {
+    let log = owners.get(key);
+    if (!log) {
+      log = new MemoryEventLog(options.maxAgeMs, subscribe);
+      owners.set(key, log);
+    }
+    log.#views++;
+    const shared = log;
+    const stops = new Set<() => void>();
+    let closed = false;
+    return {
+      last: () => shared.tail.last(),
+      after: async (id) => {
+        if (id > shared.tail.last()) return null; // one sequence per process: an id ahead was never handed out here
+        return shared.tail.after(id);
+      },
+      listen: (listener) => {
+        const stop = shared.tail.listen(listener);
+        stops.add(stop);
+        return () => {
+          stops.delete(stop);
+          stop();
+        };
+      },
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        for (const stop of stops) stop();
+        if (--shared.#views === 0) {
+          owners.delete(key);
+          await shared.#stop();
+        }
+      },
+    };
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The event log contract: every test runs against the in-process bus and, when NATS_URL is set, NATS
+ * (JetStream), and expects the same behaviour: ids shared by every view on the bus, replay after an id
+ * while the event is held, null once it is not (or for an id never handed out), listeners in id order.
+ */
+import t from 'tap';
+import { busTargets, uniqueToken } from '../../test/support/buses.ts';
+import type { Bus } from '../src/bus/bus.ts';
+import type { LoggedEvent } from '../src/bus/event_log.ts';
+import { PrefixedBus } from '../src/bus/prefixed_bus.ts';
+import { dropEventStream } from '../../test/support/event_streams.ts';
+import { sleep, text, waitFor } from './bus_helpers.ts';
+
+const decoder = new TextDecoder();
+const body = (e: LoggedEvent) => decoder.decode(e.data);
+
+for (const target of busTargets()) {
+  t.test(`the event log on the ${target.name} bus`, async (t) => {
+    const raw = await target.makeRaw({ defaultTimeoutMs: 2000 });
+    const prefix = uniqueToken('log');
+    const bus: Bus = new PrefixedBus(raw, prefix);
+    t.teardown(async () => {
+      if (target.name === 'nats') await dropEventStream(prefix);
+      await raw.close();
+    });
+
+    t.test('two views on one bus number the same events alike, in order; other subjects are not logged', async (t) => {
+      const a = await bus.openEventLog({ maxAgeMs: 60_000 });
+      const b = await bus.openEventLog({ maxAgeMs: 60_000 });
+      t.teardown(async () => (await a.close(), await b.close()));
+      const seenA: LoggedEvent[] = [];
+      const seenB: LoggedEvent[] = [];
+      a.listen((e) => seenA.push(e));
+      b.listen((e) => seenB.push(e));
+      bus.publish('events.config.project.created', text('one'));
+      bus.publish('config.v1.echo', text('not an event'));
+      bus.publish('events.protocol.report', text('two'));
+      await waitFor(() => seenA.length >= 2 && seenB.length >= 2, 5000);
+      t.same(seenA.map(body), ['one', 'two']);
+      t.same(seenA.map((e) => e.subject), ['events.config.project.created', 'events.protocol.report'], 'subjects as published, without the prefix');
+      t.same(seenB.map((e) => e.id), seenA.map((e) => e.id), 'the same ids on both views');
+      t.equal(seenA[1]!.id, seenA[0]!.id + 1, 'consecutive');
+      t.equal(a.last(), seenA[1]!.id);
+    });
+
+    t.test('after an id: every held event after it; after the newest: none', async (t) => {
+      const log = await bus.openEventLog({ maxAgeMs: 60_000 });
+      t.teardown(() => log.close());
+      const start = log.last();
+      for (const n of [1, 2, 3]) bus.publish('events.test.n', text(String(n)));
+      await waitFor(() => log.last() >= start + 3, 5000);
+      t.same((await log.after(start))!.map(body), ['1', '2', '3']);
+      t.same((await log.after(start + 2))!.map(body), ['3']);
+      t.same(await log.after(log.last()), []);
+    });
+
+    t.test('a view opened later holds the events published before it, with their ids', async (t) => {
+      const first = await bus.openEventLog({ maxAgeMs: 60_000 });
+      t.teardown(() => first.close());
+      const start = first.last();
+      bus.publish('events.test.early', text('early'));
+      await waitFor(() => first.last() > start, 5000);
+      const later = await bus.openEventLog({ maxAgeMs: 60_000 });
+      t.teardown(() => later.close());
+      t.same((await later.after(start))!.map((e) => [e.id, body(e)]), [[start + 1, 'early']]);
+    });
+
+    t.test('an id never handed out, and an id no longer held, answer null', async (t) => {
+      // A log of its own, so that no longer-lived view holds the events for it.
+      const ownPrefix = uniqueToken('short');
+      const own = new PrefixedBus(raw, ownPrefix);
+      const log = await own.openEventLog({ maxAgeMs: 300 });
+      t.teardown(async () => {
+        await log.close();
+        if (target.name === 'nats') await dropEventStream(ownPrefix);
+      });
+      t.equal(await log.after(log.last() + 1000), null, 'ahead of the log');
+      const start = log.last();
+      own.publish('events.test.old', text('old'));
+      await waitFor(() => log.last() > start, 5000);
+      await sleep(600);
+      own.publish('events.test.new', text('new'));
+      await waitFor(() => log.last() > start + 1, 5000);
+      t.equal(await log.after(start), null, 'the old event is gone, so no replay without a gap');
+      t.same((await log.after(start + 1))!.map(body), ['new'], 'what is still held replays');
+    });
+
+    t.test('a listener stopped hears nothing more', async (t) => {
+      const log = await bus.openEventLog({ maxAgeMs: 60_000 });
+      t.teardown(() => log.close());
+      const seen: LoggedEvent[] = [];
+      const stop = log.listen((e) => seen.push(e));
+      bus.publish('events.test.a', text('a'));
+      await waitFor(() => seen.length === 1, 5000);
+      stop();
+      const at = log.last();
+      bus.publish('events.test.b', text('b'));
+      await waitFor(() => log.last() > at, 5000);
+      t.equal(seen.length, 1);
+    });
+  });
+}
