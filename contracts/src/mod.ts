@@ -16,3 +16,4 @@ export * from './protocol/connections.ts';
 export * from './protocol/connection_ops.ts';
 export * from './protocol/live.ts';
 export * from './protocol/events.ts';
+export * from './protocol/live_channel.ts';

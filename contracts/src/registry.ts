@@ -7,6 +7,7 @@ import { configOperations } from './config/mod.ts';
 import { plainConnectionOperations } from './protocol/connection_ops.ts';
 import { connectionOperations } from './protocol/connections.ts';
 import { sessionOperations61850 } from './protocol/live.ts';
+import { liveChannelOperations } from './protocol/live_channel.ts';
 import { authPing, configPing, echo, protocolPing } from './system.ts';
 
 /**
@@ -18,7 +19,7 @@ export const operations: readonly Operation[] = [
   ...sessionOperations, ...adminOperations, ...profileOperations, ...membershipOperations,
   ...configOperations,
   ...connectionOperations, ...plainConnectionOperations,
-  ...sessionOperations61850,
+  ...sessionOperations61850, ...liveChannelOperations,
 ];
 
 /** The operations one service serves. */

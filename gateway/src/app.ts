@@ -19,6 +19,9 @@ import { clientIp } from './middleware/client_ip.ts';
 import { csrf } from './middleware/csrf.ts';
 import { cleanUrl } from './middleware/clean_url.ts';
 import { ipFilter } from './middleware/ip_filter.ts';
+import { defaultLiveSettings, LiveHub } from './live/hub.ts';
+import { createLiveMetrics } from './live/metrics.ts';
+import { liveRoute } from './live/route.ts';
 
 /** What the gateway app is built from. */
 export type GatewayAppDeps = {
@@ -41,6 +44,8 @@ export type GatewayApp = {
   replicas: ReplicaWatch;
   /** Makes readiness fail while the process drains. */
   startDraining(): void;
+  /** The live channel's hub; started and stopped with the server. */
+  live: LiveHub;
 };
 
 /**
@@ -70,6 +75,8 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
   app.use(ipFilter(auth));
   app.use(csrf());
   app.use(cleanUrl());
+  const live = new LiveHub({ bus: deps.bus, auth, log: deps.log, metrics: createLiveMetrics(metrics.registry), busTimeoutMs: deps.busTimeoutMs }, deps.config.live ?? defaultLiveSettings);
+  app.use(liveRoute({ hub: live, sessions, bus: deps.bus, busTimeoutMs: deps.busTimeoutMs }));
   const routers = [
     healthRoutes({ readiness: () => checkReadiness({ bus: deps.bus, store: deps.store ?? null, isDraining: () => draining, replicas }) }),
     docsRoutes(() => buildOpenApi(ops, {})),
@@ -87,5 +94,5 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
-  return { app, metrics, replicas, startDraining: () => void (draining = true) };
+  return { app, metrics, replicas, startDraining: () => void (draining = true), live };
 }

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import type { EnvReader } from '@scada/platform';
+import type { LiveSettings } from './live/hub.ts';
 
 /** Settings of the gateway. */
 export type GatewayConfig = {
@@ -12,6 +13,8 @@ export type GatewayConfig = {
   /** Largest JSON, form or text body. */
   bodyLimitBytes: number;
   maxSclBytes: number;
+  /** The live channel (`GET /api/live`); the contract's defaults when absent. */
+  live?: LiveSettings;
 };
 
 /** Checks one CIDR or address of a proxy list; null when it is valid. */
@@ -35,6 +38,12 @@ export function readGatewayConfig(env: EnvReader): GatewayConfig {
     loginRateLimitPerMinute: env.int('LOGIN_RATE_LIMIT_PER_MINUTE', 60, { min: 1, max: 1_000_000 }),
     bodyLimitBytes: 1024 * 1024,
     maxSclBytes: env.int('MAX_SCL_BYTES', 33554432, { min: 1024, max: 2 ** 31 - 1 }),
+    live: {
+      clientBufferBytes: env.int('LIVE_CLIENT_BUFFER_BYTES', 1048576, { min: 4096, max: 2 ** 30 }),
+      streamsPerUser: env.int('LIVE_STREAMS_PER_USER', 10, { min: 1, max: 10_000 }),
+      heartbeatMs: env.int('LIVE_HEARTBEAT_MS', 15_000, { min: 50, max: 15_000 }),
+      retentionMs: env.int('LIVE_EVENT_RETENTION_SECONDS', 120, { min: 60, max: 86_400 }) * 1000,
+    },
   };
   if ((config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) {
     env.fail('TLS_CERT_FILE, TLS_KEY_FILE: set both or neither');

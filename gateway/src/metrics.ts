@@ -14,6 +14,8 @@ export type GatewayMetrics = {
   observeBus(subject: string, outcome: BusOutcome, seconds: number): void;
   contentType: string;
   render(): Promise<string>;
+  /** The registry, for the metrics of other parts of the gateway (the live channel). */
+  registry: Registry;
 };
 
 /** Latency buckets in seconds; the lower ones resolve the in-process bus and cached answers. */
@@ -67,6 +69,7 @@ export function createMetrics(replicas?: () => LiveReplicas): GatewayMetrics {
     observeBus: (subject, outcome, seconds) => bus.observe({ subject, outcome }, seconds),
     contentType: registry.contentType,
     render: () => registry.metrics(),
+    registry,
   };
 }
 

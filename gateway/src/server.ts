@@ -40,8 +40,9 @@ export type RunningGateway = {
 
 /** Starts the gateway's HTTP and HTTPS listeners. */
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
-  const { app, startDraining, replicas } = createGatewayApp(deps);
+  const { app, startDraining, replicas, live } = createGatewayApp(deps);
   await deps.auth?.start();
+  await live.start();
   replicas.start();
   const handler = app.callback();
   const servers: http.Server[] = [];
@@ -70,6 +71,9 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     httpsPort,
     stop: async () => {
       startDraining();
+      // Streams never finish on their own: each ends now with a last comment, so its client reconnects
+      // through another replica at once instead of holding the shutdown for the grace time.
+      await live.stop();
       await Promise.all(servers.map((s) => closeGracefully(s, deps.shutdownGraceMs)));
       await deps.auth?.stop();
       await replicas.stop();

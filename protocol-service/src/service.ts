@@ -4,6 +4,7 @@ import { connectionHandlers } from './handlers/connections.ts';
 import { connectionSetHandlers } from './handlers/connection_sets.ts';
 import { plainConnectionHandlers } from './handlers/plain_connections.ts';
 import { liveHandlers } from './handlers/live.ts';
+import { liveSnapshotHandler } from './handlers/live_snapshot.ts';
 import { mmsConnector } from './sessions/mms_connector.ts';
 import { startSupervisor } from './sessions/supervisor.ts';
 import { dropStaleUploads } from './store/files.ts';
@@ -38,6 +39,7 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
       implementations: [
         ...connectionHandlers({ store, bus, config, liveBrowse: live.liveBrowse }), ...live.implementations,
         ...plainConnectionHandlers({ store, bus, config, supervisor }), ...connectionSetHandlers({ store, bus, config, supervisor }),
+        liveSnapshotHandler({ store, bus }),
       ],
       stop: async () => {
         clearInterval(sweep);

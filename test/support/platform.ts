@@ -11,6 +11,7 @@ import { allParts, type PlatformProcess } from '../../launch.ts';
 import { migrate } from '../../platform/src/store/migrate.ts';
 import { PGliteStore } from '../../platform/src/store/pglite_store.ts';
 import { cachedDump, pgliteTemplate } from './stores.ts';
+import { dropEventStream } from './event_streams.ts';
 
 /** The bootstrap administrator's password on every test platform (unless a test sets its own). */
 export const testAdminPassword = 'plant-admin-password-7';
@@ -74,6 +75,7 @@ export async function startTestPlatform(env: Record<string, string> = {}, option
     mode,
     stop: async () => {
       await proc.stop();
+      if (source.BUS_SUBJECT_PREFIX && process.env.NATS_URL) await dropEventStream(source.BUS_SUBJECT_PREFIX).catch(() => {});
       await database?.drop();
       await rm(dataDir, { recursive: true, force: true });
     },

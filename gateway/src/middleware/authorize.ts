@@ -30,10 +30,11 @@ export async function authorize(ctx: Context, http: HttpBinding, deps: SessionDe
 /**
  * The X-Space rule: the header names the space, the caller's active space stands in for a missing one;
  * an empty, repeated or over-long header is 400; a space the caller is not in, or that does not exist,
- * is 403. Administrators are in every space (their principal lists them all).
+ * is 403. Administrators are in every space (their principal lists them all). `fromQuery` stands in for
+ * a missing header (the live channel's `?space=`, for clients that cannot set headers).
  */
-function resolveSpace(ctx: Context, session: Session): string {
-  const values = headerValues(ctx, 'x-space');
+export function resolveSpace(ctx: Context, session: Session, fromQuery?: string[]): string {
+  const values = headerValues(ctx, 'x-space') ?? fromQuery;
   let space: string | null;
   if (values === undefined) {
     space = session.principal.activeSpace;

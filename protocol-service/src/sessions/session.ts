@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { publishEvent, type Bus, type Store } from '@scada/platform';
 import { reportSubscriptions, saveSessionState, type SessionState, type StartedConnection } from '../store/sessions.ts';
 import { backoffMs } from './backoff.ts';
+import { publishSessionChange } from './session_events.ts';
 import type { Connector, DeviceReport, LiveDevice, ReportOptions } from './live_device.ts';
 
 export type SessionDeps = { store: Store; bus: Bus; log: Logger; owner: string; connector: Connector; backoff?: { baseMs?: number; capMs?: number } };
@@ -115,6 +116,7 @@ export class Session {
   async #set(change: Partial<SessionState>): Promise<void> {
     const next = { ...this.#state, ...change };
     if (change.state && change.state !== this.#state.state) next.since = new Date().toISOString();
+    publishSessionChange(this.#deps.bus, this.connection, this.#state, next);
     this.#state = next;
     const { space, id } = this.connection;
     await saveSessionState(this.#deps.store, space, id, next).catch((err: unknown) => this.#deps.log.debug({ err }, 'session state not saved'));

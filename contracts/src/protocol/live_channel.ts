@@ -1,0 +1,60 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { defineOperation, requestSchema } from '../operation.ts';
+import { ReportedValue, SessionWarning } from './events.ts';
+
+/**
+ * The live channel (`GET /api/live`): the data of its Server-Sent Events, and the snapshot the protocol
+ * service answers for a stream's opening. The gateway builds `value`, `session` and `config` events from
+ * the bus's events (which carry their space) and asks a service only for the snapshot.
+ */
+
+/** The topics a stream may follow. */
+export const liveTopics = ['values', 'sessions', 'config'] as const;
+export type LiveTopic = (typeof liveTopics)[number];
+
+/** The most connections one stream's filter may name. */
+export const maxLiveConnections = 1000;
+
+/** Data of an `event: session`: a live session's state, sent on every change. */
+export const LiveSession = Type.Object({
+  connectionId: Type.String(),
+  state: Type.Union([Type.Literal('connecting'), Type.Literal('connected'), Type.Literal('waiting'), Type.Literal('stopped')]),
+  since: Type.String({ format: 'date-time' }),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  warnings: Type.Array(SessionWarning),
+});
+export type LiveSession = Static<typeof LiveSession>;
+
+/** A last value as the snapshot carries it: `stale` once the association that delivered it has ended. */
+export const LiveSnapshotValue = Type.Composite([ReportedValue, Type.Object({ stale: Type.Boolean() })]);
+export type LiveSnapshotValue = Static<typeof LiveSnapshotValue>;
+
+/** Data of an `event: snapshot`: the sessions and last values of what the stream's filter covers. */
+export const LiveSnapshot = Type.Object({
+  sessions: Type.Array(LiveSession),
+  values: Type.Array(LiveSnapshotValue),
+});
+export type LiveSnapshot = Static<typeof LiveSnapshot>;
+
+/** Data of an `event: config`: a configuration change that committed. */
+export const LiveConfigChange = Type.Object({
+  entity: Type.String({ description: '`project`, `board_group`, `board`, `faceplate`, `placeholder`, `script`, `connection`, …' }),
+  verb: Type.Union([Type.Literal('created'), Type.Literal('updated'), Type.Literal('deleted')]),
+  id: Type.String(),
+});
+export type LiveConfigChange = Static<typeof LiveConfigChange>;
+
+/** Internal: the snapshot a live stream opens with, for the connections of the caller's space it follows. */
+export const liveSnapshot = defineOperation({
+  operationId: 'liveSnapshot', service: 'protocol', summary: 'Sessions and last values for a live stream', tags: ['Live'],
+  request: requestSchema({
+    body: Type.Object({
+      connections: Type.Union([Type.Array(Type.String({ maxLength: 64 }), { maxItems: maxLiveConnections }), Type.Null()], { description: 'null: every connection of the space.' }),
+      values: Type.Boolean({ description: 'Whether to include the last values.' }),
+    }, { additionalProperties: false }),
+  }),
+  response: LiveSnapshot,
+});
+
+/** The operations of the live channel. */
+export const liveChannelOperations = [liveSnapshot];

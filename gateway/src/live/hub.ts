@@ -1,0 +1,171 @@
+/**
+ * The live hub of one gateway replica: it follows the bus's event log, turns each event into SSE frames
+ * once and hands them to the open streams of its space; it ends a stream when its session ends (logout,
+ * revocation, a disabled or deleted user, a role or space taken away), writes a comment line to every
+ * stream each heartbeat, and ends them all with a last comment when the gateway stops.
+ */
+import { randomUUID } from 'node:crypto';
+import { authEvents, deadlineOf, principal as principalOp, ProblemError, type Principal } from '@scada/contracts';
+import { call, type Bus, type BusSubscription, type EventLog } from '@scada/platform';
+import type { Logger } from 'pino';
+import type { AuthView } from '../auth/auth_view.ts';
+import { LiveClient, type EndReason } from './client.ts';
+import type { LiveMetrics } from './metrics.ts';
+import { liveMessage } from './messages.ts';
+
+/** The live channel's settings. */
+export type LiveSettings = {
+  /** Unsent bytes a client may have before it is dropped. */
+  clientBufferBytes: number;
+  /** Open streams one user may have on this replica. */
+  streamsPerUser: number;
+  /** The longest a stream stays silent: a comment line is written at this interval. */
+  heartbeatMs: number;
+  /** How long the event log holds events, so a reconnect within it resumes without a gap. */
+  retentionMs: number;
+};
+
+/** The defaults the contract names. */
+export const defaultLiveSettings: LiveSettings = { clientBufferBytes: 1024 * 1024, streamsPerUser: 10, heartbeatMs: 15_000, retentionMs: 120_000 };
+
+const heartbeat = Buffer.from(':\n\n');
+
+export class LiveHub {
+  readonly settings: LiveSettings;
+  readonly #deps: { bus: Bus; auth: AuthView; log: Logger; metrics: LiveMetrics; busTimeoutMs: number };
+  readonly #bySpace = new Map<string, Set<LiveClient>>();
+  readonly #perUser = new Map<string, number>();
+  readonly #subscriptions: BusSubscription[] = [];
+  #log: EventLog | null = null;
+  #stopListening: (() => void) | null = null;
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(deps: { bus: Bus; auth: AuthView; log: Logger; metrics: LiveMetrics; busTimeoutMs: number }, settings: LiveSettings) {
+    this.#deps = deps;
+    this.settings = settings;
+  }
+
+  /** The event log, once the hub follows it; null before. */
+  get log(): EventLog | null {
+    return this.#log;
+  }
+
+  /** Opens the event log and starts following it, the auth events and the heartbeat. */
+  async start(): Promise<void> {
+    const log = await this.#deps.bus.openEventLog({ maxAgeMs: this.settings.retentionMs });
+    this.#log = log;
+    this.#stopListening = log.listen((event) => {
+      const message = liveMessage(event);
+      if (!message) return;
+      let sent = 0;
+      for (const client of this.#bySpace.get(message.space) ?? []) {
+        try {
+          sent += client.deliver(message);
+        } catch (err) {
+          // One client's failure is its own: it is dropped, and the others still get the event.
+          this.#deps.log.warn({ err }, 'a live stream failed; dropping it');
+          client.end('client', 'failed');
+        }
+      }
+      if (sent) this.#deps.metrics.sent(sent);
+    });
+    const onEvent = (handle: (e: Record<string, unknown>) => void) => (msg: { data: Uint8Array }) => {
+      try {
+        handle(JSON.parse(new TextDecoder().decode(msg.data)) as Record<string, unknown>);
+      } catch (err) {
+        this.#deps.log.warn({ err }, 'unreadable auth event');
+      }
+    };
+    this.#subscriptions.push(
+      this.#deps.bus.subscribe(authEvents.sessionRevoked, onEvent((e) => this.#endSession(String(e.sid)))),
+      this.#deps.bus.subscribe(authEvents.userAny, onEvent((e) => void this.#recheck((c) => c.userId === String(e.id)))),
+      this.#deps.bus.subscribe('events.auth.space.*', onEvent((e) => void this.#recheck((c) => c.filter.space === String(e.id)))),
+    );
+    this.#timer = setInterval(() => this.#beat(), this.settings.heartbeatMs);
+    this.#timer.unref();
+  }
+
+  /** Ends every stream with a last comment, so clients reconnect through another replica at once. */
+  async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    for (const client of this.#clients()) client.end('shutdown', 'this gateway is stopping; reconnect');
+    this.#stopListening?.();
+    await Promise.all(this.#subscriptions.splice(0).map((s) => s.unsubscribe()));
+    await this.#log?.close();
+    this.#log = null;
+  }
+
+  /** Open streams of a user on this replica. */
+  streamsOf(userId: string): number {
+    return this.#perUser.get(userId) ?? 0;
+  }
+
+  /** Registers a new stream; it collects events from now on, to be written once it opens. */
+  add(options: Omit<ConstructorParameters<typeof LiveClient>[0], 'bufferBytes' | 'onEnd'>): LiveClient {
+    const client = new LiveClient({ ...options, bufferBytes: this.settings.clientBufferBytes, onEnd: (c, reason) => this.#remove(c, reason) });
+    let set = this.#bySpace.get(client.filter.space);
+    if (!set) this.#bySpace.set(client.filter.space, (set = new Set()));
+    set.add(client);
+    this.#perUser.set(client.userId, this.streamsOf(client.userId) + 1);
+    this.#deps.metrics.opened();
+    return client;
+  }
+
+  /** Counts events written outside the hub's own fan-out (openings). */
+  sent(count: number): void {
+    if (count) this.#deps.metrics.sent(count);
+  }
+
+  #remove(client: LiveClient, reason: EndReason): void {
+    const set = this.#bySpace.get(client.filter.space);
+    if (!set?.delete(client)) return;
+    if (set.size === 0) this.#bySpace.delete(client.filter.space);
+    const left = this.streamsOf(client.userId) - 1;
+    if (left > 0) this.#perUser.set(client.userId, left);
+    else this.#perUser.delete(client.userId);
+    this.#deps.metrics.closed(reason);
+  }
+
+  *#clients(): Iterable<LiveClient> {
+    for (const set of [...this.#bySpace.values()]) yield* [...set];
+  }
+
+  #endSession(sid: string): void {
+    for (const client of this.#clients()) if (client.sid === sid) client.end('session', 'the session has ended');
+  }
+
+  /** Asks the auth service about the users of the matching streams and ends those no longer allowed. */
+  async #recheck(matches: (client: LiveClient) => boolean): Promise<void> {
+    const clients = [...this.#clients()].filter(matches);
+    const users = new Map<string, Promise<Principal | null | undefined>>();
+    for (const client of clients) {
+      if (!users.has(client.userId)) users.set(client.userId, this.#principal(client.userId));
+    }
+    for (const client of clients) {
+      const p = await users.get(client.userId);
+      if (p === undefined) continue;
+      if (p === null || !p.enabled || p.roles.length === 0 || !p.spaces.includes(client.filter.space)) {
+        client.end('session', 'access to this stream has ended');
+      }
+    }
+  }
+
+  /** A user's current state from the auth service (never a cached copy); null when the user is gone, undefined when unknown. */
+  async #principal(userId: string): Promise<Principal | null | undefined> {
+    try {
+      return await call(this.#deps.bus, principalOp, { params: { userId }, query: {} }, { requestId: randomUUID(), timeoutMs: deadlineOf(principalOp, this.#deps.busTimeoutMs) });
+    } catch (err) {
+      if (err instanceof ProblemError && err.code === 'not_found') return null;
+      this.#deps.log.warn({ err, userId }, 'could not check a live stream user; keeping the stream');
+      return undefined;
+    }
+  }
+
+  /** The heartbeat: a comment line to every stream; also ends streams of sessions revoked meanwhile. */
+  #beat(): void {
+    for (const client of this.#clients()) {
+      if (this.#deps.auth.isRevoked(client.sid)) client.end('session', 'the session has ended');
+      else if (client.opened) client.write(heartbeat);
+    }
+  }
+}

@@ -1,0 +1,19 @@
+import { protocolEvents, type SessionEvent } from '@scada/contracts';
+import { publishEvent, type Bus } from '@scada/platform';
+import type { SessionState, StartedConnection } from '../store/sessions.ts';
+
+/**
+ * Publishes `events.protocol.session` when a session's state or last error changed, so live streams
+ * tell their clients when a device goes away and comes back.
+ */
+export function publishSessionChange(bus: Bus, connection: StartedConnection, before: SessionState, after: SessionState, warnings: SessionEvent['warnings'] = []): void {
+  if (before.state === after.state && before.lastError === after.lastError && before.since === after.since) return;
+  const event: Omit<SessionEvent, 'at'> = {
+    space: connection.space, connectionId: connection.id, state: after.state, since: after.since, lastError: after.lastError, warnings,
+  };
+  try {
+    publishEvent(bus, protocolEvents.session, event, `session-${connection.id}`);
+  } catch {
+    // A bus that is closing: the session ends with the process, and nobody is left to tell.
+  }
+}

@@ -1,0 +1,252 @@
+/**
+ * The live channel (`GET /api/live`) through the gateway: the snapshot, each kind of event, filters and
+ * their refusals, space isolation, resuming by Last-Event-ID (also through another gateway replica),
+ * heartbeats, the per-user cap, the stream ending with its session (logout, revocation, a disabled user,
+ * a space taken away) and with its gateway, and a slow reader dropped without slowing a fast one.
+ * Reports and session changes are published on the bus as the protocol service publishes them; the
+ * simulator's end to end run is in `live_device.test.ts`.
+ */
+import http from 'node:http';
+import t from 'tap';
+import { startTestPlatform, secondGateway } from './support/platform.ts';
+import { asAdmin, createSpace, signIn, type SignedIn } from './support/session.ts';
+import { isEvent, openSse, type SseEvent } from './support/sse.ts';
+
+const p = await startTestPlatform({ LIVE_HEARTBEAT_MS: '200', LIVE_STREAMS_PER_USER: '3', LIVE_CLIENT_BUFFER_BYTES: '65536' });
+t.teardown(() => p.stop());
+
+const encoder = new TextEncoder();
+const json = (who: SignedIn) => ({ ...who.headers, 'content-type': 'application/json' });
+
+async function createConnection(who: SignedIn, space = 'default'): Promise<string> {
+  const headers = { ...json(who), 'x-space': space };
+  const project = (await (await fetch(`${p.url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: `p-${Math.random()}`, isActive: true }) })).json()) as { id: string };
+  const form = new FormData();
+  form.set('connection', JSON.stringify({ name: `c-${Math.random()}`, ip: '127.0.0.1', port: 102, projectId: project.id, protocol: 'IEC 61850' }));
+  const res = await fetch(`${p.url}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers: { ...who.headers, 'x-space': space }, body: form });
+  if (res.status !== 200) throw new Error(`connection: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { id: string }).id;
+}
+
+let seq = 0;
+function report(space: string, connectionId: string, value: unknown, reference = 'LD0/GGIO1.AnIn1.mag.f'): void {
+  const at = new Date().toISOString();
+  const body = {
+    space, connectionId, rcb: 'LD0/LLN0$RP$urcb01', rptId: 'r', seqNum: ++seq, entryId: null, at,
+    values: [{ connectionId, reference, value, quality: null, timestamp: null, receivedAt: at, rcb: 'LD0/LLN0$RP$urcb01', reason: ['data-change'], seqNum: seq }],
+  };
+  p.proc.bus.publish('events.protocol.report', encoder.encode(JSON.stringify(body)));
+}
+
+function sessionChange(space: string, connectionId: string, state: string): void {
+  const at = new Date().toISOString();
+  p.proc.bus.publish('events.protocol.session', encoder.encode(JSON.stringify({ space, connectionId, state, since: at, lastError: null, warnings: [], at })));
+}
+
+const live = (who: SignedIn, query = '', headers: Record<string, string> = {}) => openSse(`${p.url}/api/live${query}`, { ...who.headers, ...headers });
+const isValue = (connectionId: string, value?: unknown) => isEvent('value', (d) => d.connectionId === connectionId && (value === undefined || d.value === value));
+const idOf = (e: SseEvent) => ('id' in e ? e.id : null);
+
+t.test(`the live channel (${p.mode})`, async (t) => {
+  const editor = await signIn(p, { role: 'editor' });
+  const viewer = await signIn(p, { role: 'viewer' });
+  const a = await createConnection(editor);
+  const b = await createConnection(editor);
+
+  t.test('opens with a snapshot of the sessions, then carries value, session and config events, each with an id', async (t) => {
+    const s = await live(viewer);
+    t.teardown(() => s.close());
+    t.equal(s.res.status, 200);
+    t.match(s.res.headers.get('content-type'), /^text\/event-stream/);
+    t.equal(s.res.headers.get('x-accel-buffering'), 'no');
+    t.equal(s.res.headers.get('cache-control'), 'no-store');
+    const first = s.events[0] ?? (await s.wait(() => true));
+    t.match(first, { event: 'snapshot', data: { values: [] } }, 'the snapshot comes first');
+    const sessions = (first as { data: { sessions: { connectionId: string; state: string }[] } }).data.sessions;
+    t.match(sessions.find((x) => x.connectionId === a), { state: 'stopped', warnings: [] }, 'with the sessions of the space');
+    t.ok(idOf(first), 'and an id');
+    report('default', a, 42);
+    const value = await s.wait(isValue(a, 42));
+    t.match(value, { data: { connectionId: a, reference: 'LD0/GGIO1.AnIn1.mag.f', value: 42, quality: null, timestamp: null, rcb: 'LD0/LLN0$RP$urcb01', reason: ['data-change'] } });
+    t.match(idOf(value), /^\d+$/);
+    sessionChange('default', a, 'waiting');
+    t.match(await s.wait(isEvent('session')), { data: { connectionId: a, state: 'waiting', lastError: null, warnings: [] } });
+    const project = (await (await fetch(`${p.url}/api/projects`, { method: 'POST', headers: json(editor), body: JSON.stringify({ name: `live-${Date.now()}`, isActive: true }) })).json()) as { id: string };
+    t.match(await s.wait(isEvent('config', (d) => d.id === project.id)), { data: { entity: 'project', verb: 'created', id: project.id } });
+    const form = new FormData();
+    form.set('connection', JSON.stringify({ name: `renamed-${Date.now()}`, ip: '127.0.0.1', port: 102, projectId: project.id, protocol: 'IEC 61850' }));
+    t.equal((await fetch(`${p.url}/api/protocols/iec61850/connections/${b}/with-file`, { method: 'PUT', headers: editor.headers, body: form })).status, 204);
+    t.match(await s.wait(isEvent('config', (d) => d.id === b)), { data: { entity: 'connection', verb: 'updated', id: b } }, 'connections are configuration too');
+    const ids = s.events.map(idOf).filter((id): id is string => id !== null).map((id) => Number(id.split(':')[0]));
+    t.same(ids, [...ids].sort((x, y) => x - y), 'ids grow');
+  });
+
+  t.test('filters: connections and topics; a bad filter is 400', async (t) => {
+    const s = await live(viewer, `?connections=${b}&topics=values,sessions`);
+    t.teardown(() => s.close());
+    const snapshot = await s.wait(isEvent('snapshot'));
+    t.same((snapshot as { data: { sessions: { connectionId: string }[] } }).data.sessions.map((x) => x.connectionId), [b], 'the snapshot covers the filter');
+    report('default', a, 1);
+    report('default', b, 2);
+    await s.wait(isValue(b, 2));
+    t.notOk(s.events.some(isValue(a)), 'another connection is not followed');
+    await fetch(`${p.url}/api/projects`, { method: 'POST', headers: json(editor), body: JSON.stringify({ name: `quiet-${Date.now()}`, isActive: true }) });
+    report('default', b, 3);
+    await s.wait(isValue(b, 3));
+    t.notOk(s.events.some(isEvent('config')), 'nor configuration');
+    for (const query of ['?topics=alarms', '?connections=not-an-id', '?other=1', `?topics=`.padEnd(20, ',') + 'x']) {
+      const res = await fetch(`${p.url}/api/live${query}`, { headers: viewer.headers });
+      t.equal(res.status, 400, query);
+      t.match(await res.json(), { code: 'validation_failed' });
+    }
+  });
+
+  t.test('only the caller\'s space: X-Space or ?space=, and another space is 403', async (t) => {
+    const space = await createSpace(p, `live-${Date.now()}`);
+    const outsider = await signIn(p, { role: 'viewer', spaces: [space] });
+    const admin = await asAdmin(p);
+    const c = await createConnection(admin, space);
+    const other = await live(outsider);
+    t.teardown(() => other.close());
+    await other.wait(isEvent('snapshot'));
+    const mine = await live(viewer);
+    t.teardown(() => mine.close());
+    await mine.wait(isEvent('snapshot'));
+    const byQuery = await live(admin, `?space=${space}`);
+    t.teardown(() => byQuery.close());
+    t.match(await byQuery.wait(isEvent('snapshot')), { data: { sessions: [{ connectionId: c }] } }, '?space= names the space');
+    report(space, c, 'theirs');
+    report('default', a, 'ours');
+    await other.wait(isValue(c, 'theirs'));
+    await byQuery.wait(isValue(c, 'theirs'));
+    await mine.wait(isValue(a, 'ours'));
+    t.notOk(other.events.some(isValue(a)), 'the other space never sees ours');
+    t.notOk(mine.events.some(isValue(c)), 'nor we theirs');
+    t.equal((await fetch(`${p.url}/api/live?space=${space}`, { headers: viewer.headers })).status, 403, 'a space the caller is not in');
+    t.equal((await fetch(`${p.url}/api/live`, { headers: { ...viewer.headers, 'x-space': space } })).status, 403);
+    t.equal((await fetch(`${p.url}/api/live`)).status, 401, 'no session');
+  });
+
+  t.test('Last-Event-ID resumes without a gap, through this gateway or another; an id no longer held gets a snapshot', async (t) => {
+    const s = await live(viewer, `?connections=${a}`);
+    await s.wait(isEvent('snapshot'));
+    report('default', a, 'before');
+    const seen = await s.wait(isValue(a, 'before'));
+    const watcher = await live(viewer, `?connections=${a}`);
+    t.teardown(() => watcher.close());
+    await watcher.wait(isEvent('snapshot'));
+    s.close();
+    report('default', a, 'missed-1');
+    report('default', a, 'missed-2');
+    await watcher.wait(isValue(a, 'missed-2'));
+    const again = await live(viewer, `?connections=${a}`, { 'last-event-id': idOf(seen)! });
+    t.teardown(() => again.close());
+    const first = await again.wait(() => true);
+    t.match(first, { event: 'value', data: { value: 'missed-1' } }, 'no snapshot: the missed events, in order');
+    await again.wait(isValue(a, 'missed-2'));
+    const other = await secondGateway(p);
+    t.teardown(() => other.stop());
+    const elsewhere = await openSse(`${other.url}/api/live?connections=${a}`, { ...viewer.headers, 'last-event-id': idOf(seen)! });
+    t.teardown(() => elsewhere.close());
+    t.match(await elsewhere.wait(() => true), { event: 'value', data: { value: 'missed-1' } }, 'the same ids on another replica');
+    report('default', a, 'after');
+    await elsewhere.wait(isValue(a, 'after'));
+    const fresh = await live(viewer, `?connections=${a}`, { 'last-event-id': '999999999999' });
+    t.teardown(() => fresh.close());
+    t.match(await fresh.wait(() => true), { event: 'snapshot' }, 'an id never handed out: a fresh snapshot');
+  });
+
+  t.test('a comment line at the heartbeat interval', async (t) => {
+    const s = await live(await signIn(p, { role: 'viewer' }), '?topics=config');
+    t.teardown(() => s.close());
+    await s.wait(isEvent('snapshot'));
+    const from = s.events.length;
+    await s.wait((e) => 'comment' in e, 2000, from);
+    await s.wait((e) => 'comment' in e, 2000, s.events.length);
+    t.pass('two heartbeats on a quiet stream');
+  });
+
+  t.test('at most LIVE_STREAMS_PER_USER streams per user; one more is 429', async (t) => {
+    const user = await signIn(p, { role: 'viewer' });
+    const open = await Promise.all([1, 2, 3].map(() => live(user, '?topics=config')));
+    t.teardown(() => open.forEach((s) => s.close()));
+    const refused = await fetch(`${p.url}/api/live`, { headers: user.headers });
+    t.equal(refused.status, 429);
+    t.match(await refused.json(), { code: 'rate_limited' });
+    t.ok(refused.headers.get('retry-after'));
+    open[0]!.close();
+    const deadline = Date.now() + 3000;
+    let status = 0;
+    while (Date.now() < deadline && (status = (await fetch(`${p.url}/api/live?topics=config`, { headers: user.headers }).then((r) => (void r.body?.cancel(), r.status)))) !== 200) await new Promise((r) => setTimeout(r, 50));
+    t.equal(status, 200, 'a closed stream frees its place');
+  });
+
+  t.test('the stream ends with its session: logout, a disabled user, a space taken away', async (t) => {
+    const admin = await asAdmin(p);
+    const loggedOut = await signIn(p, { role: 'viewer' });
+    const s1 = await live(loggedOut);
+    await s1.wait(isEvent('snapshot'));
+    t.equal((await fetch(`${p.url}/logout`, { method: 'POST', headers: loggedOut.headers })).status, 200);
+    await s1.ended(1500);
+    t.pass('logout ends the stream within a second');
+
+    const disabled = await signIn(p, { role: 'viewer' });
+    const s2 = await live(disabled);
+    await s2.wait(isEvent('snapshot'));
+    const put = await fetch(`${p.url}/api/users/${disabled.userId}`, { method: 'PUT', headers: json(admin), body: JSON.stringify({ enabled: false }) });
+    t.equal(put.status, 204);
+    await s2.ended(1500);
+    t.pass('disabling the user ends it');
+
+    const space = await createSpace(p, `taken-${Date.now()}`);
+    const moved = await signIn(p, { role: 'viewer', spaces: ['default', space] });
+    const s3 = await live(moved, `?space=${space}`);
+    await s3.wait(isEvent('snapshot'));
+    const keep = await live(moved);
+    t.teardown(() => keep.close());
+    await keep.wait(isEvent('snapshot'));
+    t.equal((await fetch(`${p.url}/api/users/${moved.userId}/spaces/${space}`, { method: 'DELETE', headers: admin.headers })).status, 204);
+    await s3.ended(1500);
+    report('default', a, 'still');
+    await keep.wait(isValue(a, 'still'));
+    t.pass('taking a space away ends that space\'s stream and no other');
+  });
+
+  t.test('a client that does not read is dropped; a reader on the same events gets every one', async (t) => {
+    const reader = await signIn(p, { role: 'viewer' });
+    const fast = await live(reader, `?connections=${a}&topics=values`);
+    t.teardown(() => fast.close());
+    await fast.wait(isEvent('snapshot'));
+    const slow = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = http.get(`${p.url}/api/live?connections=${a}&topics=values`, { headers: reader.headers }, resolve);
+      req.on('error', reject);
+    });
+    t.equal(slow.statusCode, 200);
+    slow.pause();
+    t.teardown(() => slow.destroy());
+    // Paced so that a reader keeps up, and long enough to fill what the kernel buffers for the other.
+    const big = 'x'.repeat(2000);
+    const count = 4000;
+    for (let i = 0; i < count; i++) {
+      report('default', a, `${i}-${big}`);
+      if (i % 20 === 19) await new Promise((r) => setTimeout(r, 5));
+    }
+    await fast.wait(isEvent('value', (d) => String(d.value).startsWith(`${count - 1}-`)), 20_000);
+    t.equal(fast.events.filter(isEvent('value', (d) => String(d.value).endsWith(big))).length, count, 'the reader got every event');
+    const deadline = Date.now() + 10_000;
+    let metrics = '';
+    while (!/live_clients_dropped_slow_total [1-9]/.test(metrics = await (await fetch(`${p.url}/metrics`)).text()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    t.match(metrics, /live_clients_dropped_slow_total [1-9]/, 'the gateway dropped the slow client');
+    t.match(metrics, /live_streams_open \d/);
+    t.match(metrics, /live_events_sent_total [1-9]/);
+  });
+
+  t.test('a gateway that stops ends its streams with a last comment', async (t) => {
+    const other = await secondGateway(p);
+    const s = await openSse(`${other.url}/api/live`, viewer.headers);
+    await s.wait(isEvent('snapshot'));
+    await other.stop();
+    await s.ended(2000);
+    t.match(s.events.at(-1), { comment: /stopping/ });
+  });
+});
