@@ -1,6 +1,7 @@
 import { apiVersion, NoContent, problemCodes, type HttpBinding, type Operation, type ProblemCode } from '@scada/contracts';
 
 import { sessionPaths } from './openapi_sessions.ts';
+import { livePaths, liveSchemas } from './live/openapi.ts';
 
 type Json = Record<string, unknown>;
 
@@ -33,7 +34,7 @@ const description = [
  * the operational endpoints. The result is plain JSON (TypeBox's symbol keys are dropped).
  */
 export function buildOpenApi(ops: readonly Operation[], options: { serverUrls?: string[] }): Record<string, unknown> {
-  const paths: Record<string, Json> = { ...operationalPaths(), ...sessionPaths() };
+  const paths: Record<string, Json> = { ...operationalPaths(), ...sessionPaths(), ...livePaths() };
   const seen = new Set(Object.values(paths).flatMap((item) => Object.values(item).map((o) => String((o as Json).operationId))));
   for (const op of ops) {
     if (!op.http) continue;
@@ -244,6 +245,7 @@ function components(): Json {
           retryAfter: { type: 'integer', minimum: 0, description: 'Seconds to wait, as in `Retry-After`.' },
         },
       },
+      ...liveSchemas(),
     },
     headers: {
       RequestId: { description: 'Id of the request, also in every log line it caused.', schema: text },

@@ -1,0 +1,73 @@
+import { LiveConfigChange, LiveSession, LiveSnapshot, liveTopics, maxLiveConnections, ReportedValue } from '@scada/contracts';
+
+type Json = Record<string, unknown>;
+
+const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema)) as Json;
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+
+/** The data schemas of the live channel's events, for `components.schemas`. */
+export function liveSchemas(): Record<string, Json> {
+  return {
+    LiveSnapshot: plain(LiveSnapshot),
+    LiveValue: plain(ReportedValue),
+    LiveSession: plain(LiveSession),
+    LiveConfigChange: plain(LiveConfigChange),
+  };
+}
+
+const events = [
+  ['snapshot', 'LiveSnapshot', 'First on every stream that does not resume: the sessions and last values (each with `stale`) of what the filter covers.'],
+  ['value', 'LiveValue', 'One reported attribute: `timestamp` is the device\'s, `receivedAt` the platform\'s; `quality`, `reason`, `seqNum` as the report carried them (null otherwise).'],
+  ['session', 'LiveSession', 'A live session changed state: a device went away (`waiting`) or came back (`connected`), or its warnings changed.'],
+  ['config', 'LiveConfigChange', 'A configuration change committed (projects, boards, faceplates, scripts, connections, …).'],
+] as const;
+
+/** `GET /api/live`, documented with its events and their data schemas. */
+export function livePaths(): Record<string, Json> {
+  return {
+    '/api/live': {
+      get: {
+        operationId: 'followLive',
+        tags: ['Live'],
+        summary: 'Follow values, sessions and configuration as Server-Sent Events',
+        description: [
+          'One `text/event-stream` per client. Each event has an `id:`, an `event:` name and one line of JSON `data:`:',
+          '',
+          ...events.map(([name, schema, text]) => `- \`${name}\` ([${schema}](#/components/schemas/${schema})): ${text}`),
+          '',
+          'A client that reconnects with `Last-Event-ID` gets every event after that one while the platform still holds it (at least 60 s,',
+          '`LIVE_EVENT_RETENTION_SECONDS`), through any gateway replica; otherwise a fresh `snapshot`. A comment line (`:`) comes at least',
+          'every 15 s. The stream belongs to the session: a token refresh keeps it, and logout, revocation, a disabled user or a role or',
+          'space taken away end it within a second. A client that leaves more than `LIVE_CLIENT_BUFFER_BYTES` unread is disconnected;',
+          'a gateway that stops ends its streams with a last comment. Any role of the space may follow it.',
+        ].join('\n'),
+        security: [{ bearerAuth: [] }, { cookieAuth: [] }],
+        parameters: [
+          { name: 'X-Space', in: 'header', required: false, schema: { type: 'string', maxLength: 64 }, description: 'The space; else `space`, else the caller\'s default space.' },
+          { name: 'space', in: 'query', required: false, schema: { type: 'string', maxLength: 64 }, description: 'The space, for clients that cannot set headers (a browser\'s `EventSource`).' },
+          { name: 'connections', in: 'query', required: false, schema: { type: 'string' }, description: `Comma-separated connection ids (at most ${maxLiveConnections}); default every connection of the space. Filters values and sessions.` },
+          { name: 'topics', in: 'query', required: false, schema: { type: 'string' }, description: `Comma-separated of ${liveTopics.map((t) => `\`${t}\``).join(', ')}; default all.` },
+          { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', pattern: '^\\d+(:\\d+)?$' }, description: 'The id of the last event received, to resume after it.' },
+        ],
+        responses: {
+          '200': {
+            description: 'The stream. `X-Accel-Buffering: no` keeps proxies from buffering it.',
+            headers: { 'X-Accel-Buffering': { schema: { type: 'string', enum: ['no'] } } },
+            content: {
+              'text/event-stream': {
+                schema: { type: 'string', description: 'Server-Sent Events; the data of each event name is described by `x-events`.' },
+                'x-events': Object.fromEntries(events.map(([name, schema]) => [name, { $ref: `#/components/schemas/${schema}` }])),
+                example: 'id: 41\nevent: value\ndata: {"connectionId":"…","reference":"LD0/MMXU1.TotW.mag.f","value":12.5,…}\n\n',
+              },
+            },
+          },
+          '400': problem('`validation_failed`: an unknown topic, a malformed connection id or parameter; `bad_header`: a bad `X-Space`'),
+          '401': problem('No session, or it has ended'),
+          '403': problem('`space_forbidden` or `ip_denied`'),
+          '429': problem('`rate_limited`: the user already has `LIVE_STREAMS_PER_USER` streams on this gateway; with `Retry-After`'),
+          '503': problem('The snapshot could not be made (the protocol service has no live replica); with `Retry-After`'),
+        },
+      },
+    },
+  };
+}
