@@ -241,6 +241,13 @@ t.test(`the live channel (${p.mode})`, async (t) => {
     t.match(metrics, /live_events_sent_total [1-9]/);
   });
 
+  t.test('the OpenAPI document describes the stream, its events and their data', async (t) => {
+    const doc = (await (await fetch(`${p.url}/openapi.json`)).json()) as { paths: Record<string, any>; components: { schemas: Record<string, unknown> } };
+    const content = doc.paths['/api/live'].get.responses['200'].content['text/event-stream'];
+    t.same(Object.keys(content['x-events']).sort(), ['config', 'session', 'snapshot', 'value']);
+    for (const name of ['LiveSnapshot', 'LiveValue', 'LiveSession', 'LiveConfigChange']) t.ok(doc.components.schemas[name], name);
+  });
+
   t.test('a gateway that stops ends its streams with a last comment', async (t) => {
     const other = await secondGateway(p);
     const s = await openSse(`${other.url}/api/live`, viewer.headers);

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { authEvents, deadlineOf, principal as principalOp, ProblemError, type Principal } from '@scada/contracts';
-import { call, type Bus, type BusSubscription, type EventLog } from '@scada/platform';
+import { call, type Bus, type BusSubscription, type EventLog, type LoggedEvent } from '@scada/platform';
 import type { Logger } from 'pino';
 import type { AuthView } from '../auth/auth_view.ts';
 import { LiveClient, type EndReason } from './client.ts';
@@ -39,6 +39,8 @@ export class LiveHub {
   #log: EventLog | null = null;
   #stopListening: (() => void) | null = null;
   #timer: NodeJS.Timeout | null = null;
+  #retry: NodeJS.Timeout | null = null;
+  #stopped = false;
 
   constructor(deps: { bus: Bus; auth: AuthView; log: Logger; metrics: LiveMetrics; busTimeoutMs: number }, settings: LiveSettings) {
     this.#deps = deps;
@@ -50,25 +52,12 @@ export class LiveHub {
     return this.#log;
   }
 
-  /** Opens the event log and starts following it, the auth events and the heartbeat. */
+  /**
+   * Follows the auth events and starts the heartbeat, then opens the event log. A log that cannot be
+   * opened (JetStream not answering yet) is tried again in the background: until then the live route
+   * answers 503, and the rest of the gateway serves as usual.
+   */
   async start(): Promise<void> {
-    const log = await this.#deps.bus.openEventLog({ maxAgeMs: this.settings.retentionMs });
-    this.#log = log;
-    this.#stopListening = log.listen((event) => {
-      const message = liveMessage(event);
-      if (!message) return;
-      let sent = 0;
-      for (const client of this.#bySpace.get(message.space) ?? []) {
-        try {
-          sent += client.deliver(message);
-        } catch (err) {
-          // One client's failure is its own: it is dropped, and the others still get the event.
-          this.#deps.log.warn({ err }, 'a live stream failed; dropping it');
-          client.end('client', 'failed');
-        }
-      }
-      if (sent) this.#deps.metrics.sent(sent);
-    });
     const onEvent = (handle: (e: Record<string, unknown>) => void) => (msg: { data: Uint8Array }) => {
       try {
         handle(JSON.parse(new TextDecoder().decode(msg.data)) as Record<string, unknown>);
@@ -83,11 +72,44 @@ export class LiveHub {
     );
     this.#timer = setInterval(() => this.#beat(), this.settings.heartbeatMs);
     this.#timer.unref();
+    await this.#openLog();
+  }
+
+  async #openLog(): Promise<void> {
+    if (this.#stopped) return;
+    try {
+      const log = await this.#deps.bus.openEventLog({ maxAgeMs: this.settings.retentionMs });
+      if (this.#stopped) return void (await log.close());
+      this.#log = log;
+      this.#stopListening = log.listen((event) => this.#dispatch(event));
+    } catch (err) {
+      this.#deps.log.warn({ err }, 'the event log could not be opened; the live channel tries again in 2 s');
+      this.#retry = setTimeout(() => void this.#openLog(), 2000);
+      this.#retry.unref();
+    }
+  }
+
+  #dispatch(event: LoggedEvent): void {
+    const message = liveMessage(event);
+    if (!message) return;
+    let sent = 0;
+    for (const client of this.#bySpace.get(message.space) ?? []) {
+      try {
+        sent += client.deliver(message);
+      } catch (err) {
+        // One client's failure is its own: it is dropped, and the others still get the event.
+        this.#deps.log.warn({ err }, 'a live stream failed; dropping it');
+        client.end('client', 'failed');
+      }
+    }
+    if (sent) this.#deps.metrics.sent(sent);
   }
 
   /** Ends every stream with a last comment, so clients reconnect through another replica at once. */
   async stop(): Promise<void> {
+    this.#stopped = true;
     if (this.#timer) clearInterval(this.#timer);
+    if (this.#retry) clearTimeout(this.#retry);
     for (const client of this.#clients()) client.end('shutdown', 'this gateway is stopping; reconnect');
     this.#stopListening?.();
     await Promise.all(this.#subscriptions.splice(0).map((s) => s.unsubscribe()));
