@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, load, startProcess, stopProcess, table, waitReady, type LoadResult } from './harness.ts';
+import { freePort, load, processCpuMs, startProcess, stopProcess, table, waitReady, type LoadResult } from './harness.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 
@@ -16,7 +16,7 @@ async function measureBaseline(): Promise<LoadResult> {
   try {
     await waitReady(`http://127.0.0.1:${port}/healthz`);
     await load('warm-up', `http://127.0.0.1:${port}/healthz`, { seconds: 1 });
-    return await load('bare Koa GET /healthz (baseline)', `http://127.0.0.1:${port}/healthz`, { seconds });
+    return await load('bare Koa GET /healthz (baseline)', `http://127.0.0.1:${port}/healthz`, { seconds, cpu: () => processCpuMs(child.pid ?? 0) });
   } finally {
     await stopProcess(child);
   }
@@ -32,8 +32,10 @@ async function measurePlatform(name: string, env: Record<string, string>, split:
   try {
     await waitReady(`http://127.0.0.1:${port}/readyz`);
     await load('warm-up', `http://127.0.0.1:${port}/api/echo?text=hi`, { seconds: 1 });
-    const health = await load(`${name}: gateway GET /healthz`, `http://127.0.0.1:${port}/healthz`, { seconds });
-    const echo = await load(`${name}: GET /api/echo (gateway → bus → config)`, `http://127.0.0.1:${port}/api/echo?text=hi`, { seconds });
+    // CPU of every process of the platform (both, when the gateway runs apart from the services).
+    const cpu = () => children.reduce((sum, c) => sum + processCpuMs(c.pid ?? 0), 0);
+    const health = await load(`${name}: gateway GET /healthz`, `http://127.0.0.1:${port}/healthz`, { seconds, cpu });
+    const echo = await load(`${name}: GET /api/echo (gateway → bus → config)`, `http://127.0.0.1:${port}/api/echo?text=hi`, { seconds, cpu });
     return [health, echo];
   } finally {
     for (const c of children.reverse()) await stopProcess(c);

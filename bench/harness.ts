@@ -1,34 +1,60 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import autocannon from 'autocannon';
+import { Worker } from 'node:worker_threads';
 
-/** One measured load run. */
-export type LoadResult = { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number };
+/**
+ * One measured load run. `cpuMs` is the server's CPU time per request, when the run was told how to read
+ * it: on a machine shared with other work, throughput follows the neighbours, the CPU a request costs
+ * much less so.
+ */
+export type LoadResult = { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number; cpuMs?: number };
 
-/** Runs a bounded load against a loopback URL (fixed duration, fixed connections). */
-export async function load(
-  name: string,
-  url: string,
-  options: { connections?: number; seconds?: number; headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string } = {},
-): Promise<LoadResult> {
-  const result = await autocannon({
-    url,
-    connections: options.connections ?? 32,
-    duration: options.seconds ?? 5,
-    headers: options.headers,
-    method: options.method ?? 'GET',
-    body: options.body,
-    // `[<id>]` in a body becomes a fresh id per request, so creates do not collide on unique names.
-    idReplacement: options.body?.includes('[<id>]') ?? false,
+/** Load options: bounded duration and connections; `cpu` reads the server's cumulative CPU milliseconds. */
+export type LoadOptions = {
+  connections?: number;
+  seconds?: number;
+  headers?: Record<string, string>;
+  method?: 'GET' | 'POST';
+  body?: string;
+  cpu?: () => number;
+};
+
+/**
+ * Runs a bounded load against a loopback URL (fixed duration, fixed connections). The load generator
+ * runs on a thread of its own, so a server in this process (measured by `mainThreadCpuMs`) is not
+ * charged for it.
+ */
+export async function load(name: string, url: string, options: LoadOptions = {}): Promise<LoadResult> {
+  const { cpu, ...rest } = options;
+  const cpuBefore = cpu?.();
+  const result = await new Promise<{ rps: number; total: number; p50: number; p99: number; errors: number; non2xx: number }>((resolve, reject) => {
+    const worker = new Worker(new URL('./load_worker.mjs', import.meta.url), { workerData: { url, ...rest } });
+    worker.once('message', resolve);
+    worker.once('error', reject);
   });
-  return {
-    name,
-    rps: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts,
-    non2xx: result.non2xx,
-  };
+  const cpuMs = cpu && cpuBefore !== undefined && result.total > 0 ? Math.round(((cpu() - cpuBefore) / result.total) * 1000) / 1000 : undefined;
+  return { name, rps: result.rps, p50: result.p50, p99: result.p99, errors: result.errors, non2xx: result.non2xx, cpuMs };
+}
+
+/** Milliseconds of CPU a process has used (user and system), from /proc; 0 where there is none. */
+export function processCpuMs(pid: number): number {
+  return cpuMsOf(`/proc/${pid}/stat`);
+}
+
+/** Milliseconds of CPU this process's main thread has used: the server, when the load runs on a worker. */
+export function mainThreadCpuMs(): number {
+  return cpuMsOf(`/proc/self/task/${process.pid}/stat`);
+}
+
+function cpuMsOf(statFile: string): number {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th, in ticks of 10 ms.
+    const fields = readFileSync(statFile, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 /** A port nobody listens on right now. */
@@ -76,17 +102,22 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Prints results as a table, each as a ratio of throughput to the baseline. */
+/**
+ * Prints results as a table, each as a ratio of throughput to the baseline; with the server's CPU per
+ * request when it was measured, and the ratio of the baseline's CPU per request to each row's.
+ */
 export function table(title: string, baseline: LoadResult, rows: LoadResult[]): string {
+  const withCpu = baseline.cpuMs !== undefined;
   const lines = [
     `### ${title}`,
     '',
-    '| case | req/s | p50 ms | p99 ms | errors | ratio to baseline |',
-    '|---|---:|---:|---:|---:|---:|',
+    `| case | req/s | p50 ms | p99 ms | errors | ratio to baseline |${withCpu ? ' CPU ms/req | CPU ratio |' : ''}`,
+    `|---|---:|---:|---:|---:|---:|${withCpu ? '---:|---:|' : ''}`,
   ];
   for (const r of [baseline, ...rows]) {
     const ratio = r === baseline ? '1.00' : (r.rps / baseline.rps).toFixed(2);
-    lines.push(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors + r.non2xx} | ${ratio} |`);
+    const cpu = !withCpu ? '' : r.cpuMs ? ` ${r.cpuMs.toFixed(3)} | ${((baseline.cpuMs ?? 0) / r.cpuMs).toFixed(2)} |` : ' – | – |';
+    lines.push(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors + r.non2xx} | ${ratio} |${cpu}`);
   }
   return lines.join('\n');
 }
