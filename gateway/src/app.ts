@@ -1,5 +1,6 @@
 import { operations as allOperations, type Operation } from '@scada/contracts';
 import { checkReadiness, ReplicaWatch, type Bus, type Store } from '@scada/platform';
+import Router from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from './config.ts';
@@ -66,7 +67,7 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
   });
   app.use(requestId(deps.log));
   app.use(securityHeaders());
-  app.use(accessLog());
+  app.use(accessLog(deps.log));
   app.use(metrics.middleware);
   app.use(problemDetails());
   const auth = deps.auth ?? staticAuthView();
@@ -90,9 +91,19 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
     ctx.type = metrics.contentType;
     ctx.body = await metrics.render();
   });
-  for (const router of routers) {
-    app.use(router.routes());
-    app.use(router.allowedMethods());
-  }
+  const router = oneRouter(routers);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
   return { app, metrics, replicas, startDraining: () => void (draining = true), live };
+}
+
+/**
+ * The routes of every router in one table, in the order the routers are given: a request is matched
+ * once, and a path known only for other methods answers 405 with `Allow` from one check (five routers,
+ * each matching every request with its own table and its own 405 check, cost a tenth of a health check).
+ */
+function oneRouter(routers: Router[]): Router {
+  const all = new Router();
+  for (const router of routers) all.use(router.routes());
+  return all;
 }

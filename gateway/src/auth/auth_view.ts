@@ -38,6 +38,11 @@ export interface AuthView {
 export type AccessClaims = { sub: string; sid: string; jti: string; exp: number; iat: number };
 
 const principalTtlMs = 10_000;
+/**
+ * A change of the IP filter reaches this replica by its event at once; events are not acknowledged,
+ * so the filter is also read again this often, which keeps the contract's bound (every replica within
+ * 2 s) when an event is lost. The reads are routine bus traffic and log at debug only.
+ */
 const ipRefreshMs = 1_000;
 const revocationRefreshMs = 15_000;
 
@@ -47,6 +52,7 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
   const revoked = new Map<string, number>();
   const principals = new Map<string, { value: Principal; at: number }>();
   let filter: IpFilter | null = null;
+  let filterText = '';
   let filterLoad: Promise<IpFilter> | null = null;
   const subscriptions: BusSubscription[] = [];
   const timers: NodeJS.Timeout[] = [];
@@ -55,7 +61,12 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
     (filterLoad ??= (async () => {
       try {
         const settings = await call(deps.bus, ipFilterOp, { params: {}, query: {} }, { requestId, timeoutMs: deadlineOf(ipFilterOp, deps.timeoutMs) });
-        filter = parseIpFilter(settings).filter;
+        // The same settings keep the same filter object, so verdicts remembered against it stay valid.
+        const text = `${settings.allowedIps ?? ''}\n${settings.deniedIps ?? ''}`;
+        if (filter === null || text !== filterText) {
+          filter = parseIpFilter(settings).filter;
+          filterText = text;
+        }
         return filter;
       } finally {
         filterLoad = null;

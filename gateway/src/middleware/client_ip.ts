@@ -1,4 +1,5 @@
 import { foldAddress, ipAllowed, parseIpList, parseAddress, type IpFilter } from '@scada/contracts';
+import type { Socket } from 'node:net';
 import type { Middleware } from 'koa';
 
 /**
@@ -6,14 +7,24 @@ import type { Middleware } from 'koa';
  * IPv4-mapped IPv6 folded to IPv4; when the peer is a trusted proxy, the rightmost `X-Forwarded-For`
  * entry that is not itself a trusted proxy. A malformed forwarded entry makes the header untrusted.
  * Likewise the scheme the client used, as `ctx.state.scheme`: `https` on a TLS socket, or when a trusted
- * proxy's `X-Forwarded-Proto` says so.
+ * proxy's `X-Forwarded-Proto` says so. The peer of a connection is worked out once for all the requests
+ * it carries (parsing an address was a tenth of a request's time).
  */
 export function clientIp(trustedProxies: readonly string[]): Middleware {
   const trusted: IpFilter = { allowed: parseIpList(trustedProxies.join(' '), 'TRUSTED_PROXIES').rules, denied: [] };
   const isTrusted = (address: string) => trusted.allowed.length > 0 && ipAllowed(trusted, address);
+  const peers = new WeakMap<Socket, { peer: string; viaProxy: boolean }>();
+  const peerOf = (socket: Socket) => {
+    let known = peers.get(socket);
+    if (!known) {
+      const peer = foldAddress(socket.remoteAddress ?? '');
+      known = { peer, viaProxy: isTrusted(peer) };
+      peers.set(socket, known);
+    }
+    return known;
+  };
   return async (ctx, next) => {
-    const peer = foldAddress(ctx.req.socket.remoteAddress ?? '');
-    const viaProxy = isTrusted(peer);
+    const { peer, viaProxy } = peerOf(ctx.req.socket);
     ctx.state.clientIp = viaProxy ? fromForwarded(ctx.get('x-forwarded-for'), isTrusted) ?? peer : peer;
     ctx.state.scheme = viaProxy ? forwardedProto(ctx.get('x-forwarded-proto')) ?? ctx.protocol : ctx.protocol;
     await next();

@@ -17,6 +17,11 @@ import { isValidPattern, isValidSubject, subjectMatches } from './subject.ts';
 
 type Delivery = { subject: string; data: Uint8Array; headers: BusHeaders; reply?: (m: BusMessage) => void };
 type Sub = { pattern: string; queue?: string; deliver: (d: Delivery) => void; closed: boolean };
+/** The listeners of one subject: every plain subscriber, and the members of each queue group. */
+type Route = { plain: Sub[]; groups: Sub[][] };
+
+/** Subjects whose routes are remembered at most; events with ids in their subjects must not grow it forever. */
+const maxRoutes = 4096;
 
 const encoder = new TextEncoder();
 
@@ -29,6 +34,8 @@ export class MemoryBus implements Bus {
   readonly kind = 'memory' as const;
   readonly maxPayload: number;
   private subs: Sub[] = [];
+  /** Who hears each subject, worked out once per subject and forgotten whenever a subscription comes or goes. */
+  private readonly routes = new Map<string, Route>();
   private readonly services = new Set<BusService>();
   private closed = false;
   private readonly eventLogs = new Map<string, MemoryEventLog>();
@@ -98,6 +105,7 @@ export class MemoryBus implements Bus {
       },
     };
     this.subs.push(sub);
+    this.routes.clear();
     return { unsubscribe: async () => this.remove(sub) };
   }
 
@@ -133,6 +141,7 @@ export class MemoryBus implements Bus {
       });
     }
     this.subs.push(...own);
+    this.routes.clear();
     const service: BusService = {
       id: micro.id,
       stop: async () => {
@@ -160,6 +169,7 @@ export class MemoryBus implements Bus {
     await Promise.allSettled([...this.services].map((s) => s.stop()));
     this.closed = true;
     this.subs = [];
+    this.routes.clear();
   }
 
   private async serveOne(endpoint: EndpointSpec, d: Delivery): Promise<string | undefined> {
@@ -187,27 +197,40 @@ export class MemoryBus implements Bus {
 
   /** Delivers to every plain subscriber and one member of each queue group; false when nobody got it. */
   private route(d: Delivery): boolean {
+    const { plain, groups } = this.routeOf(d.subject);
+    if (plain.length === 0 && groups.length === 0) return false;
+    for (const sub of plain) this.deliverCopy(sub, d);
+    for (const members of groups) this.deliverCopy(members[Math.floor(Math.random() * members.length)]!, d);
+    return true;
+  }
+
+  private deliverCopy(sub: Sub, d: Delivery): void {
+    const copy: Delivery = { ...d, data: new Uint8Array(d.data), headers: { ...d.headers } };
+    setImmediate(() => sub.deliver(copy));
+  }
+
+  private routeOf(subject: string): Route {
+    let route = this.routes.get(subject);
+    if (route) return route;
     const plain: Sub[] = [];
     const groups = new Map<string, Sub[]>();
     for (const sub of this.subs) {
-      if (sub.closed || !subjectMatches(sub.pattern, d.subject)) continue;
+      if (sub.closed || !subjectMatches(sub.pattern, subject)) continue;
       if (sub.queue) {
         const members = groups.get(sub.queue) ?? [];
         members.push(sub);
         groups.set(sub.queue, members);
       } else plain.push(sub);
     }
-    const targets = [...plain, ...[...groups.values()].map((m) => m[Math.floor(Math.random() * m.length)]!)];
-    if (targets.length === 0) return false;
-    for (const sub of targets) {
-      const copy: Delivery = { ...d, data: new Uint8Array(d.data), headers: { ...d.headers } };
-      setImmediate(() => sub.deliver(copy));
-    }
-    return true;
+    route = { plain, groups: [...groups.values()] };
+    if (this.routes.size >= maxRoutes) this.routes.clear();
+    this.routes.set(subject, route);
+    return route;
   }
 
   private remove(sub: Sub): void {
     sub.closed = true;
     this.subs = this.subs.filter((s) => s !== sub);
+    this.routes.clear();
   }
 }
