@@ -127,6 +127,28 @@ for (const target of busTargets()) {
       t.equal(count, 1);
     });
 
+    t.test('a subscriber or service that joins after a subject has had traffic gets its next messages', async (t) => {
+      const p = uniqueToken();
+      let first = 0;
+      let second = 0;
+      const a = bus.subscribe(`${p}.j`, () => void first++);
+      t.teardown(() => a.unsubscribe());
+      await bus.flush();
+      bus.publish(`${p}.j`, text(''));
+      await waitFor(() => first === 1);
+      const b = bus.subscribe(`${p}.j`, () => void second++);
+      t.teardown(() => b.unsubscribe());
+      await bus.flush();
+      bus.publish(`${p}.j`, text(''));
+      await waitFor(() => first === 2 && second === 1);
+      t.pass('both heard the second message');
+
+      t.match(await timed(bus.request(`${p}.late`, text(''))), { result: { status: 'rejected', reason: { code: 'no_responders' } } });
+      const svc = await bus.addService({ name: p, version: '1.0.0' }, [{ name: 'late', subject: `${p}.late`, handler: echo }]);
+      t.teardown(() => svc.stop());
+      t.equal(read(await bus.request(`${p}.late`, text('now'))), 'now', 'a service started after a refused request answers the next one');
+    });
+
     t.test('a payload over maxPayload fails with payload_too_large', async (t) => {
       t.ok(bus.maxPayload >= 1024, `maxPayload is ${bus.maxPayload}`);
       const big = new Uint8Array(bus.maxPayload + 1);
