@@ -7,7 +7,7 @@ import {
   readProcessConfigOf,
   type EnvSource,
   type LaunchedProcess,
-  type Logger,
+  type LaunchOptions,
   type ProcessConfig as ProcessConfigOf,
   type ProcessParts,
 } from '@scada/platform';
@@ -35,6 +35,6 @@ export type PlatformProcess = LaunchedProcess<GatewayConfig, RunningGateway>;
  * Starts the services `SERVICES` names, in one process, on the bus and store the environment chooses:
  * NATS and PostgreSQL when their URLs are set, the in-process bus and the embedded store otherwise.
  */
-export function launch(source: EnvSource, options: { log?: Logger; host?: string; ephemeralPorts?: boolean } = {}): Promise<PlatformProcess> {
+export function launch(source: EnvSource, options: LaunchOptions = {}): Promise<PlatformProcess> {
   return launchProcess(source, allParts, options);
 }

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Store } from '@scada/platform';
+import type { Notices, Store } from '@scada/platform';
 import type { Logger } from 'pino';
 import type { AuthConfig } from './config.ts';
 import type { Passwords } from './domain/passwords.ts';
@@ -9,9 +9,10 @@ import { insertUser } from './store/users.ts';
 /**
  * On an empty store: the `default` space and the bootstrap administrator in it. Runs under an advisory
  * lock, so replicas starting together create them once. Without `ADMIN_PASSWORD` a password is generated
- * and written to the log once: the only password the platform ever logs.
+ * and shown once, framed on stderr with the URL to open (`notices`), never in a log line; without
+ * notices (a service started outside a process) it goes to stderr alone.
  */
-export async function bootstrap(store: Store, config: AuthConfig, passwords: Passwords, log: Logger): Promise<void> {
+export async function bootstrap(store: Store, config: AuthConfig, passwords: Passwords, log: Logger, notices?: Notices): Promise<void> {
   const { rows } = await store.query('select (select count(*) from auth.users) as users, (select count(*) from auth.spaces) as spaces');
   if (Number(rows[0]?.users) > 0 && Number(rows[0]?.spaces) > 0) return;
   const generated = config.adminPassword === undefined ? randomBytes(18).toString('base64url') : null;
@@ -26,7 +27,19 @@ export async function bootstrap(store: Store, config: AuthConfig, passwords: Pas
   });
   if (!created) return;
   if (generated) {
-    log.warn({ username: config.adminUsername, generatedPassword: generated }, 'created the administrator with a generated password: sign in and change it; it is not shown again');
+    log.warn({ username: config.adminUsername }, 'created the administrator with a generated password, shown once on stderr: sign in and change it');
+    const lines = [
+      'First start: the administrator was created with a generated password.',
+      '',
+      `  user:     ${config.adminUsername}`,
+      `  password: ${generated}`,
+      '',
+      'It is shown only this once: sign in and change it. If it is lost:',
+      `  npm run admin -- reset-password ${config.adminUsername}`,
+      '(on the embedded store, with the platform stopped first).',
+    ];
+    if (notices) notices.add(lines);
+    else process.stderr.write(`${lines.join('\n')}\n`);
   } else {
     log.info({ username: config.adminUsername }, 'created the administrator');
   }

@@ -20,9 +20,9 @@ export const authService: ServiceDefinition<AuthConfig> = {
   readConfig: readAuthConfig,
   schema: 'auth',
   migrations: () => loadMigrations(new URL('../migrations/', import.meta.url)),
-  setup: async ({ store, bus, config, log }) => {
+  setup: async ({ store, bus, config, log, notices }) => {
     const passwords = passwordHashing(config.passwordHashCost);
-    await bootstrap(store, config, passwords, log);
+    await bootstrap(store, config, passwords, log, notices);
     const deps = { store, bus, config, log, passwords, keys: await loadKeyRing(store) };
     return {
       implementations: [

@@ -22,4 +22,16 @@ export const gatewayDefinition: GatewayDefinition<GatewayConfig, RunningGateway>
       auth: busAuthView({ bus, log, timeoutMs: platform.busTimeoutMs }),
       store,
     }),
+  ports: (config) => [
+    { variable: 'HTTP_PORT', port: config.httpPort },
+    { variable: 'HTTPS_PORT', port: config.httpsPort },
+  ],
+  urls: (running, host) => {
+    // Every interface: the operator at this machine opens it on localhost.
+    const name = host === undefined || host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+    return [
+      ...(running.httpsPort !== null ? [`https://${name}:${running.httpsPort}`] : []),
+      ...(running.httpPort !== null ? [`http://${name}:${running.httpPort}`] : []),
+    ];
+  },
 };

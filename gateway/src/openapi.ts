@@ -212,6 +212,13 @@ function operationalPaths(): Record<string, Json> {
     '/metrics': { get: { operationId: 'getMetrics', summary: 'Prometheus metrics', ...answer('Prometheus text exposition', text('text/plain', { type: 'string' }), filtered) } },
     '/openapi.json': { get: { operationId: 'getOpenApi', summary: 'This OpenAPI document', ...answer('OpenAPI 3.1 document', text('application/json', { type: 'object' }), filtered) } },
     '/docs': { get: { operationId: 'getDocs', summary: 'API reference page', ...answer('HTML page', text('text/html', { type: 'string' }), filtered) } },
+    '/': {
+      get: {
+        operationId: 'getRoot',
+        summary: 'Leads to the API reference page',
+        responses: { '302': { description: 'Redirect to `/docs`', headers: { Location: { schema: { const: '/docs' } } } }, ...filtered },
+      },
+    },
   };
 }
 

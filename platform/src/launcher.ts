@@ -8,6 +8,7 @@ import { readPlatformConfig, type PlatformConfig, type ServiceKey } from './conf
 import { ConfigError, EnvReader, type EnvSource } from './env.ts';
 import { startHealthServer, type HealthServer } from './health_server.ts';
 import { createLogger, type Logger } from './log.ts';
+import { checkPortsFree, framed, type Notices } from './notices.ts';
 import { startService, type RunningService, type ServiceDefinition } from './service_host.ts';
 import type { openStore } from './store/open.ts';
 import type { Store } from './store/store.ts';
@@ -31,6 +32,10 @@ export type GatewayStartDeps<C> = {
 export type GatewayDefinition<C = unknown, R extends Stoppable = Stoppable> = {
   readConfig(env: EnvReader): C;
   start(deps: GatewayStartDeps<C>): Promise<R>;
+  /** The ports its configuration listens on, by variable, checked free before the store is opened. */
+  ports?(config: C): { variable: string; port: number }[];
+  /** The base URLs a running gateway answers on, for the start-up log and the first-start notice. */
+  urls?(running: R, host?: string): string[];
 };
 
 /**
@@ -57,6 +62,8 @@ export type LaunchedProcess<C = unknown, R extends Stoppable = Stoppable> = {
   services: RunningService[];
   /** The probe listener, when HEALTH_PORT is set. */
   health: HealthServer | null;
+  /** The base URLs the gateway of this process answers on (none without a gateway). */
+  urls: string[];
   /** Stops in order: the gateway's listeners, the services' subscriptions, then the bus and the store. */
   stop(): Promise<void>;
 };
@@ -88,10 +95,11 @@ function serviceNamesOf(platform: PlatformConfig): ServiceName[] {
 export async function launchProcess<C, R extends Stoppable>(
   source: EnvSource,
   parts: ProcessParts<C, R>,
-  options: { log?: Logger; host?: string; ephemeralPorts?: boolean } = {},
+  options: LaunchOptions = {},
 ): Promise<LaunchedProcess<C, R>> {
   const config = readProcessConfigOf(source, parts);
   const { platform } = config;
+  if (!options.ephemeralPorts) await checkPortsFree(portsOf(parts, config), options.host);
   const wanted = serviceNamesOf(platform);
   const opener = wanted.length > 0 ? openStoreOf(parts) : null;
   const log = options.log ?? (await createLogger({ level: platform.logLevel }));
@@ -101,6 +109,8 @@ export async function launchProcess<C, R extends Stoppable>(
   let gateway: R | null = null;
   let health: HealthServer | null = null;
   let draining = false;
+  const notes: string[][] = [];
+  const notices: Notices = { add: (lines) => void notes.push(lines) };
   const stop = async () => {
     draining = true;
     await gateway?.stop();
@@ -111,7 +121,7 @@ export async function launchProcess<C, R extends Stoppable>(
   };
   try {
     for (const name of wanted) {
-      services.push(await startService(parts.services[name]!, { bus, store: store!, log, config: config.services[name], instance: randomUUID() }));
+      services.push(await startService(parts.services[name]!, { bus, store: store!, log, config: config.services[name], instance: randomUUID(), notices }));
     }
     if (parts.gateway && config.gateway !== null) {
       gateway = await parts.gateway.start({ bus, log, config: config.gateway, platform, store, host: options.host, ephemeralPorts: options.ephemeralPorts });
@@ -124,7 +134,34 @@ export async function launchProcess<C, R extends Stoppable>(
     await stop().catch(() => {});
     throw err;
   }
-  return { config, log, bus, store, gateway, services, health, stop };
+  const urls = gateway && parts.gateway?.urls ? parts.gateway.urls(gateway, options.host) : [];
+  if (notes.length > 0) (options.stderr ?? ((text) => void process.stderr.write(text)))(noticeText(notes, urls));
+  return { config, log, bus, store, gateway, services, health, urls, stop };
+}
+
+/** How a process is started, besides its environment. */
+export type LaunchOptions = {
+  log?: Logger;
+  /** Listen address of the gateway and the probe listener; every interface when absent. */
+  host?: string;
+  /** Bind every listener to a port the OS picks (tests run many processes at once); skips the port check. */
+  ephemeralPorts?: boolean;
+  /** Where the notices for the operator go (stderr by default). */
+  stderr?: (text: string) => void;
+};
+
+/** The ports a process will listen on, by the variable that chose each. */
+function portsOf<C>(parts: ProcessParts<C, any>, config: ProcessConfig<C>): { variable: string; port: number }[] {
+  const gateway = parts.gateway?.ports && config.gateway !== null ? parts.gateway.ports(config.gateway) : [];
+  return [...gateway, { variable: 'HEALTH_PORT', port: config.platform.healthPort }];
+}
+
+/** The services' notices in one frame, with where to go next. */
+function noticeText(notes: string[][], urls: string[]): string {
+  const next = urls.length > 0
+    ? ['', 'Open the API and its reference page at', ...urls.map((u) => `  ${u}/docs`), ...(urls.some((u) => u.startsWith('https:')) ? ['(HTTPS uses a self-signed certificate unless TLS_CERT_FILE is set)'] : [])]
+    : ['', 'Sign in through the platform\'s gateway.'];
+  return framed([...notes.flatMap((lines, i) => (i === 0 ? lines : ['', ...lines])), ...next]);
 }
 
 function openStoreOf(parts: ProcessParts<any, any>): typeof openStore {
@@ -174,7 +211,7 @@ export async function runProcess<C, R extends Stoppable>(parts: ProcessParts<C, 
   try {
     starting = launchProcess(source, parts);
     const running = await starting;
-    running.log.info({ services: running.config.platform.services }, 'platform started');
+    running.log.info({ services: running.config.platform.services, urls: running.urls }, running.urls.length > 0 ? `platform started on ${running.urls.join(' and ')}` : 'platform started');
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);

@@ -13,6 +13,8 @@ export * from './migrations_dir.ts';
 export { PrefixedBus } from './bus/prefixed_bus.ts';
 export { NatsBus } from './bus/nats_bus.ts';
 export { openStore } from './store/open.ts';
+export { FolderLockedError } from './store/lock_file.ts';
 export * from './health_server.ts';
 export * from './launcher.ts';
 export * from './presence.ts';
+export * from './notices.ts';

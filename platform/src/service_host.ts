@@ -7,6 +7,7 @@ import { migrate } from './store/migrate.ts';
 import { announcePresence } from './presence.ts';
 import type { Migration, Store } from './store/store.ts';
 import type { EnvReader } from './env.ts';
+import type { Notices } from './notices.ts';
 
 /** What every service is given by `main.ts`. */
 export type ServiceDeps<C = unknown> = {
@@ -16,6 +17,8 @@ export type ServiceDeps<C = unknown> = {
   config: C;
   /** Unique id of this replica. */
   instance: string;
+  /** Where to leave words for the operator, shown once the process listens (absent outside a process). */
+  notices?: Notices;
 };
 
 /** A service of the platform: its schema, its migrations and the operations it implements. */

@@ -43,7 +43,10 @@ export type TestPlatform = {
  * are set (with a subject prefix and a database of its own, so parallel test files never meet), on the
  * in-process bus and the embedded store otherwise. Every log line is kept for assertions.
  */
-export async function startTestPlatform(env: Record<string, string> = {}, options: { tls?: boolean } = {}): Promise<TestPlatform> {
+export async function startTestPlatform(
+  env: Record<string, string> = {},
+  options: { tls?: boolean; stderr?: (text: string) => void } = {},
+): Promise<TestPlatform> {
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-test-'));
   const database = process.env.DATABASE_URL ? await createDatabase(process.env.DATABASE_URL) : null;
   const logs: LogLine[] = [];
@@ -65,7 +68,7 @@ export async function startTestPlatform(env: Record<string, string> = {}, option
     ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL, BUS_SUBJECT_PREFIX: `t${randomBytes(6).toString('hex')}` } : {}),
     ...env,
   };
-  const proc = await launchProcess(source, { ...allParts, openStore: openTestStore }, { log, host: '127.0.0.1', ephemeralPorts: true });
+  const proc = await launchProcess(source, { ...allParts, openStore: openTestStore }, { log, host: '127.0.0.1', ephemeralPorts: true, stderr: options.stderr });
   const mode = `${proc.bus.kind} bus, ${proc.store?.kind ?? 'no'} store`;
   return {
     url: `http://127.0.0.1:${proc.gateway?.httpPort}`,

@@ -50,7 +50,7 @@ const initializer = `window.addEventListener('load', function () {
 const longCache = 'public, max-age=31536000, immutable';
 
 /**
- * `GET /openapi.json` (the document, built once on first request) and `GET /docs`, an API reference page
+ * `GET /` (a redirect to `/docs`), `GET /openapi.json` (the document, built once on first request) and `GET /docs`, an API reference page
  * rendered by Swagger UI from files of the swagger-ui-dist package: it works without internet access.
  */
 export function docsRoutes(getDocument: () => Record<string, unknown>): Router {
@@ -62,6 +62,11 @@ export function docsRoutes(getDocument: () => Record<string, unknown>): Router {
     ctx.type = 'application/json';
     ctx.set('Cache-Control', 'no-cache');
     ctx.body = documentJson();
+  });
+  // The root leads a person who opened the gateway's address in a browser to the reference page.
+  router.get('/', (ctx) => {
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.redirect('/docs');
   });
   router.get('/docs', (ctx) => {
     ctx.set('Content-Security-Policy', pageCsp);
