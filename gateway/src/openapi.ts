@@ -1,4 +1,4 @@
-import { apiVersion, NoContent, problemCodes, type HttpBinding, type Operation, type ProblemCode } from '@scada/contracts';
+import { apiVersion, ConnectionRequest, NoContent, problemCodes, type HttpBinding, type Operation, type ProblemCode } from '@scada/contracts';
 
 import { sessionPaths } from './openapi_sessions.ts';
 import { livePaths, liveSchemas } from './live/openapi.ts';
@@ -253,6 +253,8 @@ function components(): Json {
         },
       },
       ...liveSchemas(),
+      // The `connection` part of the SCL uploads (multipart/form-data), sent as JSON text.
+      ConnectionRequest: { ...ConnectionRequest, description: 'The connection of an SCL upload: the `connection` part, as JSON text.' },
     },
     headers: {
       RequestId: { description: 'Id of the request, also in every log line it caused.', schema: text },

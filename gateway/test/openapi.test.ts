@@ -154,3 +154,14 @@ t.test('the document passes an OpenAPI 3.1 schema validator', async (t) => {
     t.equal(result.valid, true, JSON.stringify(result.errors));
   }
 });
+
+t.test('the connection part of the SCL uploads is a component, referenced by both upload operations', async (t) => {
+  const doc = buildOpenApi(operations, {}) as { paths: Record<string, Record<string, any>>; components: { schemas: Record<string, any> } };
+  const schema = doc.components.schemas.ConnectionRequest;
+  t.same(schema.required, ['name', 'ip', 'port', 'projectId', 'protocol']);
+  t.equal(schema.additionalProperties, false);
+  for (const [path, method] of [['/api/protocols/iec61850/connections/with-file', 'post'], ['/api/protocols/iec61850/connections/{connectionId}/with-file', 'put']] as const) {
+    const part = doc.paths[path]![method].requestBody.content['multipart/form-data'].schema.properties.connection;
+    t.match(part, { type: 'string', contentMediaType: 'application/json', contentSchema: { $ref: '#/components/schemas/ConnectionRequest' } }, `${method} ${path}`);
+  }
+});

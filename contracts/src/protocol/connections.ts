@@ -66,7 +66,12 @@ export const StagedUpload = Type.Object({
 /** The multipart body as documented: a JSON `connection` part and an optional SCL `file` part. */
 const WithFileBody = Type.Object(
   {
-    connection: Type.String({ contentMediaType: 'application/json', description: 'JSON text of a ConnectionRequest.' }),
+    connection: Type.String({
+      contentMediaType: 'application/json',
+      // The OpenAPI document lists ConnectionRequest among its components; the part is its JSON text.
+      contentSchema: Type.Unsafe({ $ref: '#/components/schemas/ConnectionRequest' }),
+      description: 'JSON text of a ConnectionRequest (name, ip, port, projectId, protocol, dsc).',
+    }),
     file: Type.Optional(Type.String({ format: 'binary', description: 'An SCL file (ICD, CID, IID, SCD or SSD) of at most MAX_SCL_BYTES.' })),
   },
   { additionalProperties: false },
