@@ -7,8 +7,15 @@
  *   reports received and decoded by a bare client;
  * - memory per idle connection with 100 connections held by one replica;
  * - time to re-establish a session after the device restarts, against the first connect.
+ *
+ * Against a real server instead: `IEC61850_PEER=host:port` and `IEC61850_BASELINE_CMD` (a command that
+ * reads the same attribute for `{seconds}` seconds with `{outstanding}` requests outstanding and prints
+ * reads per second; the placeholders are filled in, or the two values appended). The platform's client and
+ * the command then take turns, three rounds each, with 1 and 5 outstanding, and the table gives the
+ * medians and their ratio. `IEC61850_READ_REF` names the attribute (`LD/LN$FC$DO$DA`); by default the
+ * analogue input of libiec61850's `server_example_basic_io`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -47,112 +54,169 @@ const stopChild = async (c: ChildProcess) => {
 };
 
 
-const simPort = await freePort();
-let sim = await simulator(simPort);
-const rows: string[] = [];
-try {
-  // 1. Reads on one association against a bare TCP echo of the same frame sizes.
-  const client = await MmsClient.connect({ host: '127.0.0.1', port: simPort, maxOutstanding: 5 });
-  const ref = `${D}/GGIO1$MX$AnIn1$mag$f`;
-  await client.read([ref]);
-  const reads = await perSecond(5, seconds * 1000, () => client.read([ref]));
-  await client.conclude();
-  const echo = createServer((s) => s.on('data', (d) => s.write(d)));
-  await new Promise<void>((r) => echo.listen(0, '127.0.0.1', () => r()));
-  const { connect } = await import('node:net');
-  const socket = connect((echo.address() as { port: number }).port, '127.0.0.1');
-  await new Promise((r) => socket.once('connect', r));
-  const frame = Buffer.alloc(80);
-  const waiting: (() => void)[] = [];
-  socket.on('data', () => waiting.shift()?.());
-  const echoes = await perSecond(1, seconds * 1000, () => new Promise<void>((r) => (waiting.push(r), socket.write(frame))));
-  socket.destroy();
-  echo.close();
-  rows.push(`| reads of one attribute on one association, 5 outstanding | ${reads.toFixed(0)}/s | ${(reads / echoes).toFixed(2)} of ${echoes.toFixed(0)} bare TCP echo round trips/s |`);
-
-  // 2. Reports: integrity reports every millisecond, decoded by a bare client, then through the platform.
-  const bare = await Iec61850Device.connect({ host: '127.0.0.1', port: simPort });
-  let bareCount = 0;
-  bare.on('report', () => bareCount++);
-  await bare.enableReport(`${D}/LLN0$RP$urcb01`, { intgPd: 1, trgOps: { integrity: true, dataChange: true } });
-  await new Promise((r) => setTimeout(r, 500));
-  bareCount = 0;
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  const bareRate = bareCount / seconds;
-  await bare.disableReport(`${D}/LLN0$RP$urcb01`);
-  await bare.conclude();
-
-  const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-mms-platform-'));
-  const proc = await launch(
-    { DATA_DIR: dataDir, HTTP_PORT: '1', HTTPS_PORT: '0', ADMIN_PASSWORD: 'bench-admin-password', LOG_LEVEL: 'warn', MMS_RECONNECT_MIN_MS: '500' },
-    { log: pino({ level: 'warn' }), host: '127.0.0.1', ephemeralPorts: true },
-  );
+/** Reads per second of one attribute on one association with `outstanding` requests in flight. */
+async function ourReads(host: string, port: number, ref: string, outstanding: number): Promise<number> {
+  const client = await MmsClient.connect({ host, port, maxOutstanding: 5 });
   try {
-    const url = `http://127.0.0.1:${proc.gateway!.httpPort}`;
-    const login = await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'bench-admin-password' }) });
-    const headers = { authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}`, 'content-type': 'application/json' };
-    const project = (await (await fetch(`${url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', isActive: true }) })).json()) as { id: string };
-    const create = async (name: string) => {
-      const form = new FormData();
-      form.set('connection', JSON.stringify({ name, ip: '127.0.0.1', port: simPort, projectId: project.id, protocol: 'IEC 61850' }));
-      const res = await fetch(`${url}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers: { authorization: headers.authorization }, body: form });
-      return ((await res.json()) as { id: string }).id;
-    };
-    const status = async (id: string) => (await (await fetch(`${url}/api/connections/${id}/status`, { headers })).json()) as string;
-    const connected = async (id: string, timeoutMs = 60_000) => {
-      const end = Date.now() + timeoutMs;
-      while ((await status(id)) !== 'Connected') {
-        if (Date.now() > end) throw new Error(`${id} did not connect`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
-    const id = await create('reports');
-    let published = 0;
-    proc.bus.subscribe('events.protocol.report', () => void published++);
-    let started = performance.now();
-    await fetch(`${url}/api/connections/${id}/start`, { method: 'POST', headers });
-    await connected(id);
-    const firstConnectMs = performance.now() - started;
-    await fetch(`${url}/api/connections/${id}/reports`, { method: 'POST', headers, body: JSON.stringify({ rcb: `${D}/LLN0$RP$urcb01`, integrityPeriodMs: 1, triggers: ['period', 'dchg'] }) });
-    await new Promise((r) => setTimeout(r, 500));
-    published = 0;
-    await new Promise((r) => setTimeout(r, seconds * 1000));
-    const platformRate = published / seconds;
-    rows.push(`| reports received, decoded and published as events.protocol.report | ${platformRate.toFixed(0)}/s | ${(platformRate / bareRate).toFixed(2)} of ${bareRate.toFixed(0)}/s decoded by a bare client |`);
-    await fetch(`${url}/api/connections/${id}/reports?rcb=${encodeURIComponent(`${D}/LLN0$RP$urcb01`)}`, { method: 'DELETE', headers });
-
-    // 3. Re-establishing after the device restarts (kill and start again), against the first connect.
-    const restarts: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      await stopChild(sim);
-      sim = await simulator(simPort);
-      started = performance.now();
-      await connected(id);
-      restarts.push(performance.now() - started);
-    }
-    const restartMs = restarts.sort((a, b) => a - b)[1];
-    rows.push(`| session re-established after the device restarts (median of 3, from the device listening again) | ${restartMs.toFixed(0)} ms | ${(restartMs / firstConnectMs).toFixed(2)} of the first connect (${firstConnectMs.toFixed(0)} ms) |`);
-
-    // 4. Memory per idle connection, with `idle` connections held by this one replica.
-    const ids: string[] = [];
-    for (let i = 0; i < idle; i++) ids.push(await create(`idle-${i}`));
-    gc();
-    const before = process.memoryUsage();
-    for (const c of ids) await fetch(`${url}/api/connections/${c}/start`, { method: 'POST', headers });
-    for (const c of ids) await connected(c);
-    await new Promise((r) => setTimeout(r, 2000));
-    gc();
-    const after = process.memoryUsage();
-    const heap = (after.heapUsed - before.heapUsed) / idle;
-    // The process's resident size moves by whole pages with the collector and the allocator, far more
-    // than a hundred sessions weigh; the heap after a full collection is what the sessions keep.
-    rows.push(`| memory per idle connection, ${idle} held by one replica (heap after a full collection) | ${(heap / 1024).toFixed(1)} KiB | |`);
+    await client.read([ref]);
+    return await perSecond(outstanding, seconds * 1000, () => client.read([ref]));
   } finally {
-    await proc.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    await client.conclude();
   }
-} finally {
-  await stopChild(sim);
-  await rm(work, { recursive: true, force: true });
 }
-console.log([`### IEC 61850 sessions against the simulator, ${new Date().toISOString().slice(0, 10)}, ${seconds} s per case`, '', '| case | result | against the baseline |', '|---|---:|---|', ...rows].join('\n'));
+
+/** What the baseline command printed: reads per second. */
+function baselineReads(template: string, outstanding: number): Promise<number> {
+  const filled = template.includes('{seconds}') ? template.replaceAll('{seconds}', String(seconds)).replaceAll('{outstanding}', String(outstanding)) : `${template} ${seconds} ${outstanding}`;
+  return new Promise((resolve, reject) => {
+    execFile('sh', ['-c', filled], { timeout: (seconds + 30) * 1000 }, (error, stdout) => {
+      const rate = Number(stdout.trim().split(/\s+/).at(-1));
+      if (error || !Number.isFinite(rate)) return reject(new Error(`baseline '${filled}' failed: ${error?.message ?? stdout}`));
+      resolve(rate);
+    });
+  });
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** The platform's client against a real server's own client, turn about, three rounds each. */
+async function againstPeer(peer: string, command: string): Promise<void> {
+  const [host, port] = [peer.slice(0, peer.lastIndexOf(':')), Number(peer.slice(peer.lastIndexOf(':') + 1))];
+  const ref = process.env.IEC61850_READ_REF ?? 'simpleIOGenericIO/GGIO1$MX$AnIn1$mag$f';
+  const lines: string[] = [];
+  for (const outstanding of [1, 5]) {
+    const ours: number[] = [];
+    const theirs: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      ours.push(await ourReads(host, port, ref, outstanding));
+      theirs.push(await baselineReads(command, outstanding));
+    }
+    const [o, t] = [median(ours), median(theirs)];
+    console.error(`${outstanding} outstanding: ours ${ours.map((x) => x.toFixed(0)).join(', ')}; baseline ${theirs.map((x) => x.toFixed(0)).join(', ')}`);
+    lines.push(`| reads of one attribute on one association, ${outstanding} outstanding (median of 3) | ${o.toFixed(0)}/s | ${(o / t).toFixed(2)} of ${t.toFixed(0)}/s by the baseline client |`);
+  }
+  console.log([`### IEC 61850 reads against ${peer}, ${new Date().toISOString().slice(0, 10)}, ${seconds} s per round, rounds alternating`, '', '| case | result | against the baseline |', '|---|---:|---|', ...lines].join('\n'));
+}
+
+const peer = process.env.IEC61850_PEER;
+const baselineCommand = process.env.IEC61850_BASELINE_CMD;
+if (peer !== undefined || baselineCommand !== undefined) {
+  if (!peer || !baselineCommand) throw new Error('IEC61850_PEER and IEC61850_BASELINE_CMD go together');
+  await againstPeer(peer, baselineCommand);
+  await rm(work, { recursive: true, force: true });
+} else {
+  await againstSimulator();
+}
+
+/** Reads, reports, reconnects and memory against the project's simulator, each with its own baseline. */
+async function againstSimulator(): Promise<void> {
+  const simPort = await freePort();
+  let sim = await simulator(simPort);
+  const rows: string[] = [];
+  try {
+    // 1. Reads on one association against a bare TCP echo of the same frame sizes.
+    const client = await MmsClient.connect({ host: '127.0.0.1', port: simPort, maxOutstanding: 5 });
+    const ref = `${D}/GGIO1$MX$AnIn1$mag$f`;
+    await client.read([ref]);
+    const reads = await perSecond(5, seconds * 1000, () => client.read([ref]));
+    await client.conclude();
+    const echo = createServer((s) => s.on('data', (d) => s.write(d)));
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', () => r()));
+    const { connect } = await import('node:net');
+    const socket = connect((echo.address() as { port: number }).port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    const frame = Buffer.alloc(80);
+    const waiting: (() => void)[] = [];
+    socket.on('data', () => waiting.shift()?.());
+    const echoes = await perSecond(1, seconds * 1000, () => new Promise<void>((r) => (waiting.push(r), socket.write(frame))));
+    socket.destroy();
+    echo.close();
+    rows.push(`| reads of one attribute on one association, 5 outstanding | ${reads.toFixed(0)}/s | ${(reads / echoes).toFixed(2)} of ${echoes.toFixed(0)} bare TCP echo round trips/s |`);
+
+    // 2. Reports: integrity reports every millisecond, decoded by a bare client, then through the platform.
+    const bare = await Iec61850Device.connect({ host: '127.0.0.1', port: simPort });
+    let bareCount = 0;
+    bare.on('report', () => bareCount++);
+    await bare.enableReport(`${D}/LLN0$RP$urcb01`, { intgPd: 1, trgOps: { integrity: true, dataChange: true } });
+    await new Promise((r) => setTimeout(r, 500));
+    bareCount = 0;
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+    const bareRate = bareCount / seconds;
+    await bare.disableReport(`${D}/LLN0$RP$urcb01`);
+    await bare.conclude();
+
+    const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-mms-platform-'));
+    const proc = await launch(
+      { DATA_DIR: dataDir, HTTP_PORT: '1', HTTPS_PORT: '0', ADMIN_PASSWORD: 'bench-admin-password', LOG_LEVEL: 'warn', MMS_RECONNECT_MIN_MS: '500' },
+      { log: pino({ level: 'warn' }), host: '127.0.0.1', ephemeralPorts: true },
+    );
+    try {
+      const url = `http://127.0.0.1:${proc.gateway!.httpPort}`;
+      const login = await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'bench-admin-password' }) });
+      const headers = { authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}`, 'content-type': 'application/json' };
+      const project = (await (await fetch(`${url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', isActive: true }) })).json()) as { id: string };
+      const create = async (name: string) => {
+        const form = new FormData();
+        form.set('connection', JSON.stringify({ name, ip: '127.0.0.1', port: simPort, projectId: project.id, protocol: 'IEC 61850' }));
+        const res = await fetch(`${url}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers: { authorization: headers.authorization }, body: form });
+        return ((await res.json()) as { id: string }).id;
+      };
+      const status = async (id: string) => (await (await fetch(`${url}/api/connections/${id}/status`, { headers })).json()) as string;
+      const connected = async (id: string, timeoutMs = 60_000) => {
+        const end = Date.now() + timeoutMs;
+        while ((await status(id)) !== 'Connected') {
+          if (Date.now() > end) throw new Error(`${id} did not connect`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      const id = await create('reports');
+      let published = 0;
+      proc.bus.subscribe('events.protocol.report', () => void published++);
+      let started = performance.now();
+      await fetch(`${url}/api/connections/${id}/start`, { method: 'POST', headers });
+      await connected(id);
+      const firstConnectMs = performance.now() - started;
+      await fetch(`${url}/api/connections/${id}/reports`, { method: 'POST', headers, body: JSON.stringify({ rcb: `${D}/LLN0$RP$urcb01`, integrityPeriodMs: 1, triggers: ['period', 'dchg'] }) });
+      await new Promise((r) => setTimeout(r, 500));
+      published = 0;
+      await new Promise((r) => setTimeout(r, seconds * 1000));
+      const platformRate = published / seconds;
+      rows.push(`| reports received, decoded and published as events.protocol.report | ${platformRate.toFixed(0)}/s | ${(platformRate / bareRate).toFixed(2)} of ${bareRate.toFixed(0)}/s decoded by a bare client |`);
+      await fetch(`${url}/api/connections/${id}/reports?rcb=${encodeURIComponent(`${D}/LLN0$RP$urcb01`)}`, { method: 'DELETE', headers });
+
+      // 3. Re-establishing after the device restarts (kill and start again), against the first connect.
+      const restarts: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        await stopChild(sim);
+        sim = await simulator(simPort);
+        started = performance.now();
+        await connected(id);
+        restarts.push(performance.now() - started);
+      }
+      const restartMs = restarts.sort((a, b) => a - b)[1];
+      rows.push(`| session re-established after the device restarts (median of 3, from the device listening again) | ${restartMs.toFixed(0)} ms | ${(restartMs / firstConnectMs).toFixed(2)} of the first connect (${firstConnectMs.toFixed(0)} ms) |`);
+
+      // 4. Memory per idle connection, with `idle` connections held by this one replica.
+      const ids: string[] = [];
+      for (let i = 0; i < idle; i++) ids.push(await create(`idle-${i}`));
+      gc();
+      const before = process.memoryUsage();
+      for (const c of ids) await fetch(`${url}/api/connections/${c}/start`, { method: 'POST', headers });
+      for (const c of ids) await connected(c);
+      await new Promise((r) => setTimeout(r, 2000));
+      gc();
+      const after = process.memoryUsage();
+      const heap = (after.heapUsed - before.heapUsed) / idle;
+      // The process's resident size moves by whole pages with the collector and the allocator, far more
+      // than a hundred sessions weigh; the heap after a full collection is what the sessions keep.
+      rows.push(`| memory per idle connection, ${idle} held by one replica (heap after a full collection) | ${(heap / 1024).toFixed(1)} KiB | |`);
+    } finally {
+      await proc.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  } finally {
+    await stopChild(sim);
+    await rm(work, { recursive: true, force: true });
+  }
+  console.log([`### IEC 61850 sessions against the simulator, ${new Date().toISOString().slice(0, 10)}, ${seconds} s per case`, '', '| case | result | against the baseline |', '|---|---:|---|', ...rows].join('\n'));
+}
