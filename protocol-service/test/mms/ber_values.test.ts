@@ -9,7 +9,7 @@ import { codecError, fromHex, toHex } from './helpers.ts';
 t.test('integers use the shortest two\'s complement and read back, bigints beyond 2^53', async (t) => {
   const cases: [number | bigint, string][] = [
     [0, '00'], [1, '01'], [127, '7f'], [128, '0080'], [255, '00ff'], [256, '0100'], [65000, '00fde8'],
-    [-1, 'ff'], [-128, '80'], [-129, 'ff7f'], [-32768, '8000'], [2 ** 31 - 1, '7fffffff'], [-(2 ** 31), '80000000'],
+    [-1, 'ff'], [-128, '80'], [-129, 'ff7f'], [-32768, '8000'], [2 ** 31 - 1, '7fffffff'], [-(2 ** 31), '80000000'], [2 ** 31, '0080000000'], [-(2 ** 31) - 1, 'ff7fffffff'],
     [9223372036854775807n, '7fffffffffffffff'], [-9223372036854775808n, '8000000000000000'],
   ];
   for (const [n, hex] of cases) {

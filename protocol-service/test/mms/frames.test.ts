@@ -7,12 +7,12 @@ import { cons } from '../../src/iec61850/mms/ber.ts';
 import { intTlv } from '../../src/iec61850/mms/ber_fields.ts';
 import { aareRefusal, type Aare } from '../../src/iec61850/mms/acse.ts';
 import { CodecError } from '../../src/iec61850/mms/codec_error.ts';
-import { createDtReassembler, decodeCotp, encodeData } from '../../src/iec61850/mms/cotp.ts';
-import { buildAbort, buildAssociationRequest, buildConnectionRequest, buildMmsFrames, buildReleaseRequest, peelFrame, peelTsdu } from '../../src/iec61850/mms/frames.ts';
+import { createDtReassembler, decodeCotp, encodeData, segmentData } from '../../src/iec61850/mms/cotp.ts';
+import { buildAbort, buildAssociationRequest, buildConnectionRequest, buildMmsDataFrame, buildMmsFrames, buildReleaseRequest, peelFrame, peelTsdu } from '../../src/iec61850/mms/frames.ts';
 import { objectNameOf } from '../../src/iec61850/mms/mms_access.ts';
 import type { MmsPdu } from '../../src/iec61850/mms/mms_pdu.ts';
 import { encodeAbortPresentation, encodeUserData } from '../../src/iec61850/mms/presentation.ts';
-import { encodeAbort, encodeFinish } from '../../src/iec61850/mms/session.ts';
+import { encodeAbort, encodeDataSpdu, encodeFinish } from '../../src/iec61850/mms/session.ts';
 import { decodeTpkt, encodeTpkt } from '../../src/iec61850/mms/tpkt.ts';
 import { fromHex, toHex } from './helpers.ts';
 
@@ -33,6 +33,17 @@ t.test('the connection request and association request peel back to their layers
   t.match(peeled(buildConnectionRequest({ tpduSize: 1024, srcRef: 7 })), { cotp: { kind: 'CR', srcRef: 7, tpduSize: 1024 } });
   const association = peeled(buildAssociationRequest({ acse: { password: 'secret' }, sessionSelectors: { called: fromHex('0002') }, presentationSelectors: { called: fromHex('00000002') } }));
   t.match(association, { top: 'mms', session: { kind: 'connect', calledSelector: fromHex('0002') }, presentation: { kind: 'CP', calledSelector: fromHex('00000002') }, acse: { kind: 'AARQ', mechanism: '2.2.3.1' }, mms: { pdu: 'initiate-request' } });
+});
+
+t.test('the one-allocation frame of a request holds the octets of the layered encoders, at every length form', async (t) => {
+  for (const size of [0, 1, 100, 120, 127, 128, 200, 255, 256, 1000, 8000]) {
+    const pdu = Uint8Array.from({ length: size }, (_, i) => i & 0xff);
+    const layered = segmentData(encodeDataSpdu(encodeUserData({ contextId: 3, data: pdu })), 8192).map(encodeTpkt);
+    const frame = buildMmsDataFrame(pdu, 8192);
+    if (layered.length === 1) t.equal(toHex(frame!), toHex(layered[0]), `a PDU of ${size} octets`);
+    else t.equal(frame, undefined, `a PDU of ${size} octets needs several DTs`);
+  }
+  t.equal(buildMmsDataFrame(new Uint8Array(200), 128), undefined, 'too big for the TPDU size: left to the segmenting path');
 });
 
 t.test('an MMS PDU is framed in one DT, or in several that reassemble, and peels back', async (t) => {

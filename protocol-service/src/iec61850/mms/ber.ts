@@ -150,26 +150,66 @@ export function encodeLength(length: number): Uint8Array {
   return Uint8Array.of(0x80 | bytes.length, ...bytes);
 }
 
+/** Copies `src` into `out` at `at`; a byte loop beats `set()` on the short parts BER is made of. */
+function copyInto(out: Uint8Array, src: Uint8Array, at: number): void {
+  const n = src.length;
+  if (n > 32) return out.set(src, at);
+  for (let i = 0; i < n; i++) out[at + i] = src[i];
+}
+
 /** Joins byte arrays. */
 export function concat(...parts: readonly Uint8Array[]): Uint8Array {
-  let size = 0;
-  for (const p of parts) size += p.length;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
+  return joinAfterHeader(-1, 0, parts);
+}
+
+/** Octets of the identifier and length of a TLV with this tag number and content length. */
+function headerSize(tag: number, length: number): number {
+  let size = 2;
+  if (tag >= 31) for (let n = tag; n > 0; n = Math.floor(n / 128)) size++;
+  if (length >= 0x80) for (let n = length; n > 0; n = Math.floor(n / 256)) size++;
+  return size;
+}
+
+/**
+ * The TLV with identifier octet `lead` (class and constructed bits) and tag number `tag` around `parts`,
+ * built in one allocation; with `lead` -1, just the parts joined.
+ */
+function joinAfterHeader(lead: number, tag: number, parts: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (let i = 0; i < parts.length; i++) length += parts[i].length;
+  if (lead < 0) {
+    const out = new Uint8Array(length);
+    for (let i = 0, at = 0; i < parts.length; at += parts[i].length, i++) copyInto(out, parts[i], at);
+    return out;
   }
+  if (!Number.isInteger(tag) || tag < 0 || tag > MAX_TAG) throw berError('bad_tag', `tag number ${tag} cannot be encoded`);
+  if (length > 0xffffffff) throw berError('bad_length', `length ${length} cannot be encoded`);
+  const out = new Uint8Array(headerSize(tag, length) + length);
+  let at = 0;
+  if (tag < 31) out[at++] = lead | tag;
+  else {
+    out[at++] = lead | 0x1f;
+    let groups = 0;
+    for (let n = tag; n > 0; n = Math.floor(n / 128)) groups++;
+    for (let g = groups - 1; g >= 0; g--) out[at++] = (Math.floor(tag / 128 ** g) % 128) | (g > 0 ? 0x80 : 0);
+  }
+  if (length < 0x80) out[at++] = length;
+  else {
+    let bytes = 0;
+    for (let n = length; n > 0; n = Math.floor(n / 256)) bytes++;
+    out[at++] = 0x80 | bytes;
+    for (let b = bytes - 1; b >= 0; b--) out[at++] = Math.floor(length / 256 ** b) % 256;
+  }
+  for (let i = 0; i < parts.length; at += parts[i].length, i++) copyInto(out, parts[i], at);
   return out;
 }
 
 /** A primitive TLV. */
 export function prim(cls: TagClass, tag: number, value: Uint8Array): Uint8Array {
-  return concat(encodeTag(cls, false, tag), encodeLength(value.length), value);
+  return joinAfterHeader(CLASS_BITS[cls], tag, [value]);
 }
 
 /** A constructed TLV holding the given encoded children in order. */
 export function cons(cls: TagClass, tag: number, ...children: readonly Uint8Array[]): Uint8Array {
-  const value = concat(...children);
-  return concat(encodeTag(cls, true, tag), encodeLength(value.length), value);
+  return joinAfterHeader(CLASS_BITS[cls] | 0x20, tag, children);
 }

@@ -34,6 +34,14 @@ function valueError(code: string, message: string): CodecError {
 /** The shortest two's-complement content octets of an integer. */
 export function encodeInteger(value: number | bigint): Uint8Array {
   if (typeof value === 'number' && !Number.isSafeInteger(value)) throw valueError('bad_integer', `${value} is not a safe integer`);
+  if (typeof value === 'number' && value >= -0x80000000 && value <= 0x7fffffff) {
+    // invoke ids, context ids, enumerations: the common case, without BigInt
+    let size = 1;
+    while (size < 4 && (value < -(2 ** (8 * size - 1)) || value >= 2 ** (8 * size - 1))) size++;
+    const out = new Uint8Array(size);
+    for (let i = size - 1, v = value; i >= 0; i--, v >>= 8) out[i] = v & 0xff;
+    return out;
+  }
   let n = BigInt(value);
   const bytes: number[] = [];
   do {

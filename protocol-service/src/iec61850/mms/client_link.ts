@@ -10,7 +10,7 @@ import { concat } from './ber.ts';
 import type { BitString } from './ber_values.ts';
 import { MmsConnectionError, MmsError } from './client_errors.ts';
 import { createDtReassembler, decodeCotp, segmentData, type CotpTpdu } from './cotp.ts';
-import { buildAssociationRequest, buildConnectionRequest, peelTsdu, type PeeledTsdu } from './frames.ts';
+import { buildAssociationRequest, buildConnectionRequest, buildMmsDataFrame, peelTsdu, type PeeledTsdu } from './frames.ts';
 import { DEFAULT_INITIATE, type InitiateParameters } from './mms_pdu.ts';
 import { encodeUserData, MMS_CONTEXT_ID } from './presentation.ts';
 import { encodeDataSpdu } from './session.ts';
@@ -108,6 +108,8 @@ export class IsoLink {
 
   /** Sends one MMS PDU, cut into DTs of the negotiated TPDU size. */
   sendMms(pdu: Uint8Array): void {
+    const frame = buildMmsDataFrame(pdu, this.tpduSize);
+    if (frame) return this.send([frame]);
     const tsdu = encodeDataSpdu(encodeUserData({ contextId: MMS_CONTEXT_ID, data: pdu }));
     this.send(segmentData(tsdu, this.tpduSize).map(encodeTpkt));
   }

@@ -3,6 +3,7 @@
  * abort) through every layer, and peels a received frame down to its MMS PDU, saying which layer a frame
  * that carries no MMS PDU belongs to (CC, DR, REFUSE, AARE, RLRE, ABRT...).
  */
+import { Buffer } from 'node:buffer';
 import { decodeAcse, encodeAarq, encodeAbrt, encodeRlrq, type AarqOptions, type AcseApdu } from './acse.ts';
 import { attempt, CodecError, type Layer } from './codec_error.ts';
 import { decodeCotp, encodeConnectionRequest, encodeData, segmentData, type ConnectionRequestOptions, type CotpTpdu } from './cotp.ts';
@@ -25,7 +26,7 @@ import {
   type PresentationReject,
 } from './presentation.ts';
 import { decodeSpdu, encodeAbort, encodeConnect, encodeDataSpdu, encodeFinish, type SessionSpdu } from './session.ts';
-import { decodeTpkt, encodeTpkt } from './tpkt.ts';
+import { decodeTpkt, encodeTpkt, TPKT_MAX_LENGTH } from './tpkt.ts';
 
 /** Addressing and parameters of an association; every field defaults to what the captured client sends. */
 export type AssociationOptions = {
@@ -65,6 +66,46 @@ export function buildAssociationRequest(o: AssociationOptions = {}): Uint8Array 
 export function buildMmsFrames(pdu: MmsPdu, tpduSize = 8192): Uint8Array[] {
   const tsdu = encodeDataSpdu(encodeUserData({ contextId: MMS_CONTEXT_ID, data: encodeMmsPdu(pdu) }));
   return segmentData(tsdu, tpduSize).map(encodeTpkt);
+}
+
+/** Octets of a BER definite length for `n` content octets. */
+const lengthOctets = (n: number): number => (n < 0x80 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 4);
+
+/** Writes a BER identifier below 31 and the length of `n` content octets at `at`; returns where content begins. */
+function writeHeader(out: Uint8Array, at: number, identifier: number, n: number): number {
+  out[at++] = identifier;
+  const extra = lengthOctets(n) - 1;
+  if (extra === 0) out[at++] = n;
+  else {
+    out[at++] = 0x80 | extra;
+    for (let shift = 8 * (extra - 1); shift >= 0; shift -= 8) out[at++] = (n >>> shift) & 0xff;
+  }
+  return at;
+}
+
+/**
+ * The one TPKT frame carrying an MMS PDU whose TSDU fits a single DT of `tpduSize` (a request's usual
+ * case), built in one allocation from a pooled buffer; the same octets as {@link buildMmsFrames} builds
+ * layer by layer. Undefined when the TSDU needs several DTs. Every confirmed request goes through here,
+ * so sparing the copies and short-lived arrays of the layered encoders is what keeps a read cheap.
+ */
+export function buildMmsDataFrame(pdu: Uint8Array, tpduSize: number): Uint8Array | undefined {
+  const pdv = 3 + 1 + lengthOctets(pdu.length) + pdu.length; // context id, then [C0] around the PDU
+  const list = 1 + lengthOctets(pdv) + pdv; // the PDV list (SEQUENCE)
+  const ppdu = 1 + lengthOctets(list) + list; // fully-encoded user data ([A1])
+  const tsdu = 4 + ppdu; // session GIVE-TOKENS and DATA TRANSFER, both empty
+  const length = 4 + 3 + tsdu;
+  if (tsdu + 3 > tpduSize || length > TPKT_MAX_LENGTH) return undefined;
+  const out = Buffer.allocUnsafe(length);
+  out.set([3, 0, length >> 8, length & 0xff, 2, 0xf0, 0x80, 1, 0, 1, 0]);
+  let at = writeHeader(out, 11, 0x61, list);
+  at = writeHeader(out, at, 0x30, pdv);
+  out[at++] = 2;
+  out[at++] = 1;
+  out[at++] = MMS_CONTEXT_ID;
+  at = writeHeader(out, at, 0xa0, pdu.length);
+  out.set(pdu, at);
+  return out;
 }
 
 /** The TPKT frame releasing the association: session FINISH carrying an ACSE RLRQ (normal). */
