@@ -85,6 +85,7 @@ export class IsoLink {
   readonly #deframer = createTpktDeframer();
   readonly #reassembler;
   #closed = false;
+  #corked = false;
 
   constructor(socket: Socket, handler: LinkHandler, maxTsdu: number) {
     this.#socket = socket;
@@ -100,9 +101,20 @@ export class IsoLink {
     return this.#closed;
   }
 
-  /** Sends whole frames in one write. */
+  /**
+   * Sends whole frames. Frames sent in one turn of the event loop (the requests that answers arriving
+   * together set off) leave in one write, not one system call each.
+   */
   send(frames: Uint8Array[]): void {
     if (this.#closed) return;
+    if (!this.#corked) {
+      this.#corked = true;
+      this.#socket.cork();
+      process.nextTick(() => {
+        this.#corked = false;
+        this.#socket.uncork();
+      });
+    }
     this.#socket.write(frames.length === 1 ? frames[0] : concat(...frames));
   }
 
