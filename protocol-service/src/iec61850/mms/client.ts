@@ -56,7 +56,7 @@ export type MmsClientEvents = { report: [InformationReport]; close: [MmsConnecti
 
 type Service = ConfirmedRequest['service'];
 type ResponseOf<S extends Service> = Extract<ConfirmedResponse, { service: S }>;
-type Pending = { request: ConfirmedRequest; invokeId?: number; timer: NodeJS.Timeout; resolve(r: ConfirmedResponse): void; reject(e: Error): void };
+type Pending = { request: ConfirmedRequest; invokeId?: number; deadline: number; resolve(r: ConfirmedResponse): void; reject(e: Error): void };
 
 /** `work`'s value, or undefined once `ms` have passed; the timer never outlives the race. */
 async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
@@ -82,6 +82,9 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   readonly #pending = new Map<number, Pending>();
   readonly #queue: Pending[] = [];
   readonly #drained: (() => void)[] = [];
+  /** Every request not answered yet, sent or queued, oldest first: the order their deadlines fall in. */
+  readonly #live = new Set<Pending>();
+  #deadlineTimer: NodeJS.Timeout | undefined;
   #nextInvokeId = 1;
   #closeReason: MmsConnectionError | undefined;
   #idleTimer: NodeJS.Timeout | undefined;
@@ -202,7 +205,9 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     return new Promise<ConfirmedResponse>((resolve, reject) => {
       if (this.#closeReason) return reject(new MmsConnectionError('not_connected', `not connected: ${this.#closeReason.message}`, this.#closeReason));
       if (this.#concluding) return reject(new MmsConnectionError('not_connected', 'the association is concluding'));
-      const p: Pending = { request, resolve, reject, timer: setTimeout(() => this.#timeout(p), this.#requestTimeoutMs) };
+      const p: Pending = { request, resolve, reject, deadline: performance.now() + this.#requestTimeoutMs };
+      this.#live.add(p);
+      if (!this.#deadlineTimer) this.#armDeadline(this.#requestTimeoutMs);
       if (this.#pending.size < this.negotiated.maxOutstanding) this.#send(p);
       else this.#queue.push(p);
     }).then((response) => {
@@ -264,13 +269,28 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
 
   /** Frees the request's slot, runs `outcome`, and sends the next queued request. */
   #settle(p: Pending, outcome: () => void): void {
-    clearTimeout(p.timer);
+    this.#live.delete(p);
     if (p.invokeId !== undefined) this.#pending.delete(p.invokeId);
     const queued = this.#queue.indexOf(p);
     if (queued >= 0) this.#queue.splice(queued, 1);
     outcome();
     while (!this.#closeReason && this.#queue.length > 0 && this.#pending.size < this.negotiated.maxOutstanding) this.#send(this.#queue.shift()!);
     if (this.#pending.size + this.#queue.length === 0) this.#drained.splice(0).forEach((r) => r());
+  }
+
+  /**
+   * One timer for all requests, set for the oldest one's deadline, rather than one set and cleared per
+   * request: a read costs a few microseconds, and a timer each was a good part of them.
+   */
+  #armDeadline(ms: number): void {
+    this.#deadlineTimer = setTimeout(() => {
+      this.#deadlineTimer = undefined;
+      const now = performance.now();
+      for (const p of this.#live) {
+        if (p.deadline > now) return this.#armDeadline(Math.max(1, p.deadline - now));
+        this.#timeout(p);
+      }
+    }, ms);
   }
 
   #timeout(p: Pending): void {
@@ -316,12 +336,11 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     if (this.#closeReason) return;
     this.#closeReason = reason;
     clearTimeout(this.#idleTimer);
+    clearTimeout(this.#deadlineTimer);
+    this.#live.clear();
     const all = [...this.#pending.values(), ...this.#queue.splice(0)];
     this.#pending.clear();
-    for (const p of all) {
-      clearTimeout(p.timer);
-      p.reject(reason);
-    }
+    for (const p of all) p.reject(reason);
     this.#drained.splice(0).forEach((r) => r());
     this.#concluding?.resolve(false);
     this.#releasing?.();
