@@ -1,4 +1,5 @@
 import type { EnvReader } from '@scada/platform';
+import { DEFAULT_BACKOFF_CAP_MS } from './sessions/backoff.ts';
 
 /** Settings of the protocol service. */
 export type ProtocolConfig = {
@@ -9,7 +10,10 @@ export type ProtocolConfig = {
   mmsRequestTimeoutMs: number;
   /** Silence from a device after which it is probed (identify); no answer within the request timeout ends the association. */
   mmsIdleProbeMs: number;
-  /** Backoff between connection attempts: from the first wait to the cap. */
+  /**
+   * Backoff between connection attempts: from the first wait to the cap. The cap bounds how long a
+   * session takes to notice a device that answers again, after an outage of any length.
+   */
   reconnectMinMs: number;
   reconnectMaxMs: number;
 };
@@ -22,6 +26,6 @@ export function readProtocolConfig(env: EnvReader): ProtocolConfig {
     mmsRequestTimeoutMs: env.int('MMS_REQUEST_TIMEOUT_MS', 10000, { min: 100, max: 120000 }),
     mmsIdleProbeMs: env.int('MMS_IDLE_PROBE_MS', 10000, { min: 0, max: 600000 }),
     reconnectMinMs: env.int('MMS_RECONNECT_MIN_MS', 500, { min: 10, max: 60000 }),
-    reconnectMaxMs: env.int('MMS_RECONNECT_MAX_MS', 30000, { min: 100, max: 600000 }),
+    reconnectMaxMs: env.int('MMS_RECONNECT_MAX_MS', DEFAULT_BACKOFF_CAP_MS, { min: 100, max: 600000 }),
   };
 }
