@@ -127,12 +127,15 @@ t.test('a configured value that names no attribute of its type is a warning', as
   t.same(messages(result.report.warnings), ['LN LLN0: configured value Mod.ctlModle names no attribute of LNodeType T_LLN0']);
 });
 
-t.test('report instances: indexed blocks with max > 1 get two-digit suffixes, others keep their name', async (t) => {
+t.test('report instances: an indexed block gets two-digit instance numbers even when max is 1; others keep their name', async (t) => {
   const ied = validParts.ied.replace('intgPd="2000">', 'intgPd="2000" indexed="false">');
   const result = await parse({ ied });
   t.same(result.ok && result.model.ieds[0].accessPoints[0].server?.logicalDevices[0].logicalNodes[0].reportControls[0].instances, ['brcbEvents']);
+  const single = await parse({ ied: validParts.ied.replace('<RptEnabled max="4"', '<RptEnabled max="1"') });
+  t.same(single.ok && single.model.ieds[0].accessPoints[0].server?.logicalDevices[0].logicalNodes[0].reportControls[0].instances, ['brcbEvents01']);
   const { reportInstances } = await import('../../src/iec61850/scl/mod.ts');
-  t.same(reportInstances('urcb', true, 1), ['urcb']);
+  t.same(reportInstances('urcb', true, 1), ['urcb01']);
   t.same(reportInstances('urcb', true, 12).slice(-2), ['urcb11', 'urcb12']);
-  t.equal(reportInstances('urcb', true, 120)[0], 'urcb001');
+  t.same([reportInstances('urcb', true, 120)[0], reportInstances('urcb', true, 120)[119]], ['urcb01', 'urcb120'], 'numbered as the device numbers them');
+  t.same(reportInstances('urcb', false, 1), ['urcb']);
 });

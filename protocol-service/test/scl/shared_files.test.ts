@@ -30,7 +30,7 @@ t.test('simpleIO_direct_control.cid reads as the basic IO server: one LD, datase
   t.same(lln0.dataSets[2].members[0], { ldInst: 'GenericIO', prefix: '', lnClass: 'GGIO', lnInst: '1', doName: 'AnIn1', daName: 'mag.f', fc: 'MX' });
   t.equal(lln0.reportControls.length, 6);
   const brcb = lln0.reportControls.find((r) => r.name === 'EventsBRCB')!;
-  t.match(brcb, { buffered: true, rptID: 'Events2', datSet: 'Events', confRev: 1, intgPd: 1000, bufTime: 50, max: 1, instances: ['EventsBRCB'] });
+  t.match(brcb, { buffered: true, rptID: 'Events2', datSet: 'Events', confRev: 1, intgPd: 1000, bufTime: 50, max: 1, instances: ['EventsBRCB01'] });
   t.same(brcb.trgOps, { dchg: false, qchg: false, dupd: false, period: true, gi: true });
   t.match(brcb.optFields, { seqNum: true, timeStamp: true, dataSet: true, reasonCode: true, configRef: true, entryID: false });
   t.same(lln0.reportControls.find((r) => r.name === 'EventsIndexed')!.instances, ['EventsIndexed01', 'EventsIndexed02', 'EventsIndexed03']);

@@ -7,11 +7,14 @@ import type { DataSet, Fcda, GooseControl, LogicalNode, OptFields, ReportControl
 import { attr, edition2Only, flag, enter, need, optional, whole, type Closer, type Opener, type ReadContext, type Tag } from './reader_context.ts';
 import type { Origin } from './report.ts';
 
-/** The names the server gives the instances of a report control block (`name01`… when indexed, `max` > 1). */
+/**
+ * The names the server gives the instances of a report control block: an indexed block's instances are
+ * `name01`, `name02`… (two digits at least), also when `max` is 1, as devices expose them; a block that
+ * is not indexed keeps its name.
+ */
 export function reportInstances(name: string, indexed: boolean, max: number): string[] {
-  if (!indexed || max <= 1) return [name];
-  const width = Math.max(2, String(max).length);
-  return Array.from({ length: max }, (_, i) => `${name}${String(i + 1).padStart(width, '0')}`);
+  if (!indexed) return [name];
+  return Array.from({ length: Math.max(1, max) }, (_, i) => `${name}${String(i + 1).padStart(2, '0')}`);
 }
 
 const dataSet: Opener = (ctx, tag, parent, origin) => {
