@@ -125,6 +125,26 @@ t.test(`IEC 61850 connections with SCL files (${p.mode})`, async (t) => {
     t.equal((await upload(p, editor, form(connection('type'), { name: 't.icd', bytes: undefinedType }))).status, 400, 'an LNodeType nothing defines');
   });
 
+  t.test('a file with a type repeated identically and an empty type id used consistently is kept with warnings; report blocks browse as the device names them', async (t) => {
+    const bytes = readFileSync(new URL('fixtures/scl/lenient_types.icd', import.meta.url));
+    const res = await upload(p, editor, form(connection('lenient'), { name: 'lenient.icd', bytes }));
+    t.equal(res.status, 200);
+    const created = (await res.json()) as { id: string; sclFile: { warnings: { message: string; line: number }[] } };
+    t.match(created.sclFile.warnings, [
+      { message: 'DOType id LEN_SPS is defined twice, identically; the first definition is used', line: 32 },
+      { message: 'EnumType with an empty id; 1 reference with an empty type name it', line: 33 },
+    ]);
+    const tree = (await (await fetch(`${p.url}/api/connections/${created.id}/browse`, { headers: editor.headers })).json()) as {
+      ieds: { logicalDevices: { logicalNodes: { name: string; reportControls: { instances: { name: string; ref: string }[] }[] }[] }[] }[];
+    };
+    t.same(tree.ieds[0].logicalDevices[0].logicalNodes[0].reportControls[0].instances, [{ name: 'EventsRCB01', ref: 'LEN1LD0/LLN0$RP$EventsRCB01' }], 'an indexed block of one instance is EventsRCB01');
+    const changed = bytes.toString().replace(/(<DOType id="LEN_SPS" cdc="SPS"><DA name="stVal" fc="ST" bType=")BOOLEAN("\/><DA name="q" fc="ST" bType="Quality"\/><\/DOType>\s*<EnumType id="">)/, '$1INT32$2');
+    t.not(changed, bytes.toString(), 'the repeat changed');
+    const refused = await upload(p, editor, form(connection('conflicting'), { name: 'conflicting.icd', bytes: changed }));
+    t.equal(refused.status, 400, 'a repeat with another content is refused');
+    t.match(await refused.json(), { code: 'scl_invalid', errors: [{ message: /DOType id LEN_SPS is defined twice, differently/ }] });
+  });
+
   t.test('a body that declares 1 GiB is refused before it is read', async (t) => {
     const { request } = await import('node:http');
     const status = await new Promise<number>((resolve, reject) => {

@@ -4,6 +4,7 @@
  */
 import t from 'tap';
 import { parseScl } from '../../src/iec61850/scl/mod.ts';
+import { toBrowseTree } from '../../src/iec61850/scl/browse_tree.ts';
 import { sclText, validParts, type Parts } from './fixtures.ts';
 
 const parse = (changes: Partial<Parts>) => parseScl(sclText(changes));
@@ -118,7 +119,7 @@ t.test('two IEDs of one name, two types of one id and an LDevice without LN0 are
   const templates = validParts.templates.replace('</DataTypeTemplates>', '<EnumType id="Mod"><EnumVal ord="1">on</EnumVal></EnumType></DataTypeTemplates>');
   const result = await parse({ ied: `${validParts.ied}\n${withoutLn0}`, templates });
   t.equal(result.ok, false);
-  t.same(messages(result.report.errors), ['EnumType id Mod is defined twice', 'IED relay1 is given twice', 'LDevice CTRL has no LN0']);
+  t.same(messages(result.report.errors), ['EnumType id Mod is defined twice, differently', 'IED relay1 is given twice', 'LDevice CTRL has no LN0']);
 });
 
 t.test('a configured value that names no attribute of its type is a warning', async (t) => {
@@ -138,4 +139,49 @@ t.test('report instances: an indexed block gets two-digit instance numbers even 
   t.same(reportInstances('urcb', true, 12).slice(-2), ['urcb11', 'urcb12']);
   t.same([reportInstances('urcb', true, 120)[0], reportInstances('urcb', true, 120)[119]], ['urcb01', 'urcb120'], 'numbered as the device numbers them');
   t.same(reportInstances('urcb', false, 1), ['urcb']);
+});
+
+t.test('a type repeated identically is a warning and kept once; repeated with another content it is an error', async (t) => {
+  const sps = '<DOType id="T_SPS" cdc="SPS"><DA name="stVal" fc="ST" bType="BOOLEAN"/><DA name="q" fc="ST" bType="Quality"/></DOType>';
+  const mod = '<EnumType id="Mod"><EnumVal ord="1">on</EnumVal><EnumVal ord="5">off</EnumVal></EnumType>';
+  const repeated = validParts.templates.replace('</DataTypeTemplates>', `${sps.replace('cdc="SPS">', 'cdc="SPS" desc="again">')}${mod}</DataTypeTemplates>`);
+  const result = await parse({ templates: repeated });
+  t.equal(result.ok, true, 'accepted');
+  t.same(messages(result.report.warnings), [
+    'DOType id T_SPS is defined twice, identically; the first definition is used',
+    'EnumType id Mod is defined twice, identically; the first definition is used',
+  ]);
+  const line = sclText({ templates: repeated }).split('\n').findIndex((l) => l.includes('desc="again"')) + 1;
+  t.match(result.report.warnings[0], { line, path: '/SCL/DataTypeTemplates/DOType[T_SPS]' }, 'pointing at the repeat');
+  if (result.ok) {
+    t.equal(result.model.templates.doTypes.filter((d) => d.id === 'T_SPS').length, 1, 'the model keeps one');
+    t.equal(result.model.templates.enumTypes.filter((e) => e.id === 'Mod').length, 1);
+  }
+  const conflicting = validParts.templates.replace('</DataTypeTemplates>', `${sps.replace('bType="Quality"', 'bType="BOOLEAN"')}</DataTypeTemplates>`);
+  const refused = await parse({ templates: conflicting });
+  t.equal(refused.ok, false);
+  t.same(messages(refused.report.errors), ['DOType id T_SPS is defined twice, differently']);
+});
+
+t.test('an empty type id referenced consistently is a warning; an empty reference to nothing, or two empty ids, are errors', async (t) => {
+  const emptyEnum = validParts.templates.replace('<EnumType id="Mod">', '<EnumType id="">').replace('bType="Enum" type="Mod"', 'bType="Enum" type=""');
+  const emptyDo = emptyEnum.replace('<DOType id="T_SPS"', '<DOType id=""').replace('<DO name="Ind1" type="T_SPS"/>', '<DO name="Ind1" type=""/>');
+  const result = await parse({ templates: emptyDo });
+  t.equal(result.ok, true, 'accepted');
+  t.same(messages(result.report.errors), []);
+  t.same(messages(result.report.warnings), ['DOType with an empty id; 1 reference with an empty type name it', 'EnumType with an empty id; 1 reference with an empty type name it']);
+  if (result.ok) {
+    const tree = toBrowseTree(result.model);
+    const ggio = tree.ieds[0].logicalDevices[0].logicalNodes.find((ln) => ln.name === 'GGIO1')!;
+    t.match(ggio.dataObjects.find((d) => d.name === 'Ind1'), { cdc: 'SPS', fcs: ['ST'] }, 'the data object of the empty-id type browses with its attributes');
+  }
+  const dangling = await parse({ templates: validParts.templates.replace('<DO name="Ind1" type="T_SPS"/>', '<DO name="Ind1" type=""/>') });
+  t.same(messages(dangling.report.errors), ['DO Ind1 of LNodeType T_GGIO names DOType "" (the empty id), which is not defined']);
+  const twoEmpty = emptyDo.replace('<DOType id="T_SPC"', '<DOType id=""');
+  const conflict = await parse({ templates: twoEmpty });
+  t.equal(conflict.ok, false);
+  t.match(messages(conflict.report.errors), ['DOType id "" (the empty id) is defined twice, differently']);
+  const missing = await parse({ templates: validParts.templates.replace('<DOType id="T_MV"', '<DOType') });
+  t.equal(missing.ok, false, 'a missing id is still an error');
+  t.match(messages(missing.report.errors), ['DOType without the required attribute id']);
 });

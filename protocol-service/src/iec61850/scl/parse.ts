@@ -43,7 +43,8 @@ export async function parseScl(input: SclInput, options: SclParseOptions = {}): 
   const complete = await readXml(input, new SclReader(ctx), reporter, { maxDepth: options.maxDepth ?? 128 });
   if (complete) {
     const index = new TemplateIndex(model.templates);
-    validateTemplates(reporter, model.templates, index);
+    const lnTypes = model.ieds.flatMap((ied) => ied.accessPoints.flatMap((ap) => ap.server?.logicalDevices.flatMap((ld) => ld.logicalNodes.map((ln) => ln.lnType)) ?? []));
+    validateTemplates(reporter, model.templates, index, lnTypes);
     validateModel(reporter, model, index);
   }
   const report = reporter.done();

@@ -95,6 +95,16 @@ export function need(ctx: ReadContext, tag: Tag, name: string, origin: Origin): 
   return value ?? '';
 }
 
+/**
+ * A type id or a reference to one: an error when missing, but an empty value is read as the id '' (tools
+ * in the field write such files; whether the empty id is referenced consistently is checked at the end).
+ */
+export function typeName(ctx: ReadContext, tag: Tag, name: string, origin: Origin): string {
+  const value = attr(ctx, tag, name, origin);
+  if (value === undefined) ctx.reporter.error(`${origin.element} without the required attribute ${name}`, origin);
+  return value ?? '';
+}
+
 /** An `xs:boolean` attribute, with its schema default; a malformed value is a warning. */
 export function flag(ctx: ReadContext, tag: Tag, name: string, fallback: boolean, origin: Origin): boolean {
   const value = attr(ctx, tag, name, origin);

@@ -3,7 +3,7 @@
  * Data sets and control blocks inside a logical node are read by `reader_controls.ts`.
  */
 import type { AccessPoint, ConfiguredValue, Ied, LogicalDevice, LogicalNode, Server } from './model.ts';
-import { attr, edition2Only, enter, intern, need, optional, whole, type Closer, type Opener } from './reader_context.ts';
+import { attr, edition2Only, enter, intern, need, optional, typeName, whole, type Closer, type Opener } from './reader_context.ts';
 
 /** What a DOI, SDI or DAI frame holds: its logical node and the dotted path so far. */
 type InstancePath = { ln: LogicalNode; path: string };
@@ -69,7 +69,7 @@ function logicalNode(zero: boolean): Opener {
       prefix,
       lnClass,
       inst,
-      lnType: need(ctx, tag, 'lnType', origin),
+      lnType: typeName(ctx, tag, 'lnType', origin),
       dataSets: [],
       reportControls: [],
       gooseControls: [],

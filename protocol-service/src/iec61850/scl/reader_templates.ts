@@ -4,7 +4,7 @@
  * byte (`validate_templates.ts`), since a type may be named before it is defined.
  */
 import type { BdaDefinition, DaDefinition, DaType, DoDefinition, DoType, EnumType, LNodeType, SdoDefinition } from './model.ts';
-import { attr, enter, intern, need, optional, type Closer, type Opener, type ReadContext, type Tag } from './reader_context.ts';
+import { attr, enter, intern, need, optional, typeName, type Closer, type Opener, type ReadContext, type Tag } from './reader_context.ts';
 import type { Origin } from './report.ts';
 
 /** Array size: a number, or (edition 2) the name of the attribute that holds it, which is not kept. */
@@ -14,7 +14,7 @@ function arrayCount(ctx: ReadContext, tag: Tag, origin: Origin): number | undefi
 }
 
 const lNodeType: Opener = (ctx, tag, _parent, origin) => {
-  const node: LNodeType = { id: need(ctx, tag, 'id', origin), lnClass: need(ctx, tag, 'lnClass', origin), dataObjects: [] };
+  const node: LNodeType = { id: typeName(ctx, tag, 'id', origin), lnClass: need(ctx, tag, 'lnClass', origin), dataObjects: [] };
   optional(ctx, tag, origin, node, ['desc']);
   ctx.model.templates.lNodeTypes.push(node);
   ctx.reporter.place(node, origin);
@@ -22,7 +22,7 @@ const lNodeType: Opener = (ctx, tag, _parent, origin) => {
 };
 
 const dataObject: Opener = (ctx, tag, parent, origin) => {
-  const node: DoDefinition = { name: need(ctx, tag, 'name', origin), type: need(ctx, tag, 'type', origin) };
+  const node: DoDefinition = { name: need(ctx, tag, 'name', origin), type: typeName(ctx, tag, 'type', origin) };
   optional(ctx, tag, origin, node, ['desc']);
   (parent as LNodeType).dataObjects.push(node);
   ctx.reporter.place(node, origin);
@@ -31,7 +31,7 @@ const dataObject: Opener = (ctx, tag, parent, origin) => {
 
 const doType: Opener = (ctx, tag, _parent, origin) => {
   const cdc = attr(ctx, tag, 'cdc', origin) ?? '';
-  const node: DoType = { id: need(ctx, tag, 'id', origin), cdc, children: [] };
+  const node: DoType = { id: typeName(ctx, tag, 'id', origin), cdc, children: [] };
   if (!cdc) ctx.reporter.warning('DOType without cdc', origin);
   optional(ctx, tag, origin, node, ['desc']);
   ctx.model.templates.doTypes.push(node);
@@ -40,7 +40,7 @@ const doType: Opener = (ctx, tag, _parent, origin) => {
 };
 
 const subDataObject: Opener = (ctx, tag, parent, origin) => {
-  const node: SdoDefinition = { kind: 'SDO', name: need(ctx, tag, 'name', origin), type: need(ctx, tag, 'type', origin) };
+  const node: SdoDefinition = { kind: 'SDO', name: need(ctx, tag, 'name', origin), type: typeName(ctx, tag, 'type', origin) };
   optional(ctx, tag, origin, node, ['desc']);
   (parent as DoType).children.push(node);
   ctx.reporter.place(node, origin);
@@ -51,7 +51,7 @@ const subDataObject: Opener = (ctx, tag, parent, origin) => {
 function attributeFields(ctx: ReadContext, tag: Tag, origin: Origin): BdaDefinition {
   const node: BdaDefinition = { name: need(ctx, tag, 'name', origin), bType: need(ctx, tag, 'bType', origin) };
   const type = attr(ctx, tag, 'type', origin);
-  if (type) node.type = type;
+  if (type !== undefined) node.type = type;
   const count = arrayCount(ctx, tag, origin);
   if (count !== undefined) node.count = count;
   return node;
@@ -71,7 +71,7 @@ const dataAttribute: Opener = (ctx, tag, parent, origin) => {
 };
 
 const daType: Opener = (ctx, tag, _parent, origin) => {
-  const node: DaType = { id: need(ctx, tag, 'id', origin), components: [] };
+  const node: DaType = { id: typeName(ctx, tag, 'id', origin), components: [] };
   optional(ctx, tag, origin, node, ['desc']);
   ctx.model.templates.daTypes.push(node);
   ctx.reporter.place(node, origin);
@@ -86,7 +86,7 @@ const component: Opener = (ctx, tag, parent, origin) => {
 };
 
 const enumType: Opener = (ctx, tag, _parent, origin) => {
-  const node: EnumType = { id: need(ctx, tag, 'id', origin), values: [] };
+  const node: EnumType = { id: typeName(ctx, tag, 'id', origin), values: [] };
   optional(ctx, tag, origin, node, ['desc']);
   ctx.model.templates.enumTypes.push(node);
   ctx.reporter.place(node, origin);

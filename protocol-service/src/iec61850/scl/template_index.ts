@@ -25,6 +25,11 @@ export type ExpandedDo = {
   problem?: string;
 };
 
+/** A type id as messages show it: an empty one is named as such. */
+export function shownId(id: string): string {
+  return id === '' ? '"" (the empty id)' : id;
+}
+
 function byId<T extends { id: string }>(items: T[]): Map<string, T> {
   const map = new Map<string, T>();
   for (const item of items) if (!map.has(item.id)) map.set(item.id, item);
@@ -53,7 +58,7 @@ function walkStruct(index: TemplateIndex, walk: Walk, typeId: string, path: stri
     const name = `${path}.${bda.name}`;
     if (!pushNode(walk, { ...bda, name, fc })) return false;
     addFc(walk, name, fc);
-    if (bda.bType === 'Struct' && bda.type && !walkStruct(index, walk, bda.type, name, fc, [...ancestors, `DA:${typeId}`], depth + 1)) return false;
+    if (bda.bType === 'Struct' && bda.type !== undefined && !walkStruct(index, walk, bda.type, name, fc, [...ancestors, `DA:${typeId}`], depth + 1)) return false;
   }
   return true;
 }
@@ -82,7 +87,7 @@ function walkDo(index: TemplateIndex, walk: Walk, doTypeId: string, prefix: stri
     const { kind: _kind, ...fields } = child;
     if (!pushNode(walk, { ...fields, name })) return false;
     addFc(walk, name, child.fc);
-    if (child.bType === 'Struct' && child.type && !walkStruct(index, walk, child.type, name, child.fc, inner, depth + 1)) return false;
+    if (child.bType === 'Struct' && child.type !== undefined && !walkStruct(index, walk, child.type, name, child.fc, inner, depth + 1)) return false;
   }
   return true;
 }

@@ -7,7 +7,7 @@
  */
 import type { Ied, LogicalDevice, LogicalNode, SclModel } from './model.ts';
 import type { Reporter } from './report.ts';
-import { fcsAt, type TemplateIndex } from './template_index.ts';
+import { fcsAt, shownId, type TemplateIndex } from './template_index.ts';
 
 /** The logical devices of an IED by `inst`, each with its logical nodes by name. */
 type IedIndex = Map<string, { ld: LogicalDevice; lns: Map<string, LogicalNode> }>;
@@ -68,7 +68,7 @@ function checkMembers(reporter: Reporter, index: TemplateIndex, ied: Ied, lds: I
 
 function checkLogicalNode(reporter: Reporter, index: TemplateIndex, ied: Ied, lds: IedIndex, ln: LogicalNode) {
   const lnType = index.lNodeTypes.get(ln.lnType);
-  if (ln.lnType && !lnType) reporter.error(`LN ${ln.name} names LNodeType ${ln.lnType}, which is not defined`, reporter.origin(ln));
+  if (!lnType) reporter.error(`LN ${ln.name} names LNodeType ${shownId(ln.lnType)}, which is not defined`, reporter.origin(ln));
   if (lnType && ln.lnClass && lnType.lnClass !== ln.lnClass) {
     reporter.warning(`LN ${ln.name} has lnClass ${ln.lnClass} but its LNodeType ${lnType.id} is of class ${lnType.lnClass}`, reporter.origin(ln));
   }

@@ -1,11 +1,12 @@
 /**
- * Checks of `DataTypeTemplates` made once the whole file is read: ids defined twice, references to types
- * that do not exist or are of the wrong kind, types that contain themselves or expand without bound
- * (errors), and common data classes or basic types the standard does not know (warnings).
+ * Checks of `DataTypeTemplates` made once the whole file is read: ids defined twice differently, references
+ * to types that do not exist or are of the wrong kind, types that contain themselves or expand without
+ * bound (errors); a type repeated identically (the repeat is dropped), an empty type id, and common data
+ * classes or basic types the standard does not know (warnings: tools in the field accept such files).
  */
 import type { BdaDefinition, DataTypeTemplates } from './model.ts';
 import type { Reporter } from './report.ts';
-import type { TemplateIndex } from './template_index.ts';
+import { shownId, type TemplateIndex } from './template_index.ts';
 
 /** Common data classes of IEC 61850-7-3 (editions 1, 2 and 2.1); others, such as 7-420 SCA, are warned about. */
 const KNOWN_CDCS = new Set(
@@ -24,12 +25,60 @@ const KNOWN_BTYPES = new Set(
   ).split(' '),
 );
 
+/** The definition as compared for repeats: every field but the descriptions, which change nothing. */
+const definitionOf = (item: object): string => JSON.stringify(item, (key, value: unknown) => (key === 'desc' ? undefined : value));
+
+/**
+ * Ids defined more than once: a repeat identical to the first definition is a warning and is dropped from
+ * the model; a different one is an error, since which of the two a device has cannot be told.
+ */
 function duplicates<T extends { id: string }>(reporter: Reporter, kind: string, items: T[]) {
-  const seen = new Set<string>();
+  const first = new Map<string, T>();
+  const repeats = new Set<T>();
   for (const item of items) {
-    if (item.id && seen.has(item.id)) reporter.error(`${kind} id ${item.id} is defined twice`, reporter.origin(item));
-    seen.add(item.id);
+    const earlier = first.get(item.id);
+    if (!earlier) {
+      first.set(item.id, item);
+      continue;
+    }
+    if (definitionOf(item) === definitionOf(earlier)) {
+      reporter.warning(`${kind} id ${shownId(item.id)} is defined twice, identically; the first definition is used`, reporter.origin(item));
+      repeats.add(item);
+    } else reporter.error(`${kind} id ${shownId(item.id)} is defined twice, differently`, reporter.origin(item));
   }
+  if (repeats.size > 0) items.splice(0, items.length, ...items.filter((item) => !repeats.has(item)));
+}
+
+/** How many references each type id of one kind has. */
+function countReferences(ids: Iterable<string>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+  return counts;
+}
+
+/**
+ * A type with the empty id is a warning: tools in the field accept it when references with an empty type
+ * name that type and no other (a reference with an empty type where no such type exists stays an error,
+ * found where the reference is checked).
+ */
+function emptyIds(reporter: Reporter, kind: string, items: { id: string }[], references: Map<string, number>) {
+  const empty = items.find((item) => item.id === '');
+  if (!empty) return;
+  const uses = references.get('') ?? 0;
+  const how = uses === 0 ? 'nothing refers to it' : `${uses} reference${uses === 1 ? '' : 's'} with an empty type name it`;
+  reporter.warning(`${kind} with an empty id; ${how}`, reporter.origin(empty));
+}
+
+/** Every type id the templates and the IEDs refer to, by the kind of type referred to. */
+function referencesOf(model: { templates: DataTypeTemplates; lnTypes: string[] }) {
+  const { templates } = model;
+  const attributes = [...templates.doTypes.flatMap((d) => d.children.filter((c) => c.kind === 'DA')), ...templates.daTypes.flatMap((d) => d.components)];
+  return {
+    lNodeType: countReferences(model.lnTypes),
+    doType: countReferences([...templates.lNodeTypes.flatMap((l) => l.dataObjects.map((d) => d.type)), ...templates.doTypes.flatMap((d) => d.children.filter((c) => c.kind === 'SDO').map((c) => c.type))]),
+    daType: countReferences(attributes.filter((a) => a.bType === 'Struct' && a.type !== undefined).map((a) => a.type!)),
+    enumType: countReferences(attributes.filter((a) => a.bType === 'Enum' && a.type !== undefined).map((a) => a.type!)),
+  };
 }
 
 function checkAttributeType(reporter: Reporter, index: TemplateIndex, node: BdaDefinition, owner: string) {
@@ -38,20 +87,25 @@ function checkAttributeType(reporter: Reporter, index: TemplateIndex, node: BdaD
     reporter.warnOnce(`btype:${node.bType}`, `unknown basic type ${node.bType} (${owner}.${node.name})`, at);
   }
   if (node.bType === 'Struct') {
-    if (!node.type) reporter.error(`${owner}.${node.name} is a Struct without a type`, at);
-    else if (!index.daTypes.has(node.type)) reporter.error(`${owner}.${node.name} names DAType ${node.type}, which is not defined`, at);
+    if (node.type === undefined) reporter.error(`${owner}.${node.name} is a Struct without a type`, at);
+    else if (!index.daTypes.has(node.type)) reporter.error(`${owner}.${node.name} names DAType ${shownId(node.type)}, which is not defined`, at);
   } else if (node.bType === 'Enum') {
-    if (!node.type) reporter.warning(`${owner}.${node.name} is an Enum without a type: its values are unknown`, at);
-    else if (!index.enumTypes.has(node.type)) reporter.error(`${owner}.${node.name} names EnumType ${node.type}, which is not defined`, at);
+    if (node.type === undefined) reporter.warning(`${owner}.${node.name} is an Enum without a type: its values are unknown`, at);
+    else if (!index.enumTypes.has(node.type)) reporter.error(`${owner}.${node.name} names EnumType ${shownId(node.type)}, which is not defined`, at);
   }
 }
 
-/** Reports what is wrong with the templates. */
-export function validateTemplates(reporter: Reporter, templates: DataTypeTemplates, index: TemplateIndex): void {
+/** Reports what is wrong with the templates; `lnTypes` are the types the IEDs' logical nodes name. */
+export function validateTemplates(reporter: Reporter, templates: DataTypeTemplates, index: TemplateIndex, lnTypes: string[] = []): void {
   duplicates(reporter, 'LNodeType', templates.lNodeTypes);
   duplicates(reporter, 'DOType', templates.doTypes);
   duplicates(reporter, 'DAType', templates.daTypes);
   duplicates(reporter, 'EnumType', templates.enumTypes);
+  const references = referencesOf({ templates, lnTypes });
+  emptyIds(reporter, 'LNodeType', templates.lNodeTypes, references.lNodeType);
+  emptyIds(reporter, 'DOType', templates.doTypes, references.doType);
+  emptyIds(reporter, 'DAType', templates.daTypes, references.daType);
+  emptyIds(reporter, 'EnumType', templates.enumTypes, references.enumType);
 
   for (const lnType of templates.lNodeTypes) {
     const names = new Set<string>();
@@ -59,8 +113,8 @@ export function validateTemplates(reporter: Reporter, templates: DataTypeTemplat
       const at = reporter.origin(dataObject);
       if (names.has(dataObject.name)) reporter.error(`LNodeType ${lnType.id} has two DOs named ${dataObject.name}`, at);
       names.add(dataObject.name);
-      if (dataObject.type && !index.doTypes.has(dataObject.type)) {
-        reporter.error(`DO ${dataObject.name} of LNodeType ${lnType.id} names DOType ${dataObject.type}, which is not defined`, at);
+      if (!index.doTypes.has(dataObject.type)) {
+        reporter.error(`DO ${dataObject.name} of LNodeType ${shownId(lnType.id)} names DOType ${shownId(dataObject.type)}, which is not defined`, at);
       }
     }
   }
@@ -71,8 +125,8 @@ export function validateTemplates(reporter: Reporter, templates: DataTypeTemplat
     }
     for (const child of doType.children) {
       if (child.kind === 'DA') checkAttributeType(reporter, index, child, `DOType ${doType.id}`);
-      else if (child.type && !index.doTypes.has(child.type)) {
-        reporter.error(`SDO ${child.name} of DOType ${doType.id} names DOType ${child.type}, which is not defined`, reporter.origin(child));
+      else if (!index.doTypes.has(child.type)) {
+        reporter.error(`SDO ${child.name} of DOType ${shownId(doType.id)} names DOType ${shownId(child.type)}, which is not defined`, reporter.origin(child));
       }
     }
     const problem = index.expand(doType.id)?.problem;
