@@ -140,3 +140,21 @@ t.test('sv.icd has a sampled-value block with its multicast address and skips th
   t.ok(refs(m).has('TEMPLATEMUnn/TCTR1$CF$Amp$sVC$scaleFactor'));
 });
 
+
+t.test('the browse names the report blocks that libiec61850 servers built from these files expose', { skip }, async (t) => {
+  // What GetNameList answered, asked of server_example_basic_io, server_example_control and
+  // server_example_deadband (libiec61850 1.5), each built from one of these files.
+  const exposed: Record<string, string[]> = {
+    'simpleIO_direct_control.cid': [
+      'LLN0$BR$EventsBRCB01', 'LLN0$BR$EventsBRCBPreConf01', 'LLN0$BR$Measurements01', 'LLN0$BR$Measurements02', 'LLN0$BR$Measurements03',
+      'LLN0$RP$EventsIndexed01', 'LLN0$RP$EventsIndexed02', 'LLN0$RP$EventsIndexed03', 'LLN0$RP$EventsRCB01', 'LLN0$RP$EventsRCBPreConf01',
+    ],
+    'simpleIO_control_tests.cid': ['LLN0$RP$ControlEventsRCB01', 'LLN0$RP$ControlEventsRCB02'],
+    'cid_example_deadband.cid': ['LLN0$BR$BRCB_Events01', 'LLN0$BR$BRCB_Events02', 'LLN0$RP$URCB_Events01', 'LLN0$RP$URCB_Events02'],
+  };
+  for (const [file, names] of Object.entries(exposed)) {
+    const lnsOf = toBrowseTree(await model(file)).ieds.flatMap((i) => i.logicalDevices.flatMap((ld) => ld.logicalNodes));
+    const browsed = lnsOf.flatMap((ln) => ln.reportControls.flatMap((rc) => rc.instances.map((i) => i.ref.slice(i.ref.indexOf('/') + 1))));
+    t.same(browsed.sort(), [...names].sort(), file);
+  }
+});
