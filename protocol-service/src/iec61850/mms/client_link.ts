@@ -5,6 +5,7 @@
  * once and reports one error.
  */
 import { connect as tcpConnect, type Socket } from 'node:net';
+import { nextTick } from 'node:process';
 import { aareRefusal } from './acse.ts';
 import { concat } from './ber.ts';
 import type { BitString } from './ber_values.ts';
@@ -110,7 +111,7 @@ export class IsoLink {
     if (!this.#corked) {
       this.#corked = true;
       this.#socket.cork();
-      process.nextTick(() => {
+      nextTick(() => {
         this.#corked = false;
         this.#socket.uncork();
       });
