@@ -9,7 +9,7 @@ import { asAdmin, bearerLogin, createUser, login } from './support/session.ts';
 
 // 127.0.0.3 plays a trusted proxy; 127.0.0.2 an ordinary client that is not one.
 // A long bus timeout: ten scrypt checks at once on a loaded CI machine take longer than the default.
-const p = await startTestPlatform({ LOCKOUT_SECONDS: '3', TRUSTED_PROXIES: '127.0.0.3/32', BUS_TIMEOUT_MS: '30000' });
+const p = await startTestPlatform({ LOCKOUT_SECONDS: '3', TRUSTED_PROXIES: '127.0.0.3/32', BUS_TIMEOUT_MS: '30000', LOGIN_IN_FLIGHT_PER_ADDRESS: '64' });
 t.teardown(() => p.stop());
 
 const json = { 'content-type': 'application/json' };

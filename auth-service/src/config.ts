@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { EnvReader } from '@scada/platform';
 import { defaultHashCost, lowestTestHashCost } from './domain/passwords.ts';
 
@@ -12,7 +13,16 @@ export type AuthConfig = {
   refreshReuseGraceSeconds: number;
   /** scrypt's log2 N for new password hashes; old hashes keep the cost they were made with. */
   passwordHashCost: number;
+  /** Password checks hashed at once by one replica. */
+  passwordCheckConcurrency: number;
+  /** Password checks waiting for a turn in one replica; more are refused at once (503 `overloaded`). */
+  passwordCheckQueue: number;
 };
+
+/** Hashes at once by default: one core left for everything else, at most 4 (scrypt takes 128 MiB each). */
+export function defaultCheckConcurrency(cores = availableParallelism()): number {
+  return Math.min(4, Math.max(1, cores - 1));
+}
 
 /** Reads the auth service's section of the environment. */
 export function readAuthConfig(env: EnvReader): AuthConfig {
@@ -26,6 +36,8 @@ export function readAuthConfig(env: EnvReader): AuthConfig {
     refreshReuseGraceSeconds: env.int('REFRESH_REUSE_GRACE_SECONDS', 10, { min: 0, max: 300 }),
     // Below production cost only for test runs, where hundreds of hashes would otherwise take minutes.
     passwordHashCost: env.int('PASSWORD_HASH_COST', defaultHashCost, { min: env.optionalString('NODE_ENV') === 'test' ? lowestTestHashCost : defaultHashCost, max: 20 }),
+    passwordCheckConcurrency: env.int('PASSWORD_CHECK_CONCURRENCY', defaultCheckConcurrency(), { min: 1, max: 64 }),
+    passwordCheckQueue: env.int('PASSWORD_CHECK_QUEUE', 32, { min: 0, max: 10_000 }),
   };
   if (config.adminPassword !== undefined && (config.adminPassword.length < 8 || config.adminPassword.length > 1024)) {
     env.fail('ADMIN_PASSWORD: must be 8 to 1024 characters');

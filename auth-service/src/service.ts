@@ -9,6 +9,7 @@ import { signInHandlers } from './handlers/sign_in.ts';
 import { spaceHandlers } from './handlers/spaces.ts';
 import { userAdminHandlers } from './handlers/user_admin.ts';
 import { userHandlers } from './handlers/users.ts';
+import { CheckQueue } from './domain/check_queue.ts';
 import { passwords as passwordHashing } from './domain/passwords.ts';
 import { loadKeyRing } from './store/keys.ts';
 
@@ -23,7 +24,8 @@ export const authService: ServiceDefinition<AuthConfig> = {
   setup: async ({ store, bus, config, log, notices }) => {
     const passwords = passwordHashing(config.passwordHashCost);
     await bootstrap(store, config, passwords, log, notices);
-    const deps = { store, bus, config, log, passwords, keys: await loadKeyRing(store) };
+    const checks = new CheckQueue({ concurrency: config.passwordCheckConcurrency, queueLength: config.passwordCheckQueue });
+    const deps = { store, bus, config, log, passwords, checks, keys: await loadKeyRing(store) };
     return {
       implementations: [
         ...signInHandlers(deps), ...sessionHandlers(deps), ...userHandlers(deps), ...spaceHandlers(deps), ...adminHandlers(deps),

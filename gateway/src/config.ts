@@ -10,6 +10,8 @@ export type GatewayConfig = {
   tlsKeyFile?: string;
   trustedProxies: string[];
   loginRateLimitPerMinute: number;
+  /** `/login` and `/validate` requests one client address may have unanswered at once. */
+  loginInFlightPerAddress: number;
   /** Largest JSON, form or text body. */
   bodyLimitBytes: number;
   maxSclBytes: number;
@@ -36,6 +38,7 @@ export function readGatewayConfig(env: EnvReader): GatewayConfig {
     tlsKeyFile: env.optionalString('TLS_KEY_FILE'),
     trustedProxies: env.list('TRUSTED_PROXIES', [], checkCidr),
     loginRateLimitPerMinute: env.int('LOGIN_RATE_LIMIT_PER_MINUTE', 60, { min: 1, max: 1_000_000 }),
+    loginInFlightPerAddress: env.int('LOGIN_IN_FLIGHT_PER_ADDRESS', 8, { min: 1, max: 10_000 }),
     bodyLimitBytes: 1024 * 1024,
     maxSclBytes: env.int('MAX_SCL_BYTES', 33554432, { min: 1024, max: 2 ** 31 - 1 }),
     live: {

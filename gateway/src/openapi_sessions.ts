@@ -31,8 +31,9 @@ const signInErrors = {
   '401': problem('`invalid_credentials`: the same answer for an unknown user and a wrong password'),
   '403': problem('`csrf_rejected` (cross-site Origin) or `ip_denied`'),
   '415': problem('Another body encoding'),
-  '423': problem('`account_locked`, with `Retry-After`'),
-  '429': problem('`rate_limited`, with `Retry-After`; counted per client address by each gateway replica'),
+  '423': problem('`account_locked`, with `Retry-After`: the name is locked, or the checks in flight for it fill the lock; also for the right password'),
+  '429': problem('`rate_limited`, with `Retry-After`: too many attempts from the client address per minute, or unanswered at once; counted by each gateway replica'),
+  '503': problem('`overloaded`, with `Retry-After`: the password checks of the auth service are full; answered at once'),
 };
 
 /** `/login`, `/validate`, `/refresh` and `/logout`, which the gateway shapes around the auth service. */

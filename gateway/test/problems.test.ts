@@ -36,7 +36,7 @@ const absent = defineOperation({
 const ops = [fail, slow, create, refuse, absent];
 
 const config: GatewayConfig = {
-  httpPort: 1, httpsPort: 0, trustedProxies: [], loginRateLimitPerMinute: 60, bodyLimitBytes: 1024 * 1024, maxSclBytes: 1 << 25,
+  httpPort: 1, httpsPort: 0, trustedProxies: [], loginRateLimitPerMinute: 60, loginInFlightPerAddress: 8, bodyLimitBytes: 1024 * 1024, maxSclBytes: 1 << 25,
 };
 
 async function setup(t: Test, makeBus: () => Promise<Bus>) {

@@ -23,7 +23,7 @@ for (const target of busTargets()) {
       }),
     ], log);
     await bus.flush();
-    const config = { httpPort: 1, httpsPort: 0, trustedProxies: [], loginRateLimitPerMinute: 60, bodyLimitBytes: 1 << 20, maxSclBytes: 1 << 25 };
+    const config = { httpPort: 1, httpsPort: 0, trustedProxies: [], loginRateLimitPerMinute: 60, loginInFlightPerAddress: 8, bodyLimitBytes: 1 << 20, maxSclBytes: 1 << 25 };
     const gateway = await startGateway({ bus, log, config, dataDir: '/nonexistent', busTimeoutMs: 3000, shutdownGraceMs: 5000, host: '127.0.0.1', ephemeralPorts: true, operations: [slow] });
     const url = `http://127.0.0.1:${gateway.httpPort}`;
 

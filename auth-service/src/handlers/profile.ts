@@ -5,7 +5,7 @@ import { chooseDefaultSpace } from '../store/memberships.ts';
 import { findSpace } from '../store/spaces.ts';
 import { publicUser, setOtpSecret, updateUserFields, type UserRecord } from '../store/users.ts';
 import { actorName, announceUser, callerRecord, principalOf, type AuthDeps } from './deps.ts';
-import { requireStepUp } from './step_up_interim.ts';
+import { requireStepUp } from './step_up.ts';
 
 /** The caller's profile and default space, and what the sign-in offers. */
 export function profileHandlers(deps: AuthDeps): Implementation[] {

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { login, ProblemError, validateOtp } from '@scada/contracts';
+import { login, validateOtp } from '@scada/contracts';
 import { implement, type HandlerContext, type Implementation } from '@scada/platform';
 import { passwordLength } from '../domain/passwords.ts';
 import { matchTotp } from '../domain/totp.ts';
-import { clearFailures, countFailure, lockedFor } from '../store/lock.ts';
 import { challengeValid, logAttempt, saveChallenge, useChallenge } from '../store/records.ts';
 import { claimOtpStep, findUser, type UserRecord } from '../store/users.ts';
+import { lockedCheck } from './checks.ts';
 import { invalidCredentials, openGrant, type AuthDeps } from './deps.ts';
 
 const challengeSeconds = 300;
@@ -14,20 +14,6 @@ const challengeSeconds = 300;
 export function signInHandlers(deps: AuthDeps): Implementation[] {
   const record = (ctx: HandlerContext, username: string, successful: boolean, msg: string) =>
     logAttempt(deps.store, { username, ip: ctx.clientIp, successful, msg });
-
-  const refuseWhileLocked = async (ctx: HandlerContext, username: string) => {
-    const seconds = await lockedFor(deps.store, username.toLowerCase());
-    if (seconds > 0) {
-      await record(ctx, username, false, 'account locked');
-      throw new ProblemError('account_locked', 'Too many failed attempts: try again later', { retryAfter: seconds });
-    }
-  };
-
-  const fail = async (ctx: HandlerContext, username: string, msg: string): Promise<never> => {
-    await countFailure(deps.store, username.toLowerCase(), deps.config.lockoutThreshold, deps.config.lockoutSeconds);
-    await record(ctx, username, false, msg);
-    throw invalidCredentials();
-  };
 
   const checkPassword = async (username: string, password: string): Promise<UserRecord | null> => {
     const user = await findUser(deps.store, { username });
@@ -38,38 +24,43 @@ export function signInHandlers(deps: AuthDeps): Implementation[] {
 
   return [
     implement(login, async ({ body }, ctx) => {
-      await refuseWhileLocked(ctx, body.username);
-      const user = await checkPassword(body.username, body.password);
-      if (!user) return fail(ctx, body.username, 'invalid credentials');
+      const { user } = await lockedCheck(deps, ctx, body.username, { hashes: true }, async () => {
+        const found = await checkPassword(body.username, body.password);
+        return { verdict: !found ? 'failed' : found.otpSecret ? 'released' : 'completed', user: found } as const;
+      });
+      if (!user) {
+        await record(ctx, body.username, false, 'invalid credentials');
+        throw invalidCredentials();
+      }
       if (user.otpSecret) {
         const token = randomBytes(32).toString('base64url');
         await saveChallenge(deps.store, token, user.username.toLowerCase(), challengeSeconds);
         await record(ctx, user.username, true, 'otp required');
         return { kind: 'otp', otp_required: true, otp_type: 'TOTP', username: user.username, otp_token: token, 'expire-seconds': challengeSeconds } as const;
       }
-      await clearFailures(deps.store, user.username.toLowerCase());
       const grant = await openGrant(deps, user);
       await record(ctx, user.username, true, 'login succeeded');
       return grant;
     }),
 
     implement(validateOtp, async ({ body }, ctx) => {
-      await refuseWhileLocked(ctx, body.username);
       const key = body.username.toLowerCase();
-      const user = await findUser(deps.store, { username: body.username });
-      if (!user?.enabled || !user.otpSecret || !(await challengeValid(deps.store, body.otp_token, key))) {
-        await record(ctx, body.username, false, 'otp challenge invalid');
+      const outcome = await lockedCheck(deps, ctx, body.username, { hashes: false }, async () => {
+        const user = await findUser(deps.store, { username: body.username });
+        if (!user?.enabled || !user.otpSecret || !(await challengeValid(deps.store, body.otp_token, key))) {
+          return { verdict: 'released', user: null, msg: 'otp challenge invalid' } as const;
+        }
+        const step = matchTotp(user.otpSecret, body.otp_code.trim(), user.otpLastStep);
+        // Both claims are atomic, so two requests racing with one code cannot both win.
+        const won = step !== null && (await claimOtpStep(deps.store, user.id, step)) && (await useChallenge(deps.store, body.otp_token));
+        return won ? ({ verdict: 'completed', user, msg: 'otp succeeded' } as const) : ({ verdict: 'failed', user, msg: 'otp failed' } as const);
+      });
+      if (outcome.verdict !== 'completed') {
+        await record(ctx, outcome.user?.username ?? body.username, false, outcome.msg);
         throw invalidCredentials();
       }
-      const step = matchTotp(user.otpSecret, body.otp_code.trim(), user.otpLastStep);
-      if (step === null) return fail(ctx, user.username, 'otp failed');
-      // Both claims are atomic, so two requests racing with one code cannot both win.
-      if (!(await claimOtpStep(deps.store, user.id, step)) || !(await useChallenge(deps.store, body.otp_token))) {
-        return fail(ctx, user.username, 'otp failed');
-      }
-      await clearFailures(deps.store, key);
-      const grant = await openGrant(deps, user);
-      await record(ctx, user.username, true, 'otp succeeded');
+      const grant = await openGrant(deps, outcome.user);
+      await record(ctx, outcome.user.username, true, outcome.msg);
       return grant;
     }),
   ];

@@ -6,7 +6,7 @@ import { revokeUserSessions } from '../store/sessions.ts';
 import { findUser, updateUserFields } from '../store/users.ts';
 import { actorName, actorOf, announceRevoked, announceUser, endUserSessions, type AuthDeps } from './deps.ts';
 import { keepAdmins } from './memberships.ts';
-import { logAdminAct } from './step_up_interim.ts';
+import { logAdminAct } from './step_up.ts';
 
 /** An administrator's password reset of another user, and the deletion of several users at once. */
 export function userAdminHandlers(deps: AuthDeps): Implementation[] {

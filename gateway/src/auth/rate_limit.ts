@@ -29,3 +29,28 @@ export class RateLimiter {
     return Math.max(1, Math.ceil((1 - bucket.tokens) / rate / 1000));
   }
 }
+
+/** Requests each client address has unanswered at once, up to a bound (per gateway replica). */
+export class InFlight {
+  readonly #max: number;
+  readonly #count = new Map<string, number>();
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  /** Counts one more request of the address: false (and nothing counted) when it has its bound already. */
+  enter(address: string): boolean {
+    const now = this.#count.get(address) ?? 0;
+    if (now >= this.#max) return false;
+    this.#count.set(address, now + 1);
+    return true;
+  }
+
+  /** Counts one request of the address answered. */
+  leave(address: string): void {
+    const now = (this.#count.get(address) ?? 1) - 1;
+    if (now <= 0) this.#count.delete(address);
+    else this.#count.set(address, now);
+  }
+}

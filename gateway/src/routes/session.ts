@@ -5,11 +5,11 @@ import type { Context } from 'koa';
 import { readBody } from '../input/body.ts';
 import { clearSessionCookie, cookieNames, setSessionCookie, setSessionCookies } from '../auth/cookies.ts';
 import type { SessionDeps } from '../auth/session.ts';
-import { RateLimiter } from '../auth/rate_limit.ts';
+import { InFlight, RateLimiter } from '../auth/rate_limit.ts';
 import { sessionOf } from '../middleware/authorize.ts';
 
 /** What the session routes need. */
-export type SessionRouteDeps = SessionDeps & { loginRateLimitPerMinute: number; bodyLimitBytes: number };
+export type SessionRouteDeps = SessionDeps & { loginRateLimitPerMinute: number; loginInFlightPerAddress: number; bodyLimitBytes: number };
 
 const formTypes = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'] as const;
 const otpChallengeSeconds = 300;
@@ -22,14 +22,22 @@ export function sessionRoutes(deps: SessionRouteDeps): Router {
   const router = new Router();
   const limiter = new RateLimiter(deps.loginRateLimitPerMinute);
   const parse = (ctx: Context) => readForm(ctx, deps.bodyLimitBytes);
-  const limited = (ctx: Context) => {
+  const inFlight = new InFlight(deps.loginInFlightPerAddress);
+  /** Runs a sign-in step within the address's rate and the number it may have unanswered at once. */
+  const limited = async (ctx: Context, step: () => Promise<void>) => {
     const wait = limiter.take(ctx.state.clientIp);
     if (wait > 0) throw new ProblemError('rate_limited', 'Too many sign-in attempts from this address', { retryAfter: wait });
+    const address = ctx.state.clientIp as string;
+    if (!inFlight.enter(address)) throw new ProblemError('rate_limited', 'Too many sign-in attempts from this address at once', { retryAfter: 1 });
+    try {
+      await step();
+    } finally {
+      inFlight.leave(address);
+    }
   };
   const callCtx = (ctx: Context, op: Operation) => ({ requestId: ctx.state.requestId, clientIp: ctx.state.clientIp, timeoutMs: deadlineOf(op, deps.busTimeoutMs) });
 
-  router.post('/login', async (ctx) => {
-    limited(ctx);
+  router.post('/login', (ctx) => limited(ctx, async () => {
     const form = await parse(ctx);
     const body = { username: field(form, 'username', true) as string, password: field(form, 'password', true) as string };
     const answer = await call(deps.bus, login, { params: {}, query: {}, body }, callCtx(ctx, login));
@@ -40,10 +48,9 @@ export function sessionRoutes(deps: SessionRouteDeps): Router {
       return;
     }
     grantSession(ctx, answer);
-  });
+  }));
 
-  router.post('/validate', async (ctx) => {
-    limited(ctx);
+  router.post('/validate', (ctx) => limited(ctx, async () => {
     const form = await parse(ctx);
     const otpToken = field(form, 'otp_token', false) ?? ctx.cookies.get(cookieNames.otp);
     if (!otpToken) throw new ProblemError('unauthenticated', 'No sign-in challenge: sign in with your password first');
@@ -51,7 +58,7 @@ export function sessionRoutes(deps: SessionRouteDeps): Router {
     const grant = await call(deps.bus, validateOtp, { params: {}, query: {}, body }, callCtx(ctx, validateOtp));
     clearSessionCookie(ctx, cookieNames.otp);
     grantSession(ctx, grant);
-  });
+  }));
 
   router.post('/refresh', async (ctx) => {
     const cookie = ctx.cookies.get(cookieNames.refresh);

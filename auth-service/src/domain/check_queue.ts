@@ -1,0 +1,167 @@
+import { ProblemError } from '@scada/contracts';
+
+/** Settings of the password-check queue of one auth replica. */
+export type CheckQueueOptions = {
+  /** Checks hashed at once. */
+  concurrency: number;
+  /** Checks waiting for a turn, beyond those running. */
+  queueLength: number;
+  /** Seconds a refused client is told to wait (`Retry-After`). */
+  retryAfterSeconds?: number;
+  /** The clock, for tests. */
+  now?: () => number;
+};
+
+/** A check admitted to the queue: wait for its turn, then say when it is done. */
+export type CheckTicket = {
+  /** Resolves when the check may run; rejects with `overloaded` when it was pushed out of the queue, or the caller's timeout when its deadline passed while it waited. */
+  turn(): Promise<void>;
+  /** Gives the turn (or the place in the queue) back; call exactly once, whatever happened. */
+  done(): void;
+};
+
+type Waiting = { seq: number; score: number; address: string; deadline: number; resolve: () => void; reject: (err: unknown) => void; state: 'waiting' | 'running' | 'out' };
+
+const failureHalfLifeMs = 60_000;
+const maxTrackedAddresses = 10_000;
+
+/**
+ * The password checks of one auth replica: at most `concurrency` hashes at once and `queueLength`
+ * waiting, so a burst of sign-ins costs bounded memory and CPU and is refused at once (503 `overloaded`)
+ * instead of piling up until every caller times out. Requests whose deadline passes while they wait are
+ * dropped before their hash. Waiting checks are served by how much their client address has been failing
+ * lately (fewest failures first, then in order of arrival), and a full queue makes room for a newcomer
+ * from a cleaner address by pushing out the worst-placed waiting check: an address sending wrong passwords
+ * cannot keep the others from signing in.
+ */
+export class CheckQueue {
+  readonly #concurrency: number;
+  readonly #queueLength: number;
+  readonly #retryAfter: number;
+  readonly #now: () => number;
+  readonly #waiting: Waiting[] = [];
+  readonly #failures = new Map<string, { score: number; at: number }>();
+  #running = 0;
+  #seq = 0;
+  /** Moving average of a check's duration, to refuse at once what could not start before its deadline. */
+  #checkMs = 0;
+
+  constructor(options: CheckQueueOptions) {
+    this.#concurrency = options.concurrency;
+    this.#queueLength = options.queueLength;
+    this.#retryAfter = options.retryAfterSeconds ?? 1;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Checks running and waiting now. */
+  get load(): { running: number; waiting: number } {
+    return { running: this.#running, waiting: this.#waiting.length };
+  }
+
+  /**
+   * Admits a check from an address with a deadline (epoch ms, `Infinity` for none), or refuses it at once
+   * with 503 `overloaded`: when the queue is full of checks from addresses failing as much or more, or when
+   * the checks ahead would take it past its deadline.
+   */
+  admit(address: string | null, deadline: number): CheckTicket {
+    const key = address ?? '';
+    const score = this.#score(key);
+    if (this.#running < this.#concurrency && this.#waiting.length === 0) {
+      this.#running += 1;
+      return this.#ticket({ seq: this.#seq++, score, address: key, deadline, resolve: () => undefined, reject: () => undefined, state: 'running' });
+    }
+    const ahead = this.#waiting.filter((w) => w.score <= score).length + this.#running;
+    if (this.#checkMs > 0 && this.#now() + (ahead / this.#concurrency + 1) * this.#checkMs > deadline) throw this.#overloaded();
+    if (this.#waiting.length >= this.#queueLength) {
+      const worst = this.#worst();
+      if (!worst || worst.score <= score) throw this.#overloaded();
+      this.#remove(worst);
+      worst.state = 'out';
+      worst.reject(this.#overloaded());
+    }
+    let resolve!: () => void;
+    let reject!: (err: unknown) => void;
+    const turn = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    // The rejection is read by whoever awaits the turn; never an unhandled rejection meanwhile.
+    turn.catch(() => undefined);
+    const waiting: Waiting = { seq: this.#seq++, score, address: key, deadline, resolve, reject, state: 'waiting' };
+    this.#waiting.push(waiting);
+    return this.#ticket(waiting, turn);
+  }
+
+  /** Counts a failed check against its client address, which then waits behind cleaner ones for a while. */
+  noteFailure(address: string | null): void {
+    const key = address ?? '';
+    const score = this.#score(key) + 1;
+    this.#failures.delete(key);
+    this.#failures.set(key, { score, at: this.#now() });
+    if (this.#failures.size > maxTrackedAddresses) this.#failures.delete(this.#failures.keys().next().value as string);
+  }
+
+  #score(key: string): number {
+    const entry = this.#failures.get(key);
+    if (!entry) return 0;
+    return entry.score * 0.5 ** ((this.#now() - entry.at) / failureHalfLifeMs);
+  }
+
+  #ticket(entry: Waiting, turn: Promise<void> = Promise.resolve()): CheckTicket {
+    let started = entry.state === 'running' ? this.#now() : 0;
+    let finished = false;
+    return {
+      turn: async () => {
+        await turn;
+        started = this.#now();
+      },
+      done: () => {
+        if (finished) return;
+        finished = true;
+        if (entry.state === 'waiting') {
+          // Its caller gave up before its turn: it leaves the queue without running.
+          this.#remove(entry);
+          entry.state = 'out';
+          return;
+        }
+        if (entry.state === 'out') return; // pushed out or dropped: it never held a turn
+        entry.state = 'out';
+        if (started > 0) {
+          const took = this.#now() - started;
+          this.#checkMs = this.#checkMs === 0 ? took : this.#checkMs * 0.8 + took * 0.2;
+        }
+        this.#running -= 1;
+        this.#next();
+      },
+    };
+  }
+
+  #next(): void {
+    while (this.#running < this.#concurrency && this.#waiting.length > 0) {
+      const best = this.#waiting.reduce((a, b) => (b.score < a.score || (b.score === a.score && b.seq < a.seq) ? b : a));
+      this.#remove(best);
+      if (this.#now() >= best.deadline) {
+        best.state = 'out';
+        best.reject(new ProblemError('upstream_timeout', 'The password check was not started: its deadline had passed'));
+        continue;
+      }
+      this.#running += 1;
+      best.state = 'running';
+      best.resolve();
+    }
+  }
+
+  #worst(): Waiting | undefined {
+    if (this.#waiting.length === 0) return undefined;
+    return this.#waiting.reduce((a, b) => (b.score > a.score || (b.score === a.score && b.seq > a.seq) ? b : a));
+  }
+
+  #remove(waiting: Waiting): void {
+    const at = this.#waiting.indexOf(waiting);
+    if (at >= 0) this.#waiting.splice(at, 1);
+  }
+
+  #overloaded(): ProblemError {
+    return new ProblemError('overloaded', 'Too many sign-ins are being checked: try again shortly', { retryAfter: this.#retryAfter });
+  }
+}

@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto';
+import { authService } from '@scada/auth';
+import { login as loginOp } from '@scada/contracts';
+import { call, startService } from '@scada/platform';
+import { generateSync } from 'otplib';
+import t, { type Test } from 'tap';
+import { requestFrom } from './support/from_address.ts';
+import { startTestPlatform, type TestPlatform } from './support/platform.ts';
+import { asAdmin, createUser, login } from './support/session.ts';
+
+// The lock under parallel attempts, against two auth replicas sharing one store; and the check queue.
+const json = { 'content-type': 'application/json' };
+
+const tally = (statuses: number[]) => statuses.reduce<Record<number, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
+
+async function withSecondAuth(t: Test, p: TestPlatform): Promise<void> {
+  const replica = await startService(authService, { bus: p.proc.bus, store: p.proc.store!, log: p.proc.log, config: p.proc.config.services.auth });
+  t.teardown(() => replica.stop());
+}
+
+async function checksLogged(p: TestPlatform, username: string, msg: string): Promise<number> {
+  const { rows } = await p.proc.store!.query<{ n: string | number }>('select count(*) as n from auth.auth_log where lower(username) = lower($1) and msg = $2', [username, msg]);
+  return Number(rows[0]?.n);
+}
+
+t.test('the account lock under parallel attempts', async (t) => {
+  const p = await startTestPlatform({ LOCKOUT_THRESHOLD: '5', LOGIN_IN_FLIGHT_PER_ADDRESS: '64', LOGIN_RATE_LIMIT_PER_MINUTE: '100000', BUS_TIMEOUT_MS: '30000' });
+  t.teardown(() => p.stop());
+  await withSecondAuth(t, p);
+  const admin = await asAdmin(p);
+
+  t.test(`12 parallel wrong passwords for one name on two replicas: exactly 5 checked, the rest 423 at once (${p.mode})`, async (t) => {
+    const user = await createUser(p, { role: 'viewer' });
+    const answers = await Promise.all(Array.from({ length: 12 }, () => login(p, user.username, 'wrong-password-1')));
+    t.same(tally(answers.map((r) => r.status)), { 401: 5, 423: 7 });
+    const refused = answers.find((r) => r.status === 423)!;
+    t.equal(((await refused.json()) as { code: string }).code, 'account_locked');
+    t.ok(Number(refused.headers.get('retry-after')) > 0, 'with Retry-After');
+    t.equal(await checksLogged(p, user.username, 'invalid credentials'), 5, 'five checks were evaluated');
+    const right = await login(p, user.username, user.password);
+    t.equal(right.status, 423, 'the right password after the fifth failure is refused');
+    const locked = (await (await fetch(`${p.url}/api/auth/lockedUsers`, { headers: admin.headers })).json()) as string[];
+    t.ok(locked.includes(user.username.toLowerCase()), 'and did not clear the lock');
+  });
+
+  t.test('30 parallel attempts with the right password among them: never more than 5 checks, the lock holds', async (t) => {
+    const user = await createUser(p, { role: 'viewer' });
+    const attempts = Array.from({ length: 30 }, (_, i) => (i === 12 ? user.password : `wrong-password-${i}`));
+    const answers = await Promise.all(attempts.map((password) => login(p, user.username, password)));
+    const statuses = answers.map((r) => r.status);
+    t.ok(statuses.every((s) => s === 401 || s === 423 || s === 200), `only 401, 423 and 200: ${JSON.stringify(tally(statuses))}`);
+    t.ok(statuses.filter((s) => s === 401).length <= 5, 'at most five failed checks');
+    if (statuses[12] !== 200) t.equal((await login(p, user.username, user.password)).status, 423, 'locked afterwards when the right one came too late');
+  });
+
+  t.test('12 parallel wrong OTP codes on two replicas: 5 checked, the rest 423; the right code then is 423', async (t) => {
+    const user = await createUser(p, { role: 'viewer' });
+    const enrol = await fetch(`${p.url}/api/users/${user.userId}/otp`, { method: 'POST', headers: admin.headers });
+    const { secret } = (await enrol.json()) as { secret: string };
+    const challenge = ((await (await login(p, user.username, user.password)).json()) as { otp_token: string }).otp_token;
+    const right = generateSync({ secret });
+    const wrong = String((Number(right) + 1) % 1_000_000).padStart(6, '0');
+    const validate = (code: string) => fetch(`${p.url}/validate`, { method: 'POST', headers: json, body: JSON.stringify({ username: user.username, otp_code: code, otp_token: challenge }) });
+    const answers = await Promise.all(Array.from({ length: 12 }, () => validate(wrong)));
+    t.same(tally(answers.map((r) => r.status)), { 401: 5, 423: 7 });
+    t.equal(await checksLogged(p, user.username, 'otp failed'), 5);
+    t.equal((await validate(right)).status, 423, 'the right code after the fifth failure');
+  });
+
+  t.test('a correct password that leads to the OTP step gives its place back without a count', async (t) => {
+    const user = await createUser(p, { role: 'viewer' });
+    await fetch(`${p.url}/api/users/${user.userId}/otp`, { method: 'POST', headers: admin.headers });
+    for (let i = 0; i < 8; i++) t.equal((await login(p, user.username, user.password)).status, 200, `challenge ${i + 1}`);
+  });
+});
+
+t.test('the password-check queue', async (t) => {
+  const p = await startTestPlatform({
+    PASSWORD_CHECK_CONCURRENCY: '1',
+    PASSWORD_CHECK_QUEUE: '4',
+    LOGIN_IN_FLIGHT_PER_ADDRESS: '3',
+    LOGIN_RATE_LIMIT_PER_MINUTE: '100000',
+    BUS_TIMEOUT_MS: '30000',
+  });
+  t.teardown(() => p.stop());
+  const name = () => `nobody-${randomBytes(4).toString('hex')}`;
+  const body = () => JSON.stringify({ username: name(), password: 'wrong-password-1' });
+
+  t.test(`a full queue answers 503 overloaded with Retry-After; never 500 or 504 (${p.mode})`, async (t) => {
+    const addresses = ['127.0.0.21', '127.0.0.22', '127.0.0.23', '127.0.0.24'];
+    const answers = await Promise.all(addresses.flatMap((a) => Array.from({ length: 3 }, () => requestFrom(a, `${p.url}/login`, { method: 'POST', headers: [['content-type', 'application/json']], body: body() }))));
+    const statuses = answers.map((r) => r.status);
+    t.ok(statuses.every((s) => s === 401 || s === 503), `only 401 and 503: ${JSON.stringify(tally(statuses))}`);
+    const overloaded = answers.find((r) => r.status === 503);
+    t.ok(overloaded, 'some were refused');
+    t.equal((overloaded?.json() as { code: string } | undefined)?.code, 'overloaded');
+    t.ok(Number(overloaded?.headers['retry-after']) >= 1, 'with Retry-After');
+  });
+
+  t.test('one address gets at most LOGIN_IN_FLIGHT_PER_ADDRESS sign-ins unanswered at once; the rest 429', async (t) => {
+    const answers = await Promise.all(Array.from({ length: 8 }, () => requestFrom('127.0.0.31', `${p.url}/login`, { method: 'POST', headers: [['content-type', 'application/json']], body: body() })));
+    const limited = answers.filter((r) => r.status === 429);
+    t.ok(limited.length >= 1, `${limited.length} of 8 refused`);
+    t.equal((limited[0]?.json() as { code: string }).code, 'rate_limited');
+    t.ok(answers.every((r) => [401, 429, 503].includes(r.status)));
+  });
+
+  t.test('a check whose deadline passes while it waits is dropped before its hash', async (t) => {
+    const names = Array.from({ length: 6 }, name);
+    const answers = await Promise.allSettled(
+      names.map((username) => call(p.proc.bus, loginOp, { params: {}, query: {}, body: { username, password: 'wrong-password-1' } }, { requestId: `drop-${username}`, clientIp: '127.0.0.41', timeoutMs: 50 })),
+    );
+    t.ok(answers.every((a) => a.status === 'rejected'), 'nobody waited long enough for an answer');
+    // Let the replica finish whatever it started.
+    await new Promise((r) => setTimeout(r, 500));
+    let checked = 0;
+    for (const username of names) checked += await checksLogged(p, username, 'invalid credentials');
+    t.ok(checked <= 2, `${checked} of 6 were hashed`);
+    const { rows } = await p.proc.store!.query<{ n: string }>('select coalesce(sum(pending), 0) as n from auth.login_failures where username_key = any($1)', [names]);
+    t.equal(Number(rows[0]?.n), 0, 'every place in the lock was given back');
+  });
+});
