@@ -1,3 +1,4 @@
+import { generateSync } from 'otplib';
 import t from 'tap';
 import { startTestPlatform } from './support/platform.ts';
 import { asAdmin, bearerLogin, createSpace, createUser, login, signIn } from './support/session.ts';
@@ -48,9 +49,12 @@ t.test(`users and spaces administration (${p.mode})`, async (t) => {
     const self = await signIn(p, { role: 'viewer' });
     const other = await signIn(p, { role: 'editor' });
     t.equal((await fetch(`${p.url}/api/users/${self.userId}/otp`, { method: 'POST', headers: other.headers })).status, 403);
-    t.equal((await fetch(`${p.url}/api/users/${self.userId}/otp`, { method: 'POST', headers: self.headers })).status, 200, 'the user itself');
+    const proof = (body: Record<string, string>) => ({ headers: json(self.headers), body: JSON.stringify(body) });
+    const enrolled = await fetch(`${p.url}/api/users/${self.userId}/otp`, { method: 'POST', ...proof({ currentPassword: self.password }) });
+    t.equal(enrolled.status, 200, 'the user itself, with their password');
+    const { secret } = (await enrolled.json()) as { secret: string };
     t.match(await (await fetch(`${p.url}/api/users/${self.userId}`, { headers: admin.headers })).json(), { otpType: 'totp' });
-    t.equal((await fetch(`${p.url}/api/users/${self.userId}/otp`, { method: 'DELETE', headers: self.headers })).status, 204);
+    t.equal((await fetch(`${p.url}/api/users/${self.userId}/otp`, { method: 'DELETE', ...proof({ currentPassword: self.password, otpCode: generateSync({ secret }) }) })).status, 204);
     t.equal((await login(p, self.username, self.password)).status, 200);
     t.notOk(((await (await login(p, self.username, self.password)).json()) as { otp_required?: boolean }).otp_required, 'no OTP step any more');
   });

@@ -42,7 +42,7 @@ t.test(`users, profiles and memberships (${p.mode})`, async (t) => {
   t.test('turning TOTP off through the profile needs the password and a fresh code; wrong ones count toward the lock', async (t) => {
     const user = await createUser(p, { role: 'editor' });
     const me = await bearerLogin(p, user.username, user.password);
-    const { secret } = (await (await send('POST', `/api/users/${me.userId}/otp`, me.headers)).json()) as { secret: string };
+    const { secret } = (await (await send('POST', `/api/users/${me.userId}/otp`, me.headers, { currentPassword: user.password })).json()) as { secret: string };
     const off = (extra: Record<string, unknown>) => send('PUT', '/api/users/profile', me.headers, { email: null, otpType: 'none', ...extra });
     const refused = await off({});
     t.equal(refused.status, 403);
@@ -55,7 +55,7 @@ t.test(`users, profiles and memberships (${p.mode})`, async (t) => {
     t.equal((await off({})).status, 204, 'asking for the type one has is no change');
 
     const victim = await signIn(p, { role: 'viewer' });
-    await send('POST', `/api/users/${victim.userId}/otp`, victim.headers);
+    t.equal((await send('POST', `/api/users/${victim.userId}/otp`, victim.headers, { currentPassword: victim.password })).status, 200);
     const guess = () => send('PUT', '/api/users/profile', victim.headers, { email: null, otpType: 'none', currentPassword: 'guessed-password', otpCode: '000000' });
     for (let i = 0; i < 4; i++) t.equal((await guess()).status, 403);
     t.equal((await guess()).status, 423, 'the fourth wrong answer locked the name');

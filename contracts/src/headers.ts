@@ -23,4 +23,6 @@ export type Actor = {
   name: string;
   roles: string[];
   spaces: string[];
+  /** The session the request came with: what "the caller's other sessions" are counted from. */
+  sid?: string;
 };

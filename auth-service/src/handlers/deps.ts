@@ -91,9 +91,12 @@ export function announceRevoked(deps: AuthDeps, ctx: HandlerContext, sid: string
   publishEvent(deps.bus, authEvents.sessionRevoked, { id: null, space: null, actor: actorName(ctx), sid, until }, ctx.requestId);
 }
 
-/** Ends every live session of a user and tells every gateway, which refuses their tokens from then on. */
-export async function endUserSessions(deps: AuthDeps, ctx: HandlerContext, userId: string): Promise<void> {
-  for (const { sid, until } of await revokeUserSessions(deps.store, userId)) announceRevoked(deps, ctx, sid, until);
+/**
+ * Ends every live session of a user, but `keepSid` when given (the session making a change to its own
+ * account), and tells every gateway, which refuses their tokens from then on.
+ */
+export async function endUserSessions(deps: AuthDeps, ctx: HandlerContext, userId: string, keepSid: string | null = null): Promise<void> {
+  for (const { sid, until } of await revokeUserSessions(deps.store, userId, keepSid)) announceRevoked(deps, ctx, sid, until);
 }
 
 /** Tells every gateway that a user changed (or went): they drop their copy and load it on the next request. */

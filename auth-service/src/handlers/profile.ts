@@ -1,10 +1,10 @@
-import { getAuthFeatures, getOwnDefaultSpace, getProfile, ProblemError, setOwnDefaultSpace, updateProfile, type ProfileUpdateRequest } from '@scada/contracts';
+import { getAuthFeatures, getOwnDefaultSpace, getProfile, ProblemError, resetOwnPassword, setOwnDefaultSpace, updateProfile, type ProfileUpdateRequest } from '@scada/contracts';
 import { implement, type HandlerContext, type Implementation } from '@scada/platform';
 import { passwordLength } from '../domain/passwords.ts';
 import { chooseDefaultSpace } from '../store/memberships.ts';
 import { findSpace } from '../store/spaces.ts';
 import { publicUser, setOtpSecret, updateUserFields, type UserRecord } from '../store/users.ts';
-import { actorName, announceUser, callerRecord, principalOf, type AuthDeps } from './deps.ts';
+import { actorName, actorOf, announceUser, callerRecord, endUserSessions, principalOf, type AuthDeps } from './deps.ts';
 import { requireStepUp } from './step_up.ts';
 
 /** The caller's profile and default space, and what the sign-in offers. */
@@ -27,6 +27,20 @@ export function profileHandlers(deps: AuthDeps): Implementation[] {
         await updateUserFields(tx, user.id, { email: body.email === '' ? null : body.email, phone: body.phone }, actorName(ctx));
         if (otpOff) await setOtpSecret(tx, user.id, null, actorName(ctx));
       });
+      announceUser(deps, ctx, 'updated', user.id);
+      return null;
+    }),
+
+    implement(resetOwnPassword, async ({ body }, ctx) => {
+      const user = await callerRecord(deps, ctx);
+      if (body.newPasswordAgain !== body.newPassword) {
+        throw new ProblemError('validation_failed', 'The new password was not the same twice', { errors: [{ path: '/body/newPasswordAgain', message: 'must equal newPassword' }] });
+      }
+      await requireStepUp(deps, ctx, user, { currentPassword: body.oldPassword, otpCode: body.otpCode }, 'Changing the password');
+      const passwordHash = await deps.passwords.hash(body.newPassword);
+      await updateUserFields(deps.store, user.id, { passwordHash, requirePasswordReset: false }, actorName(ctx));
+      // Whoever else holds a session of this user (perhaps with the old password) is signed out.
+      await endUserSessions(deps, ctx, user.id, actorOf(ctx).sid ?? null);
       announceUser(deps, ctx, 'updated', user.id);
       return null;
     }),

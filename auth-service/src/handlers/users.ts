@@ -3,7 +3,8 @@ import { authEvents, createUser, deleteUser, disableUserOtp, enableUserOtp, getU
 import { implement, publishEvent, type HandlerContext, type Implementation, type Queryable } from '@scada/platform';
 import { newTotpSecret, totpUrl } from '../domain/totp.ts';
 import { listSpaces } from '../store/spaces.ts';
-import { findUser, insertUser, listUsers, otherEnabledAdmins, publicUser, setOtpSecret, setRolesAndSpaces, updateUserFields } from '../store/users.ts';
+import { findUser, insertUser, listUsers, otherEnabledAdmins, publicUser, setOtpSecret, setRolesAndSpaces, updateUserFields, type UserRecord } from '../store/users.ts';
+import { logAdminAct, requireStepUp, type StepUpProof } from './step_up.ts';
 import { actorName, actorOf, endUserSessions, type AuthDeps } from './deps.ts';
 
 /** Users: list, create, read, update, delete, and TOTP enrolment. */
@@ -40,6 +41,12 @@ export function userHandlers(deps: AuthDeps): Implementation[] {
     if (actor.id !== userId && !actor.roles.includes('admin')) throw new ProblemError('forbidden', 'Only an administrator or the user may do this');
   };
 
+  /** A user acting on their own OTP proves themself again; an administrator acting on another is logged. */
+  const proveOrLog = async (ctx: HandlerContext, user: UserRecord, proof: StepUpProof, what: string, act: string) => {
+    if (actorOf(ctx).id === user.id) await requireStepUp(deps, ctx, user, proof, what);
+    else await logAdminAct(deps, ctx, user, act);
+  };
+
   return [
     implement(getUsers, async () => (await listUsers(deps.store)).map(publicUser)),
 
@@ -63,6 +70,8 @@ export function userHandlers(deps: AuthDeps): Implementation[] {
 
     implement(updateUser, async ({ params, body }, ctx) => {
       const user = await mustExist(deps.store, params.userId);
+      const self = actorOf(ctx).id === user.id;
+      if (self && body.password !== undefined) throw new ProblemError('conflict', 'Change your own password with POST /api/users/reset-password');
       const wasAdmin = user.roles.includes('admin') && user.enabled;
       await guardAdmins(ctx, user.id, wasAdmin && (body.enabled === false || (body.roles !== undefined && !body.roles.includes('admin'))));
       await checkSpaces(body.spaces);
@@ -70,8 +79,7 @@ export function userHandlers(deps: AuthDeps): Implementation[] {
       try {
         await deps.store.transaction(async (tx) => {
           // A password an administrator set for someone else is theirs to replace (requirePasswordReset).
-          const requirePasswordReset = passwordHash !== undefined && user.id !== actorOf(ctx).id;
-          await updateUserFields(tx, user.id, { username: body.username, passwordHash, requirePasswordReset, email: body.email, phone: body.phone, enabled: body.enabled }, actorName(ctx));
+          await updateUserFields(tx, user.id, { username: body.username, passwordHash, requirePasswordReset: passwordHash !== undefined, email: body.email, phone: body.phone, enabled: body.enabled }, actorName(ctx));
           await setRolesAndSpaces(tx, user.id, body.roles, body.spaces);
         });
       } catch (err) {
@@ -79,6 +87,7 @@ export function userHandlers(deps: AuthDeps): Implementation[] {
         throw err;
       }
       if (body.enabled === false || passwordHash !== undefined) await endSessions(ctx, user.id);
+      if (passwordHash !== undefined) await logAdminAct(deps, ctx, user, 'password set');
       announce(ctx, 'updated', user.id);
       return null;
     }),
@@ -93,18 +102,20 @@ export function userHandlers(deps: AuthDeps): Implementation[] {
       return null;
     }),
 
-    implement(enableUserOtp, async ({ params }, ctx) => {
+    implement(enableUserOtp, async ({ params, body }, ctx) => {
       selfOrAdmin(ctx, params.userId);
       const user = await mustExist(deps.store, params.userId);
+      await proveOrLog(ctx, user, body ?? {}, user.otpSecret ? 'Enrolling TOTP again' : 'Enrolling TOTP', user.otpSecret ? 'TOTP enrolled again' : 'TOTP enrolled');
       const secret = newTotpSecret();
       await setOtpSecret(deps.store, user.id, secret, actorName(ctx));
       announce(ctx, 'updated', user.id);
       return { otp_type: 'TOTP' as const, secret, otpauth_url: totpUrl(secret, user.username) };
     }),
 
-    implement(disableUserOtp, async ({ params }, ctx) => {
+    implement(disableUserOtp, async ({ params, body }, ctx) => {
       selfOrAdmin(ctx, params.userId);
       const user = await mustExist(deps.store, params.userId);
+      await proveOrLog(ctx, user, body ?? {}, 'Turning TOTP off', 'TOTP turned off');
       await setOtpSecret(deps.store, user.id, null, actorName(ctx));
       announce(ctx, 'updated', user.id);
       return null;

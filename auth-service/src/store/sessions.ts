@@ -69,10 +69,10 @@ export async function revokeSession(db: Queryable, sid: string): Promise<number 
 }
 
 /** Revokes every live family of a user; answers them. */
-export async function revokeUserSessions(db: Queryable, userId: string): Promise<{ sid: string; until: number }[]> {
+export async function revokeUserSessions(db: Queryable, userId: string, keepSid: string | null = null): Promise<{ sid: string; until: number }[]> {
   const { rows } = await db.query<{ sid: string; until: string | number }>(
-    'update auth.sessions set revoked_at = now() where user_id = $1 and revoked_at is null and expires > now() returning sid, current_refresh_exp as until',
-    [userId],
+    'update auth.sessions set revoked_at = now() where user_id = $1 and revoked_at is null and expires > now() and sid is distinct from $2 returning sid, current_refresh_exp as until',
+    [userId, keepSid],
   );
   return rows.map((r) => ({ sid: r.sid, until: Number(r.until) }));
 }

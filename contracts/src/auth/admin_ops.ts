@@ -7,6 +7,7 @@ import {
   IpSettingsRequest,
   IpSettingsResponse,
   OtpEnrolment,
+  OtpStepUp,
   SpaceRequest,
   SpaceResponse,
   UserCreateRequest,
@@ -57,15 +58,24 @@ export const deleteUser = defineOperation({
 /** Enrols a user in TOTP (admin, or the user itself); the only answer that shows the secret. */
 export const enableUserOtp = defineOperation({
   operationId: 'enableUserOtp', service: 'auth', summary: 'Enable TOTP for a user', tags: ['Users'],
-  request: requestSchema({ params: userParams }), response: OtpEnrolment,
-  http: { method: 'POST', path: '/api/users/:userId/otp', status: 200, access: 'user', spaceScoped: false, errors: ['not_found', 'forbidden'] },
+  description:
+    'Enrols the user in TOTP with a new secret, answered once. An administrator enrolling another user needs no ' +
+    'step-up (the act is in the auth log); a user enrolling themself (administrators too) sends `currentPassword`, ' +
+    'and the current `otpCode` when already enrolled: without them, or wrong, 403 `reauthentication_required`, and ' +
+    'a wrong one counts toward the account lock.',
+  request: requestSchema({ params: userParams, body: Type.Optional(OtpStepUp) }), response: OtpEnrolment,
+  http: { method: 'POST', path: '/api/users/:userId/otp', status: 200, access: 'user', spaceScoped: false, errors: ['not_found', 'forbidden', 'reauthentication_required', 'account_locked'] },
 });
 
 /** Turns TOTP off for a user (admin, or the user itself). */
 export const disableUserOtp = defineOperation({
   operationId: 'disableUserOtp', service: 'auth', summary: 'Disable TOTP for a user', tags: ['Users'],
-  request: requestSchema({ params: userParams }), response: NoContent,
-  http: { method: 'DELETE', path: '/api/users/:userId/otp', status: 204, access: 'user', spaceScoped: false, errors: ['not_found', 'forbidden'] },
+  description:
+    'An administrator turning off another user\'s TOTP needs no step-up (the act is in the auth log); a user ' +
+    'turning off their own (administrators too) sends `currentPassword` and the current `otpCode`: without them, or ' +
+    'wrong, 403 `reauthentication_required`, and a wrong one counts toward the account lock.',
+  request: requestSchema({ params: userParams, body: Type.Optional(OtpStepUp) }), response: NoContent,
+  http: { method: 'DELETE', path: '/api/users/:userId/otp', status: 204, access: 'user', spaceScoped: false, errors: ['not_found', 'forbidden', 'reauthentication_required', 'account_locked'] },
 });
 
 /** The caller's spaces; every space for an admin. */

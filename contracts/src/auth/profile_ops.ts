@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation, NoContent, requestSchema } from '../operation.ts';
-import { AuthFeatures, EntityId, ProfileUpdateRequest, SpaceResponse, UserResponse } from './schemas.ts';
+import { AuthFeatures, EntityId, OwnPasswordChange, ProfileUpdateRequest, SpaceResponse, UserResponse } from './schemas.ts';
 
 /*
  * What a signed-in user reads and changes about themself, and what the sign-in offers. Every route here
@@ -29,6 +29,19 @@ export const updateProfile = defineOperation({
     'it is `POST /api/users/{userId}/otp`. OTP by SMS or mail is not offered (the platform sends no messages).',
   request: requestSchema({ body: ProfileUpdateRequest }), response: NoContent,
   http: { method: 'PUT', path: '/api/users/profile', status: 204, access: 'user', spaceScoped: false, errors: ['reauthentication_required', 'account_locked'] },
+});
+
+/** Changes the caller's own password. */
+export const resetOwnPassword = defineOperation({
+  operationId: 'resetOwnPassword', service: 'auth', summary: 'Change the caller\'s password', tags: ['Profile'],
+  description:
+    'Needs the current password (`oldPassword`) and, when TOTP is enrolled, the current `otpCode`: without them, or ' +
+    'with a wrong one, 403 `reauthentication_required`, and a wrong one counts toward the account lock (423 once ' +
+    'locked). `newPasswordAgain` must equal `newPassword` (8 to 1024 characters), else 400. Every other session of ' +
+    'the user ends; the one making the change stays. Clears `requirePasswordReset`. Administrators change their ' +
+    'own password here too.',
+  request: requestSchema({ body: OwnPasswordChange }), response: NoContent,
+  http: { method: 'POST', path: '/api/users/reset-password', status: 204, access: 'user', spaceScoped: false, errors: ['reauthentication_required', 'account_locked'] },
 });
 
 /** The space a request of the caller works in when it names none. */
@@ -61,4 +74,4 @@ export const getAuthFeatures = defineOperation({
 });
 
 /** The profile operations, for the registry. */
-export const profileOperations = [getProfile, updateProfile, getOwnDefaultSpace, setOwnDefaultSpace, getAuthFeatures];
+export const profileOperations = [getProfile, updateProfile, resetOwnPassword, getOwnDefaultSpace, setOwnDefaultSpace, getAuthFeatures];

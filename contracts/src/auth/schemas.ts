@@ -153,6 +153,28 @@ export const ProfileUpdateRequest = Type.Object(
 );
 export type ProfileUpdateRequest = Static<typeof ProfileUpdateRequest>;
 
+/** Step-up for a change of one's own OTP: the password, and the current code when enrolled. */
+export const OtpStepUp = Type.Object(
+  {
+    currentPassword: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'The caller\'s password; needed when the user acts on themself (administrators too).' })),
+    otpCode: Type.Optional(OtpCode),
+  },
+  { additionalProperties: false },
+);
+export type OtpStepUp = Static<typeof OtpStepUp>;
+
+/** Body of a change of one's own password. */
+export const OwnPasswordChange = Type.Object(
+  {
+    oldPassword: Type.Optional(Type.String({ maxLength: 1024, description: 'The current password; without it (or wrong) 403 `reauthentication_required`.' })),
+    newPassword: Type.String({ minLength: Password.minLength, maxLength: Password.maxLength }),
+    newPasswordAgain: Type.String({ maxLength: Password.maxLength, description: 'The new password once more; it must be the same.' }),
+    otpCode: Type.Optional(OtpCode),
+  },
+  { additionalProperties: false },
+);
+export type OwnPasswordChange = Static<typeof OwnPasswordChange>;
+
 /** Optional body of an administrator's password reset. */
 export const AdminPasswordReset = Type.Object(
   {

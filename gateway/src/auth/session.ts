@@ -67,7 +67,7 @@ function bearerToken(ctx: Context): string | null {
 /** The actor the services see for a session. */
 export function actorOf(session: Session): Actor {
   const { principal } = session;
-  return { id: principal.id, name: principal.name, roles: principal.roles, spaces: principal.spaces };
+  return { id: principal.id, name: principal.name, roles: principal.roles, spaces: principal.spaces, sid: session.claims.sid };
 }
 
 /** The header name of the tenant rule. */
