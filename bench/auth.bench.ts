@@ -6,10 +6,11 @@
  *   the same route on a gateway with them off (the checks are local and cached, not a bus round trip);
  * - the latency of one access-token verification in the gateway.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
+import { parseSecretsKey, secretBox, signingKeyPurpose } from '@scada/auth';
 import { defineOperation, requestSchema } from '@scada/contracts';
 import { busAuthView, startGateway, staticAuthView } from '@scada/gateway';
 import { implement, serve } from '@scada/platform';
@@ -100,7 +101,9 @@ try {
   await view.start();
   await view.verifyAccess(token, 'warm');
   const { rows } = await proc.store!.query<{ kid: string; private_jwk: string }>('select kid, private_jwk from auth.signing_keys limit 1');
-  const key = await importJWK({ ...(JSON.parse(rows[0]!.private_jwk) as JWK), alg: 'EdDSA' }, 'EdDSA');
+  // Sealed at rest: opened with the generated key of the embedded mode.
+  const box = secretBox(parseSecretsKey(await readFile(join(dataDir, 'secrets.key'), 'utf8'))!);
+  const key = await importJWK({ ...(JSON.parse(box.open(rows[0]!.private_jwk, signingKeyPurpose(rows[0]!.kid))) as JWK), alg: 'EdDSA' }, 'EdDSA');
   const claims = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>;
   const fresh = await Promise.all(Array.from({ length: 2000 }, (_, i) =>
     new SignJWT({ ...claims, jti: `bench-${i}` }).setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: rows[0]!.kid }).sign(key)));

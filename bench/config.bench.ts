@@ -4,7 +4,7 @@
  * `createBoard`. Embedded mode always; NATS mode (gateway → NATS → config service → PostgreSQL) when
  * NATS_URL and DATABASE_URL are set.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -27,7 +27,7 @@ async function measure(mode: 'embedded' | 'NATS'): Promise<{ baseline: LoadResul
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-config-'));
   const database = mode === 'NATS' ? await createDatabase(process.env.DATABASE_URL as string) : null;
   const env: Record<string, string> = { DATA_DIR: dataDir, HTTP_PORT: '1', HTTPS_PORT: '0', ADMIN_PASSWORD: password, LOG_LEVEL: 'warn' };
-  if (database) Object.assign(env, { DATABASE_URL: database.url, NATS_URL: process.env.NATS_URL as string, BUS_SUBJECT_PREFIX: `b${Date.now()}` });
+  if (database) Object.assign(env, { DATABASE_URL: database.url, SECRETS_KEY: randomBytes(32).toString('base64'), NATS_URL: process.env.NATS_URL as string, BUS_SUBJECT_PREFIX: `b${Date.now()}` });
   const proc = await launch(env, { log: pino({ level: 'warn' }), host: '127.0.0.1', ephemeralPorts: true });
   const url = `http://127.0.0.1:${proc.gateway!.httpPort}`;
   const store = proc.store!;

@@ -3,6 +3,7 @@
  * each on loopback for a fixed time, prints a table. NATS mode needs NATS_URL and DATABASE_URL (or runs
  * only the embedded case when they are absent).
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +47,6 @@ async function measurePlatform(name: string, env: Record<string, string>, split:
 const baseline = await measureBaseline();
 const rows = await measurePlatform('embedded', {}, false);
 if (process.env.NATS_URL && process.env.DATABASE_URL) {
-  rows.push(...(await measurePlatform('NATS', { NATS_URL: process.env.NATS_URL, DATABASE_URL: process.env.DATABASE_URL }, true)));
+  rows.push(...(await measurePlatform('NATS', { NATS_URL: process.env.NATS_URL, DATABASE_URL: process.env.DATABASE_URL, SECRETS_KEY: randomBytes(32).toString('base64') }, true)));
 }
 console.log(table(`Gateway round trip, ${seconds} s per case, 32 connections, ${new Date().toISOString().slice(0, 10)}`, baseline, rows));

@@ -1,10 +1,10 @@
 import { authService } from '@scada/auth';
 import { startService } from '@scada/platform';
-import { importJWK, SignJWT, type JWK } from 'jose';
+import { importJWK, SignJWT } from 'jose';
 import { generateSync } from 'otplib';
 import t from 'tap';
 import { requestFrom } from './support/from_address.ts';
-import { letAuthTimePass, secondGateway, startTestPlatform, testAdminPassword } from './support/platform.ts';
+import { letAuthTimePass, secondGateway, signingKeyOf, startTestPlatform, testAdminPassword } from './support/platform.ts';
 import { asAdmin, bearerLogin, createUser, login } from './support/session.ts';
 
 // 127.0.0.3 plays a trusted proxy; 127.0.0.2 an ordinary client that is not one.
@@ -16,9 +16,9 @@ const json = { 'content-type': 'application/json' };
 
 /** Signs an access-like token with the platform's real key, with whatever header and claims a test wants. */
 async function forge(header: Record<string, unknown>, claims: Record<string, unknown>): Promise<string> {
-  const { rows } = await p.proc.store!.query<{ kid: string; private_jwk: string }>('select kid, private_jwk from auth.signing_keys limit 1');
-  const key = await importJWK({ ...(JSON.parse(rows[0]!.private_jwk) as JWK), alg: 'EdDSA' }, 'EdDSA');
-  return new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: rows[0]!.kid, ...header }).sign(key);
+  const { kid, jwk } = await signingKeyOf(p);
+  const key = await importJWK({ ...jwk, alg: 'EdDSA' }, 'EdDSA');
+  return new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid, ...header }).sign(key);
 }
 
 t.test(`access edge cases (${p.mode})`, async (t) => {

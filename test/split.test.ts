@@ -14,6 +14,7 @@ t.test('a gateway and the services in separate processes, over NATS and PostgreS
   const common = {
     NATS_URL: process.env.NATS_URL as string,
     DATABASE_URL: database.url,
+    SECRETS_KEY: randomBytes(32).toString('base64'),
     BUS_SUBJECT_PREFIX: `s${randomBytes(6).toString('hex')}`,
     DATA_DIR: dataDir,
     ADMIN_PASSWORD: 'split-admin-password',

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { EnvReader } from '@scada/platform';
 import { defaultHashCost, lowestTestHashCost } from './domain/passwords.ts';
+import { parseSecretsKey } from './domain/secrets.ts';
 
 /** Settings of the auth service. */
 export type AuthConfig = {
@@ -17,6 +19,11 @@ export type AuthConfig = {
   passwordCheckConcurrency: number;
   /** Password checks waiting for a turn in one replica; more are refused at once (503 `overloaded`). */
   passwordCheckQueue: number;
+  /** The key that seals signing keys and TOTP secrets; null: the embedded mode's `DATA_DIR/secrets.key`. */
+  secretsKey: Buffer | null;
+  /** Keys that sealed before the current one: they still open, and what they sealed is sealed again at start. */
+  previousSecretsKeys: Buffer[];
+  dataDir: string;
 };
 
 /** Hashes at once by default: one core left for everything else, at most 4 (scrypt takes 128 MiB each). */
@@ -38,7 +45,17 @@ export function readAuthConfig(env: EnvReader): AuthConfig {
     passwordHashCost: env.int('PASSWORD_HASH_COST', defaultHashCost, { min: env.optionalString('NODE_ENV') === 'test' ? lowestTestHashCost : defaultHashCost, max: 20 }),
     passwordCheckConcurrency: env.int('PASSWORD_CHECK_CONCURRENCY', defaultCheckConcurrency(), { min: 1, max: 64 }),
     passwordCheckQueue: env.int('PASSWORD_CHECK_QUEUE', 32, { min: 0, max: 10_000 }),
+    secretsKey: readKey(env, 'SECRETS_KEY', 'SECRETS_KEY_FILE'),
+    previousSecretsKeys: [readKey(env, 'SECRETS_PREVIOUS_KEY', 'SECRETS_PREVIOUS_KEY_FILE')].filter((k): k is Buffer => k !== null),
+    dataDir: env.string('DATA_DIR', './data'),
   };
+  if (config.secretsKey === null && env.optionalString('DATABASE_URL') !== undefined) {
+    env.fail(
+      'SECRETS_KEY_FILE or SECRETS_KEY: required with DATABASE_URL, so that a database dump alone can neither mint tokens nor ' +
+        'compute TOTP codes; make a key with `openssl rand -base64 32 > secrets.key` (or `node -e "console.log(crypto.randomBytes(32).toString(\'base64\'))"`), ' +
+        'keep it outside the database (a Kubernetes Secret, a file only the platform can read) and set SECRETS_KEY_FILE to its path',
+    );
+  }
   if (config.adminPassword !== undefined && (config.adminPassword.length < 8 || config.adminPassword.length > 1024)) {
     env.fail('ADMIN_PASSWORD: must be 8 to 1024 characters');
   }
@@ -46,4 +63,30 @@ export function readAuthConfig(env: EnvReader): AuthConfig {
     env.fail('REFRESH_TOKEN_TTL_SECONDS: must be longer than ACCESS_TOKEN_TTL_SECONDS');
   }
   return config;
+}
+
+/** A key given as `name` (base64 text) or `fileName` (a file holding it); null when neither is set. */
+function readKey(env: EnvReader, name: string, fileName: string): Buffer | null {
+  const text = env.optionalString(name);
+  const file = env.optionalString(fileName);
+  if (text !== undefined && file !== undefined) {
+    env.fail(`${name}, ${fileName}: set one or the other`);
+    return null;
+  }
+  if (file !== undefined) {
+    let content: string;
+    try {
+      content = readFileSync(file, 'utf8');
+    } catch (err) {
+      env.fail(`${fileName}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+      return null;
+    }
+    const key = parseSecretsKey(content);
+    if (!key) env.fail(`${fileName}: ${file} must hold the base64 text of 32 random bytes`);
+    return key;
+  }
+  if (text === undefined) return null;
+  const key = parseSecretsKey(text);
+  if (!key) env.fail(`${name}: must be the base64 text of 32 random bytes`);
+  return key;
 }

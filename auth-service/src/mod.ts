@@ -1,2 +1,4 @@
 /** The auth service. */
 export { authService } from './service.ts';
+/** Sealing of secrets at rest, for tools and tests that read the store as an attacker would. */
+export { parseSecretsKey, secretBox, signingKeyPurpose, totpPurpose } from './domain/secrets.ts';

@@ -11,7 +11,9 @@ import { userAdminHandlers } from './handlers/user_admin.ts';
 import { userHandlers } from './handlers/users.ts';
 import { CheckQueue } from './domain/check_queue.ts';
 import { passwords as passwordHashing } from './domain/passwords.ts';
-import { loadKeyRing } from './store/keys.ts';
+import { secretBox } from './domain/secrets.ts';
+import { secretsKeyOf } from './secrets_key.ts';
+import { loadKeyRing, sealSecretsAtRest } from './store/keys.ts';
 
 /** The auth service: users, roles, spaces, sessions, one-time passwords, account lock, IP settings. */
 export const authService: ServiceDefinition<AuthConfig> = {
@@ -25,7 +27,9 @@ export const authService: ServiceDefinition<AuthConfig> = {
     const passwords = passwordHashing(config.passwordHashCost);
     await bootstrap(store, config, passwords, log, notices);
     const checks = new CheckQueue({ concurrency: config.passwordCheckConcurrency, queueLength: config.passwordCheckQueue });
-    const deps = { store, bus, config, log, passwords, checks, keys: await loadKeyRing(store) };
+    const secrets = secretBox(await secretsKeyOf(config, log), config.previousSecretsKeys);
+    await sealSecretsAtRest(store, secrets, log);
+    const deps = { store, bus, config, log, passwords, checks, secrets, keys: await loadKeyRing(store, secrets) };
     return {
       implementations: [
         ...signInHandlers(deps), ...sessionHandlers(deps), ...userHandlers(deps), ...spaceHandlers(deps), ...adminHandlers(deps),

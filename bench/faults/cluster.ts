@@ -4,8 +4,9 @@
  * it (plain `node` on the part's own bundle, built first when `dist/` is missing or older than the
  * sources). Replicas can be killed, stopped and started again.
  */
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleCommand, ensureBuilt } from '../../tools/build/build.ts';
@@ -54,6 +55,9 @@ export type ClusterOptions = {
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   await ensureBuilt();
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-faults-'));
+  // The key that seals signing keys and TOTP secrets, which PostgreSQL mode needs: one file all replicas mount.
+  const secretsKeyFile = join(dataDir, 'secrets.key');
+  await writeFile(secretsKeyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
   const replicas: Replica[] = [];
   for (const service of ['auth', 'config', 'protocol', 'gateway'] as const) {
     for (let n = 1; n <= (options.counts?.[service] ?? 2); n++) replicas.push({ name: `${service}-${n}`, service, port: await freePort(), child: null, stderr: [] });
@@ -66,6 +70,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     SERVICES: r.service,
     NATS_URL: options.natsUrl,
     DATABASE_URL: options.databaseUrl,
+    SECRETS_KEY_FILE: secretsKeyFile,
     DATA_DIR: join(dataDir, r.name),
     ADMIN_PASSWORD: options.adminPassword,
     LOG_LEVEL: 'warn',

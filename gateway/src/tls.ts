@@ -1,7 +1,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from '@scada/platform';
+import { privateFolder, type Logger } from '@scada/platform';
 
 /** A certificate and its private key, PEM encoded; `generated` is true when this call made them. */
 export type TlsCertificate = { cert: string; key: string; generated: boolean };
@@ -27,6 +27,7 @@ export async function loadOrCreateCertificate(options: {
     checkPair(pair, certFile, keyFile);
     return { ...pair, generated: false };
   }
+  await privateFolder(options.dataDir, log);
   const dir = join(options.dataDir, 'tls');
   const files = { cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') };
   const kept = await readKept(files.cert, files.key);
@@ -35,7 +36,7 @@ export async function loadOrCreateCertificate(options: {
     return { ...kept.pair, generated: false };
   }
   const pair = await generateSelfSigned();
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await privateFolder(dir, log);
   // The key first: a certificate without its key is never left behind as if it were usable.
   await writePrivate(files.key, pair.key);
   await writePrivate(files.cert, pair.cert);

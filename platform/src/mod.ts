@@ -18,3 +18,4 @@ export * from './health_server.ts';
 export * from './launcher.ts';
 export * from './presence.ts';
 export * from './notices.ts';
+export * from './private_dir.ts';

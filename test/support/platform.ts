@@ -1,11 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import pg from 'pg';
+import { parseSecretsKey, secretBox, signingKeyPurpose } from '@scada/auth';
 import { busAuthView, startGateway } from '@scada/gateway';
+import type { JWK } from 'jose';
 import { launchProcess, openStore } from '@scada/platform';
 import { allParts, type PlatformProcess } from '../../launch.ts';
 import { migrate } from '../../platform/src/store/migrate.ts';
@@ -64,7 +67,7 @@ export async function startTestPlatform(
     LOG_LEVEL: 'debug',
     ADMIN_PASSWORD: testAdminPassword,
     ...testHashing,
-    ...(database ? { DATABASE_URL: database.url } : {}),
+    ...(database ? { DATABASE_URL: database.url, SECRETS_KEY: randomBytes(32).toString('base64') } : {}),
     ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL, BUS_SUBJECT_PREFIX: `t${randomBytes(6).toString('hex')}` } : {}),
     ...env,
   };
@@ -164,4 +167,20 @@ export async function secondGateway(p: TestPlatform): Promise<{ url: string; sto
     auth: busAuthView({ bus: p.proc.bus, log: p.proc.log, timeoutMs: 5000 }),
   });
   return { url: `http://127.0.0.1:${gateway.httpPort}`, stop: () => gateway.stop() };
+}
+
+/** The key that seals the platform's secrets at rest: the one it was given, or its generated `DATA_DIR/secrets.key`. */
+export function secretsKeyOf(p: TestPlatform): Buffer {
+  const given = (p.proc.config.services.auth as { secretsKey?: Buffer | null } | undefined)?.secretsKey;
+  if (given) return given;
+  const key = parseSecretsKey(readFileSync(join(p.proc.config.platform.dataDir, 'secrets.key'), 'utf8'));
+  if (!key) throw new Error('no secrets key');
+  return key;
+}
+
+/** The platform's current token-signing private key, opened with its secrets key (what a forger would need). */
+export async function signingKeyOf(p: TestPlatform): Promise<{ kid: string; jwk: JWK }> {
+  const { rows } = await p.proc.store!.query<{ kid: string; private_jwk: string }>('select kid, private_jwk from auth.signing_keys order by created desc limit 1');
+  const row = rows[0]!;
+  return { kid: row.kid, jwk: JSON.parse(secretBox(secretsKeyOf(p)).open(row.private_jwk, signingKeyPurpose(row.kid))) as JWK };
 }

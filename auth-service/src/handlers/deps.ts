@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { AuthConfig } from '../config.ts';
 import type { CheckQueue } from '../domain/check_queue.ts';
 import type { Passwords } from '../domain/passwords.ts';
+import type { SecretBox } from '../domain/secrets.ts';
 import { newJti, signPair, type PairClaims } from '../domain/tokens.ts';
 import type { KeyRing } from '../store/keys.ts';
 import { openSession, revokeUserSessions } from '../store/sessions.ts';
@@ -11,7 +12,7 @@ import { listSpaces } from '../store/spaces.ts';
 import { findUser, type UserRecord } from '../store/users.ts';
 
 /** What the auth service's handlers use. */
-export type AuthDeps = { store: Store; bus: Bus; config: AuthConfig; keys: KeyRing; passwords: Passwords; checks: CheckQueue; log: Logger };
+export type AuthDeps = { store: Store; bus: Bus; config: AuthConfig; keys: KeyRing; passwords: Passwords; checks: CheckQueue; secrets: SecretBox; log: Logger };
 
 /** The caller's name for audit fields. */
 export function actorName(ctx: HandlerContext): string | null {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { login, validateOtp } from '@scada/contracts';
 import { implement, type HandlerContext, type Implementation } from '@scada/platform';
 import { passwordLength } from '../domain/passwords.ts';
+import { totpPurpose } from '../domain/secrets.ts';
 import { matchTotp } from '../domain/totp.ts';
 import { challengeValid, logAttempt, saveChallenge, useChallenge } from '../store/records.ts';
 import { claimOtpStep, findUser, type UserRecord } from '../store/users.ts';
@@ -50,7 +51,7 @@ export function signInHandlers(deps: AuthDeps): Implementation[] {
         if (!user?.enabled || !user.otpSecret || !(await challengeValid(deps.store, body.otp_token, key))) {
           return { verdict: 'released', user: null, msg: 'otp challenge invalid' } as const;
         }
-        const step = matchTotp(user.otpSecret, body.otp_code.trim(), user.otpLastStep);
+        const step = matchTotp(deps.secrets.open(user.otpSecret, totpPurpose(user.id)), body.otp_code.trim(), user.otpLastStep);
         // Both claims are atomic, so two requests racing with one code cannot both win.
         const won = step !== null && (await claimOtpStep(deps.store, user.id, step)) && (await useChallenge(deps.store, body.otp_token));
         return won ? ({ verdict: 'completed', user, msg: 'otp succeeded' } as const) : ({ verdict: 'failed', user, msg: 'otp failed' } as const);

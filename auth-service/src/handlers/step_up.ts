@@ -1,6 +1,7 @@
 import { ProblemError } from '@scada/contracts';
 import type { HandlerContext } from '@scada/platform';
 import { passwordLength } from '../domain/passwords.ts';
+import { totpPurpose } from '../domain/secrets.ts';
 import { matchTotp } from '../domain/totp.ts';
 import { logAttempt } from '../store/records.ts';
 import { claimOtpStep, type UserRecord } from '../store/users.ts';
@@ -28,7 +29,7 @@ export async function requireStepUp(deps: AuthDeps, ctx: HandlerContext, user: U
     const passwordOk = sane ? await deps.passwords.verify(password, user.passwordHash) : await deps.passwords.burn(password);
     if (!passwordOk) return { verdict: 'failed' } as const;
     if (user.otpSecret) {
-      const step = matchTotp(user.otpSecret, (proof.otpCode ?? '').trim(), user.otpLastStep);
+      const step = matchTotp(deps.secrets.open(user.otpSecret, totpPurpose(user.id)), (proof.otpCode ?? '').trim(), user.otpLastStep);
       // The claim is atomic: one code cannot confirm two changes, nor a sign-in and a change.
       if (step === null || !(await claimOtpStep(deps.store, user.id, step))) return { verdict: 'failed' } as const;
     }

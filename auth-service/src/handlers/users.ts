@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { authEvents, createUser, deleteUser, disableUserOtp, enableUserOtp, getUser, getUsers, ProblemError, updateUser } from '@scada/contracts';
 import { implement, publishEvent, type HandlerContext, type Implementation, type Queryable } from '@scada/platform';
+import { totpPurpose } from '../domain/secrets.ts';
 import { newTotpSecret, totpUrl } from '../domain/totp.ts';
 import { listSpaces } from '../store/spaces.ts';
 import { findUser, insertUser, listUsers, otherEnabledAdmins, publicUser, setOtpSecret, setRolesAndSpaces, updateUserFields, type UserRecord } from '../store/users.ts';
@@ -107,7 +108,7 @@ export function userHandlers(deps: AuthDeps): Implementation[] {
       const user = await mustExist(deps.store, params.userId);
       await proveOrLog(ctx, user, body ?? {}, user.otpSecret ? 'Enrolling TOTP again' : 'Enrolling TOTP', user.otpSecret ? 'TOTP enrolled again' : 'TOTP enrolled');
       const secret = newTotpSecret();
-      await setOtpSecret(deps.store, user.id, secret, actorName(ctx));
+      await setOtpSecret(deps.store, user.id, deps.secrets.seal(secret, totpPurpose(user.id)), actorName(ctx));
       announce(ctx, 'updated', user.id);
       return { otp_type: 'TOTP' as const, secret, otpauth_url: totpUrl(secret, user.username) };
     }),

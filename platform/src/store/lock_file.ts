@@ -40,7 +40,7 @@ export async function lockFolder(folder: string, name: string): Promise<FolderLo
 
 async function tryCreate(path: string, me: Owner): Promise<boolean> {
   try {
-    const file = await open(path, 'wx');
+    const file = await open(path, 'wx', 0o600);
     try {
       await file.writeFile(`${me.pid}\n${me.startedAt}\n`);
       await file.sync();

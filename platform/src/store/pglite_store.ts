@@ -2,7 +2,7 @@ import { deadlines } from '@scada/contracts';
 import { PGlite, type PGliteOptions, type Results, type Transaction } from '@electric-sql/pglite';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { privateFolder } from '../private_dir.ts';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { type FolderLock, lockFolder } from './lock_file.ts';
@@ -78,7 +78,7 @@ export class PGliteStore implements Store {
    */
   static async open(dataDir: string, options: PGliteStoreOptions = {}): Promise<PGliteStore> {
     const folder = resolve(dataDir);
-    await mkdir(folder, { recursive: true });
+    await privateFolder(folder, options.log);
     const lock = await lockFolder(folder, 'pgdata');
     try {
       const pgdata = join(folder, 'pgdata');
