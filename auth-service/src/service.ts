@@ -26,7 +26,9 @@ export const authService: ServiceDefinition<AuthConfig> = {
   setup: async ({ store, bus, config, log, notices }) => {
     const passwords = passwordHashing(config.passwordHashCost);
     await bootstrap(store, config, passwords, log, notices);
-    const checks = new CheckQueue({ concurrency: config.passwordCheckConcurrency, queueLength: config.passwordCheckQueue });
+    // One hash at start, timed: the queue judges from the first request what can finish before its deadline.
+    const estimateMs = await passwords.prepare();
+    const checks = new CheckQueue({ concurrency: config.passwordCheckConcurrency, queueLength: config.passwordCheckQueue, estimateMs });
     const secrets = secretBox(await secretsKeyOf(config, log), config.previousSecretsKeys);
     await sealSecretsAtRest(store, secrets, log);
     const deps = { store, bus, config, log, passwords, checks, secrets, keys: await loadKeyRing(store, secrets) };

@@ -8,6 +8,8 @@ export type CheckQueueOptions = {
   queueLength: number;
   /** Seconds a refused client is told to wait (`Retry-After`). */
   retryAfterSeconds?: number;
+  /** What one check takes before any has been timed here (a hash timed at start-up). */
+  estimateMs?: number;
   /** The clock, for tests. */
   now?: () => number;
 };
@@ -20,9 +22,13 @@ export type CheckTicket = {
   done(): void;
 };
 
-type Waiting = { seq: number; score: number; address: string; deadline: number; resolve: () => void; reject: (err: unknown) => void; state: 'waiting' | 'running' | 'out' };
+type Waiting = { seq: number; score: number; address: string; deadline: number; resolve: () => void; reject: (err: unknown) => void; state: 'waiting' | 'running' | 'out'; timer?: ReturnType<typeof setTimeout> };
 
 const failureHalfLifeMs = 60_000;
+/** How much a refusal for a full queue counts against an address, against 1 for a failed check. */
+const refusalWeight = 0.25;
+/** Room kept when judging whether a check can finish before its deadline. */
+const margin = 1.25;
 const maxTrackedAddresses = 10_000;
 
 /**
@@ -51,6 +57,7 @@ export class CheckQueue {
     this.#queueLength = options.queueLength;
     this.#retryAfter = options.retryAfterSeconds ?? 1;
     this.#now = options.now ?? Date.now;
+    this.#checkMs = options.estimateMs ?? 0;
   }
 
   /** Checks running and waiting now. */
@@ -71,13 +78,11 @@ export class CheckQueue {
       return this.#ticket({ seq: this.#seq++, score, address: key, deadline, resolve: () => undefined, reject: () => undefined, state: 'running' });
     }
     const ahead = this.#waiting.filter((w) => w.score <= score).length + this.#running;
-    if (this.#checkMs > 0 && this.#now() + (ahead / this.#concurrency + 1) * this.#checkMs > deadline) throw this.#overloaded();
+    if (this.#now() + (ahead / this.#concurrency + 1) * this.#checkMs * margin > deadline) throw this.#refuse(key);
     if (this.#waiting.length >= this.#queueLength) {
       const worst = this.#worst();
-      if (!worst || worst.score <= score) throw this.#overloaded();
-      this.#remove(worst);
-      worst.state = 'out';
-      worst.reject(this.#overloaded());
+      if (!worst || worst.score <= score) throw this.#refuse(key);
+      this.#pushOut(worst);
     }
     let resolve!: () => void;
     let reject!: (err: unknown) => void;
@@ -89,13 +94,21 @@ export class CheckQueue {
     turn.catch(() => undefined);
     const waiting: Waiting = { seq: this.#seq++, score, address: key, deadline, resolve, reject, state: 'waiting' };
     this.#waiting.push(waiting);
+    // A check that can no longer finish in time is answered 503 while its caller still listens, not 504.
+    if (Number.isFinite(deadline)) {
+      waiting.timer = setTimeout(() => waiting.state === 'waiting' && this.#pushOut(waiting), Math.max(0, deadline - this.#now() - this.#checkMs * margin));
+      waiting.timer.unref?.();
+    }
     return this.#ticket(waiting, turn);
   }
 
-  /** Counts a failed check against its client address, which then waits behind cleaner ones for a while. */
-  noteFailure(address: string | null): void {
+  /**
+   * Counts a failed check against its client address, which then waits behind cleaner ones for a while.
+   * Refusals count too, by `weight`: an address sending more than the queue holds is pushing the others out.
+   */
+  noteFailure(address: string | null, weight = 1): void {
     const key = address ?? '';
-    const score = this.#score(key) + 1;
+    const score = this.#score(key) + weight;
     this.#failures.delete(key);
     this.#failures.set(key, { score, at: this.#now() });
     if (this.#failures.size > maxTrackedAddresses) this.#failures.delete(this.#failures.keys().next().value as string);
@@ -121,6 +134,7 @@ export class CheckQueue {
         if (entry.state === 'waiting') {
           // Its caller gave up before its turn: it leaves the queue without running.
           this.#remove(entry);
+          clearTimeout(entry.timer);
           entry.state = 'out';
           return;
         }
@@ -140,6 +154,7 @@ export class CheckQueue {
     while (this.#running < this.#concurrency && this.#waiting.length > 0) {
       const best = this.#waiting.reduce((a, b) => (b.score < a.score || (b.score === a.score && b.seq < a.seq) ? b : a));
       this.#remove(best);
+      clearTimeout(best.timer);
       if (this.#now() >= best.deadline) {
         best.state = 'out';
         best.reject(new ProblemError('upstream_timeout', 'The password check was not started: its deadline had passed'));
@@ -149,6 +164,18 @@ export class CheckQueue {
       best.state = 'running';
       best.resolve();
     }
+  }
+
+  #pushOut(waiting: Waiting): void {
+    this.#remove(waiting);
+    clearTimeout(waiting.timer);
+    waiting.state = 'out';
+    waiting.reject(this.#refuse(waiting.address));
+  }
+
+  #refuse(key: string): ProblemError {
+    this.noteFailure(key, refusalWeight);
+    return this.#overloaded();
   }
 
   #worst(): Waiting | undefined {

@@ -31,6 +31,8 @@ export type Passwords = {
    * password of a length that is never stored) answers as slowly as a wrong password.
    */
   burn(password: string): Promise<false>;
+  /** Makes the hash `burn` checks against, once; answers how long that hash took (ms). */
+  prepare(): Promise<number>;
 };
 
 /** Hashing with scrypt at 2^`log2N` (17 in production: `PASSWORD_HASH_COST`). */
@@ -45,6 +47,12 @@ export function passwords(log2N = defaultHashCost): Passwords {
   return {
     hash,
     verify: verifyPassword,
+    prepare: async () => {
+      const started = performance.now();
+      dummy ??= hash(randomBytes(24).toString('base64'));
+      await dummy;
+      return performance.now() - started;
+    },
     burn: async (password) => {
       dummy ??= hash(randomBytes(24).toString('base64'));
       await verifyPassword(password.slice(0, passwordLength.max * 4), await dummy);
