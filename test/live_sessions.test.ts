@@ -10,6 +10,7 @@ import { startSimulator } from '../tools/iec61850-simulator/server.ts';
 import { fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
 import { startTestPlatform } from './support/platform.ts';
 import { createSpace, signIn } from './support/session.ts';
+import { until } from './support/live.ts';
 
 const sim = await startSimulator({ model: await fixtureModel(), port: 0 });
 t.teardown(() => sim.stop());
@@ -23,15 +24,6 @@ const p = await startTestPlatform({
 t.teardown(() => p.stop());
 
 const D = 'SIMLD0';
-const until = async <T>(what: string, probe: () => Promise<T | undefined | false>, ms = 15_000): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const got = await probe();
-    if (got) return got;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
 
 t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
   const outer = t;
@@ -73,7 +65,7 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
     t.ok(values[2].error, 'an object that does not exist answers its error');
     t.equal((await api('POST', '/read', { references: ['no-slash'] })).status, 400, 'a malformed reference');
     t.equal((await api('POST', '/read', { references: [] })).status, 400, 'nothing to read');
-    t.equal((await api('POST', '/write', { reference: `${D}/GGIO1.AnIn1.mag.f[MX]`, value: 2 })).status, 502, 'the device refuses a write to a measurement');
+    t.equal((await api('POST', '/write', { reference: `${D}/GGIO1.AnIn1.mag.f[MX]`, value: 2 })).status, 400, 'a measurement is read-only by the model');
     t.equal((await api('POST', '/write', { reference: `${D}/LLN0.NamPlt.vendor[DC]`, value: 'Plant' })).status, 204);
     const back = (await (await api('POST', '/read', { references: [`${D}/LLN0.NamPlt.vendor[DC]`] })).json()) as { value: unknown }[];
     t.equal(back[0].value, 'Plant', 'the write reads back');
@@ -91,7 +83,7 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
     const last = (await (await api('GET', '/values')).json()) as { reference: string; value: unknown }[];
     t.ok(last.some((v) => v.reference.includes('Ind1') && v.value === true), 'and remembered as the last value');
     const rcb = encodeURIComponent(`${D}/LLN0$RP$urcb01`);
-    t.equal((await api('POST', '/reports', { rcb: `${D}/LLN0$RP$nothing01` })).status, 502, 'a block the device does not have is refused');
+    t.equal((await api('POST', '/reports', { rcb: `${D}/LLN0$RP$nothing01` })).status, 404, 'a block the device does not have is refused');
     t.notOk(((await (await api('GET', '/reports')).json()) as { rcb: string }[]).some((r) => r.rcb.includes('nothing')), 'and not kept');
     t.equal((await api('DELETE', `/reports?rcb=${rcb}`)).status, 204, 'disabled');
     t.same(await (await api('GET', '/reports')).json(), [], 'no longer kept');
@@ -110,7 +102,7 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
       t.same(sim.value(`${D}/GGIO1$ST$SPCSO${n}$stVal`), { type: 'boolean', value: true }, `${model}: the device's state follows`);
     }
     const refused = await api('POST', '/control', { reference: `${D}/GGIO1.SPCSO5`, value: true });
-    t.equal(refused.status, 502, 'status-only cannot be operated');
+    t.equal(refused.status, 400, 'status-only cannot be operated');
   });
 
   t.test('the device restarts: the session reconnects and re-enables its report block', async (t) => {

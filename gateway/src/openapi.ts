@@ -250,6 +250,13 @@ function components(): Json {
             items: { type: 'object', required: ['path', 'message'], properties: { path: text, message: text } },
           },
           retryAfter: { type: 'integer', minimum: 0, description: 'Seconds to wait, as in `Retry-After`.' },
+          deviceError: {
+            type: 'object',
+            description: '`device_refused`: the device\'s reason. `service`: what was asked (`read`, `write`, `select`, `operate`, `cancel`, `enable-report`, …); `error`: the MMS data access error (`object-access-denied`, `object-value-invalid`, `temporarily-unavailable`, …) or `negative-command-termination`; `addCause`: the AddCause of a refused control.',
+            required: ['service', 'error'],
+            properties: { service: text, error: text, addCause: text },
+          },
+          rptIdOf: { type: 'string', description: '`rptid_conflict`: the enabled report block that already sends this RptID.' },
         },
       },
       ...liveSchemas(),

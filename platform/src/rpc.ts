@@ -124,6 +124,8 @@ async function handleOne(impl: Implementation, msg: BusMessage, baseLog: Logger)
   } catch (err) {
     const problem = toProblem(err);
     if (problem.code === 'upstream_timeout') ctx.log.warn({ code: problem.code, detail: problem.detail, ms: round(performance.now() - started) }, 'request dropped');
+    // A device's refusal is the device's answer, not the platform's failure: one line, its reason, no stack.
+    else if (problem.code === 'device_refused') ctx.log.warn({ code: problem.code, detail: problem.detail, ...problem.extensions, ms: round(performance.now() - started) }, 'device refused');
     else if (problem.status >= 500) ctx.log.error({ err, ms: round(performance.now() - started) }, 'request failed');
     else ctx.log.info({ code: problem.code, status: problem.status, ms: round(performance.now() - started) }, 'request refused');
     return {

@@ -38,6 +38,14 @@ export type Faults = {
   rejectUnknownServices?: boolean;
   /** Refuse every control (AddCause blocked-by-process), with LastApplError. */
   refuseControls?: boolean;
+  /** Refuse writes of these attributes (`LD/LN$FC$DO$DA`) with this DataAccessError code (e.g. 11 object-value-invalid, 2 temporarily-unavailable). */
+  refuseWrites?: Record<string, number>;
+  /** Accept enhanced-security operates, then end them with a negative CommandTermination of this AddCause. */
+  negativeTermination?: number;
+  /** Send CommandTermination this many milliseconds after the operate (default: at once). */
+  terminationDelayMs?: number;
+  /** Refuse writes of a report control block's RptID (object-access-denied), as devices with fixed RptIDs do. */
+  fixedRptIds?: boolean;
 };
 
 /** What an association tells the simulator. */

@@ -18,7 +18,7 @@ import type { ReportSink } from './rcb_model.ts';
 export const CTL_MODEL = { statusOnly: 0, directNormal: 1, sboNormal: 2, directEnhanced: 3, sboEnhanced: 4 } as const;
 
 /** AddCause values the simulator uses (IEC 61850-7-2 AddCause). */
-export const ADD_CAUSE = { unknown: 0, notSupported: 1, blockedByProcess: 9, objectNotSelected: 18, objectAlreadySelected: 19 } as const;
+export const ADD_CAUSE = { unknown: 0, notSupported: 1, blockedByProcess: 9, commandAlreadyInExecution: 12, objectNotSelected: 18, objectAlreadySelected: 19 } as const;
 
 /** What happened to one control service, for the `control` event. */
 export type ControlNotice = {
@@ -38,6 +38,8 @@ export type ControlHooks = {
   notify(n: ControlNotice): void;
   /** True when every control must be refused (`faults.refuseControls`). */
   refuseAll(): boolean;
+  /** The faults of terminations: delayed, negative. */
+  faults(): { negativeTermination?: number; terminationDelayMs?: number };
 };
 
 type Selection = { sink: ReportSink; timer: ReturnType<typeof setTimeout> };
@@ -58,6 +60,8 @@ export class ControlEngine {
   readonly #device: Device;
   readonly #hooks: ControlHooks;
   readonly #selected = new Map<string, Selection>();
+  /** Enhanced-security operates whose CommandTermination has not been sent yet. */
+  readonly #executing = new Set<string>();
 
   constructor(device: Device, hooks: ControlHooks) {
     this.#device = device;
@@ -135,17 +139,30 @@ export class ControlEngine {
     }
     if (node.name !== 'Oper') return DATA_ACCESS.objectAccessDenied;
     if (this.#hooks.refuseAll()) return refuse('operate', ADD_CAUSE.blockedByProcess);
+    if (this.#executing.has(o.key)) return refuse('operate', ADD_CAUSE.commandAlreadyInExecution);
     const sbo = model === CTL_MODEL.sboNormal || model === CTL_MODEL.sboEnhanced;
     if (sbo && holder?.sink !== sink) return refuse('operate', ADD_CAUSE.objectNotSelected);
     this.#operate(o, node, value);
     if (sbo) this.#deselect(o);
     this.#hooks.notify(notice('operate'));
-    if (model === CTL_MODEL.directEnhanced || model === CTL_MODEL.sboEnhanced) {
-      // CommandTermination+ follows the write response
-      const name: ObjectName = { scope: 'domain', domain: o.domain, item: node.item };
-      setImmediate(() => sink.send({ pdu: 'information-report', report: { variables: { kind: 'variables', names: [name] }, results: [{ ok: true, data: value }] } }));
-    }
+    if (model === CTL_MODEL.directEnhanced || model === CTL_MODEL.sboEnhanced) this.#terminate(sink, o, node, value);
     return undefined;
+  }
+
+  /** CommandTermination after the write response: positive (the Oper value), or LastApplError and the Oper value. */
+  #terminate(sink: ReportSink, o: ControlObject, node: DataNode, value: MmsData): void {
+    const { negativeTermination, terminationDelayMs } = this.#hooks.faults();
+    const name: ObjectName = { scope: 'domain', domain: o.domain, item: node.item };
+    this.#executing.add(o.key);
+    const send = () => {
+      this.#executing.delete(o.key);
+      const oper = { ok: true as const, data: value };
+      if (negativeTermination === undefined) return sink.send({ pdu: 'information-report', report: { variables: { kind: 'variables', names: [name] }, results: [oper] } });
+      const error = { ok: true as const, data: this.#lastApplErrorData(o, node, value, negativeTermination) };
+      sink.send({ pdu: 'information-report', report: { variables: { kind: 'variables', names: [{ scope: 'vmd', item: 'LastApplError' }, name] }, results: [error, oper] } });
+    };
+    if (terminationDelayMs) setTimeout(send, terminationDelayMs).unref();
+    else setImmediate(send);
   }
 
   #operate(o: ControlObject, node: DataNode, value: MmsData): void {
@@ -190,6 +207,11 @@ export class ControlEngine {
 
   /** Sends LastApplError (CntrlObj, Error, Origin, ctlNum, AddCause) before the refusing write response. */
   #lastApplError(sink: ReportSink, o: ControlObject, node: DataNode, value: MmsData, addCause: number): void {
+    const error = this.#lastApplErrorData(o, node, value, addCause);
+    sink.send({ pdu: 'information-report', report: { variables: { kind: 'variables', names: [{ scope: 'vmd', item: 'LastApplError' }] }, results: [{ ok: true, data: error }] } });
+  }
+
+  #lastApplErrorData(o: ControlObject, node: DataNode, value: MmsData, addCause: number): MmsData {
     const origin = component(node, value, 'origin') ?? { type: 'structure', value: [{ type: 'integer', value: 0 }, { type: 'octet-string', value: new Uint8Array(0) }] };
     const ctlNum = component(node, value, 'ctlNum') ?? { type: 'unsigned', value: 0 };
     const error: MmsData = {
@@ -202,7 +224,7 @@ export class ControlEngine {
         { type: 'integer', value: addCause },
       ],
     };
-    sink.send({ pdu: 'information-report', report: { variables: { kind: 'variables', names: [{ scope: 'vmd', item: 'LastApplError' }] }, results: [{ ok: true, data: error }] } });
+    return error;
   }
 
   /** Drops the selections an association held (it closed). */

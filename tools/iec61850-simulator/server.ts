@@ -106,8 +106,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     if (changed.length > 0) emit('change', { reference: `${domainOf(node)}/${node.item}`, value: readNode(node) });
     reports.onChanges(changed);
   };
-  const controls = new ControlEngine(device, { apply, notify: (n) => emit('control', n), refuseAll: () => faults.refuseControls === true });
-  const services: ServiceContext = { device, reports, controls, identity, pageSize: options.nameListPageSize ?? 100, apply };
+  const controls = new ControlEngine(device, { apply, notify: (n) => emit('control', n), refuseAll: () => faults.refuseControls === true, faults: () => faults });
+  const services: ServiceContext = { device, faults, reports, controls, identity, pageSize: options.nameListPageSize ?? 100, apply };
   const associations = new Set<Association>();
   const sockets = new Set<Socket>();
   let nextId = 1;

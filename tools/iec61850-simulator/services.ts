@@ -15,6 +15,7 @@ import { readNode, type DataNode } from './data_tree.ts';
 import { findDataSet, findNode, rcbOf, type Device } from './device.ts';
 import type { ReportSink } from './rcb_model.ts';
 import type { ReportEngine } from './reports.ts';
+import type { Faults } from './association.ts';
 
 /** What Identify answers. */
 export type Identity = { vendor: string; model: string; revision: string };
@@ -22,6 +23,8 @@ export type Identity = { vendor: string; model: string; revision: string };
 /** Everything a service needs. */
 export type ServiceContext = {
   device: Device;
+  /** The simulator's faults, read at every request (tests change them while it runs). */
+  faults: Faults;
   reports: ReportEngine;
   controls: ControlEngine;
   identity: Identity;
@@ -86,6 +89,9 @@ function writeOne(ctx: ServiceContext, sink: ReportSink, name: ObjectName, data:
   if (!node || name.scope !== 'domain') return DATA_ACCESS.objectNonExistent;
   const value = conform(node.type, data);
   if (!value) return DATA_ACCESS.typeInconsistent;
+  const refusal = ctx.faults.refuseWrites?.[`${name.domain}/${name.item}`];
+  if (refusal !== undefined) return refusal;
+  if (ctx.faults.fixedRptIds && node.name === 'RptID' && (node.fc === 'RP' || node.fc === 'BR')) return DATA_ACCESS.objectAccessDenied;
   if (node.fc === 'RP' || node.fc === 'BR') {
     const rcb = rcbOf(ctx.device, name.domain, node);
     return rcb && node.parent === rcb.node ? ctx.reports.write(sink, rcb, node.name, value) : DATA_ACCESS.objectAccessDenied;

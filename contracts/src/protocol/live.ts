@@ -13,7 +13,8 @@ const connectionParams = Type.Object({ connectionId: uuid('Id of a connection of
 const binding = (method: HttpBinding['method'], path: string, status: 200 | 204, access: 'viewer' | 'editor', errors: readonly ProblemCode[] = ['not_found']): HttpBinding => ({
   method, path, status, access, spaceScoped: true, errors,
 });
-const notConnected = 'A connection that is not connected now answers 409 `conflict`.';
+const notConnected = 'A connection that is not connected now answers 409 `not_connected`.';
+const refused = 'The device\'s refusal is 502 `device_refused`: `detail` names the reason and `deviceError` carries it (`{service, error, addCause?}`).';
 
 /** An object reference: `LD/LN.DO.DA[FC]` (IEC 61850) or `LD/LN$FC$DO$DA` (MMS). */
 export const ObjectReference = Type.String({ minLength: 3, maxLength: 255, pattern: '^[A-Za-z0-9_]+/[A-Za-z0-9_$.\\[\\]()]+$', description: 'An object reference: `LD/LN.DO.DA[FC]` or `LD/LN$FC$DO$DA`.' });
@@ -63,23 +64,23 @@ export const readConnectionValues = defineOperation({
     body: Type.Object({ references: Type.Array(ObjectReference, { minItems: 1, maxItems: 100 }) }, { additionalProperties: false }),
   }),
   response: Type.Array(ReadResult),
-  http: { ...binding('POST', '/api/connections/:connectionId/read', 200, 'viewer', ['not_found', 'conflict', 'bad_gateway']), consumes: ['application/json'] },
+  http: { ...binding('POST', '/api/connections/:connectionId/read', 200, 'viewer', ['not_found', 'not_connected', 'device_refused', 'bad_gateway']), consumes: ['application/json'] },
 });
 
 export const writeConnectionValue = defineOperation({
   operationId: 'writeConnectionValue', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Write a value to the device', tags,
-  description: `Writes one data attribute, converted to its type on the device; a value of the wrong type is 400. ${notConnected} A write the device refuses is 502 \`bad_gateway\` with its reason.`,
+  description: `Writes one data attribute, converted to its type on the device; a value of the wrong type, or an attribute the model says is read-only (functional constraint ST, MX, OR, EX or CO), is 400 before the device is asked; an attribute the device does not have is 404. ${notConnected} ${refused}`,
   request: requestSchema({
     params: connectionParams,
     body: Type.Object({ reference: ObjectReference, value: Type.Unknown() }, { additionalProperties: false }),
   }),
   response: NoContent,
-  http: { ...binding('POST', '/api/connections/:connectionId/write', 204, 'editor', ['not_found', 'conflict', 'bad_gateway', 'validation_failed']), consumes: ['application/json'] },
+  http: { ...binding('POST', '/api/connections/:connectionId/write', 204, 'editor', ['not_found', 'not_connected', 'device_refused', 'bad_request', 'validation_failed']), consumes: ['application/json'] },
 });
 
 export const operateConnectionControl = defineOperation({
   operationId: 'operateConnectionControl', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Operate a control', tags,
-  description: `Operates a controllable data object (\`LD/LN.DO\`) by its control model: direct, select-before-operate or enhanced security. ${notConnected} A control the device refuses is 502 \`bad_gateway\` with the device's reason (LastApplError).`,
+  description: `Operates a controllable data object (\`LD/LN.DO\`) by its control model: direct, select-before-operate or enhanced security, and answers when the device has (for enhanced security: its CommandTermination), within the request's deadline. One operation per control object at a time: while a select, operate or cancel is pending on it, another answers 409 \`control_in_progress\` at once. A status-only object is 400, an object the device does not have 404, both before anything is operated. ${notConnected} ${refused} For a control, \`addCause\` is the AddCause of the device's LastApplError or negative CommandTermination.`,
   request: requestSchema({
     params: connectionParams,
     body: Type.Object(
@@ -94,7 +95,7 @@ export const operateConnectionControl = defineOperation({
     ),
   }),
   response: NoContent,
-  http: { ...binding('POST', '/api/connections/:connectionId/control', 204, 'editor', ['not_found', 'conflict', 'bad_gateway']), consumes: ['application/json'] },
+  http: { ...binding('POST', '/api/connections/:connectionId/control', 204, 'editor', ['not_found', 'not_connected', 'control_in_progress', 'device_refused', 'bad_request', 'upstream_timeout']), consumes: ['application/json'] },
 });
 
 /** A report block the connection keeps enabled. */
@@ -113,7 +114,7 @@ export const enableConnectionReport = defineOperation({
   description: 'Keeps the report block enabled: now when connected, and again after every reconnect. Each report is published as `events.protocol.report`.',
   request: requestSchema({ params: connectionParams, body: ReportSubscription }),
   response: NoContent,
-  http: { ...binding('POST', '/api/connections/:connectionId/reports', 204, 'editor', ['not_found', 'bad_gateway']), consumes: ['application/json'] },
+  http: { ...binding('POST', '/api/connections/:connectionId/reports', 204, 'editor', ['not_found', 'rptid_conflict', 'device_refused']), consumes: ['application/json'] },
 });
 
 export const disableConnectionReport = defineOperation({
@@ -135,7 +136,7 @@ export const getConnectionValues = defineOperation({
   description: `The last value of every attribute the device has reported since the holding replica took the connection, with when it came and by which report block. ${notConnected}`,
   request: requestSchema({ params: connectionParams }),
   response: Type.Array(Type.Object({ reference: Type.String(), value: Type.Unknown(), at: Type.String({ format: 'date-time' }), rcb: Type.String() })),
-  http: binding('GET', '/api/connections/:connectionId/values', 200, 'viewer', ['not_found', 'conflict']),
+  http: binding('GET', '/api/connections/:connectionId/values', 200, 'viewer', ['not_found', 'not_connected']),
 });
 
 /** Internal: the live model of a connected device, browsed by the replica holding it (see browseConnection). */

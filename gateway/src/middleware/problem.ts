@@ -17,6 +17,9 @@ const codeByStatus: Record<number, ProblemCode> = {
   504: 'upstream_timeout',
 };
 
+/** 5xx answers that are not this platform's failure (the service that owns them logged them): no error line here. */
+const quietCodes = new Set<ProblemCode>(['service_unavailable', 'upstream_timeout', 'device_refused']);
+
 /**
  * Turns every failure below it into an RFC 9457 problem: ProblemErrors as they are; errors of the body
  * readers (which carry `status` or `httpCode`) by their status; anything else as a bare 500
@@ -35,7 +38,7 @@ export function problemDetails(): Middleware {
     } catch (err) {
       const problem = asProblem(err);
       releaseBody(ctx);
-      if (problem.status >= 500 && problem.code !== 'service_unavailable' && problem.code !== 'upstream_timeout') {
+      if (problem.status >= 500 && !quietCodes.has(problem.code)) {
         ctx.app.emit('error', err, ctx);
       }
       ctx.status = problem.status;

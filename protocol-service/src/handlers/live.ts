@@ -9,12 +9,13 @@ import {
   getConnectionValues, operateConnectionControl, ProblemError, readConnectionValues, startConnection, stopConnection, writeConnectionValue,
   type Operation,
 } from '@scada/contracts';
-import { call, implement, onBehalfOf, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
+import { call, implement, onBehalfOf, remainingMs, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
 import type { LiveDevice } from '../sessions/live_device.ts';
 import type { Session } from '../sessions/session.ts';
 import type { Supervisor } from '../sessions/supervisor.ts';
 import { findConnection } from '../store/connections.ts';
-import { connectionHolder, readSession, reportSubscriptions, setStarted, subscribeReport, unsubscribeReport } from '../store/sessions.ts';
+import { connectionNotFound, deviceRouter, notConnected } from '../sessions/device_router.ts';
+import { readSession, reportSubscriptions, setStarted, subscribeReport, unsubscribeReport } from '../store/sessions.ts';
 
 export type LiveDeps = { store: Store; bus: Bus; supervisor: Supervisor; instance: string };
 
@@ -27,14 +28,21 @@ const spaceOf = (ctx: HandlerContext) => {
   if (!ctx.space) throw new ProblemError('bad_header', 'The request names no space (X-Space)');
   return ctx.space;
 };
-const notFound = (id: string) => new ProblemError('not_found', `No connection ${id} in this space`);
-const notConnected = (id: string) => new ProblemError('conflict', `Connection ${id} is not connected to its device now`);
 
-/** A device's refusal (or a failed exchange) as the API answers it. */
-function deviceProblem(err: unknown): ProblemError {
-  if (err instanceof ProblemError) return err;
-  if (err instanceof Error && (err.name === 'BadReferenceError' || err.name === 'ValueTypeError')) return new ProblemError('bad_request', err.message);
-  return new ProblemError('bad_gateway', `The device refused or failed: ${(err as Error).message}`, { cause: err });
+/** Margin kept from a request's deadline for the answer's way back to the caller. */
+const answerMarginMs = 250;
+
+/** A CommandTermination is waited for at most this long, however long the caller would wait. */
+const terminationWaitMs = 10_000;
+
+/** How long a control may wait for the device's CommandTermination: what the caller still waits, less the margin. */
+function controlTimeoutMs(ctx: HandlerContext): number {
+  return Number.isFinite(ctx.deadline) ? Math.max(1, Math.min(terminationWaitMs, remainingMs(ctx) - answerMarginMs)) : terminationWaitMs;
+}
+
+/** A failure that is not already a problem (a device stand-in in a test, a bug) is the device's failure. */
+function asDeviceProblem(err: unknown): ProblemError {
+  return err instanceof ProblemError ? err : new ProblemError('bad_gateway', `The device failed: ${(err as Error).message}`, { cause: err });
 }
 
 /**
@@ -46,27 +54,20 @@ export function liveHandlers(deps: LiveDeps): {
   holderImplementations: Implementation[];
   liveBrowse(space: string, id: string, ctx: HandlerContext): Promise<{ logicalDevices: unknown[] } | null>;
 } {
-  const local = (space: string, id: string): Session | undefined => deps.supervisor.local(space, id);
+  const router = deviceRouter(deps);
 
-  /** The local connected device, or null after forwarding was ruled out (not held anywhere, or not connected). */
+  /** Runs `work` on the connected device here, or forwards the request to the replica holding it. */
   const onDevice = async <T>(op: Operation, request: unknown, ctx: HandlerContext, work: (device: LiveDevice, session: Session) => Promise<T>, forward = true): Promise<T> => {
     const space = spaceOf(ctx);
     const id = ((request as { params: { connectionId: string } }).params.connectionId).toLowerCase();
-    const session = local(space, id);
-    if (session) {
-      const device = session.device;
-      if (!device) throw notConnected(id);
-      try {
-        return await work(device, session);
-      } catch (err) {
-        throw deviceProblem(err);
-      }
+    const route = await router.route(space, id, forward);
+    if (route.kind === 'forwarded') return (await call(deps.bus, atInstance(op, route.owner), request as never, onBehalfOf(ctx))) as T;
+    if (route.kind === 'not_connected' || !route.device) throw notConnected(id);
+    try {
+      return await work(route.device, route.session);
+    } catch (err) {
+      throw asDeviceProblem(err);
     }
-    const held = await connectionHolder(deps.store, space, id);
-    if (!held) throw notFound(id);
-    const owner = forward ? held.owner : null;
-    if (!owner || owner === deps.instance) throw notConnected(id);
-    return (await call(deps.bus, atInstance(op, owner), request as never, onBehalfOf(ctx))) as T;
   };
 
   const live = (forward: boolean): Implementation[] => [
@@ -83,7 +84,7 @@ export function liveHandlers(deps: LiveDeps): {
     implement(operateConnectionControl, (req, ctx) =>
       onDevice(operateConnectionControl, req, ctx, async (device) => {
         const { reference, ...control } = req.body;
-        await device.operate(reference, control);
+        await device.operate(reference, { ...control, timeoutMs: controlTimeoutMs(ctx) });
         return null;
       }, forward),
     ),
@@ -101,7 +102,7 @@ export function liveHandlers(deps: LiveDeps): {
       try {
         await onDevice(enableConnectionReport, req, ctx, async (device) => (await device.enableReport(rcb, options), await keep(), null), forward);
       } catch (err) {
-        if (!(err instanceof ProblemError && err.code === 'conflict')) throw err;
+        if (!(err instanceof ProblemError && err.code === 'not_connected')) throw err;
         await keep();
       }
       return null;
@@ -113,12 +114,12 @@ export function liveHandlers(deps: LiveDeps): {
       // The replica the request reached forgets the block; the holder, asked on its own subject, only
       // switches it off.
       if (forward && !(await unsubscribeReport(deps.store, space, id, rcb))) {
-        if (!(await findConnection(deps.store, space, id))) throw notFound(req.params.connectionId);
+        if (!(await findConnection(deps.store, space, id))) throw connectionNotFound(req.params.connectionId);
         throw new ProblemError('not_found', `Report block ${rcb} is not enabled on connection ${req.params.connectionId}`);
       }
       // Forgotten first, so that a reconnect does not enable it again; the device is told when connected.
       await onDevice(disableConnectionReport, req, ctx, async (device) => (await device.disableReport(rcb).catch(() => undefined), null), forward).catch((err: unknown) => {
-        if (!(err instanceof ProblemError && err.code === 'conflict')) throw err;
+        if (!(err instanceof ProblemError && err.code === 'not_connected')) throw err;
       });
       return null;
     }),
@@ -131,7 +132,7 @@ export function liveHandlers(deps: LiveDeps): {
   const startStop = (started: boolean) => async (req: { params: { connectionId: string } }, ctx: HandlerContext) => {
     const space = spaceOf(ctx);
     const id = req.params.connectionId.toLowerCase();
-    if (!(await setStarted(deps.store, space, id, started))) throw notFound(req.params.connectionId);
+    if (!(await setStarted(deps.store, space, id, started))) throw connectionNotFound(req.params.connectionId);
     await deps.supervisor.kick();
     return null;
   };
@@ -141,7 +142,7 @@ export function liveHandlers(deps: LiveDeps): {
     implement(stopConnection, startStop(false)),
     implement(getConnectionSession, async (req, ctx) => {
       const s = await readSession(deps.store, spaceOf(ctx), req.params.connectionId.toLowerCase());
-      if (!s) throw notFound(req.params.connectionId);
+      if (!s) throw connectionNotFound(req.params.connectionId);
       const connected = s.started && s.held && s.state === 'connected';
       return {
         started: s.started,
@@ -156,13 +157,13 @@ export function liveHandlers(deps: LiveDeps): {
     }),
     implement(getConnectionStatus, async (req, ctx) => {
       const s = await readSession(deps.store, spaceOf(ctx), req.params.connectionId.toLowerCase());
-      if (!s) throw notFound(req.params.connectionId);
+      if (!s) throw connectionNotFound(req.params.connectionId);
       return s.started && s.held && s.state === 'connected' ? 'Connected' as const : 'Disconnected' as const;
     }),
     implement(getConnectionReports, async (req, ctx) => {
       const space = spaceOf(ctx);
       const id = req.params.connectionId.toLowerCase();
-      if (!(await findConnection(deps.store, space, id))) throw notFound(req.params.connectionId);
+      if (!(await findConnection(deps.store, space, id))) throw connectionNotFound(req.params.connectionId);
       return (await reportSubscriptions(deps.store, space, id)).map((s) => ({ rcb: s.rcb, ...s.options }));
     }),
     ...live(true),
@@ -173,7 +174,7 @@ export function liveHandlers(deps: LiveDeps): {
     try {
       return await onDevice(browseConnectionDevice, { params: { connectionId: id }, query: {} }, { ...ctx, space }, async (device) => (await device.browse()) as { logicalDevices: unknown[] });
     } catch (err) {
-      if (err instanceof ProblemError && err.code === 'conflict') return null;
+      if (err instanceof ProblemError && err.code === 'not_connected') return null;
       throw err;
     }
   };

@@ -18,12 +18,23 @@ export type DeviceReport = {
 };
 
 /** A control request: the value to operate with and the checks to ask for. */
-export type ControlRequest = { value: unknown; test?: boolean; interlockCheck?: boolean; synchroCheck?: boolean; originator?: string };
+export type ControlRequest = {
+  value: unknown;
+  test?: boolean;
+  interlockCheck?: boolean;
+  synchroCheck?: boolean;
+  originator?: string;
+  /** How long the caller still waits: a CommandTermination later than this is not waited for. */
+  timeoutMs?: number;
+};
 
 /** Options of a report block when it is enabled. */
 export type ReportOptions = { integrityPeriodMs?: number; generalInterrogation?: boolean; triggers?: string[] };
 
-/** An association with a device. */
+/**
+ * An association with a device. Every failing operation rejects with a `ProblemError` that says what the
+ * API answers: the device's refusal (`device_refused`), a request the model rules out, a pending control.
+ */
 export interface LiveDevice {
   readonly identity: DeviceIdentity;
   /** Resolves when the association ends: with the reason, or null when it was closed on purpose. */

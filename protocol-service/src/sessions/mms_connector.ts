@@ -4,23 +4,20 @@
  * client closes (the device went away, did not answer the idle probe, or sent something unreadable).
  */
 import type { Logger } from 'pino';
-import { Iec61850Device, Iec61850Error } from '../iec61850/client/mod.ts';
+import { Iec61850Device } from '../iec61850/client/mod.ts';
+import { deviceProblem, type DeviceService } from './device_errors.ts';
 import { MmsClient } from '../iec61850/mms/client.ts';
 import type { Connector, LiveDevice, ReportOptions } from './live_device.ts';
 
 export type MmsConnectorOptions = { requestTimeoutMs: number; idleProbeMs: number; log: Logger };
 
-/** The IEC 61850 layer's errors about what the caller asked (a malformed reference, a value of the wrong type). */
-const callerMistakes = new Set(['bad_reference', 'bad_value']);
-
-/** A caller's mistake becomes a BadRequest-named error, which the API answers with 400. */
-function classify(err: unknown): never {
-  if (err instanceof Iec61850Error && callerMistakes.has(err.code)) {
-    const bad = new Error(err.message);
-    bad.name = 'BadReferenceError';
-    throw bad;
+/** Runs a device operation; whatever it fails with becomes the problem the API answers (see device_errors.ts). */
+async function answer<T>(service: DeviceService, reference: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw deviceProblem(err, service, reference);
   }
-  throw err;
 }
 
 /** The API's trigger names (as SCL writes them) and the TrgOps flags of the client layer. */
@@ -54,12 +51,17 @@ export function mmsConnector(options: MmsConnectorOptions): Connector {
         ended,
         onReport: (listener) => void device.on('report', (r) => listener({ rcb: r.rcb, rptId: r.rptId, seqNum: r.seqNum, values: r.values.map((v) => ({ ref: v.ref, value: v.value, ...(v.reason ? { reason: v.reason } : {}) })) })),
         browse: () => device.browse(),
-        read: async (refs) => (await device.readValues(refs).catch(classify)).map((r) => (r.error === undefined ? r.value : { error: r.error })),
-        write: (ref, value) => device.write(ref, value).catch(classify),
+        read: async (refs) => (await answer('read', refs.join(', '), () => device.readValues(refs))).map((r) => (r.error === undefined ? r.value : { error: r.error })),
+        write: (ref, value) => answer('write', ref, () => device.write(ref, value)),
         operate: (ref, control) =>
-          device.operate(ref, control.value, { test: control.test, check: { interlockCheck: control.interlockCheck, synchrocheck: control.synchroCheck } }).catch(classify),
-        enableReport: async (rcb, o) => void (await device.enableReport(rcb, reportOptions(o)).catch(classify)),
-        disableReport: (rcb) => device.disableReport(rcb).catch(classify),
+          answer('operate', ref, () =>
+            device.operate(ref, control.value, {
+              test: control.test,
+              check: { interlockCheck: control.interlockCheck, synchrocheck: control.synchroCheck },
+              ...(control.timeoutMs === undefined ? {} : { terminationTimeoutMs: control.timeoutMs }),
+            })),
+        enableReport: (rcb, o) => answer('enable-report', rcb, async () => void (await device.enableReport(rcb, reportOptions(o)))),
+        disableReport: (rcb) => answer('disable-report', rcb, () => device.disableReport(rcb)),
         close: async () => {
           await client.conclude();
           await ended;

@@ -124,7 +124,7 @@ t.test('SBO with enhanced security writes SBOw then Oper with the same ctlNum', 
 
 t.test('a negative CommandTermination rejects with the AddCause in words', async (t) => {
   const { device } = await deviceFor(t, { negativeTermination: 16 });
-  await t.rejects(device.operate(`${LD}/GGIO1.SPCSO3`, true), { code: 'control_failed', message: `operate of ${LD}/GGIO1$CO$SPCSO3 refused: Time-limit-over (Unknown)` });
+  await t.rejects(device.operate(`${LD}/GGIO1.SPCSO3`, true), { code: 'control_failed', message: `operate of ${LD}/GGIO1$CO$SPCSO3 ended by a negative CommandTermination: Time-limit-over (Unknown)` });
 });
 
 t.test('a refused Oper is explained by the LastApplError sent before the write response', async (t) => {

@@ -63,6 +63,8 @@ export class ControlTracker {
   readonly #defaultOrigin: Origin;
   readonly #lastErrors = new Map<string, LastApplError>();
   readonly #terminations = new Map<string, Waiter>();
+  /** Control objects with a select, operate or cancel pending: one at a time, or outcomes get mixed up. */
+  readonly #pending = new Set<string>();
   #ctlNum = 0;
 
   constructor(ctx: ControlContext, defaultOrigin: Origin = {}) {
@@ -76,9 +78,10 @@ export class ControlTracker {
     const [first, second] = r.variables.names;
     if (first?.scope === 'vmd' && first.item === 'LastApplError') {
       const error = r.results[0]?.ok ? lastApplErrorOf(r.results[0].data) : undefined;
-      if (error) this.#lastErrors.set(error.cntrlObj, error);
+      // CntrlObj names the structure written (`…$CO$DO$Oper`, as libiec61850 sends it) or the object itself
+      if (error) this.#lastErrors.set(error.cntrlObj.replace(/\$(Oper|SBOw|SBO|Cancel)$/, ''), error);
       // a LastApplError followed by the Oper value is a negative CommandTermination
-      if (error && second?.scope === 'domain' && second.item.endsWith('$Oper')) this.#terminate(`${second.domain}/${second.item}`, refusal('operate', error.cntrlObj, error));
+      if (error && second?.scope === 'domain' && second.item.endsWith('$Oper')) this.#terminate(`${second.domain}/${second.item}`, refusal('operate', error.cntrlObj, error, undefined, true));
       return true;
     }
     if (first?.scope === 'domain' && first.item.endsWith('$Oper')) {
@@ -94,9 +97,28 @@ export class ControlTracker {
     this.#terminations.clear();
   }
 
+  /**
+   * Runs one operation on a control object; a second one while it is pending is refused at once
+   * (`control_in_progress`), so each caller gets its own outcome.
+   */
+  async #exclusive(d: DataReference, work: () => Promise<void>): Promise<void> {
+    const obj = toMmsReference(d);
+    if (this.#pending.has(obj)) throw new Iec61850Error('control_in_progress', `another select, operate or cancel of ${obj} is pending`);
+    this.#pending.add(obj);
+    try {
+      await work();
+    } finally {
+      this.#pending.delete(obj);
+    }
+  }
+
   /** Operates a controllable DO with `value` as ctlVal, following its control model. */
   async operate(doRef: string, value: unknown, o: OperateOptions = {}): Promise<void> {
     const d = controllable(doRef);
+    return this.#exclusive(d, () => this.#operate(d, value, o));
+  }
+
+  async #operate(d: DataReference, value: unknown, o: OperateOptions): Promise<void> {
     const model = o.model ?? (await this.#model(d));
     const ctlNum = this.#nextCtlNum();
     const obj = toMmsReference(d);
@@ -122,7 +144,8 @@ export class ControlTracker {
 
   /** Cancels a selection or a running control (writes Cancel). */
   async cancel(doRef: string, value: unknown, o: Omit<OperateOptions, 'model' | 'check'> = {}): Promise<void> {
-    await this.#write(controllable(doRef), 'Cancel', value, this.#nextCtlNum(), o, 'cancel');
+    const d = controllable(doRef);
+    return this.#exclusive(d, () => this.#write(d, 'Cancel', value, this.#nextCtlNum(), o, 'cancel'));
   }
 
   #nextCtlNum(): number {
@@ -215,7 +238,14 @@ export function lastApplErrorOf(d: MmsData): LastApplError | undefined {
   return { cntrlObj: v[0], error, errorText: CONTROL_ERRORS[error] ?? `Error ${error}`, addCause, addCauseText: addCauseText(addCause), ctlNum: Number(v[3]) };
 }
 
-function refusal(step: string, obj: string, e: LastApplError | undefined, accessText?: string): Iec61850Error {
-  if (e) return new Iec61850Error(step === 'select' ? 'select_failed' : 'control_failed', `${step} of ${obj} refused: ${e.addCauseText} (${e.errorText})`, { lastApplError: e });
-  return new Iec61850Error(step === 'select' ? 'select_failed' : 'control_failed', `${step} of ${obj} refused${accessText ? `: ${accessText}` : ''}`);
+/**
+ * A refused select, operate or cancel; `details` carries the step, the data access error of the write
+ * (when there was one), the LastApplError and whether it came as a negative CommandTermination.
+ */
+function refusal(step: string, obj: string, e: LastApplError | undefined, accessText?: string, termination = false): Iec61850Error {
+  const code = step === 'select' ? 'select_failed' : 'control_failed';
+  const details: Record<string, unknown> = { step, ...(accessText ? { accessError: accessText } : {}), ...(termination ? { termination } : {}), ...(e ? { lastApplError: e } : {}) };
+  const how = termination ? 'ended by a negative CommandTermination' : 'refused';
+  if (e) return new Iec61850Error(code, `${step} of ${obj} ${how}: ${e.addCauseText} (${e.errorText})`, details);
+  return new Iec61850Error(code, `${step} of ${obj} ${how}${accessText ? `: ${accessText}` : ''}`, details);
 }

@@ -16,6 +16,9 @@ import { fromObjectName, parseReference, toMmsReference, toObjectName, toObjectR
 import { dataSetName, decodeReport, disableReport, enableReport, isRpt, type Report, type ReportOptions, type ReportSubscription } from './reports.ts';
 import { fromJson, toJson, type Json } from './values.ts';
 
+/** Functional constraints of status, measurements and controls: the model says a client cannot write them (IEC 61850-7-2 §6.2). */
+const READ_ONLY_FCS = new Set<string>(['ST', 'MX', 'OR', 'EX', 'CO']);
+
 /** A value read: the JSON value, or why there is none. */
 export type ValueResult = { ref: string; value: Json | null; error?: string };
 
@@ -85,6 +88,7 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
   /** Writes a JSON value, converted to the variable's type; a value that does not fit is refused before sending. */
   async write(ref: string, value: unknown): Promise<void> {
     const parsed = parseReference(ref);
+    if (parsed.fc !== undefined && READ_ONLY_FCS.has(parsed.fc)) throw new Iec61850Error('read_only', `${toObjectReference(parsed)} is ${parsed.fc}, which a client cannot write${parsed.fc === 'CO' ? ' (operate it as a control)' : ''}`);
     const type = await this.typeOf(ref);
     const data = fromJson(value, type, parsed.path.at(-1), toObjectReference(parsed));
     await this.client.write(toObjectName(parsed), data);

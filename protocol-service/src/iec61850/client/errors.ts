@@ -7,7 +7,9 @@
 
 /**
  * Stable codes: `bad_reference`, `bad_value`, `unknown_type`, `not_found`, `select_failed`, `control_failed`,
- * `termination_timeout`, `bad_report`, `unknown_report`, `unsupported`.
+ * `termination_timeout`, `bad_report`, `unknown_report`, `unsupported`, `read_only` (a write the functional
+ * constraint rules out), `control_in_progress` (another operation on the object is pending), `rptid_conflict`
+ * (a report block's RptID is another enabled block's and the device refused a unique one).
  */
 export type Iec61850ErrorCode =
   | 'bad_reference'
@@ -19,7 +21,10 @@ export type Iec61850ErrorCode =
   | 'termination_timeout'
   | 'bad_report'
   | 'unknown_report'
-  | 'unsupported';
+  | 'unsupported'
+  | 'read_only'
+  | 'control_in_progress'
+  | 'rptid_conflict';
 
 /** A refusal of the IEC 61850 layer; `details` carries structured context (e.g. the LastApplError). */
 export class Iec61850Error extends Error {
