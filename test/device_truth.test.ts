@@ -10,6 +10,7 @@ import { startSimulator, type Faults } from '../tools/iec61850-simulator/server.
 import { fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
 import { startTestPlatform } from './support/platform.ts';
 import { liveConnection } from './support/live.ts';
+import { signIn } from './support/session.ts';
 
 const faults: Faults = {};
 const sim = await startSimulator({ model: await fixtureModel(), port: 0, faults });
@@ -109,5 +110,29 @@ t.test(`the device's truth (${p.mode})`, async (t) => {
     t.equal(answer?.code, 'upstream_timeout', answer?.detail ?? 'answered');
     t.ok(Date.now() - started < 3000, 'answered near the deadline');
     t.equal((await c.api('POST', '/control', { reference: `${D}/GGIO1.SPCSO1`, value: false })).status, 204, 'and the association lives on');
+  });
+
+  t.test('every write and control is in the control log, newest first, for editors of the space', async (t) => {
+    faults.refuseWrites = { [`${D}/LLN0$DC$NamPlt$vendor`]: 11 };
+    t.equal((await c.api('POST', '/write', { reference: `${D}/LLN0.NamPlt.vendor[DC]`, value: 'Refused' })).status, 502);
+    delete faults.refuseWrites;
+    t.equal((await c.api('POST', '/control', { reference: `${D}/GGIO1.SPCSO1`, value: true })).status, 204);
+    const res = await c.api('GET', '/control-log?size=2');
+    t.equal(res.status, 200);
+    type Entry = { at: string; username: string; action: string; reference: string; value: unknown; outcome: string; status: number; deviceError: unknown };
+    const page = (await res.json()) as { content: Entry[]; totalElements: number; totalPages: number; number: number; size: number };
+    t.equal(page.content.length, 2, 'a page of two');
+    t.match(page.content[0], { username: c.editor.username, action: 'control', reference: `${D}/GGIO1.SPCSO1`, value: true, outcome: 'ok', status: 204, deviceError: null }, 'the newest first');
+    t.match(page.content[1], { action: 'write', value: 'Refused', outcome: 'device_refused', status: 502, deviceError: { service: 'write', error: 'object-value-invalid' } }, 'with the device\'s reason');
+    t.ok(page.totalElements >= 15, `every write and control so far (${page.totalElements})`);
+    const outcomes = new Set<string>();
+    for (let n = 0; n < page.totalPages; n++) {
+      const more = (await (await c.api('GET', `/control-log?size=2&page=${n}`)).json()) as { content: Entry[] };
+      for (const e of more.content) outcomes.add(e.outcome);
+    }
+    for (const o of ['ok', 'device_refused', 'bad_request', 'not_found', 'control_in_progress', 'not_connected', 'upstream_timeout']) t.ok(outcomes.has(o), `an outcome ${o} is kept`);
+    const viewer = await signIn(p, { role: 'viewer' });
+    t.equal((await fetch(`${p.url}/api/connections/${c.id}/control-log`, { headers: viewer.headers })).status, 403, 'a viewer may not read it');
+    t.equal((await c.api('GET', '/control-log?size=0')).status, 400, 'a page size of 0');
   });
 });

@@ -39,7 +39,7 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
     fetch(`${p.url}/api/connections/${id}${path}`, { method, headers: body === undefined ? editor.headers : json, body: body === undefined ? undefined : JSON.stringify(body) });
   const status = async () => (await (await api('GET', '/status')).json()) as string;
   const session = async () => (await (await api('GET', '/session')).json()) as { state: string; started: boolean; reconnects: number; identity: { vendor: string } | null; heldBy: string | null };
-  const reports: { connectionId: string; values: { ref: string; value: unknown }[] }[] = [];
+  const reports: { connectionId: string; values: { reference: string; value: unknown }[] }[] = [];
   p.proc.bus.subscribe('events.protocol.report', (m) => void reports.push(JSON.parse(new TextDecoder().decode(m.data))));
 
   t.test('start connects; the session says with whom', async (t) => {
@@ -78,7 +78,7 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
     t.match(await (await api('GET', '/reports')).json(), [{ rcb: `${D}/LLN0$RP$urcb01`, generalInterrogation: true }]);
     const before = reports.length;
     sim.setValue(`${D}/GGIO1$ST$Ind1$stVal`, { type: 'boolean', value: true });
-    const changed = await until('a change report', async () => reports.slice(before).find((r) => r.values.some((v) => v.ref.includes('Ind1') && v.value === true)));
+    const changed = await until('a change report', async () => reports.slice(before).find((r) => r.values.some((v) => v.reference.includes('Ind1') && v.value === true)));
     t.ok(changed, 'the change is reported');
     const last = (await (await api('GET', '/values')).json()) as { reference: string; value: unknown }[];
     t.ok(last.some((v) => v.reference.includes('Ind1') && v.value === true), 'and remembered as the last value');

@@ -44,6 +44,8 @@ export type Faults = {
   negativeTermination?: number;
   /** Send CommandTermination this many milliseconds after the operate (default: at once). */
   terminationDelayMs?: number;
+  /** Entries a buffered block keeps while disabled (default 1000); past it the oldest go and the next report says BufOvfl. */
+  bufferEntries?: number;
   /** Refuse writes of a report control block's RptID (object-access-denied), as devices with fixed RptIDs do. */
   fixedRptIds?: boolean;
 };

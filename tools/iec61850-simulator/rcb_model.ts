@@ -33,6 +33,8 @@ export type RcbInstance = {
   pending: Inclusion;
   /** Entries kept while a buffered block is disabled (sent on enable, cleared by PurgeBuf). */
   buffer: { included: Inclusion; ms: number }[];
+  /** Entries were dropped from the buffer since the last report. */
+  overflowed?: boolean;
   entryCounter: number;
 };
 

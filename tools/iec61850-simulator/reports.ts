@@ -38,9 +38,13 @@ export class ReportEngine {
   readonly #device: Device;
   readonly #notify: (n: ReportNotice) => void;
 
-  constructor(device: Device, notify: (n: ReportNotice) => void) {
+  /** How many entries a buffered block keeps while disabled; past it the oldest go and BufOvfl is reported. */
+  readonly #capacity: () => number;
+
+  constructor(device: Device, notify: (n: ReportNotice) => void, capacity: () => number = () => MAX_BUFFERED) {
     this.#device = device;
     this.#notify = notify;
+    this.#capacity = capacity;
   }
 
   /** The data set a block's DatSet names. */
@@ -158,7 +162,12 @@ export class ReportEngine {
 
   #trigger(rcb: RcbInstance, included: Inclusion): void {
     if (attrValue(rcb, 'RptEna') !== true) {
-      if (rcb.buffered && rcb.buffer.length < MAX_BUFFERED) rcb.buffer.push({ included, ms: Date.now() });
+      if (!rcb.buffered) return;
+      rcb.buffer.push({ included, ms: Date.now() });
+      if (rcb.buffer.length > this.#capacity()) {
+        rcb.buffer.shift();
+        rcb.overflowed = true;
+      }
       return;
     }
     const bufTm = Number(attrValue(rcb, 'BufTm'));
@@ -209,7 +218,8 @@ export class ReportEngine {
     if (opt(OPT.seqNum)) values.push({ type: 'unsigned', value: sqNum });
     if (opt(OPT.timeStamp)) values.push({ type: 'binary-time', value: binaryTimeFromMs(ms) });
     if (opt(OPT.dataSet)) values.push({ type: 'visible-string', value: ds.reference });
-    if (opt(OPT.bufOvfl)) values.push({ type: 'boolean', value: false });
+    if (opt(OPT.bufOvfl)) values.push({ type: 'boolean', value: rcb.overflowed === true });
+    rcb.overflowed = false;
     if (rcb.buffered) {
       rcb.entryCounter++;
       set(rcb, 'EntryID', entryId(rcb.entryCounter));

@@ -99,7 +99,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     model: options.identity?.model ?? device.ied.type ?? device.ied.name,
     revision: options.identity?.revision ?? device.ied.configVersion ?? '1.0',
   };
-  const reports = new ReportEngine(device, (n) => emit('report', n));
+  const reports = new ReportEngine(device, (n) => emit('report', n), () => faults.bufferEntries ?? 1000);
   const domainOf = (node: DataNode) => [...device.domains.values()].find((d) => d.lns.get(node.item.split('$')[0]) === rootOf(node))?.name ?? '';
   const apply = (node: DataNode, value: MmsData) => {
     const changed = assignNode(node, value);

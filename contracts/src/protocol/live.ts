@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { deadlines, defineOperation, NoContent, requestSchema, type HttpBinding } from '../operation.ts';
 import type { ProblemCode } from '../problems.ts';
+import { ReportedValue, SessionWarning } from './events.ts';
 
 /**
  * Live IEC 61850 sessions: start and stop (kept across restarts), the session's state, and what an
@@ -29,6 +30,9 @@ export const SessionView = Type.Object({
   reconnects: Type.Integer({ minimum: 0, description: 'Attempts that failed or associations that ended since the connection was taken.' }),
   identity: Type.Union([Type.Object({ vendor: Type.String(), model: Type.String(), revision: Type.String() }), Type.Null()], { description: 'The device\'s answer to MMS identify.' }),
   heldBy: Type.Union([Type.String(), Type.Null()], { description: 'The protocol-service replica holding the association.' }),
+  warnings: Type.Array(SessionWarning, {
+    description: '`model_mismatch`: the connected device\'s logical devices or nodes differ from the SCL file\'s IED; `buffer_overflow`: a buffered block lost reports while the device buffered them.',
+  }),
 });
 export type SessionView = Static<typeof SessionView>;
 
@@ -53,15 +57,26 @@ export const getConnectionSession = defineOperation({
   http: binding('GET', '/api/connections/:connectionId/session', 200, 'viewer'),
 });
 
-/** A value read from a device, or why it could not be. */
-export const ReadResult = Type.Object({ reference: Type.String(), value: Type.Optional(Type.Unknown()), error: Type.Optional(Type.String()) });
+/** A value read from a device, or why it could not be; a data set answers its members. */
+export const ReadResult = Type.Object({
+  reference: Type.String(),
+  value: Type.Optional(Type.Unknown()),
+  error: Type.Optional(Type.String()),
+  members: Type.Optional(Type.Array(Type.Object({ reference: Type.String(), value: Type.Optional(Type.Unknown()), error: Type.Optional(Type.String()) }), { description: 'A data set\'s members in order, each with its value or error.' })),
+});
+
+/** A data set: `LD/LN.Name` or `LD/LN$Name`. */
+const DataSetReference = Type.String({ minLength: 3, maxLength: 255, pattern: '^[A-Za-z0-9_]+/[A-Za-z0-9_]+[.$][A-Za-z0-9_]+$', description: 'A data set: `LD/LN.Name` or `LD/LN$Name`.' });
 
 export const readConnectionValues = defineOperation({
   operationId: 'readConnectionValues', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Read values from the device', tags,
-  description: `Reads up to 100 object references; each answers its value or its error. ${notConnected}`,
+  description: `Reads up to 100 object references, each answering its value or its error, and up to 20 data sets (\`dataSets\`), each answering its members with their values, in that order. At least one of the two. ${notConnected}`,
   request: requestSchema({
     params: connectionParams,
-    body: Type.Object({ references: Type.Array(ObjectReference, { minItems: 1, maxItems: 100 }) }, { additionalProperties: false }),
+    body: Type.Object(
+      { references: Type.Optional(Type.Array(ObjectReference, { maxItems: 100 })), dataSets: Type.Optional(Type.Array(DataSetReference, { maxItems: 20 })) },
+      { additionalProperties: false },
+    ),
   }),
   response: Type.Array(ReadResult),
   http: { ...binding('POST', '/api/connections/:connectionId/read', 200, 'viewer', ['not_found', 'not_connected', 'device_refused', 'bad_gateway']), consumes: ['application/json'] },
@@ -105,13 +120,18 @@ export const ReportSubscription = Type.Object(
     integrityPeriodMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400_000 })),
     generalInterrogation: Type.Optional(Type.Boolean()),
     triggers: Type.Optional(Type.Array(Type.Union([Type.Literal('dchg'), Type.Literal('qchg'), Type.Literal('dupd'), Type.Literal('period'), Type.Literal('gi')]), { uniqueItems: true })),
+    optionalFields: Type.Optional(Type.Array(
+      Type.Union(['sequence-number', 'report-time-stamp', 'reason-for-inclusion', 'data-set-name', 'data-reference', 'buffer-overflow', 'entry-id', 'conf-revision', 'segmentation'].map((f) => Type.Literal(f))),
+      { uniqueItems: true, description: 'OptFlds to set; the block\'s own when absent.' },
+    )),
+    bufferTimeMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000, description: 'BufTm: how long the device gathers changes into one report.' })),
   },
   { additionalProperties: false },
 );
 
 export const enableConnectionReport = defineOperation({
   operationId: 'enableConnectionReport', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Enable a report block', tags,
-  description: 'Keeps the report block enabled: now when connected, and again after every reconnect. Each report is published as `events.protocol.report`.',
+  description: 'Keeps the report block enabled: now when connected, and again after every reconnect (a buffered block resumes after the last EntryID received). Each report is published as `events.protocol.report`, attributed to the block that sent it: when another block enabled on the connection already sends this block\'s RptID, a unique RptID is written into it first; a device that refuses that write answers 409 `rptid_conflict` (`rptIdOf` names the other block) and nothing changes.',
   request: requestSchema({ params: connectionParams, body: ReportSubscription }),
   response: NoContent,
   http: { ...binding('POST', '/api/connections/:connectionId/reports', 204, 'editor', ['not_found', 'rptid_conflict', 'device_refused']), consumes: ['application/json'] },
@@ -119,7 +139,7 @@ export const enableConnectionReport = defineOperation({
 
 export const disableConnectionReport = defineOperation({
   operationId: 'disableConnectionReport', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Disable a report block', tags,
-  description: 'Stops keeping the report block enabled and disables it on the device when connected. 404 when it was not enabled.',
+  description: 'Stops keeping the report block enabled, disables it on the device when connected and gives its reservation up; its values are dropped. No other block is touched. 404 when it was not enabled.',
   request: requestSchema({ params: connectionParams, query: Type.Object({ rcb: ObjectReference }, { additionalProperties: false }) }),
   response: NoContent,
   http: binding('DELETE', '/api/connections/:connectionId/reports', 204, 'editor'),
@@ -133,10 +153,13 @@ export const getConnectionReports = defineOperation({
 
 export const getConnectionValues = defineOperation({
   operationId: 'getConnectionValues', service: 'protocol', summary: 'Last reported values', tags,
-  description: `The last value of every attribute the device has reported since the holding replica took the connection, with when it came and by which report block. ${notConnected}`,
+  description: 'The last value of every attribute the device has reported since the holding replica took the connection: its quality and the device\'s `timestamp` (of the same data object in the same report, where the data set carries them; else `null`), `receivedAt`, the block that sent it, the reasons for inclusion and the report\'s sequence number. While the device is away the last values answer with `stale: true`. Values of a disabled block are dropped; all are dropped when the device\'s identity or model changes. An empty list when no replica holds the connection.',
   request: requestSchema({ params: connectionParams }),
-  response: Type.Array(Type.Object({ reference: Type.String(), value: Type.Unknown(), at: Type.String({ format: 'date-time' }), rcb: Type.String() })),
-  http: binding('GET', '/api/connections/:connectionId/values', 200, 'viewer', ['not_found', 'not_connected']),
+  response: Type.Array(Type.Composite([
+    Type.Omit(ReportedValue, ['connectionId']),
+    Type.Object({ stale: Type.Boolean(), at: Type.String({ format: 'date-time', description: 'The same as `receivedAt` (kept for older clients).' }) }),
+  ])),
+  http: binding('GET', '/api/connections/:connectionId/values', 200, 'viewer', ['not_found']),
 });
 
 /** Internal: the live model of a connected device, browsed by the replica holding it (see browseConnection). */
@@ -146,10 +169,44 @@ export const browseConnectionDevice = defineOperation({
   response: Type.Object({ logicalDevices: Type.Array(Type.Unknown()) }),
 });
 
+/** One write or control an operator sent to a device, and how it ended. */
+export const ControlLogEntry = Type.Object({
+  at: Type.String({ format: 'date-time' }),
+  userId: Type.Union([Type.String(), Type.Null()]),
+  username: Type.Union([Type.String(), Type.Null()]),
+  action: Type.Union([Type.Literal('write'), Type.Literal('control')]),
+  reference: Type.String(),
+  value: Type.Unknown(),
+  outcome: Type.String({ description: '`ok`, or the problem code it was answered with (`device_refused`, `control_in_progress`, …).' }),
+  status: Type.Integer({ description: 'The HTTP status it was answered with.' }),
+  deviceError: Type.Union([Type.Object({ service: Type.String(), error: Type.String(), addCause: Type.Optional(Type.String()) }), Type.Null()], { description: 'The device\'s reason, when it refused.' }),
+  detail: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const getConnectionControlLog = defineOperation({
+  operationId: 'getConnectionControlLog', service: 'protocol', summary: 'Writes and controls sent to the device', tags,
+  description: 'Every write and control sent through the platform to this connection\'s device, newest first, paged: who, what, when, the outcome and the device\'s reason (IEC 62443-3-3 SR 2.8). Editors of the space.',
+  request: requestSchema({
+    params: connectionParams,
+    query: Type.Object(
+      { page: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })), size: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 20 })) },
+      { additionalProperties: false },
+    ),
+  }),
+  response: Type.Object({
+    content: Type.Array(ControlLogEntry),
+    number: Type.Integer(),
+    size: Type.Integer(),
+    totalElements: Type.Integer(),
+    totalPages: Type.Integer(),
+  }),
+  http: binding('GET', '/api/connections/:connectionId/control-log', 200, 'editor'),
+});
+
 /** The live operations that must run on the replica holding the connection. */
 export const liveOperations = [readConnectionValues, writeConnectionValue, operateConnectionControl, getConnectionValues, browseConnectionDevice];
 
 export const sessionOperations61850 = [
-  startConnection, stopConnection, getConnectionSession, enableConnectionReport, disableConnectionReport, getConnectionReports,
+  startConnection, stopConnection, getConnectionSession, enableConnectionReport, disableConnectionReport, getConnectionReports, getConnectionControlLog,
   ...liveOperations,
 ];

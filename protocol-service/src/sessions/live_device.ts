@@ -14,6 +14,10 @@ export type DeviceReport = {
   rcb: string;
   rptId: string;
   seqNum?: number;
+  /** Hex of the EntryID (buffered blocks). */
+  entryId?: string;
+  /** The device lost buffered entries before this report. */
+  bufferOverflow?: boolean;
   values: { ref: string; value: unknown; reason?: string[] }[];
 };
 
@@ -29,7 +33,16 @@ export type ControlRequest = {
 };
 
 /** Options of a report block when it is enabled. */
-export type ReportOptions = { integrityPeriodMs?: number; generalInterrogation?: boolean; triggers?: string[] };
+export type ReportOptions = {
+  integrityPeriodMs?: number;
+  generalInterrogation?: boolean;
+  triggers?: string[];
+  /** OptFlds to set, by the API's names (`sequence-number`, `report-time-stamp`, …). */
+  optionalFields?: string[];
+  bufferTimeMs?: number;
+  /** Buffered blocks: resume after this EntryID (hex). */
+  entryId?: string;
+};
 
 /**
  * An association with a device. Every failing operation rejects with a `ProblemError` that says what the
@@ -42,6 +55,10 @@ export interface LiveDevice {
   onReport(listener: (report: DeviceReport) => void): void;
   /** The live model: logical devices, logical nodes, data objects with their attributes and types. */
   browse(): Promise<unknown>;
+  /** Only the names of the logical devices and their logical nodes (cheap: no types). */
+  modelNames(): Promise<{ name: string; logicalNodes: string[] }[]>;
+  /** The members of data sets (`LD/LN.name` or `LD/LN$name`) with their values. */
+  readDataSets(refs: string[]): Promise<{ reference: string; members: { reference: string; value?: unknown; error?: string }[] }[]>;
   /** Values of object references, in the order asked; a reference that fails answers `{ error }`. */
   read(refs: string[]): Promise<unknown[]>;
   write(ref: string, value: unknown): Promise<void>;

@@ -1,22 +1,43 @@
 /**
  * One started connection held by this replica: it keeps an association with the device for as long as it
- * runs, reconnecting with capped exponential backoff and jitter, re-enabling the connection's report
- * blocks after each connect, publishing every report on the bus and remembering the last value of every
- * reported attribute. What it knows (state, since, last error, reconnects, identity) goes to the store,
- * where every replica can read it.
+ * runs, reconnecting with capped exponential backoff and jitter, checking the device's model against the
+ * connection's SCL file, re-enabling the connection's report blocks after each connect (a buffered block
+ * from the last EntryID received), publishing every report on the bus and remembering the last value of
+ * every reported attribute (stale once the association ends, dropped when the device's identity or model
+ * changes). What it knows (state, since, last error, reconnects, identity, warnings) goes to the store,
+ * where every replica can read it, and out as a session event.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { protocolEvents, type ReportEvent, type SessionWarning } from '@scada/contracts';
 import { publishEvent, type Bus, type Store } from '@scada/platform';
 import { reportSubscriptions, saveSessionState, type SessionState, type StartedConnection } from '../store/sessions.ts';
+import { parseReference, toMmsReference } from '../iec61850/client/reference.ts';
 import { backoffMs } from './backoff.ts';
+import { LastValues } from './last_values.ts';
 import { publishSessionChange } from './session_events.ts';
 import type { Connector, DeviceReport, LiveDevice, ReportOptions } from './live_device.ts';
+import { modelMismatch, type ExpectedModel, type ModelNames } from './model_check.ts';
 
-export type SessionDeps = { store: Store; bus: Bus; log: Logger; owner: string; connector: Connector; backoff?: { baseMs?: number; capMs?: number } };
+/** A report block's reference as reports name it (`LD/LN$RP$name`), whichever notation was given. */
+export function blockKey(rcb: string): string {
+  try {
+    return toMmsReference(parseReference(rcb));
+  } catch {
+    return rcb;
+  }
+}
 
-/** The last value of a reported attribute. */
-export type LastValue = { value: unknown; at: string; rcb: string };
+export type SessionDeps = {
+  store: Store;
+  bus: Bus;
+  log: Logger;
+  owner: string;
+  connector: Connector;
+  backoff?: { baseMs?: number; capMs?: number };
+  /** The logical devices and nodes the connection's SCL file gives its IED (null: no file, nothing to check). */
+  expectedModel?: (connection: StartedConnection, deviceDomains: () => Promise<string[]>) => Promise<ExpectedModel | null>;
+};
 
 export class Session {
   readonly connection: StartedConnection;
@@ -26,12 +47,25 @@ export class Session {
   #state: SessionState;
   #attempt = 0;
   #running: Promise<void> | null = null;
-  readonly lastValues = new Map<string, LastValue>();
+  /** The last value of every reported attribute. */
+  readonly values = new LastValues();
+  /** The last EntryID received from each buffered block, so a re-enabled block resumes after it. */
+  readonly #entryIds = new Map<string, string>();
+  /** The identity and model warnings of the last device connected, to notice another device. */
+  #lastDevice: string | null = null;
 
   constructor(connection: StartedConnection, deps: SessionDeps) {
     this.connection = connection;
     this.#deps = deps;
-    this.#state = { state: 'connecting', since: new Date().toISOString(), lastError: null, reconnects: 0, identity: null, owner: deps.owner };
+    this.#state = { state: 'connecting', since: new Date().toISOString(), lastError: null, reconnects: 0, identity: null, owner: deps.owner, warnings: [] };
+  }
+
+  /** A block was disabled: its values go, and it starts afresh when enabled again. */
+  forgetBlock(block: string): void {
+    const rcb = blockKey(block);
+    this.values.dropBlock(rcb);
+    this.#entryIds.delete(rcb);
+    void this.#set({ warnings: this.#state.warnings.filter((w) => !(w.code === 'buffer_overflow' && w.detail.startsWith(`${rcb}:`))) });
   }
 
   /** The association while connected. */
@@ -67,14 +101,16 @@ export class Session {
           await device.close();
           break;
         }
-        this.#device = device;
         this.#attempt = 0;
+        const warnings = await this.#checkModel(device, log);
+        this.#device = device;
         device.onReport((report) => this.#report(report));
-        await this.#set({ state: 'connected', identity: device.identity, lastError: null });
+        await this.#set({ state: 'connected', identity: device.identity, lastError: null, warnings });
         log.info({ identity: device.identity }, 'device connected');
         await this.#enableReports(device, log);
         const ended = await Promise.race([device.ended, stopped]);
         this.#device = null;
+        this.values.markStale();
         if (ended === 'stop') {
           await device.close().catch(() => undefined);
           break;
@@ -98,7 +134,8 @@ export class Session {
     const { space, id } = this.connection;
     for (const sub of await reportSubscriptions(this.#deps.store, space, id).catch(() => [])) {
       try {
-        await device.enableReport(sub.rcb, sub.options as ReportOptions);
+        const entryId = this.#entryIds.get(blockKey(sub.rcb));
+        await device.enableReport(sub.rcb, { ...(sub.options as ReportOptions), ...(entryId ? { entryId } : {}) });
       } catch (err) {
         log.warn({ err, rcb: sub.rcb }, 'could not enable a report block');
         await this.#set({ lastError: `report block ${sub.rcb}: ${(err as Error).message}` });
@@ -106,11 +143,42 @@ export class Session {
     }
   }
 
+  /**
+   * The device's logical devices and nodes against the SCL file's IED: `model_mismatch` when they differ.
+   * Another device (identity) or another model drops every value kept.
+   */
+  async #checkModel(device: LiveDevice, log: Logger): Promise<SessionWarning[]> {
+    let warnings: SessionWarning[] = [];
+    try {
+      let names: Promise<ModelNames> | undefined;
+      const namesOf = () => (names ??= device.modelNames());
+      const expected = (await this.#deps.expectedModel?.(this.connection, async () => (await namesOf()).map((ld) => ld.name))) ?? null;
+      const mismatch = expected ? modelMismatch(expected, await namesOf()) : null;
+      if (mismatch) warnings = [{ code: 'model_mismatch', detail: mismatch }];
+    } catch (err) {
+      log.warn({ reason: (err as Error).message }, 'the device model could not be checked');
+    }
+    const seen = JSON.stringify([device.identity, warnings]);
+    if (this.#lastDevice !== null && this.#lastDevice !== seen) {
+      this.values.clear();
+      this.#entryIds.clear();
+    }
+    this.#lastDevice = seen;
+    if (warnings.length > 0) log.warn({ detail: warnings[0].detail }, 'the device does not match the SCL file');
+    return warnings;
+  }
+
   #report(report: DeviceReport): void {
-    const at = new Date().toISOString();
-    for (const v of report.values) this.lastValues.set(v.ref, { value: v.value, at, rcb: report.rcb });
+    const receivedAt = new Date().toISOString();
     const { space, id } = this.connection;
-    publishEvent(this.#deps.bus, 'events.protocol.report', { space, connectionId: id, rcb: report.rcb, rptId: report.rptId, seqNum: report.seqNum, values: report.values }, `report-${id}`);
+    if (report.entryId) this.#entryIds.set(report.rcb, report.entryId);
+    if (report.bufferOverflow) {
+      const detail = `${report.rcb}: the device's buffer overflowed; reports were lost while it buffered`;
+      void this.#set({ warnings: [...this.#state.warnings.filter((w) => w.detail !== detail), { code: 'buffer_overflow', detail }] });
+    }
+    const values = this.values.record(report, receivedAt).map(({ stale: _s, ...v }) => ({ connectionId: id, ...v }));
+    const event: ReportEvent & { space: string } = { space, connectionId: id, rcb: report.rcb, rptId: report.rptId, seqNum: report.seqNum ?? null, entryId: report.entryId ?? null, values, at: receivedAt };
+    publishEvent(this.#deps.bus, protocolEvents.report, event, `report-${id}`);
   }
 
   async #set(change: Partial<SessionState>): Promise<void> {

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { Bus, Store } from '@scada/platform';
 import { acquireLease, releaseLease, renewLeases, startedConnections } from '../store/sessions.ts';
 import type { Connector } from './live_device.ts';
+import { expectedModelOf } from './model_check.ts';
 import { Session } from './session.ts';
 
 export type SupervisorOptions = {
@@ -71,7 +72,10 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
         const k = key(c.space, c.id);
         if (stopped || sessions.has(k)) continue;
         if (!(await acquireLease(options.store, c.space, c.id, options.owner, leaseMs))) continue;
-        const session = new Session(c, { store: options.store, bus: options.bus, log: options.log, owner: options.owner, connector: options.connector, backoff: options.backoff });
+        const session = new Session(c, {
+          store: options.store, bus: options.bus, log: options.log, owner: options.owner, connector: options.connector, backoff: options.backoff,
+          expectedModel: (conn, domains) => expectedModelOf(options.store, conn.space, conn.id, domains),
+        });
         sessions.set(k, session);
         session.start();
         log.info({ connection: k }, 'holding the connection');

@@ -11,6 +11,8 @@ export type SessionState = {
   reconnects: number;
   identity: { vendor: string; model: string; revision: string } | null;
   owner: string;
+  /** What the session warns about: `model_mismatch`, `buffer_overflow`. */
+  warnings: { code: string; detail: string }[];
 };
 
 /** Marks a connection started or stopped; false when it is not in this space. */
@@ -72,18 +74,18 @@ export async function connectionHolder(db: Queryable, space: string, id: string)
 /** Records what the holding replica knows of a session. */
 export async function saveSessionState(db: Queryable, space: string, id: string, s: SessionState): Promise<void> {
   await db.query(
-    `insert into protocol.session_states (space, connection_id, owner, state, since, last_error, reconnects, identity, updated_at)
-       select $1, $2, $3, $4, $5, $6, $7, $8, now() where exists (select 1 from protocol.connections where space = $1 and id = $2)
+    `insert into protocol.session_states (space, connection_id, owner, state, since, last_error, reconnects, identity, warnings, updated_at)
+       select $1, $2, $3, $4, $5, $6, $7, $8, $9, now() where exists (select 1 from protocol.connections where space = $1 and id = $2)
      on conflict (space, connection_id) do update set owner = excluded.owner, state = excluded.state, since = excluded.since,
-       last_error = excluded.last_error, reconnects = excluded.reconnects, identity = excluded.identity, updated_at = now()`,
-    [space, id, s.owner, s.state, s.since, s.lastError, s.reconnects, s.identity === null ? null : JSON.stringify(s.identity)],
+       last_error = excluded.last_error, reconnects = excluded.reconnects, identity = excluded.identity, warnings = excluded.warnings, updated_at = now()`,
+    [space, id, s.owner, s.state, s.since, s.lastError, s.reconnects, s.identity === null ? null : JSON.stringify(s.identity), JSON.stringify(s.warnings)],
   );
 }
 
 /** The session as last reported, with whether its reporter still holds the lease. */
 export async function readSession(db: Queryable, space: string, id: string): Promise<(SessionState & { started: boolean; held: boolean }) | null> {
   const { rows } = await db.query<Record<string, unknown>>(
-    `select c.started, s.owner, s.state, s.since, s.last_error, s.reconnects, s.identity,
+    `select c.started, s.owner, s.state, s.since, s.last_error, s.reconnects, s.identity, s.warnings,
         (l.owner is not null and l.owner = s.owner and l.expires_at >= now()) as held
        from protocol.connections c
        left join protocol.session_states s on s.space = c.space and s.connection_id = c.id
@@ -102,6 +104,7 @@ export async function readSession(db: Queryable, space: string, id: string): Pro
     lastError: (r.last_error as string | null) ?? null,
     reconnects: (r.reconnects as number | null) ?? 0,
     identity: (r.identity as SessionState['identity']) ?? null,
+    warnings: (r.warnings as SessionState['warnings'] | null) ?? [],
   };
 }
 

@@ -114,7 +114,11 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
 
   /** Enables a report control block; its reports then arrive as `report` events. */
   enableReport(rcbRef: string, o: ReportOptions = {}): Promise<ReportSubscription> {
-    return enableReport({ client: this.client, typeOf: (r) => this.typeOf(r) }, rcbRef, o, (s) => this.#subscriptions.set(s.rptId, s));
+    const register = (s: ReportSubscription) => {
+      for (const [id, known] of this.#subscriptions) if (known.rcb === s.rcb) this.#subscriptions.delete(id);
+      this.#subscriptions.set(s.rptId, s);
+    };
+    return enableReport({ client: this.client, typeOf: (r) => this.typeOf(r) }, rcbRef, o, register, (rptId) => this.#subscriptions.get(rptId)?.rcb);
   }
 
   /** Disables a report control block and forgets its reports. */

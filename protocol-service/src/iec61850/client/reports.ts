@@ -28,7 +28,15 @@ export type ReportOptions = {
   resvTms?: number;
   /** Ask for a general interrogation once enabled. */
   gi?: boolean;
+  /** BRCB: the last EntryID received (hex), written before enabling so the device resumes after it. */
+  entryId?: string;
 };
+
+/**
+ * The block of this association that already sends an RptID, if any; enabling another block with the same
+ * RptID writes a unique one into it first, so that every report is attributed to the block that sent it.
+ */
+export type RptIdOwner = (rptId: string) => string | undefined;
 
 /** A data set member a report can carry. */
 export type ReportMember = { ref: string; mmsRef: string; name: string; type?: MmsType };
@@ -105,7 +113,7 @@ async function membersOf(ctx: ReportContext, dataSet: string): Promise<ReportMem
  * Enables a block: reserves it, sets what the options give and RptEna in one write, then GI when asked.
  * `register` receives the subscription before RptEna so the first reports are not missed.
  */
-export async function enableReport(ctx: ReportContext, ref: string, o: ReportOptions, register: (s: ReportSubscription) => void): Promise<ReportSubscription> {
+export async function enableReport(ctx: ReportContext, ref: string, o: ReportOptions, register: (s: ReportSubscription) => void, ownerOf: RptIdOwner = () => undefined): Promise<ReportSubscription> {
   const rcb = rcbReference(ref);
   const buffered = rcb.fc === 'BR';
   const rcbType = await ctx.typeOf(toMmsReference(rcb));
@@ -118,6 +126,7 @@ export async function enableReport(ctx: ReportContext, ref: string, o: ReportOpt
   const [current] = await ctx.client.read([toObjectName(rcb)]);
   if (!current.ok) throw MmsError.fromAccess(current.error, current.errorText, toMmsReference(rcb));
   const block = toJson(current.data, rcbType) as Record<string, Json>;
+  const rptId = await distinctRptId(ctx, rcb, String(block.RptID ?? '') || toMmsReference(rcb), ownerOf, typeFor);
   if (!buffered && has.has('Resv')) await writeAll(ctx.client, rcb, [{ name: 'Resv', data: { type: 'boolean', value: true } }]);
   if (buffered && has.has('ResvTms')) await writeAll(ctx.client, rcb, [{ name: 'ResvTms', data: fromJson(o.resvTms ?? 60, typeFor('ResvTms'), 'ResvTms') }]);
   const settings: { name: string; data: MmsData }[] = [];
@@ -127,11 +136,11 @@ export async function enableReport(ctx: ReportContext, ref: string, o: ReportOpt
   set('TrgOps', o.trgOps);
   set('IntgPd', o.intgPd);
   set('BufTm', o.bufTm);
+  if (buffered && o.entryId !== undefined && has.has('EntryID')) settings.push({ name: 'EntryID', data: { type: 'octet-string', value: new Uint8Array(Buffer.from(o.entryId, 'hex')) } });
   const given = o.dataSet ?? String(block.DatSet ?? '');
   if (given === '') throw new Iec61850Error('not_found', `${toMmsReference(rcb)} has no data set; give one with dataSet`);
   const ds = dataSetName(given);
   const dataSet = `${ds.domain}/${ds.item}`;
-  const rptId = String(block.RptID ?? '') || toMmsReference(rcb);
   const subscription: ReportSubscription = { rcb: toMmsReference(rcb), rptId, buffered, dataSet, members: await membersOf(ctx, dataSet) };
   register(subscription);
   await writeAll(ctx.client, rcb, [...settings, { name: 'RptEna', data: { type: 'boolean', value: true } }]);
@@ -139,12 +148,35 @@ export async function enableReport(ctx: ReportContext, ref: string, o: ReportOpt
   return subscription;
 }
 
-/** Disables a block (RptEna false) and, for a URCB, releases the reservation. */
+/**
+ * The RptID the block's reports will carry: its own, or, when another block of this association already
+ * sends that one, a unique one written into the block (its own reference). A device that refuses the write
+ * leaves both blocks as they were: `rptid_conflict`, naming the other block.
+ */
+async function distinctRptId(ctx: ReportContext, rcb: DataReference, rptId: string, ownerOf: RptIdOwner, typeFor: (name: string) => MmsType): Promise<string> {
+  const self = toMmsReference(rcb);
+  const other = ownerOf(rptId);
+  if (other === undefined || other === self) return rptId;
+  let unique = self;
+  for (let n = 2; ownerOf(unique) !== undefined && ownerOf(unique) !== self; n++) unique = `${self}#${n}`;
+  try {
+    await writeAll(ctx.client, rcb, [{ name: 'RptID', data: fromJson(unique, typeFor('RptID'), 'RptID') }]);
+  } catch (err) {
+    if (!(err instanceof MmsError)) throw err;
+    throw new Iec61850Error('rptid_conflict', `${self} sends RptID '${rptId}' like ${other}, which is enabled here, and the device refused a unique RptID (${err.text})`, { rptIdOf: other });
+  }
+  return unique;
+}
+
+/** Disables a block (RptEna false) and releases its reservation: Resv of a URCB, ResvTms of a BRCB. */
 export async function disableReport(ctx: ReportContext, ref: string): Promise<void> {
   const rcb = rcbReference(ref);
-  const has = new Set(componentNames(await ctx.typeOf(toMmsReference(rcb))));
+  const rcbType = await ctx.typeOf(toMmsReference(rcb));
+  const has = new Set(componentNames(rcbType));
   await writeAll(ctx.client, rcb, [{ name: 'RptEna', data: { type: 'boolean', value: false } }]);
   if (rcb.fc === 'RP' && has.has('Resv')) await writeAll(ctx.client, rcb, [{ name: 'Resv', data: { type: 'boolean', value: false } }]);
+  const resvTms = componentType(rcbType, 'ResvTms');
+  if (rcb.fc === 'BR' && resvTms) await writeAll(ctx.client, rcb, [{ name: 'ResvTms', data: fromJson(0, resvTms, 'ResvTms') }]);
 }
 
 /** True when an InformationReport is an IEC 61850 report (`RPT`). */

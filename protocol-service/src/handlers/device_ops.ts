@@ -1,0 +1,164 @@
+/**
+ * The operations on a live device: read (values and data sets), write, control, browse, report blocks and
+ * the last reported values. A request may arrive at any replica (the queue group picks one); the device
+ * router runs it here when this replica holds the connection and forwards it to the holder's own subject
+ * (`<subject>.at.<instance>`) otherwise, so the device only ever hears one association. Every write and
+ * control is kept in the control log by the replica the request reached, with its outcome.
+ */
+import {
+  browseConnectionDevice, disableConnectionReport, enableConnectionReport, getConnectionValues, operateConnectionControl, ProblemError,
+  readConnectionValues, writeConnectionValue, type Operation,
+} from '@scada/contracts';
+import { call, implement, onBehalfOf, remainingMs, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
+import { connectionNotFound, notConnected, type DeviceRouter } from '../sessions/device_router.ts';
+import type { LiveDevice } from '../sessions/live_device.ts';
+import type { Session } from '../sessions/session.ts';
+import { appendControlLog, type ControlLogRecord } from '../store/control_log.ts';
+import { findConnection } from '../store/connections.ts';
+import { subscribeReport, unsubscribeReport } from '../store/sessions.ts';
+
+export type DeviceOpsDeps = { store: Store; bus: Bus; router: DeviceRouter };
+
+/** The operation as the holding replica serves it on its own subject. */
+export function atInstance<O extends Operation>(op: O, instance: string): O {
+  return { ...op, subject: `${op.subject}.at.${instance}` };
+}
+
+/** The space of a request; every device operation is space-scoped. */
+export function spaceOf(ctx: HandlerContext): string {
+  if (!ctx.space) throw new ProblemError('bad_header', 'The request names no space (X-Space)');
+  return ctx.space;
+}
+
+/** Margin kept from a request's deadline for the answer's way back to the caller. */
+const answerMarginMs = 250;
+
+/** A CommandTermination is waited for at most this long, however long the caller would wait. */
+const terminationWaitMs = 10_000;
+
+/** How long a control may wait for the device's CommandTermination: what the caller still waits, less the margin. */
+function controlTimeoutMs(ctx: HandlerContext): number {
+  return Number.isFinite(ctx.deadline) ? Math.max(1, Math.min(terminationWaitMs, remainingMs(ctx) - answerMarginMs)) : terminationWaitMs;
+}
+
+/** A failure that is not already a problem (a device stand-in in a test, a bug) is the device's failure. */
+function asDeviceProblem(err: unknown): ProblemError {
+  return err instanceof ProblemError ? err : new ProblemError('bad_gateway', `The device failed: ${(err as Error).message}`, { cause: err });
+}
+
+/** Runs `work` on the connected device here, or forwards the request to the replica holding it. */
+export function deviceRunner(deps: DeviceOpsDeps) {
+  return async <T>(op: Operation, request: unknown, ctx: HandlerContext, work: (device: LiveDevice, session: Session) => Promise<T>, forward = true): Promise<T> => {
+    const id = ((request as { params: { connectionId: string } }).params.connectionId).toLowerCase();
+    const route = await deps.router.route(spaceOf(ctx), id, forward);
+    if (route.kind === 'forwarded') return (await call(deps.bus, atInstance(op, route.owner), request as never, onBehalfOf(ctx))) as T;
+    if (route.kind === 'not_connected' || !route.device) throw notConnected(id);
+    try {
+      return await work(route.device, route.session);
+    } catch (err) {
+      throw asDeviceProblem(err);
+    }
+  };
+}
+
+/**
+ * The device operations; `forward: true` for the queue group (the replica a request reached: forwards,
+ * keeps the control log and the report subscriptions), `false` for the holder's own subjects.
+ */
+export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Implementation[] {
+  const onDevice = deviceRunner(deps);
+
+  /** Runs a write or a control and keeps it in the control log with its outcome, whatever that is. */
+  const logged = async (action: 'write' | 'control', req: { params: { connectionId: string }; body: { reference: string; value: unknown } }, ctx: HandlerContext, run: () => Promise<null>) => {
+    if (!forward) return run();
+    let problem: ProblemError | null = null;
+    try {
+      return await run();
+    } catch (err) {
+      problem = asDeviceProblem(err);
+      throw problem;
+    } finally {
+      const deviceError = (problem?.extensions.deviceError as ControlLogRecord['deviceError'] | undefined) ?? null;
+      await appendControlLog(deps.store, spaceOf(ctx), req.params.connectionId.toLowerCase(), {
+        userId: ctx.actor?.id ?? null, username: ctx.actor?.name ?? null, action, reference: req.body.reference, value: req.body.value,
+        outcome: problem ? problem.code : 'ok', status: problem ? problem.status : 204, deviceError, detail: problem?.expose ? problem.detail : null,
+      }).catch((err: unknown) => ctx.log.error({ err }, 'a control log entry was not kept'));
+    }
+  };
+
+  return [
+    implement(readConnectionValues, (req, ctx) => {
+      const references = req.body.references ?? [];
+      const dataSets = req.body.dataSets ?? [];
+      if (references.length + dataSets.length === 0) throw new ProblemError('validation_failed', 'Name at least one reference or data set', { errors: [{ path: '/body/references', message: 'empty, and no dataSets either' }] });
+      return onDevice(readConnectionValues, req, ctx, async (device) => {
+        const values = references.length ? await device.read(references) : [];
+        const sets = dataSets.length ? await device.readDataSets(dataSets) : [];
+        return [
+          ...references.map((reference, i) => {
+            const v = values[i] as { error?: string } | undefined;
+            return v && typeof v === 'object' && 'error' in v && typeof v.error === 'string' ? { reference, error: v.error } : { reference, value: values[i] };
+          }),
+          ...sets,
+        ];
+      }, forward);
+    }),
+    implement(writeConnectionValue, (req, ctx) =>
+      logged('write', req, ctx, () => onDevice(writeConnectionValue, req, ctx, async (device) => (await device.write(req.body.reference, req.body.value), null), forward))),
+    implement(operateConnectionControl, (req, ctx) =>
+      logged('control', req, ctx, () =>
+        onDevice(operateConnectionControl, req, ctx, async (device) => {
+          const { reference, ...control } = req.body;
+          await device.operate(reference, { ...control, timeoutMs: controlTimeoutMs(ctx) });
+          return null;
+        }, forward))),
+    implement(browseConnectionDevice, (req, ctx) =>
+      onDevice(browseConnectionDevice, req, ctx, async (device) => (await device.browse()) as { logicalDevices: unknown[] }, forward),
+    ),
+    // A report block is switched on the device first (by the holder, wherever it runs) and kept only
+    // when the device took it, so a refusal leaves nothing stored; a connection not connected now keeps
+    // it for its next connect.
+    implement(enableConnectionReport, async (req, ctx) => {
+      const space = spaceOf(ctx);
+      const id = req.params.connectionId.toLowerCase();
+      const { rcb, ...options } = req.body;
+      const keep = () => subscribeReport(deps.store, space, id, rcb, options);
+      try {
+        await onDevice(enableConnectionReport, req, ctx, async (device) => (await device.enableReport(rcb, options), await keep(), null), forward);
+      } catch (err) {
+        if (!(err instanceof ProblemError && err.code === 'not_connected')) throw err;
+        await keep();
+      }
+      return null;
+    }),
+    implement(disableConnectionReport, async (req, ctx) => {
+      const space = spaceOf(ctx);
+      const id = req.params.connectionId.toLowerCase();
+      const rcb = req.query.rcb;
+      // The replica the request reached forgets the block; the holder, asked on its own subject, only
+      // switches it off.
+      if (forward && !(await unsubscribeReport(deps.store, space, id, rcb))) {
+        if (!(await findConnection(deps.store, space, id))) throw connectionNotFound(req.params.connectionId);
+        throw new ProblemError('not_found', `Report block ${rcb} is not enabled on connection ${req.params.connectionId}`);
+      }
+      // Forgotten first, so that a reconnect does not enable it again; the device is told when connected.
+      const off = async (device: LiveDevice, session: Session) => {
+        session.forgetBlock(rcb);
+        await device.disableReport(rcb).catch(() => undefined);
+        return null;
+      };
+      await onDevice(disableConnectionReport, req, ctx, off, forward).catch((err: unknown) => {
+        if (!(err instanceof ProblemError && err.code === 'not_connected')) throw err;
+      });
+      return null;
+    }),
+    // The last values answer while the device is away too (stale); nobody holding the connection: none.
+    implement(getConnectionValues, async (req, ctx) => {
+      const id = req.params.connectionId.toLowerCase();
+      const route = await deps.router.route(spaceOf(ctx), id, forward);
+      if (route.kind === 'forwarded') return call(deps.bus, atInstance(getConnectionValues, route.owner), req, onBehalfOf(ctx));
+      if (route.kind === 'not_connected') return [];
+      return route.session.values.list().map((v) => ({ ...v, at: v.receivedAt }));
+    }),
+  ];
+}
