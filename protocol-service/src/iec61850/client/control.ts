@@ -157,7 +157,7 @@ export class ControlTracker {
   async #model(d: DataReference): Promise<ControlModel> {
     const ref = { ...d, fc: 'CF' as const, path: [...d.path, 'ctlModel'] };
     const [r] = await this.#ctx.client.read([toObjectName(ref)]);
-    if (!r.ok || (r.data.type !== 'integer' && r.data.type !== 'unsigned')) throw new Iec61850Error('not_found', `cannot read ${toMmsReference(ref)} to learn the control model; give options.model`);
+    if (!r.ok || (r.data.type !== 'integer' && r.data.type !== 'unsigned')) throw new Iec61850Error('not_found', `${toMmsReference(d)} is not a control object on this device: its ctlModel (${toMmsReference(ref)}) cannot be read`);
     const model = CONTROL_MODELS[Number(r.data.value)];
     if (!model) throw new Iec61850Error('unsupported', `ctlModel ${r.data.value} of ${toMmsReference(d)} is unknown`);
     return model;
