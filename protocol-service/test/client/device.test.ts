@@ -92,9 +92,9 @@ t.test('write converts JSON by the variable type; a wrong type fails before anyt
   await device.typeOf(`${LD}/GGIO1.AnIn1.mag.f[MX]`);
   const sentBefore = server.connections[0].received.length;
   await t.rejects(device.write(`${LD}/GGIO1.NamPlt.vendor[DC]`, 42), { code: 'bad_value', message: /NamPlt\.vendor\[DC\]: expected a string/ });
-  await t.rejects(device.write(`${LD}/GGIO1.AnIn1.mag.f[MX]`, 'high'), { code: 'bad_value', message: /expected a number/ });
+  await t.rejects(device.write(`${LD}/GGIO1.AnIn1.mag.f[MX]`, 2), { code: 'read_only', message: /MX, which a client cannot write/ }, 'a measurement is read-only by its functional constraint');
   t.equal(server.connections[0].received.length, sentBefore, 'the refused values were never sent');
-  await t.rejects(device.write(`${LD}/GGIO1.Nothing.x[ST]`, 1), { name: 'MmsError', message: /access: object-non-existent/ });
+  await t.rejects(device.write(`${LD}/GGIO1.Nothing.x[SP]`, 1), { name: 'MmsError', message: /access: object-non-existent/ });
 });
 
 t.test('readDataSet gives the members with their values', { skip: skipCaptures }, async (t) => {
