@@ -1,5 +1,5 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { generate } from 'selfsigned';
@@ -15,6 +15,8 @@ function capturingLogger() {
 
 t.test('without files a self-signed pair for localhost is generated into the data dir, key readable by its owner only', async (t) => {
   const dataDir = t.testdir();
+  // A data folder as the platform keeps it (private), so the only line is the certificate's.
+  await chmod(dataDir, 0o700);
   const { log, lines } = capturingLogger();
 
   const result = await loadOrCreateCertificate({ dataDir, log });
