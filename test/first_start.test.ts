@@ -3,6 +3,7 @@
  * URL to open (and in no log line), `/` leading to the reference page, a busy port refused before anything
  * is created, and `npm run admin -- reset-password` on the store of a platform (embedded or PostgreSQL).
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -19,7 +20,11 @@ import { bearerLogin, login } from './support/session.ts';
 const dataDir = await mkdtemp(join(tmpdir(), 'scada-first-'));
 const database = process.env.DATABASE_URL ? await createDatabase(process.env.DATABASE_URL) : null;
 /** The store the platforms of this file and the admin command share. */
-const storeEnv: Record<string, string> = { DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) };
+const storeEnv: Record<string, string> = {
+  DATA_DIR: dataDir,
+  // On PostgreSQL the platforms and the command open the same sealed secrets: one key for all of them.
+  ...(database ? { DATABASE_URL: database.url, SECRETS_KEY: randomBytes(32).toString('base64') } : {}),
+};
 t.teardown(async () => {
   await database?.drop();
   await rm(dataDir, { recursive: true, force: true });
