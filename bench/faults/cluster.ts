@@ -76,7 +76,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     LOG_LEVEL: 'warn',
     BUS_TIMEOUT_MS: String(options.busTimeoutMs),
     SHUTDOWN_GRACE_MS: String(options.shutdownGraceMs),
-    ...(r.service === 'gateway' ? { HTTP_PORT: String(r.port), HTTPS_PORT: '0' } : { HEALTH_PORT: String(r.port) }),
+    // Gateways keep taking connections for a moment after readiness fails, as behind a balancer that
+    // follows readiness (the load polls it every 100 ms).
+    ...(r.service === 'gateway' ? { HTTP_PORT: String(r.port), HTTPS_PORT: '0', SHUTDOWN_DRAIN_MS: '500' } : { HEALTH_PORT: String(r.port) }),
   });
   const probe = async (r: Replica, timeoutMs: number) => {
     await waitForPort(r.port, timeoutMs);

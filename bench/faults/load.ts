@@ -1,7 +1,8 @@
 /**
  * A steady load of mixed reads and writes spread over the gateways as a load balancer would: one new
- * connection per request, the next gateway in turn, and a request that could not connect at all (the
- * gateway is gone) sent to the other one, since it never reached anybody. Every request is recorded.
+ * connection per request, the next ready gateway in turn (readiness polled every 100 ms), and a request
+ * that could not connect at all (the gateway is gone) sent to another one, since it never reached anybody.
+ * Every request is recorded.
  */
 import { request } from 'node:http';
 
@@ -53,11 +54,28 @@ export function startLoad(options: { ports: number[]; token: string; workers: nu
   let turn = 0;
   let seq = 0;
 
+  // As a balancer that follows readiness: every gateway's /readyz is polled each 100 ms, and requests go to
+  // the ready ones in turn (to every gateway while none is ready).
+  const ready = new Map(options.ports.map((port) => [port, true]));
+  const polling = new Set<number>();
+  const poll = setInterval(() => {
+    for (const port of options.ports) {
+      if (polling.has(port)) continue;
+      polling.add(port);
+      void send(port, 'GET', '/readyz', {}).then((a) => {
+        ready.set(port, a.status === 200);
+        polling.delete(port);
+      });
+    }
+  }, 100);
+
   const balanced = async (method: string, path: string, body?: string): Promise<Answer> => {
-    const first = turn++ % options.ports.length;
+    const live = options.ports.filter((port) => ready.get(port));
+    const pool = live.length > 0 ? live : options.ports;
+    const first = turn++ % pool.length;
+    const order = [...pool.slice(first), ...pool.slice(0, first), ...options.ports.filter((port) => !pool.includes(port))];
     let answer: Answer & { refused?: boolean } = { status: 0, retryAfter: null, body: '' };
-    for (let i = 0; i < options.ports.length; i++) {
-      const port = options.ports[(first + i) % options.ports.length];
+    for (const port of order) {
       answer = await send(port, method, path, body ? { ...headers, 'content-type': 'application/json' } : headers, body);
       if (!answer.refused) return answer;
     }
@@ -107,6 +125,7 @@ export function startLoad(options: { ports: number[]; token: string; workers: nu
     unanswered,
     stop: async () => {
       running = false;
+      clearInterval(poll);
       await Promise.all(loops);
     },
   };

@@ -15,7 +15,7 @@ export type PhaseResult = {
   /** Requests started during the phase. */
   requests: number;
   failed: number;
-  /** Failures by status (`0` for no answer), e.g. `{ "503": 12, "504": 1 }`. */
+  /** Failures by status (`0 <what the client saw>` for no answer), e.g. `{ "503": 12, "0 ECONNRESET": 1 }`. */
   failures: Record<string, number>;
   /** Failures answered 503 without `Retry-After`. */
   without503RetryAfter: number;
@@ -63,7 +63,11 @@ function summarise(name: string, samples: Sample[], from: number, to: number, re
   const seen = samples.filter((s) => s.start >= from && s.start < to);
   const failed = seen.filter((s) => s.status < 200 || s.status >= 300);
   const failures: Record<string, number> = {};
-  for (const f of failed) failures[String(f.status)] = (failures[String(f.status)] ?? 0) + 1;
+  // A request without an answer is counted under what the client saw (ECONNRESET, socket hang up, ...).
+  for (const f of failed) {
+    const key = f.status === 0 ? `0 ${f.error ?? 'unknown'}` : String(f.status);
+    failures[key] = (failures[key] ?? 0) + 1;
+  }
   const lastFailure = Math.max(recoveredFrom, ...failed.map((f) => f.end));
   return {
     name,
@@ -221,7 +225,7 @@ export function faultTable(result: SuiteResult): string {
     '|---|---:|---:|---|---:|---:|---:|',
   ];
   for (const p of result.phases) {
-    const by = Object.entries(p.failures).map(([s, n]) => `${s === '0' ? 'no answer' : s}: ${n}`).join(', ') || '–';
+    const by = Object.entries(p.failures).map(([s, n]) => `${s.startsWith('0 ') ? `no answer (${s.slice(2)})` : s}: ${n}`).join(', ') || '–';
     const outage = p.outageMs !== undefined
       ? ` (away ${p.outageMs} ms; counted from its return)`
       : p.unaffected

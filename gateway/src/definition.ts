@@ -17,6 +17,7 @@ export const gatewayDefinition: GatewayDefinition<GatewayConfig, RunningGateway>
       dataDir: platform.dataDir,
       busTimeoutMs: platform.busTimeoutMs,
       shutdownGraceMs: platform.shutdownGraceMs,
+      shutdownDrainMs: platform.shutdownDrainMs,
       host,
       ephemeralPorts,
       auth: busAuthView({ bus, log, timeoutMs: platform.busTimeoutMs }),

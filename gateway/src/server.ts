@@ -17,6 +17,12 @@ export type GatewayDeps = {
   dataDir: string;
   busTimeoutMs: number;
   shutdownGraceMs: number;
+  /**
+   * How long a stop keeps taking new connections after readiness fails (0: none), so that a balancer that
+   * follows readiness stops sending before the listeners close: a connection still in the listen queue
+   * when a listener closes is reset.
+   */
+  shutdownDrainMs?: number;
   /** Listen address; loopback in tests. */
   host?: string;
   /** The operations to route; the whole registry by default. */
@@ -71,6 +77,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     httpsPort,
     stop: async () => {
       startDraining();
+      if (deps.shutdownDrainMs) await new Promise((r) => setTimeout(r, deps.shutdownDrainMs));
       // Streams never finish on their own: each ends now with a last comment, so its client reconnects
       // through another replica at once instead of holding the shutdown for the grace time.
       await live.stop();

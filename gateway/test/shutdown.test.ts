@@ -52,7 +52,7 @@ t.test('a connection accepted just before a shutdown, whose request is still on 
   const log = pino({ level: 'silent' });
   const config = { httpPort: 1, httpsPort: 0, trustedProxies: [], loginRateLimitPerMinute: 60, loginInFlightPerAddress: 8, bodyLimitBytes: 1 << 20, maxSclBytes: 1 << 25 };
   const gateway = await startGateway({ bus, log, config, dataDir: '/nonexistent', busTimeoutMs: 3000, shutdownGraceMs: 5000, host: '127.0.0.1', ephemeralPorts: true, operations: [] });
-  const socket = connect(gateway.httpPort, '127.0.0.1');
+  const socket = connect(gateway.httpPort!, '127.0.0.1');
   await once(socket, 'connect');
   const stopping = gateway.stop();
   // The request leaves a moment after the connection was accepted and the shutdown began.

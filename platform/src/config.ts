@@ -19,6 +19,8 @@ export type PlatformConfig = {
   busTimeoutMs: number;
   /** How long SIGTERM waits for work in flight before closing anyway. */
   shutdownGraceMs: number;
+  /** How long a stopping gateway keeps serving new connections after its readiness fails, before it closes its listeners. */
+  shutdownDrainMs: number;
   /** Port of the probe listener (`/healthz`, `/readyz`) of a process; 0 turns it off. */
   healthPort: number;
 };
@@ -42,6 +44,7 @@ export function readPlatformConfig(env: EnvReader, available: readonly ServiceKe
     logLevel: env.oneOf('LOG_LEVEL', 'info', logLevels),
     busTimeoutMs: env.int('BUS_TIMEOUT_MS', deadlines.standardMs, { min: 100, max: 120000 }),
     shutdownGraceMs: env.int('SHUTDOWN_GRACE_MS', 10000, { min: 0, max: 300000 }),
+    shutdownDrainMs: env.int('SHUTDOWN_DRAIN_MS', 0, { min: 0, max: 60000 }),
     healthPort: env.port('HEALTH_PORT', 0),
   };
 }
