@@ -70,7 +70,7 @@ export function freePort(): Promise<number> {
 
 /** Starts a TypeScript entry point in its own process (tsx), with the given environment. */
 export function startProcess(entry: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', entry], {
+  return spawn(process.execPath, [...(process.env.BENCH_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF_DIR] : []), '--import', 'tsx', entry], {
     cwd: new URL('..', import.meta.url).pathname,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],

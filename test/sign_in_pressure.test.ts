@@ -82,6 +82,8 @@ t.test('the password-check queue', async (t) => {
     LOGIN_IN_FLIGHT_PER_ADDRESS: '3',
     LOGIN_RATE_LIMIT_PER_MINUTE: '100000',
     BUS_TIMEOUT_MS: '30000',
+    // A check must take longer than the 50 ms deadline below on any machine (about 50 ms on a fast core).
+    PASSWORD_HASH_COST: '14',
   });
   t.teardown(() => p.stop());
   const name = () => `nobody-${randomBytes(4).toString('hex')}`;
@@ -91,11 +93,38 @@ t.test('the password-check queue', async (t) => {
     const addresses = ['127.0.0.21', '127.0.0.22', '127.0.0.23', '127.0.0.24'];
     const answers = await Promise.all(addresses.flatMap((a) => Array.from({ length: 3 }, () => requestFrom(a, `${p.url}/login`, { method: 'POST', headers: [['content-type', 'application/json']], body: body() }))));
     const statuses = answers.map((r) => r.status);
-    t.ok(statuses.every((s) => s === 401 || s === 503), `only 401 and 503: ${JSON.stringify(tally(statuses))}`);
+    // 429: a sibling of the same address was told overloaded first, and this one came within its Retry-After.
+    t.ok(statuses.every((s) => s === 401 || s === 503 || s === 429), `only 401, 503 and 429: ${JSON.stringify(tally(statuses))}`);
     const overloaded = answers.find((r) => r.status === 503);
     t.ok(overloaded, 'some were refused');
     t.equal((overloaded?.json() as { code: string } | undefined)?.code, 'overloaded');
     t.ok(Number(overloaded?.headers['retry-after']) >= 1, 'with Retry-After');
+  });
+
+  t.test('an address told overloaded that asks again before Retry-After is answered 429 by the gateway, after its wait', async (t) => {
+    const heldBack = async () => Number(/^login_held_back_total (\d+)/m.exec(await (await fetch(`${p.url}/metrics`)).text())?.[1] ?? 0);
+    const before = await heldBack();
+    const addresses = ['127.0.0.26', '127.0.0.27', '127.0.0.28', '127.0.0.29'];
+    const again: { address: string; status: number; code: string; retryAfter: number; ms: number }[] = [];
+    const send = (a: string) => requestFrom(a, `${p.url}/login`, { method: 'POST', headers: [['content-type', 'application/json']], body: body() });
+    // Each address that is told overloaded asks again at once, as a client that ignores Retry-After does.
+    await Promise.all(
+      addresses.flatMap((a) =>
+        Array.from({ length: 3 }, async () => {
+          if ((await send(a)).status !== 503) return;
+          const started = performance.now();
+          const r = await send(a);
+          again.push({ address: a, status: r.status, code: (r.json() as { code: string }).code, retryAfter: Number(r.headers['retry-after']), ms: performance.now() - started });
+        }),
+      ),
+    );
+    t.ok(again.length > 0, 'some addresses were told overloaded');
+    const held = again.filter((r) => r.status === 429);
+    t.ok(held.length > 0, `an immediate retry is held back: ${JSON.stringify(again)}`);
+    t.ok(held.every((r) => r.code === 'rate_limited' && r.retryAfter >= 1), '429 rate_limited with Retry-After');
+    t.ok((await heldBack()) - before >= held.length, 'by the gateway itself, without asking the auth service');
+    await new Promise((r) => setTimeout(r, 1_100));
+    t.equal((await send(held[0]!.address)).status, 401, 'once Retry-After has passed, its sign-ins are checked again');
   });
 
   t.test('one address gets at most LOGIN_IN_FLIGHT_PER_ADDRESS sign-ins unanswered at once; the rest 429', async (t) => {

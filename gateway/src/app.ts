@@ -81,7 +81,7 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
   const routers = [
     healthRoutes({ readiness: () => checkReadiness({ bus: deps.bus, store: deps.store ?? null, isDraining: () => draining, replicas }) }),
     docsRoutes(() => buildOpenApi(ops, {})),
-    sessionRoutes({ ...sessions, loginRateLimitPerMinute: deps.config.loginRateLimitPerMinute, loginInFlightPerAddress: deps.config.loginInFlightPerAddress, bodyLimitBytes: deps.config.bodyLimitBytes }),
+    sessionRoutes({ ...sessions, onHeldBack: metrics.countHeldBack, loginRateLimitPerMinute: deps.config.loginRateLimitPerMinute, loginInFlightPerAddress: deps.config.loginInFlightPerAddress, bodyLimitBytes: deps.config.bodyLimitBytes }),
     sclFileRoutes(ops, { bus: deps.bus, busTimeoutMs: deps.busTimeoutMs, maxSclBytes: deps.config.maxSclBytes, sessions }),
     operationRoutes(ops, { bus: deps.bus, metrics, busTimeoutMs: deps.busTimeoutMs, bodyLimitBytes: deps.config.bodyLimitBytes, sessions }),
   ];

@@ -12,6 +12,8 @@ export type BusOutcome = 'ok' | 'error' | 'timeout' | 'no_responders';
 export type GatewayMetrics = {
   middleware: Koa.Middleware;
   observeBus(subject: string, outcome: BusOutcome, seconds: number): void;
+  /** Counts a sign-in the gateway answered itself (429 after a wait), its address still within the Retry-After of an `overloaded`. */
+  countHeldBack(): void;
   contentType: string;
   render(): Promise<string>;
   /** The registry, for the metrics of other parts of the gateway (the live channel). */
@@ -53,6 +55,11 @@ export function createMetrics(replicas?: () => LiveReplicas): GatewayMetrics {
     buckets,
     registers: [registry],
   });
+  const heldBack = new Counter({
+    name: 'login_held_back_total',
+    help: 'Sign-ins answered 429 by the gateway itself, after a wait: their address had been answered 503 overloaded and its Retry-After had not passed',
+    registers: [registry],
+  });
   if (replicas) {
     new Gauge({
       name: 'service_live_replicas',
@@ -67,6 +74,7 @@ export function createMetrics(replicas?: () => LiveReplicas): GatewayMetrics {
   return {
     middleware: httpMetrics(requests, duration),
     observeBus: (subject, outcome, seconds) => bus.observe({ subject, outcome }, seconds),
+    countHeldBack: () => heldBack.inc(),
     contentType: registry.contentType,
     render: () => registry.metrics(),
     registry,

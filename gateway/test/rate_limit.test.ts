@@ -1,6 +1,6 @@
 /** The sign-in rate limiter on an injected clock: bursts, refill, per-address buckets and the bound on addresses. */
 import t from 'tap';
-import { RateLimiter } from '../src/auth/rate_limit.ts';
+import { Cooldown, RateLimiter } from '../src/auth/rate_limit.ts';
 
 const start = 1_700_000_000_000;
 
@@ -37,4 +37,25 @@ t.test('past maxAddresses the least recently seen address is forgotten', async (
   limiter.take('c', start + 2); // forgets b
   t.ok(limiter.take('c', start + 3) > 0, 'c, seen last, keeps its empty bucket');
   t.equal(limiter.take('b', start + 4), 0, 'b was forgotten: a full bucket again');
+});
+
+t.test('a cooldown holds an address for its Retry-After, then forgets it', async (t) => {
+  const cooldown = new Cooldown();
+  t.equal(cooldown.remainingMs('192.0.2.5', start), 0, 'an address never held may be served');
+  cooldown.hold('192.0.2.5', 2, start);
+  t.equal(cooldown.remainingMs('192.0.2.5', start), 2_000);
+  t.equal(cooldown.remainingMs('192.0.2.5', start + 1_500), 500);
+  t.equal(cooldown.remainingMs('192.0.2.5', start + 2_000), 0, 'served again when the time is up');
+  t.equal(cooldown.remainingMs('2001:db8::5', start), 0, 'another address is not held');
+});
+
+t.test('a shorter hold does not cut a longer one short; the oldest address goes past the bound', async (t) => {
+  const cooldown = new Cooldown(2);
+  cooldown.hold('a', 5, start);
+  cooldown.hold('a', 1, start);
+  t.equal(cooldown.remainingMs('a', start + 3_000), 2_000, 'the five-second hold stands');
+  cooldown.hold('b', 5, start);
+  cooldown.hold('c', 5, start);
+  t.equal(cooldown.remainingMs('a', start), 0, 'a, held first, was forgotten');
+  t.equal(cooldown.remainingMs('c', start), 5_000);
 });

@@ -126,7 +126,7 @@ async function handleOne(impl: Implementation, msg: BusMessage, baseLog: Logger)
     if (problem.code === 'upstream_timeout') ctx.log.warn({ code: problem.code, detail: problem.detail, ms: round(performance.now() - started) }, 'request dropped');
     // A device's refusal is the device's answer, not the platform's failure: one line, its reason, no stack.
     else if (problem.code === 'device_refused') ctx.log.warn({ code: problem.code, detail: problem.detail, ...problem.extensions, ms: round(performance.now() - started) }, 'device refused');
-    else if (problem.status >= 500) ctx.log.error({ err, ms: round(performance.now() - started) }, 'request failed');
+    else if (problem.status >= 500 && problem.code !== 'overloaded') ctx.log.error({ err, ms: round(performance.now() - started) }, 'request failed');
     else ctx.log.info({ code: problem.code, status: problem.status, ms: round(performance.now() - started) }, 'request refused');
     return {
       data: encoder.encode(JSON.stringify(problem.toBody())),

@@ -22,7 +22,7 @@ export type CheckTicket = {
   done(): void;
 };
 
-type Waiting = { seq: number; score: number; address: string; deadline: number; resolve: () => void; reject: (err: unknown) => void; state: 'waiting' | 'running' | 'out'; timer?: ReturnType<typeof setTimeout> };
+type Waiting = { seq: number; address: string; deadline: number; resolve: () => void; reject: (err: unknown) => void; state: 'waiting' | 'running' | 'out'; timer?: ReturnType<typeof setTimeout>; startedAt?: number };
 
 const failureHalfLifeMs = 60_000;
 /** How much a refusal for a full queue counts against an address, against 1 for a failed check. */
@@ -46,8 +46,8 @@ export class CheckQueue {
   readonly #retryAfter: number;
   readonly #now: () => number;
   readonly #waiting: Waiting[] = [];
+  readonly #runningChecks = new Set<Waiting>();
   readonly #failures = new Map<string, { score: number; at: number }>();
-  #running = 0;
   #seq = 0;
   /** Moving average of a check's duration, to refuse at once what could not start before its deadline. */
   #checkMs = 0;
@@ -62,7 +62,7 @@ export class CheckQueue {
 
   /** Checks running and waiting now. */
   get load(): { running: number; waiting: number } {
-    return { running: this.#running, waiting: this.#waiting.length };
+    return { running: this.#runningChecks.size, waiting: this.#waiting.length };
   }
 
   /**
@@ -73,15 +73,15 @@ export class CheckQueue {
   admit(address: string | null, deadline: number): CheckTicket {
     const key = address ?? '';
     const score = this.#score(key);
-    if (this.#running < this.#concurrency && this.#waiting.length === 0) {
-      this.#running += 1;
-      return this.#ticket({ seq: this.#seq++, score, address: key, deadline, resolve: () => undefined, reject: () => undefined, state: 'running' });
+    if (this.#runningChecks.size < this.#concurrency && this.#waiting.length === 0) {
+      const entry: Waiting = { seq: this.#seq++, address: key, deadline, resolve: () => undefined, reject: () => undefined, state: 'running' };
+      this.#start(entry);
+      return this.#ticket(entry);
     }
-    const ahead = this.#waiting.filter((w) => w.score <= score).length + this.#running;
-    if (this.#now() + (ahead / this.#concurrency + 1) * this.#checkMs * margin > deadline) throw this.#refuse(key);
+    if (this.#now() + this.#finishIn(score) * margin > deadline) throw this.#refuse(key);
     if (this.#waiting.length >= this.#queueLength) {
       const worst = this.#worst();
-      if (!worst || worst.score <= score) throw this.#refuse(key);
+      if (!worst || this.#score(worst.address) <= score) throw this.#refuse(key);
       this.#pushOut(worst);
     }
     let resolve!: () => void;
@@ -92,7 +92,7 @@ export class CheckQueue {
     });
     // The rejection is read by whoever awaits the turn; never an unhandled rejection meanwhile.
     turn.catch(() => undefined);
-    const waiting: Waiting = { seq: this.#seq++, score, address: key, deadline, resolve, reject, state: 'waiting' };
+    const waiting: Waiting = { seq: this.#seq++, address: key, deadline, resolve, reject, state: 'waiting' };
     this.#waiting.push(waiting);
     // A check that can no longer finish in time is answered 503 while its caller still listens, not 504.
     if (Number.isFinite(deadline)) {
@@ -112,6 +112,19 @@ export class CheckQueue {
     this.#failures.delete(key);
     this.#failures.set(key, { score, at: this.#now() });
     if (this.#failures.size > maxTrackedAddresses) this.#failures.delete(this.#failures.keys().next().value as string);
+  }
+
+  /**
+   * The waiting checks with their address's standing now, not when they arrived: an address that has
+   * been refused or has failed since waits behind cleaner ones, even with checks queued before them.
+   */
+  #standing(): { w: Waiting; score: number }[] {
+    const scores = new Map<string, number>();
+    return this.#waiting.map((w) => {
+      let score = scores.get(w.address);
+      if (score === undefined) scores.set(w.address, (score = this.#score(w.address)));
+      return { w, score };
+    });
   }
 
   #score(key: string): number {
@@ -140,19 +153,19 @@ export class CheckQueue {
         }
         if (entry.state === 'out') return; // pushed out or dropped: it never held a turn
         entry.state = 'out';
+        this.#runningChecks.delete(entry);
         if (started > 0) {
           const took = this.#now() - started;
           this.#checkMs = this.#checkMs === 0 ? took : this.#checkMs * 0.8 + took * 0.2;
         }
-        this.#running -= 1;
         this.#next();
       },
     };
   }
 
   #next(): void {
-    while (this.#running < this.#concurrency && this.#waiting.length > 0) {
-      const best = this.#waiting.reduce((a, b) => (b.score < a.score || (b.score === a.score && b.seq < a.seq) ? b : a));
+    while (this.#runningChecks.size < this.#concurrency && this.#waiting.length > 0) {
+      const best = this.#standing().reduce((a, b) => (b.score < a.score || (b.score === a.score && b.w.seq < a.w.seq) ? b : a)).w;
       this.#remove(best);
       clearTimeout(best.timer);
       if (this.#now() >= best.deadline) {
@@ -160,10 +173,30 @@ export class CheckQueue {
         best.reject(new ProblemError('upstream_timeout', 'The password check was not started: its deadline had passed'));
         continue;
       }
-      this.#running += 1;
-      best.state = 'running';
+      this.#start(best);
       best.resolve();
     }
+  }
+
+  #start(entry: Waiting): void {
+    entry.state = 'running';
+    entry.startedAt = this.#now();
+    this.#runningChecks.add(entry);
+  }
+
+  /**
+   * How long from now a new check of this score would take to finish: each lane is free when its running
+   * check has had its usual time, the waiting checks served before this one take the earliest free lanes,
+   * then this one runs.
+   */
+  #finishIn(score: number): number {
+    const now = this.#now();
+    const lanes = [...this.#runningChecks].map((r) => Math.max(0, this.#checkMs - (now - (r.startedAt ?? now))));
+    while (lanes.length < this.#concurrency) lanes.push(0);
+    const earliest = () => lanes.indexOf(Math.min(...lanes));
+    const ahead = this.#standing().filter((w) => w.score <= score).length;
+    for (let i = 0; i < ahead; i++) lanes[earliest()] += this.#checkMs;
+    return (lanes[earliest()] as number) + this.#checkMs;
   }
 
   #pushOut(waiting: Waiting): void {
@@ -180,7 +213,7 @@ export class CheckQueue {
 
   #worst(): Waiting | undefined {
     if (this.#waiting.length === 0) return undefined;
-    return this.#waiting.reduce((a, b) => (b.score > a.score || (b.score === a.score && b.seq > a.seq) ? b : a));
+    return this.#standing().reduce((a, b) => (b.score > a.score || (b.score === a.score && b.w.seq > a.w.seq) ? b : a)).w;
   }
 
   #remove(waiting: Waiting): void {

@@ -54,3 +54,37 @@ export class InFlight {
     else this.#count.set(address, now);
   }
 }
+
+/**
+ * Addresses told to come back later (503 `overloaded` with `Retry-After`), each until its time is up. A
+ * gateway answers such an address itself meanwhile, so a client that ignores `Retry-After` costs the edge
+ * and nothing behind it. Per gateway replica; bounded like the rate limiter.
+ */
+export class Cooldown {
+  readonly #maxAddresses: number;
+  readonly #until = new Map<string, number>();
+
+  constructor(maxAddresses = 100_000) {
+    this.#maxAddresses = maxAddresses;
+  }
+
+  /** Milliseconds the address must still wait, or 0 when it may be served. */
+  remainingMs(address: string, now = Date.now()): number {
+    const until = this.#until.get(address);
+    if (until === undefined) return 0;
+    if (now >= until) {
+      this.#until.delete(address);
+      return 0;
+    }
+    return until - now;
+  }
+
+  /** Holds the address back for `seconds` from now (a longer hold already running stays). */
+  hold(address: string, seconds: number, now = Date.now()): void {
+    const until = now + Math.max(0, seconds) * 1000;
+    if ((this.#until.get(address) ?? 0) >= until) return;
+    this.#until.delete(address);
+    this.#until.set(address, until);
+    if (this.#until.size > this.#maxAddresses) this.#until.delete(this.#until.keys().next().value as string);
+  }
+}

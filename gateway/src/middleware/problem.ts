@@ -17,8 +17,12 @@ const codeByStatus: Record<number, ProblemCode> = {
   504: 'upstream_timeout',
 };
 
-/** 5xx answers that are not this platform's failure (the service that owns them logged them): no error line here. */
-const quietCodes = new Set<ProblemCode>(['service_unavailable', 'upstream_timeout', 'device_refused']);
+/**
+ * 5xx answers that are not this platform's failure (the service that owns them logged them, or, for
+ * `overloaded`, a refusal by design that the metrics count): no error line here. A login storm answered
+ * `overloaded` must not turn into a storm of error lines with stacks.
+ */
+const quietCodes = new Set<ProblemCode>(['service_unavailable', 'upstream_timeout', 'device_refused', 'overloaded']);
 
 /**
  * Turns every failure below it into an RFC 9457 problem: ProblemErrors as they are; errors of the body

@@ -5,14 +5,22 @@ import type { Context } from 'koa';
 import { readBody } from '../input/body.ts';
 import { clearSessionCookie, cookieNames, setSessionCookie, setSessionCookies } from '../auth/cookies.ts';
 import type { SessionDeps } from '../auth/session.ts';
-import { InFlight, RateLimiter } from '../auth/rate_limit.ts';
+import { Cooldown, InFlight, RateLimiter } from '../auth/rate_limit.ts';
 import { sessionOf } from '../middleware/authorize.ts';
 
 /** What the session routes need. */
-export type SessionRouteDeps = SessionDeps & { loginRateLimitPerMinute: number; loginInFlightPerAddress: number; bodyLimitBytes: number };
+export type SessionRouteDeps = SessionDeps & {
+  loginRateLimitPerMinute: number;
+  loginInFlightPerAddress: number;
+  bodyLimitBytes: number;
+  /** Called for each sign-in this gateway answers itself, its address within the Retry-After of an `overloaded` (a metric). */
+  onHeldBack?: () => void;
+};
 
 const formTypes = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'] as const;
 const otpChallengeSeconds = 300;
+/** The longest a gateway holds the answer to an address that asked again before its Retry-After. */
+const heldBackMaxMs = 1_000;
 
 /**
  * `/login`, `/validate`, `/refresh` and `/logout`: the HTTP shape of sessions (three body encodings,
@@ -23,14 +31,30 @@ export function sessionRoutes(deps: SessionRouteDeps): Router {
   const limiter = new RateLimiter(deps.loginRateLimitPerMinute);
   const parse = (ctx: Context) => readForm(ctx, deps.bodyLimitBytes);
   const inFlight = new InFlight(deps.loginInFlightPerAddress);
-  /** Runs a sign-in step within the address's rate and the number it may have unanswered at once. */
+  const cooldown = new Cooldown();
+  /**
+   * Runs a sign-in step within the address's rate and the number it may have unanswered at once. An
+   * address the auth service has answered `overloaded` that asks again before its `Retry-After` has passed
+   * is answered here, 429, when its wait is over (at most `heldBackMaxMs`): a client that ignores
+   * `Retry-After` then costs this gateway a timer, not the bus and the password checks, and cannot turn
+   * the refusals themselves into a storm that starves the checks of the CPU.
+   */
   const limited = async (ctx: Context, step: () => Promise<void>) => {
-    const wait = limiter.take(ctx.state.clientIp);
-    if (wait > 0) throw new ProblemError('rate_limited', 'Too many sign-in attempts from this address', { retryAfter: wait });
     const address = ctx.state.clientIp as string;
+    const wait = limiter.take(address);
+    if (wait > 0) throw new ProblemError('rate_limited', 'Too many sign-in attempts from this address', { retryAfter: wait });
     if (!inFlight.enter(address)) throw new ProblemError('rate_limited', 'Too many sign-in attempts from this address at once', { retryAfter: 1 });
     try {
+      const held = cooldown.remainingMs(address);
+      if (held > 0) {
+        deps.onHeldBack?.();
+        await new Promise((resolve) => setTimeout(resolve, Math.min(held, heldBackMaxMs)));
+        throw new ProblemError('rate_limited', 'This address was told to wait and asked again before its Retry-After', { retryAfter: Math.max(1, Math.ceil(cooldown.remainingMs(address) / 1000)) });
+      }
       await step();
+    } catch (err) {
+      if (err instanceof ProblemError && err.code === 'overloaded') cooldown.hold(address, err.retryAfter ?? 1);
+      throw err;
     } finally {
       inFlight.leave(address);
     }
