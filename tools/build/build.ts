@@ -4,6 +4,7 @@ import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { build, type Metafile, type Plugin } from 'esbuild';
 import { imagePackage, type Lockfile, type RootManifest } from './image_package.ts';
+import { byRequire } from './by_require.ts';
 import { packageOf, packagesImportedBy } from './imports.ts';
 import { runtimeFiles } from './runtime_files.ts';
 import { readWorkspaces, resolveWorkspaceSpecifier, type Workspace } from './workspaces.ts';
@@ -131,7 +132,7 @@ async function buildTarget(target: Target, out: string, workspaces: Map<string, 
     legalComments: 'none',
     metafile: true,
     logLevel: 'warning',
-    plugins: [workspacesInside(workspaces), runtimeFiles(repoRoot, files)],
+    plugins: [byRequire(), workspacesInside(workspaces), runtimeFiles(repoRoot, files)],
   });
   for (const [inRepo, source] of files) {
     if (existsSync(source)) await cp(source, join(out, inRepo), { recursive: true });

@@ -94,4 +94,11 @@ t.test('each bundle carries its own part only, with its migrations beside it, an
   const edgeCode = await readFile(join(dist, 'edge', 'main.mjs'), 'utf8');
   t.match(edgeCode, /new URL\(["']\.\/config-service\/migrations\/["'], import\.meta\.url\)/, 'the bundle reads them beside itself');
   t.notOk(isBuilt(join(dist, 'missing')), 'no build is not a fresh build');
+  // An ES import of node:http reads every export, and on Node 22 and later one of them loads fetch.
+  for (const target of ['gateway', 'edge', 'auth']) {
+    const code = await readFile(join(dist, target, 'main.mjs'), 'utf8');
+    t.notMatch(code, /^import [^;]*from "(node:)?https?";$/m, `the ${target} bundle has no ES import of node:http or node:https`);
+    t.notMatch(code, /^import [^;]*from "@koa\/router";$/m, `the ${target} bundle has no ES import of @koa/router`);
+  }
+  t.match(gatewayImage.dependencies, { '@koa/router': String }, 'the router, loaded with require, is still in the gateway image');
 });

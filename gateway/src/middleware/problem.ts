@@ -2,6 +2,7 @@ import { ProblemError, problemCodes, type ProblemCode } from '@scada/contracts';
 import { toProblem } from '@scada/platform';
 import type { Middleware } from 'koa';
 import { releaseBody } from '../input/body.ts';
+import { setJson } from '../json.ts';
 
 const codeByStatus: Record<number, ProblemCode> = {
   400: 'bad_request',
@@ -50,8 +51,7 @@ export function problemDetails(): Middleware {
       if (problem.retryAfter !== undefined) ctx.set('Retry-After', String(problem.retryAfter));
       if (problem.code === 'invalid_token') ctx.set('WWW-Authenticate', 'Bearer error="invalid_token"');
       ctx.set('Cache-Control', 'no-store');
-      ctx.type = 'application/problem+json';
-      ctx.body = { ...problem.toBody(), instance: ctx.path };
+      setJson(ctx, { ...problem.toBody(), instance: ctx.path }, 'application/problem+json');
     }
   };
 }

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { problemBody } from '@scada/contracts';
 import type { Readiness } from '@scada/platform';
+import { setJson } from '../json.ts';
 
 /** What the probes look at. */
 export type HealthDeps = {
@@ -18,19 +19,18 @@ export function healthRoutes(deps: HealthDeps): Router {
   const router = new Router();
   router.get('/healthz', (ctx) => {
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { status: 'ok' };
+    setJson(ctx, { status: 'ok' });
   });
   router.get('/readyz', async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     const { ready, failing, services } = await deps.readiness();
     if (ready) {
-      ctx.body = { status: 'ready', services };
+      setJson(ctx, { status: 'ready', services });
       return;
     }
     ctx.status = 503;
     ctx.set('Retry-After', '5');
-    ctx.type = 'application/problem+json';
-    ctx.body = { ...problemBody('service_unavailable', `Not ready: ${failing.join(', ')}`), failing, services };
+    setJson(ctx, { ...problemBody('service_unavailable', `Not ready: ${failing.join(', ')}`), failing, services }, 'application/problem+json');
   });
   return router;
 }

@@ -13,6 +13,7 @@ import { parseJsonText } from '../input/text.ts';
 import type { Context } from 'koa';
 import type { SessionDeps } from '../auth/session.ts';
 import { authorize } from '../middleware/authorize.ts';
+import { setJson } from '../json.ts';
 
 /** What the upload and download routes need. */
 export type SclFileRouteDeps = { bus: Bus; busTimeoutMs: number; maxSclBytes: number; sessions: SessionDeps };
@@ -37,7 +38,7 @@ export function sclFileRoutes(ops: readonly Operation[], deps: SclFileRouteDeps)
       if (http.gatewayRoute === 'file-download') return download(ctx, deps);
       const reply = await upload(ctx, op, deps);
       ctx.status = http.status;
-      if (http.status !== 204) ctx.body = reply;
+      if (http.status !== 204) setJson(ctx, reply);
     });
   }
   return router;

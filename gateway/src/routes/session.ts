@@ -7,6 +7,7 @@ import { clearSessionCookie, cookieNames, setSessionCookie, setSessionCookies } 
 import type { SessionDeps } from '../auth/session.ts';
 import { Cooldown, InFlight, RateLimiter } from '../auth/rate_limit.ts';
 import { sessionOf } from '../middleware/authorize.ts';
+import { setJson } from '../json.ts';
 
 /** What the session routes need. */
 export type SessionRouteDeps = SessionDeps & {
@@ -132,7 +133,7 @@ function answerNoStore(ctx: Context, body: unknown): void {
   ctx.set('Cache-Control', 'no-store');
   ctx.set('Pragma', 'no-cache');
   ctx.status = 200;
-  ctx.body = body;
+  setJson(ctx, body);
 }
 
 /** The fields of a session form (JSON, urlencoded or multipart, no files), checked at the edge. */
