@@ -13,9 +13,10 @@
  * code, mapped from the file and shared by every process that runs the same binary.
  *
  * Then what a Node flag that trims memory would cost under load (`BENCH_CANDIDATE_FLAGS`, by default a
- * smaller young generation): auth, config and a gateway, as bundles, run as the image runs them and with
- * the candidate flags, a read route through the gateway, in alternating rounds. `BENCH_NODE` runs
- * everything on another Node binary (the images run Node 24).
+ * young generation smaller still than the image's; empty for none): auth, config and a gateway, as
+ * bundles, run as the image runs them and with the candidate flags added, a read route through the
+ * gateway, in alternating rounds. `BENCH_NODE` runs everything on another Node binary (the images run
+ * Node 24).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -35,7 +36,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const password = 'footprint-bench-admin-password';
 const imageFlags = bundleCommand('edge').slice(0, -1);
 const nodeBinary = process.env.BENCH_NODE ?? process.execPath;
-const candidateFlags = (process.env.BENCH_CANDIDATE_FLAGS ?? '--max-semi-space-size=4').split(/\s+/).filter(Boolean);
+const candidateFlags = (process.env.BENCH_CANDIDATE_FLAGS ?? '--max-semi-space-size=1').split(/\s+/).filter(Boolean);
 
 type Variant = 'tsx' | 'bundle';
 type Sample = { readyMs: number; cpuMs: number; rssMiB: number; anonMiB: number };

@@ -26,9 +26,13 @@ export const authService: ServiceDefinition<AuthConfig> = {
   setup: async ({ store, bus, config, log, notices }) => {
     const passwords = passwordHashing(config.passwordHashCost);
     await bootstrap(store, config, passwords, log, notices);
-    // One hash at start, timed: the queue judges from the first request what can finish before its deadline.
-    const estimateMs = await passwords.prepare();
-    const checks = new CheckQueue({ concurrency: config.passwordCheckConcurrency, queueLength: config.passwordCheckQueue, estimateMs });
+    const checks = new CheckQueue({ concurrency: config.passwordCheckConcurrency, queueLength: config.passwordCheckQueue });
+    // One hash at start, timed, so that the queue judges early what can finish before its deadline. It runs
+    // beside the start, not before readiness: a replica is ready in well under the time of one hash.
+    void passwords.prepare().then(
+      (ms) => checks.estimate(ms),
+      (err: unknown) => log.warn({ err }, 'the start-up password hash failed'),
+    );
     const secrets = secretBox(await secretsKeyOf(config, log), config.previousSecretsKeys);
     await sealSecretsAtRest(store, secrets, log);
     const deps = { store, bus, config, log, passwords, checks, secrets, keys: await loadKeyRing(store, secrets) };

@@ -129,3 +129,15 @@ t.test('a check is placed by its address standing at each turn: refused since, i
   t.ok(cleanStarted, 'the clean check runs next');
   clean.done();
 });
+
+t.test('an estimate from elsewhere is taken only while nothing is known', async (t) => {
+  const c = clock();
+  const queue = new CheckQueue({ concurrency: 1, queueLength: 4, now: c.now });
+  const first = queue.admit('192.0.2.1', Infinity);
+  t.doesNotThrow(() => queue.admit('192.0.2.2', c.now() + 100).done(), 'with nothing known, nothing is refused for time');
+  queue.estimate(1_000);
+  t.throws(() => queue.admit('192.0.2.3', c.now() + 1_500), 'at a second a check, a wait behind one cannot finish in 1.5 s');
+  queue.estimate(10);
+  t.throws(() => queue.admit('192.0.2.4', c.now() + 1_500), 'a later estimate does not replace what is known');
+  first.done();
+});

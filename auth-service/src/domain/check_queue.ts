@@ -60,6 +60,11 @@ export class CheckQueue {
     this.#checkMs = options.estimateMs ?? 0;
   }
 
+  /** What one check takes, timed elsewhere (a hash at start-up); ignored once a check has been timed here. */
+  estimate(ms: number): void {
+    if (this.#checkMs === 0) this.#checkMs = ms;
+  }
+
   /** Checks running and waiting now. */
   get load(): { running: number; waiting: number } {
     return { running: this.#runningChecks.size, waiting: this.#waiting.length };
