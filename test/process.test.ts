@@ -49,7 +49,7 @@ t.test('npm start comes up on embedded defaults and SIGTERM stops it cleanly', a
   const run = startMain({ DATA_DIR: dataDir, HTTP_PORT: String(httpPort), HTTPS_PORT: String(httpsPort), LOG_LEVEL: 'info' });
   const health = await waitFor(`http://127.0.0.1:${httpPort}/healthz`, 60_000);
   t.equal(health.status, 200);
-  const ready = await fetch(`http://127.0.0.1:${httpPort}/readyz`);
+  const ready = await waitFor(`http://127.0.0.1:${httpPort}/readyz`, 30_000, (res) => res.status === 200);
   t.equal(ready.status, 200);
   run.child.kill('SIGTERM');
   t.equal(await run.exited, 0, 'exits 0');

@@ -79,7 +79,7 @@ export class ReplicaWatch {
       if (entry.at < cutoff) this.seen.delete(instance);
       else out[entry.service].push(entry.info);
     }
-    for (const list of Object.values(out)) list.sort((a, b) => a.instance.localeCompare(b.instance));
+    for (const list of Object.values(out)) list.sort((a, b) => (a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : 0)); // by code unit: no locale data
     return out;
   }
 
