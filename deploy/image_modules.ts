@@ -44,7 +44,10 @@ function resolveFrom(image: string, from: string, name: string): string | null {
 /** What the bundle needs (package folders) and what it lacks, walking dependencies as Node resolves them. */
 export function neededBy(image: string): { needed: Set<string>; missing: string[]; imports: string[] } {
   const code = readdirSync(image).filter((f) => f.endsWith('.mjs')).map((f) => readFileSync(join(image, f), 'utf8'));
-  const imports = packagesImportedBy(code.join('\n'));
+  // What the bundle imports, read from its code, and what the build found it requires by name (a
+  // minified bundle's requires cannot be read back): the image's package.json names those.
+  const manifest = JSON.parse(readFileSync(join(image, 'package.json'), 'utf8')) as Manifest;
+  const imports = [...new Set([...packagesImportedBy(code.join('\n')), ...Object.keys(manifest.dependencies ?? {})])].sort();
   const needed = new Set<string>();
   const missing: string[] = [];
   const visit = (name: string, from: string, by: string, optional: boolean) => {

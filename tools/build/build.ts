@@ -5,7 +5,7 @@ import { join, relative, sep } from 'node:path';
 import { build, type Metafile, type Plugin } from 'esbuild';
 import { imagePackage, type Lockfile, type RootManifest } from './image_package.ts';
 import { byRequire } from './by_require.ts';
-import { packageOf, packagesImportedBy } from './imports.ts';
+import { packageOf, packagesRequiredBy } from './imports.ts';
 import { runtimeFiles } from './runtime_files.ts';
 import { readWorkspaces, resolveWorkspaceSpecifier, type Workspace } from './workspaces.ts';
 
@@ -41,8 +41,17 @@ export const bundleFile = 'main.mjs';
 type BuildRecord = { inputs: string[]; hash: string };
 
 /**
- * Keeps workspace packages in the bundle (resolved through their package.json `exports`) and leaves
- * every other package to node_modules, so that the image installs it.
+ * Packages that stay in node_modules, for the image to install: those that find their own files at run
+ * time (PGlite its WebAssembly, the API reference page its assets, the log formatter its worker file) or
+ * load optional native parts (pg), and the certificate generator that only a first start needs.
+ * Every other package is bundled and minified with the code: parsed and kept in memory as one small
+ * source, a gateway idles at some 4 MiB less than with the same packages loaded from node_modules.
+ */
+export const keptExternal = new Set(['@electric-sql/pglite', 'pg', 'pino', 'pino-pretty', 'swagger-ui-dist', 'selfsigned', 'tsx']);
+
+/**
+ * Resolves workspace packages through their package.json `exports`, leaves the packages above to
+ * node_modules and lets esbuild bundle every other one.
  */
 function workspacesInside(workspaces: Map<string, Workspace>): Plugin {
   return {
@@ -51,15 +60,21 @@ function workspacesInside(workspaces: Map<string, Workspace>): Plugin {
       b.onResolve({ filter: /^[^./]/ }, (args) => {
         const file = resolveWorkspaceSpecifier(workspaces, args.path);
         if (file !== null) return { path: file };
-        return packageOf(args.path) === null && !args.path.startsWith('node:') ? undefined : { path: args.path, external: true };
+        const name = packageOf(args.path);
+        if (name === null) return args.path.startsWith('node:') ? { path: args.path, external: true } : undefined;
+        return keptExternal.has(name) ? { path: args.path, external: true } : undefined;
       });
     },
   };
 }
 
-/** The packages a bundle (with its chunks) loads: its external imports, and what it requires through `createRequire`. */
-function externalPackages(meta: Metafile, files: string[], bundle: string): string[] {
-  const names = new Set(packagesImportedBy(bundle));
+/**
+ * The packages a bundle (with its chunks) loads: its external imports and requires, as esbuild records
+ * them, and what the platform's own sources load through a `require` made with `createRequire`, which
+ * esbuild does not see (read from the sources: the minified bundle no longer names `require`).
+ */
+function externalPackages(meta: Metafile, files: string[], ownSources: string): string[] {
+  const names = new Set(packagesRequiredBy(ownSources).filter((name) => !name.startsWith('@scada/')));
   for (const file of files) {
     for (const i of meta.outputs[file].imports) {
       const name = i.external ? packageOf(i.path) : null;
@@ -125,8 +140,16 @@ async function buildTarget(target: Target, out: string, workspaces: Map<string, 
     platform: 'node',
     format: 'esm',
     target: nodeTarget,
-    // Class and function names stay as written: errors and logs name them.
+    // Class and function names stay as written: errors and logs name them; the linked source map has the rest.
     keepNames: true,
+    minify: true,
+    // Packages' CommonJS builds where they ship both: a gateway built from them idles at 77 MiB on Node 24,
+    // from their ES builds at 84 (bench/footprint.bench.ts).
+    conditions: ['require'],
+    mainFields: ['main', 'module'],
+    // The packages bundled in are partly CommonJS: their `require` of Node's modules and of the packages
+    // kept outside needs a `require` in each output file.
+    banner: { js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);" },
     sourcemap: 'linked',
     sourcesContent: false,
     legalComments: 'none',
@@ -138,10 +161,11 @@ async function buildTarget(target: Target, out: string, workspaces: Map<string, 
     if (existsSync(source)) await cp(source, join(out, inRepo), { recursive: true });
   }
   const code = await keepReachable(result.metafile, relative(repoRoot, join(out, bundleFile)));
-  const bundle = (await Promise.all(code.map((f) => readFile(join(repoRoot, f), 'utf8')))).join('\n');
+  const own = Object.keys(result.metafile.inputs).filter((p) => !p.includes('node_modules/') && !p.includes(':'));
+  const ownSources = (await Promise.all(own.map((f) => readFile(join(repoRoot, f), 'utf8')))).join('\n');
   const root = await manifestWithWorkspaces(workspaces);
   const lock = JSON.parse(await readFile(join(repoRoot, 'package-lock.json'), 'utf8')) as Lockfile;
-  const image = imagePackage(`scada-platform-${target}`, root, lock, externalPackages(result.metafile, code, bundle));
+  const image = imagePackage(`scada-platform-${target}`, root, lock, externalPackages(result.metafile, code, ownSources));
   await writeFile(join(out, 'package.json'), `${JSON.stringify(image.manifest, null, 2)}\n`);
   await writeFile(join(out, 'package-lock.json'), `${JSON.stringify(image.lock, null, 2)}\n`);
   await writeFile(`${out}.meta.json`, JSON.stringify(result.metafile));

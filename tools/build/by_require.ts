@@ -5,15 +5,14 @@ import type { Plugin } from 'esbuild';
  * default export. From Node 22 on, `node:http` and `node:https` export `WebSocket` and its events as lazy
  * getters that load Node's whole fetch implementation, and an ES import of a built-in module reads every
  * export to build its namespace: some 16 MiB more in every process, for classes the platform never uses.
- * `require` reads only what the code asks for. `@koa/router` comes in through its CommonJS build for the
- * same reason: its ES build imports `http`. A named import of one of these fails the build, on purpose.
+ * `require` reads only what the code asks for; this holds for the packages bundled in too (the router's
+ * ES build imports `http`). A named import of one of these fails the build, on purpose.
  */
 const loadedByRequire = new Map<string, string>([
   ['http', 'node:http'],
   ['node:http', 'node:http'],
   ['https', 'node:https'],
   ['node:https', 'node:https'],
-  ['@koa/router', '@koa/router'],
 ]);
 
 /** The esbuild plugin that serves each module above as a `require` of it. */

@@ -11,21 +11,29 @@ export function packageOf(specifier: string): string | null {
 }
 
 /**
- * The packages an ES module bundle, as esbuild prints it, loads at run time: its static imports (hoisted
- * to the top, one statement each), dynamic imports, and calls of a `require` made with `createRequire`
- * (which the bundler may rename to `require2`). Sorted, without duplicates.
+ * The packages an ES module bundle, as esbuild prints it (minified or not), loads at run time: its static
+ * and side-effect imports, and its dynamic imports. Requires are not read from a bundle: a minified one
+ * renames `require`, and the strings of bundled packages mention `require('…')` in their messages.
+ * Sorted, without duplicates.
  */
 export function packagesImportedBy(bundle: string): string[] {
-  const patterns = [
-    /^(?:import [^"]*?|\} )from "([^"]+)";$/gm,
-    /^import "([^"]+)";$/gm,
+  return matched(bundle, [
+    /\bimport\s*(?:[\w$*{][^"'`;]*?)from\s*"([^"]+)"/g,
+    /\bimport\s*"([^"]+)"/g,
     /\bimport\(\s*"([^"]+)"\s*\)/g,
-    /\brequire\d*\(\s*"([^"]+)"\s*\)/g,
-  ];
+  ]);
+}
+
+/** The packages a source file loads through a `require` (one made with `createRequire`): `require('pkg/…')`. */
+export function packagesRequiredBy(source: string): string[] {
+  return matched(source, [/\brequire\d*\(\s*["']([^"']+)["']\s*\)/g]);
+}
+
+function matched(text: string, patterns: RegExp[]): string[] {
   const found = new Set<string>();
   for (const pattern of patterns) {
-    for (const match of bundle.matchAll(pattern)) {
-      const name = packageOf(match[1]);
+    for (const match of text.matchAll(pattern)) {
+      const name = packageOf(match[1] as string);
       if (name !== null) found.add(name);
     }
   }

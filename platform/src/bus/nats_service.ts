@@ -1,5 +1,5 @@
 import { headers as natsHeaders, InvalidArgumentError, type MsgHdrs, type NatsConnection } from '@nats-io/nats-core';
-import type { Service, ServiceMsg } from '@nats-io/services';
+import { Svcm, type Service, type ServiceMsg } from '@nats-io/services';
 import type { Logger } from 'pino';
 import type { BusHeaders, BusMessage, BusReply, BusService, EndpointSpec, ServiceSpec } from './bus.ts';
 import { failureReply, oneLine, tooLargeReply } from './micro.ts';
@@ -19,8 +19,6 @@ type LibraryStats = {
  * is tracked until its reply is sent, so `stop()` can wait for it.
  */
 export async function addNatsService(nc: NatsConnection, spec: ServiceSpec, endpoints: EndpointSpec[], log?: Logger): Promise<BusService> {
-  // Loaded here, by the processes that serve: a gateway only asks, and saves the library's memory.
-  const { Svcm } = await import('@nats-io/services');
   // Fresh objects: the library freezes and keeps the metadata it is given.
   const service = await new Svcm(nc).add({
     name: spec.name,
