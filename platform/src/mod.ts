@@ -5,6 +5,7 @@ export * from './bus/event_log.ts';
 export { eventStreamName } from './bus/nats_event_log.ts';
 export * from './store/store.ts';
 export * from './rpc.ts';
+export * from './handler_kit.ts';
 export * from './log.ts';
 export * from './env.ts';
 export * from './config.ts';

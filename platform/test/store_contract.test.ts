@@ -3,7 +3,7 @@ import t, { type Test } from 'tap';
 import { storeTargets, type StoreTarget, type TestStore } from '../../test/support/stores.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { PgStore } from '../src/store/pg_store.ts';
-import { type Migration, type Store, StoreUnavailableError } from '../src/store/store.ts';
+import { ConstraintViolation, type ConstraintKind, type Migration, type Store, StoreUnavailableError } from '../src/store/store.ts';
 
 /** A store of `target` for one test, cleaned up when the test ends. */
 async function fresh(t: Test, target: StoreTarget): Promise<TestStore> {
@@ -72,12 +72,36 @@ for (const target of storeTargets()) {
       t.ok(row.at instanceof Date);
     });
 
-    t.test('a SQL error reaches the caller unchanged, with its SQLSTATE code', async (t) => {
+    t.test('a broken constraint is one typed error on both stores, naming its kind and constraint but no value', async (t) => {
       const { store } = await fresh(t, target);
-      await store.query('create table u (k text primary key)');
-      await store.query('insert into u values ($1)', ['a']);
-      const err = await store.query('insert into u values ($1)', ['a']).catch((e: unknown) => e);
-      t.match(err, { code: '23505' });
+      await store.query('create table parent (k text primary key)');
+      await store.query('create table child (k text primary key, parent text not null references parent (k), n int check (n > 0))');
+      await store.query('insert into parent values ($1)', ['secret-parent']);
+      const cases: [string, unknown[], ConstraintKind][] = [
+        ['insert into parent values ($1)', ['secret-parent'], 'unique'],
+        ['insert into child values ($1, $2, 1)', ['c1', 'secret-missing'], 'foreign_key'],
+        ['insert into child values ($1, null, 1)', ['c2'], 'not_null'],
+        ['insert into child values ($1, $2, -1)', ['c3', 'secret-parent'], 'check'],
+      ];
+      for (const [sql, params, kind] of cases) {
+        const err = await store.query(sql, params).catch((e: unknown) => e);
+        t.ok(err instanceof ConstraintViolation, `${kind}: a ConstraintViolation`);
+        t.match(err, { kind, code: /^23/ }, `${kind}: its kind and SQLSTATE`);
+        t.notMatch((err as Error).message, /secret/, `${kind}: no value in the message`);
+        t.notOk(err instanceof StoreUnavailableError);
+      }
+      const unique = (await store.query('insert into parent values ($1)', ['secret-parent']).catch((e: unknown) => e)) as ConstraintViolation;
+      t.equal(unique.constraint, 'parent_pkey', 'the constraint is named');
+      const inTx = await store.transaction(async (tx) => tx.query('insert into parent values ($1)', ['secret-parent'])).catch((e: unknown) => e);
+      t.ok(inTx instanceof ConstraintViolation && inTx.kind === 'unique', 'the same inside a transaction');
+      t.equal((await store.query('select count(*)::int as n from child')).rows[0]?.n, 0, 'nothing was stored');
+    });
+
+    t.test('any other SQL error reaches the caller unchanged, with its SQLSTATE code', async (t) => {
+      const { store } = await fresh(t, target);
+      const err = await store.query('select * from no_such_table where k = $1', ['a']).catch((e: unknown) => e);
+      t.match(err, { code: '42P01' });
+      t.notOk(err instanceof ConstraintViolation);
       t.notOk(err instanceof StoreUnavailableError);
     });
 

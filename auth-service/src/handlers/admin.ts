@@ -2,12 +2,12 @@ import {
   authEvents, findAuthAttempts, findLockedUsers, getCurrentUser, getIpFilterSettings, getLoggedInUsers, ipAllowed, ipFilter,
   lockedUsers, parseIpFilter, ProblemError, setIpFilterSettings, unlockUser,
 } from '@scada/contracts';
-import { implement, publishEvent, type Implementation } from '@scada/platform';
+import { actorOf, implement, publishEvent, type Implementation } from '@scada/platform';
 import { clearFailures, lockedNames } from '../store/lock.ts';
 import { attemptsPage, readIpSettings, writeIpSettings } from '../store/records.ts';
 import { loggedInUsernames } from '../store/sessions.ts';
 import { findUser } from '../store/users.ts';
-import { actorName, actorOf, principalOf, type AuthDeps } from './deps.ts';
+import { actorName, principalOf, type AuthDeps } from './deps.ts';
 
 /** The IP filter, the lock listing and unlock, the auth log, live sessions and the current user. */
 export function adminHandlers(deps: AuthDeps): Implementation[] {

@@ -1,5 +1,5 @@
 import { authEvents, ProblemError, type Principal, type SessionGrant } from '@scada/contracts';
-import { publishEvent, type Bus, type HandlerContext, type Store } from '@scada/platform';
+import { actorOf, publishEvent, type Bus, type HandlerContext, type Store } from '@scada/platform';
 import type { Logger } from 'pino';
 import type { AuthConfig } from '../config.ts';
 import type { CheckQueue } from '../domain/check_queue.ts';
@@ -17,12 +17,6 @@ export type AuthDeps = { store: Store; bus: Bus; config: AuthConfig; keys: KeyRi
 /** The caller's name for audit fields. */
 export function actorName(ctx: HandlerContext): string | null {
   return ctx.actor?.name ?? null;
-}
-
-/** The caller, who must be signed in. */
-export function actorOf(ctx: HandlerContext) {
-  if (!ctx.actor) throw new ProblemError('unauthenticated', 'Sign in first');
-  return ctx.actor;
 }
 
 /** The one answer for every failed password check: unknown user, wrong password, disabled user. */

@@ -2,11 +2,11 @@ import {
   addUserRole, addUserSpace, getActiveSpaceUsernames, getUserDefaultSpace, getUserRole, getUserRoles, getUserRolesBySpace,
   getUserSpace, getUserSpaces, ProblemError, removeUserRole, removeUserSpace, roleNames, setUserDefaultSpace,
 } from '@scada/contracts';
-import { implement, type HandlerContext, type Implementation, type Queryable } from '@scada/platform';
+import { actorOf, implement, type HandlerContext, type Implementation, type Queryable } from '@scada/platform';
 import { chooseDefaultSpace, grantRole, grantSpace, listRoles, lockEnabledAdmins, revokeRole, revokeSpace, usernamesIn } from '../store/memberships.ts';
 import { findSpace, listSpaces } from '../store/spaces.ts';
 import { findUser, type UserRecord } from '../store/users.ts';
-import { actorName, actorOf, announceUser, principalOf, type AuthDeps } from './deps.ts';
+import { actorName, announceUser, principalOf, type AuthDeps } from './deps.ts';
 
 /**
  * An administrator's view of one user's spaces and roles, one at a time, and of their default space.

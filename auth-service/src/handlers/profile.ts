@@ -1,10 +1,10 @@
 import { getAuthFeatures, getOwnDefaultSpace, getProfile, ProblemError, resetOwnPassword, setOwnDefaultSpace, updateProfile, type ProfileUpdateRequest } from '@scada/contracts';
-import { implement, type HandlerContext, type Implementation } from '@scada/platform';
+import { actorOf, implement, type HandlerContext, type Implementation } from '@scada/platform';
 import { passwordLength } from '../domain/passwords.ts';
 import { chooseDefaultSpace } from '../store/memberships.ts';
 import { findSpace } from '../store/spaces.ts';
 import { publicUser, setOtpSecret, updateUserFields, type UserRecord } from '../store/users.ts';
-import { actorName, actorOf, announceUser, callerRecord, endUserSessions, principalOf, type AuthDeps } from './deps.ts';
+import { actorName, announceUser, callerRecord, endUserSessions, principalOf, type AuthDeps } from './deps.ts';
 import { requireStepUp } from './step_up.ts';
 
 /** The caller's profile and default space, and what the sign-in offers. */

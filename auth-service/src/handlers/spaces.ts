@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { authEvents, createSpace, deleteSpace, getSpace, getSpaces, ProblemError, updateSpace } from '@scada/contracts';
-import { implement, publishEvent, type HandlerContext, type Implementation } from '@scada/platform';
+import { actorOf, implement, publishEvent, type HandlerContext, type Implementation } from '@scada/platform';
 import { deleteSpaceRow, findSpace, insertSpace, listSpaces, renameSpace, usersOnlyIn } from '../store/spaces.ts';
-import { actorName, actorOf, type AuthDeps } from './deps.ts';
+import { actorName, type AuthDeps } from './deps.ts';
 
 /** The id of the space every platform has from its first start. */
 export const defaultSpaceId = 'default';

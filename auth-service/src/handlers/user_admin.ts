@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { deleteUsersByIds, ProblemError, resetUserPassword } from '@scada/contracts';
-import { implement, type Implementation } from '@scada/platform';
+import { actorOf, implement, type Implementation } from '@scada/platform';
 import { deleteUserRows, existingUserIds, lockEnabledAdmins } from '../store/memberships.ts';
 import { revokeUserSessions } from '../store/sessions.ts';
 import { findUser, updateUserFields } from '../store/users.ts';
-import { actorName, actorOf, announceRevoked, announceUser, endUserSessions, type AuthDeps } from './deps.ts';
+import { actorName, announceRevoked, announceUser, endUserSessions, type AuthDeps } from './deps.ts';
 import { keepAdmins } from './memberships.ts';
 import { logAdminAct } from './step_up.ts';
 

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { authEvents, createUser, deleteUser, disableUserOtp, enableUserOtp, getUser, getUsers, ProblemError, updateUser } from '@scada/contracts';
-import { implement, publishEvent, type HandlerContext, type Implementation, type Queryable } from '@scada/platform';
+import { actorOf, ConstraintViolation, implement, publishEvent, type HandlerContext, type Implementation, type Queryable } from '@scada/platform';
 import { totpPurpose } from '../domain/secrets.ts';
 import { newTotpSecret, totpUrl } from '../domain/totp.ts';
 import { listSpaces } from '../store/spaces.ts';
 import { findUser, insertUser, listUsers, otherEnabledAdmins, publicUser, setOtpSecret, setRolesAndSpaces, updateUserFields, type UserRecord } from '../store/users.ts';
 import { logAdminAct, requireStepUp, type StepUpProof } from './step_up.ts';
-import { actorName, actorOf, endUserSessions, type AuthDeps } from './deps.ts';
+import { actorName, endUserSessions, type AuthDeps } from './deps.ts';
 
 /** Users: list, create, read, update, delete, and TOTP enrolment. */
 export function userHandlers(deps: AuthDeps): Implementation[] {
@@ -28,7 +28,7 @@ export function userHandlers(deps: AuthDeps): Implementation[] {
 
   const endSessions = (ctx: HandlerContext, userId: string) => endUserSessions(deps, ctx, userId);
 
-  const duplicate = (err: unknown) => (err as { code?: string }).code === '23505';
+  const duplicate = (err: unknown) => err instanceof ConstraintViolation && err.kind === 'unique';
 
   /** Refuses changes that would leave the platform without an enabled administrator, or lock the caller out. */
   const guardAdmins = async (ctx: HandlerContext, userId: string, losesAdmin: boolean) => {

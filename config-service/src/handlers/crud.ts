@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ConfigEntity, Operation } from '@scada/contracts';
-import { implement, type Implementation } from '@scada/platform';
+import { implement, notFound, spaceOf, type Implementation } from '@scada/platform';
 import type { EntityTable } from '../store/entity_table.ts';
-import { announce, auditOf, notFound, spaceOf, type HandlerDeps } from './context.ts';
+import { announce, auditOf, type HandlerDeps } from './context.ts';
 
 /** One resource of the API: its operations, its table and how its ids sit in the paths. */
 export type Resource = {

@@ -2,9 +2,9 @@ import {
   connectionStatusesOfProject, deleteScriptsByIds, getFaceplatesByProjectId, getFaceplatesByProjectIdAndNames, getProjectByName,
   getProjectsByActive, getProjectStatus, getScriptsByProject, ProblemError,
 } from '@scada/contracts';
-import { call, implement, onBehalfOf, type HandlerContext, type Implementation } from '@scada/platform';
+import { call, implement, notFound, onBehalfOf, spaceOf, type HandlerContext, type Implementation } from '@scada/platform';
 import { faceplates, projects, scripts } from '../store/tables.ts';
-import { announce, auditOf, notFound, spaceOf, type HandlerDeps } from './context.ts';
+import { announce, auditOf, type HandlerDeps } from './context.ts';
 
 /** Lookups by project and by name, the project status, and the bulk deletion of scripts. */
 export function lookupHandlers(deps: HandlerDeps): Implementation[] {

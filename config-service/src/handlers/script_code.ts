@@ -1,7 +1,7 @@
 import { maxScriptCharacters, ProblemError, unicodeLength, updateScriptCode } from '@scada/contracts';
-import { implement } from '@scada/platform';
+import { implement, notFound, spaceOf } from '@scada/platform';
 import { updateScriptCode as storeScriptCode } from '../store/script_code.ts';
-import { announce, auditOf, notFound, spaceOf, type HandlerDeps } from './context.ts';
+import { announce, auditOf, type HandlerDeps } from './context.ts';
 
 /**
  * Replaces a script's code with the text the gateway received, unchanged. The length is counted in

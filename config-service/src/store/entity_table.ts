@@ -1,5 +1,5 @@
 import { ProblemError } from '@scada/contracts';
-import type { Queryable } from '@scada/platform';
+import { ConstraintViolation, type ConstraintKind, type Queryable } from '@scada/platform';
 
 /** How one field of an entity is kept in a column; codecs convert where JSON and SQL differ. */
 export type Column = { field: string; column: string; toDb?: (value: unknown) => unknown; fromDb?: (value: unknown) => unknown };
@@ -168,7 +168,7 @@ export function entityTable(spec: TableSpec) {
         );
         return result.rowCount > 0;
       } catch (err) {
-        if (sqlState(err) !== '23503') throw err;
+        if (!broke(err, 'foreign_key')) throw err;
         throw await childrenProblem(db, spec, space, id);
       }
     },
@@ -178,20 +178,18 @@ export function entityTable(spec: TableSpec) {
 /** The SQL of one entity, as {@link entityTable} builds it. */
 export type EntityTable = ReturnType<typeof entityTable>;
 
-/** SQLSTATE of a store error, if it has one. */
-function sqlState(err: unknown): string | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
+/** True when `err` is the store's answer to a broken constraint of that kind. */
+function broke(err: unknown, kind: ConstraintKind): boolean {
+  return err instanceof ConstraintViolation && err.kind === kind;
 }
 
 /** A failed insert or update as the client should see it; anything unexpected passes through. */
 function writeProblem(spec: TableSpec, err: unknown, body: Record<string, unknown>, parentId?: string): unknown {
-  const state = sqlState(err);
-  if (state === '23505') {
+  if (broke(err, 'unique')) {
     const where = spec.scope ? `this ${spec.scope.label}` : spec.reference ? `this ${spec.reference.label}` : 'this space';
     return new ProblemError('conflict', `A ${spec.label} named "${String(body.name)}" already exists in ${where}`, { cause: err });
   }
-  if (state === '23503') {
+  if (broke(err, 'foreign_key')) {
     const parent = spec.scope ?? spec.reference;
     const parentIdValue = spec.scope ? parentId : spec.reference ? body[spec.reference.field] : undefined;
     return new ProblemError('not_found', `No ${parent?.label ?? 'parent'} ${String(parentIdValue)} in this space`, { cause: err });

@@ -1,7 +1,7 @@
 import { deadlines } from '@scada/contracts';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { type QueryResult, type Queryable, type Store, StoreUnavailableError } from './store.ts';
+import { asConstraintViolation, type QueryResult, type Queryable, type Store, StoreUnavailableError } from './store.ts';
 
 /** Options of {@link PgStore.connect}. */
 export type PgStoreOptions = {
@@ -56,9 +56,13 @@ export function isConnectionError(err: unknown): boolean {
   return err.cause !== undefined && isConnectionError(err.cause);
 }
 
-/** Turns connection failures into {@link StoreUnavailableError}; passes every other error through unchanged. */
+/**
+ * Turns connection failures into {@link StoreUnavailableError} and broken constraints into
+ * `ConstraintViolation`; passes every other error through unchanged.
+ */
 function translate(err: unknown): unknown {
-  if (err instanceof StoreUnavailableError || !isConnectionError(err)) return err;
+  if (err instanceof StoreUnavailableError) return err;
+  if (!isConnectionError(err)) return asConstraintViolation(err);
   return new StoreUnavailableError(`PostgreSQL is not reachable: ${(err as Error).message}`, { cause: err });
 }
 
@@ -81,8 +85,8 @@ function describeUrl(url: string): Record<string, string> {
 /**
  * The store on PostgreSQL, through a `pg` pool. Connections are opened on demand, so a PostgreSQL that is
  * down fails calls promptly with {@link StoreUnavailableError} and one that comes back is used again.
- * SQL errors (`err.code` like `23505`) pass through unchanged. A statement without parameters may hold
- * several statements (migrations); its result is the last one's.
+ * Broken constraints are `ConstraintViolation`s; other SQL errors pass through unchanged. A statement
+ * without parameters may hold several statements (migrations); its result is the last one's.
  */
 export class PgStore implements Store {
   readonly kind = 'postgres' as const;

@@ -6,7 +6,7 @@ import { privateFolder } from '../private_dir.ts';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { type FolderLock, lockFolder } from './lock_file.ts';
-import { type QueryResult, type Queryable, type Store, StoreUnavailableError } from './store.ts';
+import { asConstraintViolation, type QueryResult, type Queryable, type Store, StoreUnavailableError } from './store.ts';
 
 /** Options of {@link PGliteStore.open} and {@link PGliteStore.memory}. */
 export type PGliteStoreOptions = {
@@ -42,13 +42,13 @@ function toResult<R>(result: Results | Results[]): QueryResult<R> {
 
 /** Runs a statement like `pg` does: without parameters, as a simple query that may hold several statements. */
 async function run<R>(db: PGlite | Transaction, sql: string, params: unknown[] | undefined): Promise<QueryResult<R>> {
-  if (params === undefined || params.length === 0) return toResult<R>(await db.exec(sql));
   try {
+    if (params === undefined || params.length === 0) return toResult<R>(await db.exec(sql));
     return toResult<R>(await db.query(sql, params));
   } catch (err) {
     // PGlite attaches the parameters to its errors; they must not travel on into logs (see log.ts).
     if (err && typeof err === 'object' && 'params' in err) delete (err as { params?: unknown }).params;
-    throw err;
+    throw asConstraintViolation(err);
   }
 }
 

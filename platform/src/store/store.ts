@@ -36,3 +36,43 @@ export class StoreUnavailableError extends Error {
     this.name = 'StoreUnavailableError';
   }
 }
+
+/** The kinds of integrity constraint a statement can break (SQLSTATE class 23). */
+export type ConstraintKind = 'unique' | 'foreign_key' | 'not_null' | 'check' | 'exclusion' | 'other';
+
+const constraintKinds: Record<string, ConstraintKind> = {
+  '23505': 'unique',
+  '23503': 'foreign_key',
+  '23502': 'not_null',
+  '23514': 'check',
+  '23P01': 'exclusion',
+};
+
+/**
+ * A statement broke an integrity constraint: both stores answer it as this one error, so a handler asks
+ * `err instanceof ConstraintViolation && err.kind === 'unique'` instead of reading SQLSTATEs. The message
+ * names the kind and the constraint, never the values (the driver's detail, which holds them, stays in
+ * `cause`). `code` keeps the SQLSTATE.
+ */
+export class ConstraintViolation extends Error {
+  readonly kind: ConstraintKind;
+  readonly constraint: string | undefined;
+  readonly code: string;
+
+  constructor(code: string, constraint: string | undefined, options?: { cause?: unknown }) {
+    const kind = constraintKinds[code] ?? 'other';
+    super(`${kind.replace('_', ' ')} constraint ${constraint ?? '(unnamed)'} was violated`, options);
+    this.name = 'ConstraintViolation';
+    this.kind = kind;
+    this.constraint = constraint;
+    this.code = code;
+  }
+}
+
+/** A driver error of SQLSTATE class 23 as a {@link ConstraintViolation}; any other error as it is. */
+export function asConstraintViolation(err: unknown): unknown {
+  if (err instanceof ConstraintViolation || err === null || typeof err !== 'object') return err;
+  const { code, constraint } = err as { code?: unknown; constraint?: unknown };
+  if (typeof code !== 'string' || !code.startsWith('23')) return err;
+  return new ConstraintViolation(code, typeof constraint === 'string' ? constraint : undefined, { cause: err });
+}

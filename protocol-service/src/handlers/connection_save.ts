@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { getProject, ProblemError, type ConnectionRequest } from '@scada/contracts';
-import { call, onBehalfOf, publishEvent, type Bus, type HandlerContext, type Store } from '@scada/platform';
+import { actorOf, call, ConstraintViolation, notFound, onBehalfOf, publishEvent, spaceOf, type Bus, type HandlerContext, type Store } from '@scada/platform';
 import { browseParts, checkConnection, parseScl } from '../iec61850/scl/mod.ts';
 import { findConnection, saveConnection } from '../store/connections.ts';
 import { adoptUpload, fileChunk, packBrowsePart, setConnectionWarnings, stagedChunks, stagedCount, type FileFacts } from '../store/files.ts';
@@ -8,20 +8,8 @@ import { adoptUpload, fileChunk, packBrowsePart, setConnectionWarnings, stagedCh
 /** A staged upload as the gateway names it once every chunk arrived. */
 export type Upload = { id: string; name: string; size: number; sha256: string; chunks: number };
 
-/** The space the request works in; the gateway resolves it for every space-scoped operation. */
-export const spaceOf = (ctx: HandlerContext): string => {
-  if (!ctx.space) throw new ProblemError('bad_header', 'The request names no space (X-Space)');
-  return ctx.space;
-};
-
-/** The caller's name, for the audit fields. */
-export const actorOf = (ctx: HandlerContext): string => {
-  if (!ctx.actor) throw new ProblemError('unauthenticated', 'A change needs an authenticated caller');
-  return ctx.actor.name;
-};
-
 /** 404 for a connection the space does not hold. */
-export const notFound = (id: string): ProblemError => new ProblemError('not_found', `No connection ${id} in this space`);
+export const connectionNotFound = (id: string): ProblemError => notFound('connection', id);
 
 /**
  * Creating and replacing a connection, with a staged SCL file or without one: the project is checked with
@@ -73,17 +61,17 @@ export function connectionSaver(deps: { store: Store; bus: Bus }) {
 
   const save = async (ctx: HandlerContext, id: string, body: { connection: ConnectionRequest; upload: Upload | null }, create: boolean) => {
     const space = spaceOf(ctx);
-    const actor = actorOf(ctx);
-    if (!create && !(await findConnection(deps.store, space, id))) throw notFound(id);
+    const actor = actorOf(ctx).name;
+    if (!create && !(await findConnection(deps.store, space, id))) throw connectionNotFound(id);
     await checkProject(ctx, body.connection.projectId);
     const facts = body.upload ? await parseUpload(space, body.upload, body.connection) : null;
     try {
       await deps.store.transaction(async (tx) => {
-        if (!(await saveConnection(tx, space, id, body.connection, actor, create))) throw notFound(id);
+        if (!(await saveConnection(tx, space, id, body.connection, actor, create))) throw connectionNotFound(id);
         if (facts && body.upload) await adoptUpload(tx, space, id, body.upload.id, facts);
       });
     } catch (err) {
-      if ((err as { code?: string }).code === '23505') throw new ProblemError('conflict', `The project has a connection named ${body.connection.name}`);
+      if (err instanceof ConstraintViolation && err.kind === 'unique') throw new ProblemError('conflict', `The project has a connection named ${body.connection.name}`);
       throw err;
     }
     if (!facts && !create) await recheck(space, id, body.connection);

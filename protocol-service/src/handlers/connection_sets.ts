@@ -8,10 +8,10 @@ import {
   startConnectionByName, startConnectionByProjectAndName, startConnectionsByProject, stopConnectionByProjectAndName,
   stopConnectionsByProject,
 } from '@scada/contracts';
-import { implement, type HandlerContext, type Implementation } from '@scada/platform';
+import { implement, spaceOf, type HandlerContext, type Implementation } from '@scada/platform';
 import { connectionIds, connectionStatuses, type ConnectionSet } from '../store/connection_sets.ts';
 import { setStarted } from '../store/sessions.ts';
-import { connectionSaver, spaceOf } from './connection_save.ts';
+import { connectionSaver } from './connection_save.ts';
 import type { PlainConnectionDeps } from './plain_connections.ts';
 
 type ByName = { projectId: string; name: string };

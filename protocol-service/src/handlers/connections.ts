@@ -3,11 +3,11 @@ import {
   browseConnection, createConnectionWithFile, getConnection, getConnections,
   getConnectionsByProject, ProblemError, readFileChunk, stageUploadChunk, uploadChunkBytes, updateConnectionWithFile,
 } from '@scada/contracts';
-import { implement, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
+import { implement, spaceOf, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
 import type { ProtocolConfig } from '../config.ts';
 import { findConnection, listConnections } from '../store/connections.ts';
 import { browseOf, fileChunk, stageChunk } from '../store/files.ts';
-import { connectionSaver, notFound, spaceOf } from './connection_save.ts';
+import { connectionNotFound, connectionSaver } from './connection_save.ts';
 
 /** What the connection handlers use. */
 export type ConnectionDeps = {
@@ -34,11 +34,11 @@ export function connectionHandlers(deps: ConnectionDeps): Implementation[] {
     }),
     implement(getConnections, async (_m, ctx) => listConnections(deps.store, spaceOf(ctx))),
     implement(getConnectionsByProject, async ({ query }, ctx) => listConnections(deps.store, spaceOf(ctx), query.projectId.toLowerCase())),
-    implement(getConnection, async ({ params }, ctx) => (await findConnection(deps.store, spaceOf(ctx), params.connectionId.toLowerCase())) ?? Promise.reject(notFound(params.connectionId))),
+    implement(getConnection, async ({ params }, ctx) => (await findConnection(deps.store, spaceOf(ctx), params.connectionId.toLowerCase())) ?? Promise.reject(connectionNotFound(params.connectionId))),
     implement(browseConnection, async ({ params, query }, ctx) => {
       const space = spaceOf(ctx);
       const id = params.connectionId.toLowerCase();
-      if (!(await findConnection(deps.store, space, id))) throw notFound(params.connectionId);
+      if (!(await findConnection(deps.store, space, id))) throw connectionNotFound(params.connectionId);
       const live = query.ied === undefined ? await deps.liveBrowse?.(space, id, ctx) : null;
       if (live) return { source: 'device' as const, ...live };
       // The answer travels as one bus message: leave room for the envelope.

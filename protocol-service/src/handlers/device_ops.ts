@@ -9,7 +9,7 @@ import {
   browseConnectionDevice, disableConnectionReport, enableConnectionReport, getConnectionValues, operateConnectionControl, ProblemError,
   readConnectionValues, writeConnectionValue, type Operation,
 } from '@scada/contracts';
-import { call, implement, onBehalfOf, remainingMs, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
+import { call, implement, onBehalfOf, remainingMs, spaceOf, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
 import { connectionNotFound, notConnected, type DeviceRouter } from '../sessions/device_router.ts';
 import type { LiveDevice } from '../sessions/live_device.ts';
 import type { Session } from '../sessions/session.ts';
@@ -22,12 +22,6 @@ export type DeviceOpsDeps = { store: Store; bus: Bus; router: DeviceRouter };
 /** The operation as the holding replica serves it on its own subject. */
 export function atInstance<O extends Operation>(op: O, instance: string): O {
   return { ...op, subject: `${op.subject}.at.${instance}` };
-}
-
-/** The space of a request; every device operation is space-scoped. */
-export function spaceOf(ctx: HandlerContext): string {
-  if (!ctx.space) throw new ProblemError('bad_header', 'The request names no space (X-Space)');
-  return ctx.space;
 }
 
 /** Margin kept from a request's deadline for the answer's way back to the caller. */

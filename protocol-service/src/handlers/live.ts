@@ -5,13 +5,13 @@
 import {
   browseConnectionDevice, getConnectionControlLog, getConnectionReports, getConnectionSession, getConnectionStatus, ProblemError, startConnection, stopConnection,
 } from '@scada/contracts';
-import { implement, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
+import { implement, spaceOf, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
 import { connectionNotFound, deviceRouter } from '../sessions/device_router.ts';
 import type { Supervisor } from '../sessions/supervisor.ts';
 import { controlLogPage } from '../store/control_log.ts';
 import { findConnection } from '../store/connections.ts';
 import { readSession, reportSubscriptions, setStarted } from '../store/sessions.ts';
-import { atInstance, deviceOperations, deviceRunner, spaceOf } from './device_ops.ts';
+import { atInstance, deviceOperations, deviceRunner } from './device_ops.ts';
 
 export type LiveDeps = { store: Store; bus: Bus; supervisor: Supervisor; instance: string };
 

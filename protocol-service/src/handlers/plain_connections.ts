@@ -7,13 +7,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   createConnection, deleteConnection, deleteConnectionsByIds, deleteConnectionWithFile, ProblemError, updateConnection,
 } from '@scada/contracts';
-import { implement, publishEvent, remainingMs, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
+import { actorOf, implement, publishEvent, remainingMs, spaceOf, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
 import type { ProtocolConfig } from '../config.ts';
 import type { Supervisor } from '../sessions/supervisor.ts';
 import { connectionIds, deleteConnections, heldConnections } from '../store/connection_sets.ts';
 import { findConnection } from '../store/connections.ts';
 import { setStarted } from '../store/sessions.ts';
-import { actorOf, connectionSaver, notFound, spaceOf } from './connection_save.ts';
+import { connectionNotFound, connectionSaver } from './connection_save.ts';
 
 /** What these handlers use: the store, the bus, the settings and this replica's supervisor. */
 export type PlainConnectionDeps = { store: Store; bus: Bus; config: ProtocolConfig; supervisor: Supervisor };
@@ -59,11 +59,11 @@ export function connectionRemover(deps: PlainConnectionDeps) {
 
   return async (ctx: HandlerContext, requested: readonly string[]): Promise<void> => {
     const space = spaceOf(ctx);
-    const actor = actorOf(ctx);
+    const actor = actorOf(ctx).name;
     const ids = [...new Set(requested.map((id) => id.toLowerCase()))];
     const found = new Set(await connectionIds(deps.store, space, { ids }));
     const missing = ids.filter((id) => !found.has(id));
-    if (missing.length === 1 && ids.length === 1) throw notFound(missing[0] as string);
+    if (missing.length === 1 && ids.length === 1) throw connectionNotFound(missing[0] as string);
     if (missing.length > 0) throw new ProblemError('not_found', `No connection ${missing.join(', ')} in this space; nothing was deleted`, { extensions: { missing } });
     await stopFirst(ctx, space, ids);
     await deleteConnections(deps.store, space, ids);
