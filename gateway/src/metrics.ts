@@ -83,14 +83,30 @@ export function createMetrics(replicas?: () => LiveReplicas): GatewayMetrics {
 
 type HttpLabel = 'method' | 'route' | 'status';
 
+/** Label sets remembered at most; past it the memory starts afresh (a client inventing methods cannot grow it). */
+const maxLabelSets = 1000;
+
 /**
  * Records each request once it is answered. The router sets the matched route only after this
  * middleware has called `next()`, so the labels are read in `finally`, with the error's status when an
- * error passes through on its way to an outer problem middleware.
+ * error passes through on its way to an outer problem middleware. The counter and histogram children of
+ * each label set are looked up once and kept: prom-client hashes the labels of every call otherwise.
  */
 function httpMetrics(requests: Counter<HttpLabel>, duration: Histogram<HttpLabel>): Koa.Middleware {
+  const children = new Map<string, { count: { inc(): void }; time: { observe(seconds: number): void } }>();
+  const childrenOf = (method: string, route: string, status: number) => {
+    const key = `${method} ${status} ${route}`;
+    let known = children.get(key);
+    if (!known) {
+      const labels = { method, route, status: String(status) };
+      known = { count: requests.labels(labels), time: duration.labels(labels) };
+      if (children.size >= maxLabelSets) children.clear();
+      children.set(key, known);
+    }
+    return known;
+  };
   return async function recordHttpMetrics(ctx, next) {
-    const end = duration.startTimer();
+    const started = performance.now();
     let thrown: { status: number } | undefined;
     try {
       await next();
@@ -98,9 +114,9 @@ function httpMetrics(requests: Counter<HttpLabel>, duration: Histogram<HttpLabel
       thrown = { status: statusOfError(err) };
       throw err;
     } finally {
-      const labels = { method: ctx.method, route: routeOf(ctx), status: String(thrown?.status ?? ctx.status) };
-      end(labels);
-      requests.inc(labels);
+      const { count, time } = childrenOf(ctx.method, routeOf(ctx), thrown?.status ?? ctx.status);
+      time.observe((performance.now() - started) / 1000);
+      count.inc();
     }
   };
 }

@@ -14,10 +14,28 @@ export function requestId(log: Logger): Middleware {
   return async (ctx, next) => {
     const offered = ctx.get('x-request-id');
     const id = acceptable.test(offered) ? offered : randomUUID();
-    ctx.state.requestId = id;
-    let child: Logger | undefined;
-    Object.defineProperty(ctx.state, 'log', { enumerable: true, get: () => (child ??= log.child({ reqId: id })) });
+    ctx.state = new RequestState(id, log);
     ctx.set('X-Request-Id', id);
     await next();
   };
+}
+
+/**
+ * A request's state: its id, and its logger built on first use. A class with a getter costs a request
+ * less than defining the getter on Koa's plain state object.
+ */
+class RequestState {
+  readonly requestId: string;
+  readonly #log: Logger;
+  #child: Logger | undefined;
+  [other: string]: unknown;
+
+  constructor(id: string, log: Logger) {
+    this.requestId = id;
+    this.#log = log;
+  }
+
+  get log(): Logger {
+    return (this.#child ??= this.#log.child({ reqId: this.requestId }));
+  }
 }
