@@ -23,7 +23,7 @@ async function measureBaseline(): Promise<LoadResult> {
   }
 }
 
-async function measurePlatform(name: string, env: Record<string, string>, split: boolean): Promise<LoadResult[]> {
+async function measurePlatform(name: string, env: Record<string, string | undefined>, split: boolean): Promise<LoadResult[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-'));
   const port = await freePort();
   const common = { DATA_DIR: dataDir, HTTP_PORT: String(port), HTTPS_PORT: '0', LOG_LEVEL: 'info', ...env };
@@ -45,7 +45,7 @@ async function measurePlatform(name: string, env: Record<string, string>, split:
 }
 
 const baseline = await measureBaseline();
-const rows = await measurePlatform('embedded', {}, false);
+const rows = await measurePlatform('embedded', { NATS_URL: undefined, DATABASE_URL: undefined }, false);
 if (process.env.NATS_URL && process.env.DATABASE_URL) {
   rows.push(...(await measurePlatform('NATS', { NATS_URL: process.env.NATS_URL, DATABASE_URL: process.env.DATABASE_URL, SECRETS_KEY: randomBytes(32).toString('base64') }, true)));
 }

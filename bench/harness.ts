@@ -68,11 +68,17 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts a TypeScript entry point in its own process (tsx), with the given environment. */
-export function startProcess(entry: string, env: Record<string, string>): ChildProcess {
+/**
+ * Starts a TypeScript entry point in its own process (tsx), with this process's environment and `env` over
+ * it; a variable set to `undefined` in `env` is left out (an embedded platform must not inherit the
+ * `DATABASE_URL` the benchmark was given for its other cases).
+ */
+export function startProcess(entry: string, env: Record<string, string | undefined>): ChildProcess {
+  const merged: Record<string, string | undefined> = { ...process.env, ...env };
+  for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name];
   return spawn(process.execPath, [...(process.env.BENCH_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF_DIR] : []), '--import', 'tsx', entry], {
     cwd: new URL('..', import.meta.url).pathname,
-    env: { ...process.env, ...env },
+    env: merged,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }
