@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { maxSclBytesSetting } from '@scada/contracts';
 import type { EnvReader } from '@scada/platform';
 import type { LiveSettings } from './live/hub.ts';
 
@@ -40,7 +41,7 @@ export function readGatewayConfig(env: EnvReader): GatewayConfig {
     loginRateLimitPerMinute: env.int('LOGIN_RATE_LIMIT_PER_MINUTE', 60, { min: 1, max: 1_000_000 }),
     loginInFlightPerAddress: env.int('LOGIN_IN_FLIGHT_PER_ADDRESS', 8, { min: 1, max: 10_000 }),
     bodyLimitBytes: 1024 * 1024,
-    maxSclBytes: env.int('MAX_SCL_BYTES', 33554432, { min: 1024, max: 2 ** 31 - 1 }),
+    maxSclBytes: env.int(maxSclBytesSetting.name, maxSclBytesSetting.fallback, maxSclBytesSetting),
     live: {
       clientBufferBytes: env.int('LIVE_CLIENT_BUFFER_BYTES', 1048576, { min: 4096, max: 2 ** 30 }),
       streamsPerUser: env.int('LIVE_STREAMS_PER_USER', 10, { min: 1, max: 10_000 }),

@@ -1,3 +1,4 @@
+import { maxSclBytesSetting } from '@scada/contracts';
 import type { EnvReader } from '@scada/platform';
 import { DEFAULT_BACKOFF_CAP_MS } from './sessions/backoff.ts';
 
@@ -21,7 +22,7 @@ export type ProtocolConfig = {
 /** Reads the protocol service's section of the environment. */
 export function readProtocolConfig(env: EnvReader): ProtocolConfig {
   return {
-    maxSclBytes: env.int('MAX_SCL_BYTES', 33554432, { min: 1024, max: 2 ** 31 - 1 }),
+    maxSclBytes: env.int(maxSclBytesSetting.name, maxSclBytesSetting.fallback, maxSclBytesSetting),
     sessionLeaseMs: env.int('SESSION_LEASE_SECONDS', 10, { min: 2, max: 300 }) * 1000,
     mmsRequestTimeoutMs: env.int('MMS_REQUEST_TIMEOUT_MS', 10000, { min: 100, max: 120000 }),
     mmsIdleProbeMs: env.int('MMS_IDLE_PROBE_MS', 10000, { min: 0, max: 600000 }),

@@ -1,16 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, errors as joseErrors, type JWK } from 'jose';
-import { ProblemError } from '@scada/contracts';
-
-/** The token profile of the platform; the gateway verifies access tokens with the same values. */
-export const tokenProfile = {
-  issuer: 'scada-platform',
-  accessAudience: 'scada-api',
-  refreshAudience: 'scada-refresh',
-  algorithm: 'EdDSA',
-  accessType: 'at+jwt',
-  refreshType: 'refresh+jwt',
-} as const;
+import { ProblemError, tokenProfile } from '@scada/contracts';
 
 /** The claims of one token pair, enough to sign it again byte for byte (Ed25519 is deterministic). */
 export type PairClaims = { sub: string; sid: string; name: string; iat: number; accessJti: string; accessExp: number; refreshJti: string; refreshExp: number };
@@ -60,11 +50,11 @@ export async function signPair(key: SigningKey, claims: PairClaims): Promise<{ a
 export async function verifyRefresh(key: SigningKey, token: string): Promise<{ sub: string; sid: string; jti: string; exp: number }> {
   try {
     const { payload } = await jwtVerify(token, key.publicKey, {
-      algorithms: ['EdDSA'],
+      algorithms: [tokenProfile.algorithm],
       issuer: tokenProfile.issuer,
       audience: tokenProfile.refreshAudience,
       typ: tokenProfile.refreshType,
-      requiredClaims: ['iss', 'aud', 'exp', 'iat', 'jti', 'sub', 'sid'],
+      requiredClaims: [...tokenProfile.requiredClaims],
     });
     if (typeof payload.sid !== 'string' || typeof payload.sub !== 'string' || typeof payload.jti !== 'string') throw new joseErrors.JWTInvalid('claims');
     return { sub: payload.sub, sid: payload.sid, jti: payload.jti, exp: payload.exp as number };

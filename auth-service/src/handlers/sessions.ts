@@ -1,7 +1,7 @@
-import { logout, principal, ProblemError, refresh, revocations, signingKeys, type SessionGrant } from '@scada/contracts';
+import { logout, principal, ProblemError, refresh, revocations, signingKeys, tokenProfile, type SessionGrant } from '@scada/contracts';
 import { implement, type HandlerContext, type Implementation } from '@scada/platform';
 import { decodeProtectedHeader } from 'jose';
-import { tokenProfile, verifyRefresh, type SigningKey } from '../domain/tokens.ts';
+import { verifyRefresh, type SigningKey } from '../domain/tokens.ts';
 import { liveRevocations, lockRefreshToken, markUsed, revokeSession, rotateSession } from '../store/sessions.ts';
 import { findUser, type UserRecord } from '../store/users.ts';
 import { announceRevoked, freshClaims, grantOf, principalOf, type AuthDeps } from './deps.ts';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { login, validateOtp } from '@scada/contracts';
+import { login, otpChallengeSeconds, validateOtp } from '@scada/contracts';
 import { implement, type HandlerContext, type Implementation } from '@scada/platform';
 import { passwordLength } from '../domain/passwords.ts';
 import { totpPurpose } from '../domain/secrets.ts';
@@ -8,8 +8,6 @@ import { challengeValid, logAttempt, saveChallenge, useChallenge } from '../stor
 import { claimOtpStep, findUser, type UserRecord } from '../store/users.ts';
 import { lockedCheck } from './checks.ts';
 import { invalidCredentials, openGrant, type AuthDeps } from './deps.ts';
-
-const challengeSeconds = 300;
 
 /** `login` and `validateOtp`: the password step and the TOTP step of a sign-in. */
 export function signInHandlers(deps: AuthDeps): Implementation[] {
@@ -35,9 +33,9 @@ export function signInHandlers(deps: AuthDeps): Implementation[] {
       }
       if (user.otpSecret) {
         const token = randomBytes(32).toString('base64url');
-        await saveChallenge(deps.store, token, user.username.toLowerCase(), challengeSeconds);
+        await saveChallenge(deps.store, token, user.username.toLowerCase(), otpChallengeSeconds);
         await record(ctx, user.username, true, 'otp required');
-        return { kind: 'otp', otp_required: true, otp_type: 'TOTP', username: user.username, otp_token: token, 'expire-seconds': challengeSeconds } as const;
+        return { kind: 'otp', otp_required: true, otp_type: 'TOTP', username: user.username, otp_token: token, 'expire-seconds': otpChallengeSeconds } as const;
       }
       const grant = await openGrant(deps, user);
       await record(ctx, user.username, true, 'login succeeded');

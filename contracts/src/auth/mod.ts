@@ -6,3 +6,4 @@ export * from './events.ts';
 export * from './ip_rules.ts';
 export * from './profile_ops.ts';
 export * from './membership_ops.ts';
+export * from './token_profile.ts';

@@ -11,6 +11,12 @@ const read = (path: string, errors: HttpBinding['errors'] = ['not_found']): Http
 const Host = Type.String({ minLength: 1, maxLength: 253, pattern: '^([A-Za-z0-9.-]+|[0-9A-Fa-f:.]+)$', description: 'An IPv4 or IPv6 address or a host name.' });
 
 /** The `connection` part of the with-file bodies. Unknown fields are rejected. */
+/**
+ * The largest SCL file a connection takes: the setting `MAX_SCL_BYTES`, which the gateway (streaming an
+ * upload) and the protocol service (staging it) both read, with one default and one range.
+ */
+export const maxSclBytesSetting = { name: 'MAX_SCL_BYTES', fallback: 32 * 1024 * 1024, min: 1024, max: 2 ** 31 - 1 } as const;
+
 export const ConnectionRequest = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100, description: 'Unique among the connections of its project.' }),

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { deadlineOf, ProblemError, signingKeys } from '@scada/contracts';
+import { deadlineOf, ProblemError, signingKeys, tokenProfile } from '@scada/contracts';
 import { call, type Bus } from '@scada/platform';
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { Logger } from 'pino';
 import type { AccessClaims } from './auth_view.ts';
 
 /** The access token profile the gateway accepts; anything else is refused. */
-const profile = { typ: 'at+jwt', requiredClaims: ['iss', 'aud', 'exp', 'iat', 'jti', 'sub', 'sid'] };
+const profile = { typ: tokenProfile.accessType, requiredClaims: [...tokenProfile.requiredClaims] };
 /** An unknown `kid` makes the gateway fetch the keys again, but not more often than this. */
 const keyRefetchMs = 5_000;
 /** Verified tokens remembered, so that a session's every request does not pay a signature check. */

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { deadlineOf, login, logout, ProblemError, refresh, validateOtp, type Operation, type SessionGrant } from '@scada/contracts';
+import { deadlineOf, login, logout, otpChallengeSeconds, ProblemError, refresh, validateOtp, type Operation, type SessionGrant } from '@scada/contracts';
 import { call } from '@scada/platform';
 import type { Context } from 'koa';
 import { readBody } from '../input/body.ts';
@@ -19,7 +19,6 @@ export type SessionRouteDeps = SessionDeps & {
 };
 
 const formTypes = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'] as const;
-const otpChallengeSeconds = 300;
 /** The longest a gateway holds the answer to an address that asked again before its Retry-After. */
 const heldBackMaxMs = 1_000;
 
