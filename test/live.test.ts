@@ -169,7 +169,9 @@ t.test(`the live channel (${p.mode})`, async (t) => {
   t.test('at most LIVE_STREAMS_PER_USER streams per user; one more is 429', async (t) => {
     const user = await signIn(p, { role: 'viewer' });
     const open = await Promise.all([1, 2, 3].map(() => live(user, '?topics=config')));
-    t.teardown(() => open.forEach((s) => s.close()));
+    t.teardown(() => {
+      for (const s of open) s.close();
+    });
     const refused = await fetch(`${p.url}/api/live`, { headers: user.headers });
     t.equal(refused.status, 429);
     t.match(await refused.json(), { code: 'rate_limited' });

@@ -12,7 +12,11 @@ import { asAdmin, createUser, login } from './support/session.ts';
 // The lock under parallel attempts, against two auth replicas sharing one store; and the check queue.
 const json = { 'content-type': 'application/json' };
 
-const tally = (statuses: number[]) => statuses.reduce<Record<number, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
+const tally = (statuses: number[]) => {
+  const counts: Record<number, number> = {};
+  for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
+  return counts;
+};
 
 async function withSecondAuth(t: Test, p: TestPlatform): Promise<void> {
   const replica = await startService(authService, { bus: p.proc.bus, store: p.proc.store!, log: p.proc.log, config: p.proc.config.services.auth });

@@ -1,5 +1,5 @@
 import { deadlines } from '@scada/contracts';
-import { EnvReader } from './env.ts';
+import type { EnvReader } from './env.ts';
 
 /** The parts a platform process can run. */
 export const serviceKeys = ['gateway', 'auth', 'config', 'protocol'] as const;

@@ -61,11 +61,11 @@ export function fuzzRoutes(): FuzzRoute[] {
 }
 
 /** A value of a schema (the JSON Schema the registry's TypeBox schemas are). */
-export function valueOf(schema: Schema | undefined, depth = 0): fc.Arbitrary<Json> {
+export function arbitraryValue(schema: Schema | undefined, depth = 0): fc.Arbitrary<Json> {
   if (!schema) return fc.constant(null);
   if ('const' in schema) return fc.constant(schema.const as Json);
   if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as Json[]));
-  if (Array.isArray(schema.anyOf)) return fc.oneof(...(schema.anyOf as Schema[]).map((s) => valueOf(s, depth)));
+  if (Array.isArray(schema.anyOf)) return fc.oneof(...(schema.anyOf as Schema[]).map((s) => arbitraryValue(s, depth)));
   switch (schema.type) {
     case 'string':
       return stringOf(schema);
@@ -79,7 +79,7 @@ export function valueOf(schema: Schema | undefined, depth = 0): fc.Arbitrary<Jso
       return fc.constant(null);
     case 'array': {
       const max = Math.min(Number(schema.maxItems ?? 3), 3);
-      return fc.array(valueOf(schema.items as Schema, depth + 1), { minLength: Math.min(Number(schema.minItems ?? 0), max), maxLength: max });
+      return fc.array(arbitraryValue(schema.items as Schema, depth + 1), { minLength: Math.min(Number(schema.minItems ?? 0), max), maxLength: max });
     }
     case 'object':
       return objectOf(schema, depth);
@@ -117,7 +117,7 @@ function objectOf(schema: Schema, depth: number): fc.Arbitrary<Json> {
   const properties = (schema.properties ?? {}) as Record<string, Schema>;
   const required = new Set((schema.required ?? []) as string[]);
   const record: Record<string, fc.Arbitrary<Json>> = {};
-  for (const [key, s] of Object.entries(properties)) record[key] = valueOf(s, depth + 1);
+  for (const [key, s] of Object.entries(properties)) record[key] = arbitraryValue(s, depth + 1);
   const optional = Object.keys(properties).filter((k) => !required.has(k));
   return fc.record(record, { requiredKeys: [...required].filter((k) => k in properties) }).map((v) => {
     for (const k of optional) if (v[k] === undefined) delete v[k];
@@ -130,9 +130,9 @@ type Plan = { params: Record<string, string>; query: Record<string, Json>; body:
 
 function planOf(route: FuzzRoute): fc.Arbitrary<Plan> {
   return fc.record({
-    params: valueOf(route.params).map((v) => Object.fromEntries(Object.entries((v ?? {}) as Record<string, Json>).map(([k, x]) => [k, String(x)]))),
-    query: valueOf(route.query).map((v) => (v ?? {}) as Record<string, Json>),
-    body: route.body ? valueOf(route.body) : fc.constant(undefined),
+    params: arbitraryValue(route.params).map((v) => Object.fromEntries(Object.entries((v ?? {}) as Record<string, Json>).map(([k, x]) => [k, String(x)]))),
+    query: arbitraryValue(route.query).map((v) => (v ?? {}) as Record<string, Json>),
+    body: route.body ? arbitraryValue(route.body) : fc.constant(undefined),
     type: fc.constantFrom(...route.consumes),
   });
 }
@@ -236,7 +236,10 @@ function isObject(v: Json | undefined): v is { [key: string]: Json } {
 function replaceOne(value: Json | undefined, replacement: Json, n: number): Json {
   const slots: { parent: Json[] | { [k: string]: Json }; key: string | number }[] = [];
   const walk = (v: Json) => {
-    if (Array.isArray(v)) v.forEach((x, i) => (slots.push({ parent: v, key: i }), walk(x)));
+    if (Array.isArray(v)) v.forEach((x, i) => {
+      slots.push({ parent: v, key: i });
+      walk(x);
+    });
     else if (isObject(v)) for (const [k, x] of Object.entries(v)) slots.push({ parent: v, key: k }), walk(x);
   };
   const copy = structuredClone(value ?? null) as Json;
@@ -253,7 +256,9 @@ function taint(plan: Plan, char: string, n: number): Plan {
   const copy = structuredClone(plan);
   const visit = (v: Json, set: (x: Json) => void) => {
     if (typeof v === 'string') strings.push(() => set(`${v}${char}`));
-    else if (Array.isArray(v)) v.forEach((x, i) => visit(x, (y) => (v[i] = y)));
+    else if (Array.isArray(v)) v.forEach((x, i) => {
+      visit(x, (y) => (v[i] = y));
+    });
     else if (isObject(v)) for (const [k, x] of Object.entries(v)) visit(x, (y) => (v[k] = y));
   };
   if (copy.body !== undefined) visit(copy.body, (y) => (copy.body = y));

@@ -71,7 +71,7 @@ export function zeroOf(t: MmsType): MmsData {
     case 'bit-string':
       return bitsFromText('', Math.abs(t.size));
     case 'octet-string':
-      return { type: 'octet-string', value: new Uint8Array(t.size > 0 ? t.size : 0) };
+      return { type: 'octet-string', value: new Uint8Array(Math.max(t.size, 0)) };
     case 'visible-string':
     case 'mms-string':
       return { type: t.type, value: '' };

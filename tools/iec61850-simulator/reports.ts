@@ -102,7 +102,9 @@ export class ReportEngine {
     // entries buffered while disabled go out once the response has left
     const queued = rcb.buffer;
     rcb.buffer = [];
-    if (queued.length > 0) setImmediate(() => queued.forEach((e) => this.#send(rcb, e.included, e.ms)));
+    if (queued.length > 0) setImmediate(() => {
+      for (const e of queued) this.#send(rcb, e.included, e.ms);
+    });
     return undefined;
   }
 
@@ -177,7 +179,7 @@ export class ReportEngine {
     }
     for (const [i, reasons] of included) {
       const had = rcb.pending.get(i);
-      if (had) reasons.forEach((r) => had.add(r));
+      if (had) for (const r of reasons) had.add(r);
       else rcb.pending.set(i, new Set(reasons));
     }
     if (!rcb.bufferTimer) rcb.bufferTimer = setTimeout(() => this.#flush(rcb), bufTm);

@@ -65,7 +65,7 @@ export function textProblem(schema: TextSchema, value: unknown): string | null {
   if (length > schema.maxLength) return `Expected at most ${schema.maxLength} characters (Unicode code points), got ${length}`;
   if (schema.format !== undefined) {
     const check = FormatRegistry.Get(schema.format);
-    if (!check || !check(value)) return `Expected string to match '${schema.format}' format`;
+    if (!check?.(value)) return `Expected string to match '${schema.format}' format`;
   }
   if (schema.pattern !== undefined) {
     let re = patterns.get(schema.pattern);

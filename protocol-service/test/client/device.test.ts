@@ -49,7 +49,6 @@ async function deviceFor(t: Teardown, o: FakeServerOptions = {}) {
   return { server, device };
 }
 
-const written = (x: Exchange | undefined) => (x?.request.service === 'write' ? x.request : undefined);
 
 t.test('browse builds LD → LN → DO → DA with types, report blocks and data sets', async (t) => {
   const { device } = await deviceFor(t);

@@ -93,7 +93,7 @@ t.test('every prefix of a nested value is refused with a CodecError', async (t) 
   for (let n = 0; n < bytes.length; n++) {
     const code = outcome(() => {
       const top = readSingle(bytes.subarray(0, n));
-      childrenOf(top).forEach((c) => (c.constructed ? childrenOf(c) : c));
+      for (const c of childrenOf(top)) if (c.constructed) childrenOf(c);
     });
     t.not(code, 'ok');
     codes.add(code);

@@ -6,7 +6,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { MmsClient, type MmsClientOptions } from '../mms/client.ts';
-import { MmsConnectionError, MmsError } from '../mms/client_errors.ts';
+import { type MmsConnectionError, MmsError } from '../mms/client_errors.ts';
 import type { InformationReport } from '../mms/mms_pdu.ts';
 import type { MmsType } from '../mms/mms_types.ts';
 import { browseDevice, type DeviceModel } from './browse.ts';

@@ -237,7 +237,7 @@ export function decodeReport(r: InformationReport, lookup: (rptId: string) => Re
   const inclusion: BitString = f.take('bit-string', 'inclusion bit string').value;
   if (inclusion.bitLength !== sub.members.length) throw bad(`inclusion has ${inclusion.bitLength} bits, data set ${sub.dataSet} has ${sub.members.length} members`);
   const included = sub.members.filter((_, i) => bitsOf(inclusion)[i]);
-  if (opt.dataReference) included.forEach((m) => f.take('visible-string', `data reference of ${m.ref}`));
+  if (opt.dataReference) for (const m of included) f.take('visible-string', `data reference of ${m.ref}`);
   out.values = included.map((m) => {
     const a = f.next(`value of ${m.ref}`);
     return a.ok ? { ref: m.ref, value: toJson(a.data, m.type, m.name) } : { ref: m.ref, value: null, error: a.errorText };

@@ -275,7 +275,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     if (queued >= 0) this.#queue.splice(queued, 1);
     outcome();
     while (!this.#closeReason && this.#queue.length > 0 && this.#pending.size < this.negotiated.maxOutstanding) this.#send(this.#queue.shift()!);
-    if (this.#pending.size + this.#queue.length === 0) this.#drained.splice(0).forEach((r) => r());
+    if (this.#pending.size + this.#queue.length === 0) for (const r of this.#drained.splice(0)) r();
   }
 
   /**
@@ -341,7 +341,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     const all = [...this.#pending.values(), ...this.#queue.splice(0)];
     this.#pending.clear();
     for (const p of all) p.reject(reason);
-    this.#drained.splice(0).forEach((r) => r());
+    for (const r of this.#drained.splice(0)) r();
     this.#concluding?.resolve(false);
     this.#releasing?.();
     this.emit('close', reason);
