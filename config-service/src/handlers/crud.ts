@@ -18,19 +18,26 @@ export type Resource = {
 type Message = { params: Record<string, string>; body?: Record<string, unknown> };
 
 /**
+ * A request as the five use cases read it. Every resource's messages have this shape (the operations are
+ * made by one builder, `defineResource`) and were checked against their schemas before a handler runs.
+ */
+const messageOf = (m: unknown): Message => m as Message;
+
+/**
  * The five use cases of a resource: list, create, read, replace, delete. Each reads the space from the
  * request, the audit fields from the caller and the clock, and publishes its event after the change
  * committed. Creates answer the entity (200), replacements and deletions nothing (204).
  */
 export function crudHandlers(deps: HandlerDeps, r: Resource): Implementation[] {
   const label = r.table.spec.label;
-  const parentOf = (m: Message) => (r.parent ? m.params[r.parent.param] : undefined);
-  const idOf = (m: Message) => (m.params[r.idParam] as string).toLowerCase();
+  const parentOf = (m: unknown) => (r.parent ? messageOf(m).params[r.parent.param] : undefined);
+  const idOf = (m: unknown) => (messageOf(m).params[r.idParam] as string).toLowerCase();
+  const bodyOf = (m: unknown) => messageOf(m).body ?? {};
 
   return [
     implement(r.ops.list, async (m, ctx) => {
       const space = spaceOf(ctx);
-      const parentId = parentOf(m as Message);
+      const parentId = parentOf(m);
       if (r.parent && parentId !== undefined && !(await r.parent.table.exists(deps.store, space, parentId))) {
         throw notFound(r.parent.table.spec.label, parentId);
       }
@@ -40,22 +47,22 @@ export function crudHandlers(deps: HandlerDeps, r: Resource): Implementation[] {
     implement(r.ops.create, async (m, ctx) => {
       const space = spaceOf(ctx);
       const audit = auditOf(ctx, deps);
-      const created = await r.table.insert(deps.store, space, randomUUID(), (m as Message).body ?? {}, audit, parentOf(m as Message));
+      const created = await r.table.insert(deps.store, space, randomUUID(), bodyOf(m), audit, parentOf(m));
       announce(deps, ctx, audit, r.entity, 'created', created.id);
       return created;
     }),
 
     implement(r.ops.get, async (m, ctx) => {
-      const found = await r.table.get(deps.store, spaceOf(ctx), idOf(m as Message), parentOf(m as Message));
-      if (!found) throw notFound(label, idOf(m as Message));
+      const found = await r.table.get(deps.store, spaceOf(ctx), idOf(m), parentOf(m));
+      if (!found) throw notFound(label, idOf(m));
       return found;
     }),
 
     implement(r.ops.update, async (m, ctx) => {
       const space = spaceOf(ctx);
       const audit = auditOf(ctx, deps);
-      const id = idOf(m as Message);
-      if (!(await r.table.update(deps.store, space, id, (m as Message).body ?? {}, audit, parentOf(m as Message)))) throw notFound(label, id);
+      const id = idOf(m);
+      if (!(await r.table.update(deps.store, space, id, bodyOf(m), audit, parentOf(m)))) throw notFound(label, id);
       announce(deps, ctx, audit, r.entity, 'updated', id);
       return null;
     }),
@@ -63,8 +70,8 @@ export function crudHandlers(deps: HandlerDeps, r: Resource): Implementation[] {
     implement(r.ops.remove, async (m, ctx) => {
       const space = spaceOf(ctx);
       const audit = auditOf(ctx, deps);
-      const id = idOf(m as Message);
-      if (!(await r.table.remove(deps.store, space, id, parentOf(m as Message)))) throw notFound(label, id);
+      const id = idOf(m);
+      if (!(await r.table.remove(deps.store, space, id, parentOf(m)))) throw notFound(label, id);
       announce(deps, ctx, audit, r.entity, 'deleted', id);
       return null;
     }),

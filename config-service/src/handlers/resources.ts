@@ -1,39 +1,32 @@
-import * as ops from '@scada/contracts';
+import {
+  boardGroupResource, boardResource, faceplateResource, placeholderResource, projectResource, scriptResource,
+  type ConfigEntity, type ResourceOperations,
+} from '@scada/contracts';
 import type { Implementation } from '@scada/platform';
+import type { EntityTable } from '../store/entity_table.ts';
 import { boardGroups, boards, faceplates, placeholders, projects, scripts } from '../store/tables.ts';
 import type { HandlerDeps } from './context.ts';
 import { crudHandlers, type Resource } from './crud.ts';
 import { updateScriptCodeHandler } from './script_code.ts';
 
+/** What the service needs of a resource's definition: its operations and where its ids sit in the paths. */
+type Definition = { entity: ConfigEntity; operations: ResourceOperations; id: { param: string }; parent?: { param: string } };
+
+/** A resource's definition bound to its table (and its parent's, for resources under a parent in the path). */
+function bind(definition: Definition, table: EntityTable, parentTable?: EntityTable): Resource {
+  const { entity, operations, id, parent } = definition;
+  if (parent && !parentTable) throw new Error(`the ${entity} resource hangs under ${parent.param}: bind it with its parent's table`);
+  return { entity, table, ops: operations, idParam: id.param, parent: parent && parentTable ? { param: parent.param, table: parentTable } : undefined };
+}
+
 /** The resources of the config service, each bound to its operations and its table. */
 const resources: Resource[] = [
-  {
-    entity: 'project', table: projects, idParam: 'projectId',
-    ops: { list: ops.getProjects, create: ops.createProject, get: ops.getProject, update: ops.updateProject, remove: ops.deleteProject },
-  },
-  {
-    entity: 'board_group', table: boardGroups, idParam: 'boardGroupId',
-    ops: { list: ops.getBoardGroups, create: ops.createBoardGroup, get: ops.getBoardGroup, update: ops.updateBoardGroup, remove: ops.deleteBoardGroup },
-  },
-  {
-    entity: 'board', table: boards, idParam: 'boardId', parent: { param: 'boardGroupId', table: boardGroups },
-    ops: { list: ops.getBoards, create: ops.createBoard, get: ops.getBoard, update: ops.updateBoard, remove: ops.deleteBoard },
-  },
-  {
-    entity: 'faceplate', table: faceplates, idParam: 'faceplateId',
-    ops: { list: ops.getFaceplates, create: ops.createFaceplate, get: ops.getFaceplate, update: ops.updateFaceplate, remove: ops.deleteFaceplate },
-  },
-  {
-    entity: 'placeholder', table: placeholders, idParam: 'placeholderId', parent: { param: 'faceplateId', table: faceplates },
-    ops: {
-      list: ops.getFaceplatePlaceholders, create: ops.createFaceplatePlaceholder, get: ops.getFaceplatePlaceholder,
-      update: ops.updateFaceplatePlaceholder, remove: ops.deleteFaceplatePlaceholder,
-    },
-  },
-  {
-    entity: 'script', table: scripts, idParam: 'scriptId',
-    ops: { list: ops.getScripts, create: ops.createScript, get: ops.getScript, update: ops.updateScript, remove: ops.deleteScript },
-  },
+  bind(projectResource, projects),
+  bind(boardGroupResource, boardGroups),
+  bind(boardResource, boards, boardGroups),
+  bind(faceplateResource, faceplates),
+  bind(placeholderResource, placeholders, faceplates),
+  bind(scriptResource, scripts),
 ];
 
 /** Every handler of the configuration resources. */

@@ -1,22 +1,27 @@
+import {
+  boardGroupResource, boardResource, faceplateResource, placeholderResource, projectResource, scriptResource, type Fields,
+} from '@scada/contracts';
 import { entityTable, isoDate, type Column } from './entity_table.ts';
 
 /*
  * The tables of the config schema (migrations/0001_configuration_resources.sql) as the service reads and
- * writes them: which body field lives in which column, what each row hangs under, how lists are ordered
- * and which children keep a row from being deleted.
+ * writes them: what each row hangs under, how lists are ordered and which children keep a row from being
+ * deleted. Which field lives in which column follows from the resource's definition in contracts: a field
+ * is kept in the column of its name in snake_case, unless a table names another column or a codec here.
  */
 
-const col = (field: string, column = field): Column => ({ field, column });
 const byName = 'name collate "C"';
+
+/** The columns of a resource's fields: `isActive` in `is_active`, unless `special` says otherwise. */
+function columnsOf(fields: Fields, special: Record<string, Partial<Column>> = {}): Column[] {
+  return Object.keys(fields).map((field) => ({ field, column: field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), ...special[field] }));
+}
 
 /** Projects of a space. */
 export const projects = entityTable({
   table: 'config.projects',
-  label: 'project',
-  columns: [
-    col('name'), col('isActive', 'is_active'), col('dsc'), col('address'), col('longitude'), col('latitude'),
-    col('iconFileId', 'icon_file_id'), col('properties'),
-  ],
+  label: projectResource.label,
+  columns: columnsOf(projectResource.fields),
   orderBy: byName,
   children: [
     { table: 'config.faceplates', column: 'project_id', label: 'faceplate', plural: 'faceplates' },
@@ -27,8 +32,8 @@ export const projects = entityTable({
 /** Dashboard board groups of a space. */
 export const boardGroups = entityTable({
   table: 'config.board_groups',
-  label: 'board group',
-  columns: [col('name'), col('color'), col('rank')],
+  label: boardGroupResource.label,
+  columns: columnsOf(boardGroupResource.fields),
   orderBy: `rank nulls last, ${byName}`,
   children: [{ table: 'config.boards', column: 'group_id', label: 'board', plural: 'boards' }],
 });
@@ -36,22 +41,18 @@ export const boardGroups = entityTable({
 /** Boards, each in a board group of the same space. */
 export const boards = entityTable({
   table: 'config.boards',
-  label: 'board',
+  label: boardResource.label,
   scope: { field: 'boardGroupId', column: 'group_id', label: 'board group', table: 'config.board_groups' },
-  columns: [
-    col('name'), col('type'), col('header'), col('x'), col('y'), col('width'), col('height'),
-    col('iframeUrl', 'iframe_url'), col('animationParams', 'animation_params'), col('animationId', 'animation_id'),
-    col('customHtmlId', 'custom_html_id'),
-  ],
+  columns: columnsOf(boardResource.fields),
   orderBy: byName,
 });
 
 /** Faceplates, each in a project of the same space. */
 export const faceplates = entityTable({
   table: 'config.faceplates',
-  label: 'faceplate',
+  label: faceplateResource.label,
   reference: { field: 'projectId', column: 'project_id', label: 'project', table: 'config.projects' },
-  columns: [col('projectId', 'project_id'), col('name'), col('color'), col('dsc'), col('svgFileId', 'svg_file_id')],
+  columns: columnsOf(faceplateResource.fields),
   orderBy: `${byName}, id`,
   children: [{ table: 'config.placeholders', column: 'faceplate_id', label: 'placeholder', plural: 'placeholders' }],
 });
@@ -59,16 +60,15 @@ export const faceplates = entityTable({
 /** Placeholders, each in a faceplate of the same space. */
 export const placeholders = entityTable({
   table: 'config.placeholders',
-  label: 'placeholder',
+  label: placeholderResource.label,
   scope: { field: 'faceplateId', column: 'faceplate_id', label: 'faceplate', table: 'config.faceplates' },
-  columns: [col('name'), col('type'), col('dsc'), col('order', 'sort_order'), col('group', 'group_name'), col('props')],
+  // `order` and `group` are SQL keywords.
+  columns: columnsOf(placeholderResource.fields, { order: { column: 'sort_order' }, group: { column: 'group_name' } }),
   orderBy: `sort_order nulls last, ${byName}`,
 });
 
 /** The code column: UTF-8 bytes in the store, a string in messages. */
-const code: Column = {
-  field: 'code',
-  column: 'code',
+const code: Partial<Column> = {
   toDb: (value) => Buffer.from(String(value), 'utf8'),
   fromDb: (value) => Buffer.from(value as Uint8Array).toString('utf8'),
 };
@@ -76,11 +76,8 @@ const code: Column = {
 /** Scripts, each in a project of the same space. */
 export const scripts = entityTable({
   table: 'config.scripts',
-  label: 'script',
+  label: scriptResource.label,
   reference: { field: 'projectId', column: 'project_id', label: 'project', table: 'config.projects' },
-  columns: [
-    col('projectId', 'project_id'), col('name'), col('type'), col('log'), code,
-    { field: 'time', column: 'time', fromDb: isoDate }, col('delay'), col('period'), col('dsc'),
-  ],
+  columns: columnsOf(scriptResource.fields, { code, time: { fromDb: isoDate } }),
   orderBy: `${byName}, id`,
 });

@@ -6,6 +6,7 @@ import { scriptOperations } from './script_ops.ts';
 
 /** The config service's contract: schemas, events and the operations on projects, dashboards, faceplates, scripts. */
 export * from './kinds.ts';
+export * from './resource.ts';
 export * from './schemas.ts';
 export * from './events.ts';
 export * from './project_ops.ts';

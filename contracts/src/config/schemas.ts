@@ -1,21 +1,15 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { EntityName, noNulPattern, NullOr, OneOf, UnicodeText } from './kinds.ts';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { EntityName, noNulPattern, OneOf, UnicodeText } from './kinds.ts';
+import { ConfigId, ConfigIdOf, defineResource, optional, required } from './resource.ts';
 
 /*
- * Messages of the config service, with the fields, enums and limits of the reference interface
- * (ProjectRequestDto, DashboardGroupRequestDto, DashboardRequestDto, FaceplateRequestDto,
- * FaceplatePlaceholderRequestDto, RepeatableScriptRequestDto and their response forms).
+ * The configuration resources, each defined once (`resource.ts` makes their schemas, operations and
+ * table mapping), with the fields, enums and limits of the reference interface (ProjectRequestDto,
+ * DashboardGroupRequestDto, DashboardRequestDto, FaceplateRequestDto, FaceplatePlaceholderRequestDto,
+ * RepeatableScriptRequestDto and their response forms).
  */
 
-const uuidPattern = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
-
-/** Id of a configuration entity: a UUID the service assigns; anything else is refused with 400. */
-export function ConfigIdOf(description = 'A UUID assigned by the service; answered in lower case, accepted in any case.') {
-  return Type.String({ pattern: uuidPattern, description });
-}
-
-/** Id of a configuration entity, with the default description. */
-export const ConfigId = ConfigIdOf();
+export { ConfigId, ConfigIdOf };
 
 /** Description of a reference to a project. */
 const projectRef = 'Id of a project of the same space; a missing project, or one of another space, is 404.';
@@ -27,192 +21,140 @@ function Int32(minimum = -(2 ** 31)): TSchema {
   return Type.Integer({ format: 'int32', minimum, maximum: int32Max });
 }
 
-/** An optional request field: left out, or null, when it is not set. */
-function optional<S extends TSchema>(schema: S) {
-  return Type.Optional(NullOr(schema));
-}
-
-/** Free text of at most `max` characters. */
-function Note(max: number) {
-  return UnicodeText({ maxLength: max, pattern: noNulPattern });
-}
-
-const requestRule =
-  'Unknown fields are rejected (400 `validation_failed`). Optional fields may be left out or sent as `null` ' +
-  'when they are not set. Lengths count Unicode characters.';
-const responseRule = 'Optional fields that are not set are omitted. Audit fields are set by the service.';
-
-/** Audit fields every configuration entity carries, set by the service from the caller and its clock. */
-const Audit = {
-  createdBy: Type.String({ description: 'Name of the user who created it.' }),
-  creationDate: Type.String({ format: 'date-time' }),
-  lastModifiedBy: Type.String({ description: 'Name of the user who changed it last.' }),
-  lastModifiedDate: Type.String({ format: 'date-time' }),
+/** Field kinds: each a request schema with its limits, and the plainer schema an answer shows. */
+const field = {
+  name: (description: string) => required(EntityName(description), Type.String()),
+  boolean: () => required(Type.Boolean(), Type.Boolean()),
+  int32: (minimum?: number) => required(Int32(minimum), Type.Integer({ format: 'int32' })),
+  double: () => required(Type.Number({ format: 'double' }), Type.Number({ format: 'double' })),
+  /** Free text of at most `max` characters. */
+  note: (max: number) => required(UnicodeText({ maxLength: max, pattern: noNulPattern }), Type.String()),
+  color: () => required(UnicodeText({ maxLength: 7, format: 'color', description: 'A colour as `#rrggbb`.' }), Type.String()),
+  url: () => required(UnicodeText({ maxLength: 2048, format: 'http-url', description: 'An absolute `http:` or `https:` URL.' }), Type.String()),
+  dateTime: () => required(Type.String({ format: 'date-time' }), Type.String({ format: 'date-time' })),
+  oneOf: <S extends TSchema>(schema: S) => required(schema, schema),
+  projectRef: () => required(ConfigIdOf(projectRef), ConfigId),
 };
 
-/** Body of createProject and updateProject. */
-export const ProjectRequest = Type.Object(
-  {
-    name: EntityName('Unique among the projects of the space (compared exactly).'),
-    isActive: Type.Boolean(),
-    dsc: optional(Note(255)),
-    address: optional(Note(255)),
-    longitude: optional(Type.Number({ format: 'double' })),
-    latitude: optional(Type.Number({ format: 'double' })),
-    iconFileId: optional(Note(36)),
-    properties: optional(Note(32767)),
-  },
-  { additionalProperties: false, description: `A project of the space. ${requestRule}` },
-);
-export type ProjectRequest = Static<typeof ProjectRequest>;
+const missingProject = 'A `projectId` that does not exist, or names another space\'s project, is 404.';
+const missingGroup = 'A board group that does not exist, or belongs to another space, is 404.';
+const missingFaceplate = 'A faceplate that does not exist, or belongs to another space, is 404.';
+const byNameThenId = 'Ordered by name (Unicode code point order), then id; names are unique per project.';
 
-/** A project. */
-export const ProjectResponse = Type.Object(
-  {
-    id: ConfigId,
-    name: Type.String(),
-    isActive: Type.Boolean(),
-    dsc: Type.Optional(Type.String()),
-    address: Type.Optional(Type.String()),
-    longitude: Type.Optional(Type.Number({ format: 'double' })),
-    latitude: Type.Optional(Type.Number({ format: 'double' })),
-    iconFileId: Type.Optional(Type.String()),
-    properties: Type.Optional(Type.String()),
-    ...Audit,
+/** Projects of a space. */
+export const projectResource = defineResource({
+  entity: 'project', stem: { one: 'Project', many: 'Projects' }, label: 'project', plural: 'projects', tags: ['Projects'],
+  path: '/api/projects', id: { param: 'projectId', description: 'Id of a project of the space (a UUID).' },
+  fields: {
+    name: field.name('Unique among the projects of the space (compared exactly).'),
+    isActive: field.boolean(),
+    dsc: optional(field.note(255)),
+    address: optional(field.note(255)),
+    longitude: optional(field.double()),
+    latitude: optional(field.double()),
+    iconFileId: optional(field.note(36)),
+    properties: optional(field.note(32767)),
   },
-  { description: `A project. ${responseRule}` },
-);
-export type ProjectResponse = Static<typeof ProjectResponse>;
+  describe: { request: 'A project of the space.', response: 'A project.' },
+  bodyWrapper: 'project',
+  children: 'faceplates or scripts',
+  docs: {
+    list: 'Ordered by name (Unicode code point order); names are unique in the list.',
+    get: 'A project of another space is 404, as one that does not exist.',
+  },
+});
 
-/** Body of createBoardGroup and updateBoardGroup. */
-export const BoardGroupRequest = Type.Object(
-  {
-    name: EntityName('Unique among the board groups of the space (compared exactly).'),
-    color: optional(UnicodeText({ maxLength: 7, format: 'color', description: 'A colour as `#rrggbb`.' })),
-    rank: optional(Int32(0)),
+/** Dashboard board groups of a space. */
+export const boardGroupResource = defineResource({
+  entity: 'board_group', stem: { one: 'BoardGroup', many: 'BoardGroups' }, label: 'board group', plural: 'board groups', tags: ['Dashboards'],
+  path: '/api/dashboard', id: { param: 'boardGroupId', description: 'Id of a board group of the space (a UUID).' },
+  fields: {
+    name: field.name('Unique among the board groups of the space (compared exactly).'),
+    color: optional(field.color()),
+    rank: optional(field.int32(0)),
   },
-  { additionalProperties: false, description: `A dashboard board group. ${requestRule}` },
-);
-export type BoardGroupRequest = Static<typeof BoardGroupRequest>;
-
-/** A board group. */
-export const BoardGroupResponse = Type.Object(
-  {
-    id: ConfigId,
-    name: Type.String(),
-    color: Type.Optional(Type.String()),
-    rank: Type.Optional(Type.Integer({ format: 'int32' })),
-    ...Audit,
+  describe: { request: 'A dashboard board group.', response: 'A dashboard board group.' },
+  children: 'boards',
+  docs: {
+    list: 'Ordered by rank (groups without a rank last), then by name (Unicode code point order); names are unique in the list.',
+    get: missingGroup,
   },
-  { description: `A dashboard board group. ${responseRule}` },
-);
-export type BoardGroupResponse = Static<typeof BoardGroupResponse>;
+});
 
 /** Kinds of board. */
 export const BoardType = OneOf(['Animation', 'Html', 'Iframe']);
 
-/** Body of createBoard and updateBoard. */
-export const BoardRequest = Type.Object(
-  {
-    name: EntityName('Unique among the boards of its group (compared exactly).'),
-    type: BoardType,
-    header: Type.Boolean(),
-    x: optional(Int32(0)),
-    y: optional(Int32(0)),
-    width: optional(Int32(1)),
-    height: optional(Int32(1)),
-    iframeUrl: optional(UnicodeText({ maxLength: 2048, format: 'http-url', description: 'An absolute `http:` or `https:` URL.' })),
-    animationParams: optional(Note(32767)),
-    animationId: optional(Note(36)),
-    customHtmlId: optional(Note(36)),
+/** Boards, each in a board group of the same space. */
+export const boardResource = defineResource({
+  entity: 'board', stem: { one: 'Board', many: 'Boards' }, label: 'board', plural: 'boards', tags: ['Dashboards'],
+  path: '/api/dashboard/:boardGroupId/boards', id: { param: 'boardId', description: 'Id of a board of that group (a UUID).' },
+  parent: { param: 'boardGroupId', label: 'board group', joined: 'in', description: 'Id of a board group of the space (a UUID).' },
+  fields: {
+    name: field.name('Unique among the boards of its group (compared exactly).'),
+    type: field.oneOf(BoardType),
+    header: field.boolean(),
+    x: optional(field.int32(0)),
+    y: optional(field.int32(0)),
+    width: optional(field.int32(1)),
+    height: optional(field.int32(1)),
+    iframeUrl: optional(field.url()),
+    animationParams: optional(field.note(32767)),
+    animationId: optional(field.note(36)),
+    customHtmlId: optional(field.note(36)),
   },
-  { additionalProperties: false, description: `A dashboard board. ${requestRule}` },
-);
-export type BoardRequest = Static<typeof BoardRequest>;
+  describe: { request: 'A dashboard board.', response: 'A dashboard board.' },
+  missing: { create: missingGroup },
+  docs: {
+    list: `Ordered by name (Unicode code point order); names are unique in the list. ${missingGroup}`,
+    get: 'A board that is not in that group of the space is 404.',
+    update: 'Replaces every field; optional fields left out are cleared; the board stays in its group. A name already used in the same parent is 409 `conflict`.',
+  },
+});
 
-/** A board of a board group. */
-export const BoardResponse = Type.Object(
-  {
-    id: ConfigId,
-    boardGroupId: ConfigId,
-    name: Type.String(),
-    type: BoardType,
-    header: Type.Boolean(),
-    x: Type.Optional(Type.Integer({ format: 'int32' })),
-    y: Type.Optional(Type.Integer({ format: 'int32' })),
-    width: Type.Optional(Type.Integer({ format: 'int32' })),
-    height: Type.Optional(Type.Integer({ format: 'int32' })),
-    iframeUrl: Type.Optional(Type.String()),
-    animationParams: Type.Optional(Type.String()),
-    animationId: Type.Optional(Type.String()),
-    customHtmlId: Type.Optional(Type.String()),
-    ...Audit,
+/** Faceplates, each in a project of the same space. */
+export const faceplateResource = defineResource({
+  entity: 'faceplate', stem: { one: 'Faceplate', many: 'Faceplates' }, label: 'faceplate', plural: 'faceplates', tags: ['Faceplates'],
+  path: '/api/faceplates', id: { param: 'faceplateId', description: 'Id of a faceplate of the space (a UUID).' },
+  fields: {
+    name: field.name('Unique among the faceplates of its project (compared exactly).'),
+    projectId: field.projectRef(),
+    color: optional(field.color()),
+    dsc: optional(field.note(255)),
+    svgFileId: optional(field.note(36)),
   },
-  { description: `A dashboard board. ${responseRule}` },
-);
-export type BoardResponse = Static<typeof BoardResponse>;
-
-/** Body of createFaceplate and updateFaceplate. */
-export const FaceplateRequest = Type.Object(
-  {
-    name: EntityName('Unique among the faceplates of its project (compared exactly).'),
-    projectId: ConfigIdOf(projectRef),
-    color: optional(UnicodeText({ maxLength: 7, format: 'color', description: 'A colour as `#rrggbb`.' })),
-    dsc: optional(Note(255)),
-    svgFileId: optional(Note(36)),
-  },
-  { additionalProperties: false, description: `A faceplate. ${requestRule}` },
-);
-export type FaceplateRequest = Static<typeof FaceplateRequest>;
-
-/** A faceplate. */
-export const FaceplateResponse = Type.Object(
-  {
-    id: ConfigId,
-    projectId: ConfigId,
-    name: Type.String(),
-    color: Type.Optional(Type.String()),
-    dsc: Type.Optional(Type.String()),
-    svgFileId: Type.Optional(Type.String()),
-    ...Audit,
-  },
-  { description: `A faceplate. ${responseRule}` },
-);
-export type FaceplateResponse = Static<typeof FaceplateResponse>;
+  describe: { request: 'A faceplate.', response: 'A faceplate.' },
+  bodyWrapper: 'faceplate',
+  children: 'placeholders',
+  missing: { create: missingProject, update: missingProject },
+  docs: { list: byNameThenId, get: missingFaceplate },
+});
 
 /** Kinds of placeholder. */
 export const PlaceholderType = OneOf(['number', 'text', 'tag', 'combo', 'color', 'animation']);
 
-/** Body of createFaceplatePlaceholder and updateFaceplatePlaceholder. */
-export const PlaceholderRequest = Type.Object(
-  {
-    name: EntityName('Unique among the placeholders of its faceplate (compared exactly).'),
-    type: PlaceholderType,
-    dsc: optional(Note(255)),
-    order: optional(Int32()),
-    group: optional(Note(100)),
-    props: optional(Note(32767)),
+/** Placeholders, each in a faceplate of the same space. */
+export const placeholderResource = defineResource({
+  entity: 'placeholder', stem: { one: 'FaceplatePlaceholder', many: 'FaceplatePlaceholders' }, label: 'placeholder', plural: 'placeholders', tags: ['Faceplates'],
+  path: '/api/faceplates/:faceplateId/placeholders', id: { param: 'placeholderId', description: 'Id of a placeholder of that faceplate (a UUID).' },
+  parent: { param: 'faceplateId', label: 'faceplate', joined: 'of', description: 'Id of a faceplate of the space (a UUID).' },
+  fields: {
+    name: field.name('Unique among the placeholders of its faceplate (compared exactly).'),
+    type: field.oneOf(PlaceholderType),
+    dsc: optional(field.note(255)),
+    order: optional(field.int32()),
+    group: optional(field.note(100)),
+    props: optional(field.note(32767)),
   },
-  { additionalProperties: false, description: `A placeholder of a faceplate. ${requestRule}` },
-);
-export type PlaceholderRequest = Static<typeof PlaceholderRequest>;
-
-/** A placeholder of a faceplate. */
-export const PlaceholderResponse = Type.Object(
-  {
-    id: ConfigId,
-    faceplateId: ConfigId,
-    name: Type.String(),
-    type: PlaceholderType,
-    dsc: Type.Optional(Type.String()),
-    order: Type.Optional(Type.Integer({ format: 'int32' })),
-    group: Type.Optional(Type.String()),
-    props: Type.Optional(Type.String()),
-    ...Audit,
+  describe: { request: 'A placeholder of a faceplate.', response: 'A placeholder of a faceplate.' },
+  missing: { create: missingFaceplate },
+  docs: {
+    list: `Ordered by \`order\` (placeholders without one last), then by name (Unicode code point order); names are unique in the list. ${missingFaceplate}`,
+    get: 'A placeholder that is not in that faceplate of the space is 404.',
+    update:
+      'Replaces every field; optional fields left out are cleared (204). Concurrent replacements of one ' +
+      'placeholder each answer 204 and the one committed last wins; no version check. A name already used in the same parent is 409 `conflict`.',
   },
-  { description: `A placeholder of a faceplate. ${responseRule}` },
-);
-export type PlaceholderResponse = Static<typeof PlaceholderResponse>;
+});
 
 /** Kinds of script schedule. */
 export const ScriptType = OneOf(['Periodic', 'Daily', 'Once', 'None']);
@@ -226,38 +168,30 @@ export const ScriptCode = UnicodeText({
   description: `Source code: at most ${maxScriptCharacters} Unicode characters; empty is allowed; kept byte for byte.`,
 });
 
-/** Body of createScript and updateScript. */
-export const ScriptRequest = Type.Object(
-  {
-    name: EntityName('Unique among the scripts of its project (compared exactly).'),
-    projectId: ConfigIdOf(projectRef),
-    type: ScriptType,
-    log: Type.Boolean(),
-    code: ScriptCode,
-    time: optional(Type.String({ format: 'date-time' })),
-    delay: optional(Int32(0)),
-    period: optional(Int32(100)),
-    dsc: optional(Note(255)),
+/** Scripts, each in a project of the same space. */
+export const scriptResource = defineResource({
+  entity: 'script', stem: { one: 'Script', many: 'Scripts' }, label: 'script', plural: 'scripts', tags: ['Scripts'],
+  path: '/api/scripts', id: { param: 'scriptId', description: 'Id of a script of the space (a UUID).' },
+  fields: {
+    name: field.name('Unique among the scripts of its project (compared exactly).'),
+    projectId: field.projectRef(),
+    type: field.oneOf(ScriptType),
+    log: field.boolean(),
+    code: required(ScriptCode, Type.String()),
+    time: optional(field.dateTime()),
+    delay: optional(field.int32(0)),
+    period: optional(field.int32(100)),
+    dsc: optional(field.note(255)),
   },
-  { additionalProperties: false, description: `A repeatable script. ${requestRule}` },
-);
-export type ScriptRequest = Static<typeof ScriptRequest>;
+  describe: { request: 'A repeatable script.', response: 'A repeatable script.' },
+  missing: { create: missingProject, update: missingProject },
+  docs: { list: byNameThenId, get: 'The code reads back byte for byte as it was sent. A script of another space is 404.' },
+});
 
-/** A script. */
-export const ScriptResponse = Type.Object(
-  {
-    id: ConfigId,
-    projectId: ConfigId,
-    name: Type.String(),
-    type: ScriptType,
-    log: Type.Boolean(),
-    code: Type.String(),
-    time: Type.Optional(Type.String({ format: 'date-time' })),
-    delay: Type.Optional(Type.Integer({ format: 'int32' })),
-    period: Type.Optional(Type.Integer({ format: 'int32' })),
-    dsc: Type.Optional(Type.String()),
-    ...Audit,
-  },
-  { description: `A repeatable script. ${responseRule}` },
-);
-export type ScriptResponse = Static<typeof ScriptResponse>;
+/** Every configuration resource, in the order of the registry. */
+export const configResources = [projectResource, boardGroupResource, boardResource, faceplateResource, placeholderResource, scriptResource] as const;
+
+/** Answers the lookups return (`lookup_ops.ts`); every schema of a resource is on its definition. */
+export const ProjectResponse = projectResource.response;
+export const FaceplateResponse = faceplateResource.response;
+export const ScriptResponse = scriptResource.response;
