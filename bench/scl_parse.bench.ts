@@ -7,7 +7,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { SaxesParser } from 'saxes';
-import { parseScl } from '../protocol-service/src/iec61850/scl/mod.ts';
+import { parseScl } from '@scada/iec61850';
 import { generateScd } from '../test/support/scd.ts';
 
 const ieds = Number(process.env.SCL_BENCH_IEDS ?? 200);

@@ -5,11 +5,7 @@
  * malformed closes this association only.
  */
 import type { Socket } from 'node:net';
-import { CodecError } from '../../protocol-service/src/iec61850/mms/codec_error.ts';
-import { createDtReassembler, decodeCotp } from '../../protocol-service/src/iec61850/mms/cotp.ts';
-import { decodeMmsPdu, type MmsPdu } from '../../protocol-service/src/iec61850/mms/mms_pdu.ts';
-import type { ConfirmedRequest } from '../../protocol-service/src/iec61850/mms/mms_services.ts';
-import { decodeUserData, MMS_CONTEXT_ID } from '../../protocol-service/src/iec61850/mms/presentation.ts';
+import { CodecError, createDtReassembler, createTpktDeframer, decodeCotp, decodeMmsPdu, decodeSpdu, decodeTpkt, decodeUserData, encodeTpkt, MMS_CONTEXT_ID, type ConfirmedRequest, type MmsPdu } from '@scada/iec61850';
 import {
   buildAssociationAccept,
   buildAssociationRefusal,
@@ -21,8 +17,6 @@ import {
   settleTpduSize,
 } from './server_association.ts';
 import { confirmedRequestInvokeId } from './server_pdus.ts';
-import { decodeSpdu } from '../../protocol-service/src/iec61850/mms/session.ts';
-import { createTpktDeframer, decodeTpkt, encodeTpkt } from '../../protocol-service/src/iec61850/mms/tpkt.ts';
 import type { ReportSink } from './rcb_model.ts';
 import { serve, type ServiceContext } from './services.ts';
 

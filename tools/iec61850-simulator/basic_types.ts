@@ -3,9 +3,7 @@
  * GetVariableAccessAttributes answer gives, the zero value a device starts with, the value an SCL `Val`
  * configures, and the type check a write must pass. Variable-length strings carry a negative size (ISO 9506).
  */
-import type { MmsData } from '../../protocol-service/src/iec61850/mms/mms_data.ts';
-import type { MmsType } from '../../protocol-service/src/iec61850/mms/mms_types.ts';
-import type { EnumType } from '../../protocol-service/src/iec61850/scl/model.ts';
+import type { EnumType, MmsData, MmsType } from '@scada/iec61850';
 
 const FIXED: Record<string, MmsType> = {
   BOOLEAN: { type: 'boolean' },

@@ -5,9 +5,7 @@
  * enhanced security ends it with a CommandTermination; a refusal answers a write error after sending
  * LastApplError.
  */
-import type { ObjectName } from '../../protocol-service/src/iec61850/mms/mms_access.ts';
-import { utcTimeFromMs } from '../../protocol-service/src/iec61850/mms/ber_values.ts';
-import type { MmsData } from '../../protocol-service/src/iec61850/mms/mms_data.ts';
+import { utcTimeFromMs, type MmsData, type ObjectName } from '@scada/iec61850';
 import { DATA_ACCESS } from './server_pdus.ts';
 import { bitsFromText } from './basic_types.ts';
 import { descend, readNode, type DataNode } from './data_tree.ts';

@@ -3,10 +3,7 @@
  * constraints, then data objects (and SDOs), then data attributes (and BDAs), each level a structure
  * component. Leaves hold the current value; every node knows its MMS item (`GGIO1$ST$Ind1$stVal`) and type.
  */
-import { encodeData, type MmsData } from '../../protocol-service/src/iec61850/mms/mms_data.ts';
-import type { MmsType } from '../../protocol-service/src/iec61850/mms/mms_types.ts';
-import type { LogicalNode } from '../../protocol-service/src/iec61850/scl/model.ts';
-import type { TemplateIndex } from '../../protocol-service/src/iec61850/scl/template_index.ts';
+import { encodeData, type LogicalNode, type MmsData, type MmsType, type TemplateIndex } from '@scada/iec61850';
 import { mmsTypeOf, parseConfigured, zeroOf } from './basic_types.ts';
 
 /** One node of a logical node's variable. Structures have children; leaves have a value. */

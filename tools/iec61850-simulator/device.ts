@@ -3,10 +3,7 @@
  * every logical node a named variable (see `data_tree.ts`), every data set a named variable list
  * (`LLN0$<name>`), every report control block a structure under `$RP$`/`$BR$`. Lookups go by MMS names.
  */
-import type { ObjectName } from '../../protocol-service/src/iec61850/mms/mms_access.ts';
-import type { Ied, SclModel } from '../../protocol-service/src/iec61850/scl/model.ts';
-import { fcdaReference } from '../../protocol-service/src/iec61850/scl/references.ts';
-import { TemplateIndex } from '../../protocol-service/src/iec61850/scl/template_index.ts';
+import { fcdaReference, TemplateIndex, type Ied, type ObjectName, type SclModel } from '@scada/iec61850';
 import { buildLogicalNode, descend, itemNames, type DataNode } from './data_tree.ts';
 import { rcbFcNodes, rcbInstances, type RcbInstance } from './rcb_model.ts';
 

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { parseScl } from '../../protocol-service/src/iec61850/scl/parse.ts';
+import { parseScl } from '@scada/iec61850';
 import { startSimulator } from './server.ts';
 
 const USAGE = 'usage: main.ts <file.cid|icd|scd> [--ied NAME] [--port 10102] [--host 127.0.0.1]';

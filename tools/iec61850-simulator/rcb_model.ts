@@ -3,10 +3,7 @@
  * (buffered) structures whose components are the block's attributes, one instance per name the SCL gives
  * (`ControlEventsRCB01`, `…02` when indexed). Initial values come from the `ReportControl` element.
  */
-import { bitStringFromBits } from '../../protocol-service/src/iec61850/mms/ber_values.ts';
-import type { MmsData } from '../../protocol-service/src/iec61850/mms/mms_data.ts';
-import type { MmsPdu } from '../../protocol-service/src/iec61850/mms/mms_pdu.ts';
-import type { OptFields, ReportControl, TrgOps } from '../../protocol-service/src/iec61850/scl/model.ts';
+import { bitStringFromBits, type MmsData, type MmsPdu, type OptFields, type ReportControl, type TrgOps } from '@scada/iec61850';
 import { leaf, struct, type DataNode } from './data_tree.ts';
 
 /** What a report is sent to: one association. */

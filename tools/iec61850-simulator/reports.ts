@@ -4,9 +4,7 @@
  * PurgeBuf), data-change and quality-change triggers, buffer time, integrity periods, and the
  * InformationReport `RPT` a client receives, fields in the order OptFlds selects.
  */
-import { binaryTimeFromMs, bitStringFromBits } from '../../protocol-service/src/iec61850/mms/ber_values.ts';
-import type { MmsData } from '../../protocol-service/src/iec61850/mms/mms_data.ts';
-import type { MmsPdu } from '../../protocol-service/src/iec61850/mms/mms_pdu.ts';
+import { binaryTimeFromMs, bitStringFromBits, type MmsData, type MmsPdu } from '@scada/iec61850';
 import { DATA_ACCESS } from './server_pdus.ts';
 import { assignNode, isWithin, readNode, type DataNode } from './data_tree.ts';
 import { dataSetByReference, type DataSetList, type Device } from './device.ts';

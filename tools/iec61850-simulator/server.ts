@@ -5,8 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
-import type { MmsData } from '../../protocol-service/src/iec61850/mms/mms_data.ts';
-import type { SclModel } from '../../protocol-service/src/iec61850/scl/model.ts';
+import type { MmsData, SclModel } from '@scada/iec61850';
 import { Association, type AssociationEvents, type Faults } from './association.ts';
 import { conform } from './basic_types.ts';
 import { ControlEngine, type ControlNotice } from './controls.ts';

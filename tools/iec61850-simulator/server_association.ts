@@ -4,28 +4,8 @@
  * with a CPR carrying a rejecting AARE, and session DISCONNECT carrying the RLRE of a release. Frames and
  * field order follow the captured libiec61850 server.
  */
-import { MMS_APPLICATION_CONTEXT, type Aarq } from '../../protocol-service/src/iec61850/mms/acse.ts';
-import { concat, cons, prim } from '../../protocol-service/src/iec61850/mms/ber.ts';
-import { intTlv, oidTlv } from '../../protocol-service/src/iec61850/mms/ber_fields.ts';
-import { CodecError } from '../../protocol-service/src/iec61850/mms/codec_error.ts';
-import { encodeData, segmentData, type CotpConnect } from '../../protocol-service/src/iec61850/mms/cotp.ts';
-import { peelTsdu } from '../../protocol-service/src/iec61850/mms/frames.ts';
-import type { InitiateParameters } from '../../protocol-service/src/iec61850/mms/mms_pdu.ts';
-import { encodeDataSpdu } from '../../protocol-service/src/iec61850/mms/session.ts';
-import {
-  ACSE_ABSTRACT_SYNTAX,
-  ACSE_CONTEXT_ID,
-  BER_TRANSFER_SYNTAX,
-  encodeUserData,
-  MMS_ABSTRACT_SYNTAX,
-  MMS_CONTEXT_ID,
-  type PresentationConnect,
-  type PresentationContext,
-} from '../../protocol-service/src/iec61850/mms/presentation.ts';
-import type { SessionConnect } from '../../protocol-service/src/iec61850/mms/session.ts';
+import { ACSE_ABSTRACT_SYNTAX, ACSE_CONTEXT_ID, BER_TRANSFER_SYNTAX, CodecError, concat, cons, encodeCotpData, encodeDataSpdu, encodeTpkt, encodeUserData, intTlv, MMS_ABSTRACT_SYNTAX, MMS_APPLICATION_CONTEXT, MMS_CONTEXT_ID, oidTlv, peelTsdu, prim, segmentData, type Aarq, type CotpConnect, type InitiateParameters, type MmsPdu, type PresentationConnect, type PresentationContext, type SessionConnect } from '@scada/iec61850';
 import { encodeServerPdu } from './server_pdus.ts';
-import type { MmsPdu } from '../../protocol-service/src/iec61850/mms/mms_pdu.ts';
-import { encodeTpkt } from '../../protocol-service/src/iec61850/mms/tpkt.ts';
 
 /** What a server reads out of the frame that opens an association. */
 export type AssociationRequest = {
@@ -176,7 +156,7 @@ export function buildAssociationRefusal(request: AssociationRequest, tpduSize: n
 /** The frame answering a release: session DISCONNECT carrying an ACSE RLRE (normal). */
 export function buildReleaseResponse(): Uint8Array {
   const rlre = cons('application', 3, intTlv('context', 0, 0));
-  return encodeTpkt(encodeData(spdu(SI_DISCONNECT, unit(193, encodeUserData({ contextId: ACSE_CONTEXT_ID, data: rlre })))));
+  return encodeTpkt(encodeCotpData(spdu(SI_DISCONNECT, unit(193, encodeUserData({ contextId: ACSE_CONTEXT_ID, data: rlre })))));
 }
 
 /** The frames carrying one MMS PDU a server sends, cut into DTs of at most `tpduSize` octets. */

@@ -4,13 +4,7 @@
  * reports, rejects and conclude responses. Also reads the invoke id of a confirmed request whose service
  * this stack does not know, so a server can still answer it. Tags follow ISO 9506-2.
  */
-import { childrenOf, cons, expectTag, prim, primitiveOf, readSingle } from '../../protocol-service/src/iec61850/mms/ber.ts';
-import { boolTlv, intTlv, visibleTlv } from '../../protocol-service/src/iec61850/mms/ber_fields.ts';
-import { decodeUnsigned, encodeInteger } from '../../protocol-service/src/iec61850/mms/ber_values.ts';
-import { encodeAccessResult, encodeObjectName, encodeVariableAccess, type ObjectName } from '../../protocol-service/src/iec61850/mms/mms_access.ts';
-import { encodeMmsPdu, type MmsPdu, type ServiceError } from '../../protocol-service/src/iec61850/mms/mms_pdu.ts';
-import type { ConfirmedResponse, WriteResult } from '../../protocol-service/src/iec61850/mms/mms_services.ts';
-import { encodeType } from '../../protocol-service/src/iec61850/mms/mms_types.ts';
+import { boolTlv, childrenOf, cons, decodeUnsigned, encodeAccessResult, encodeInteger, encodeMmsPdu, encodeObjectName, encodeType, encodeVariableAccess, expectTag, intTlv, prim, primitiveOf, readSingle, visibleTlv, type ConfirmedResponse, type MmsPdu, type ObjectName, type ServiceError, type WriteResult } from '@scada/iec61850';
 
 /** ServiceError classes in the order of their CHOICE tags (ISO 9506-2 ServiceError.errorClass). */
 export const ERROR_CLASS_TAGS = ['vmd-state', 'application-reference', 'definition', 'resource', 'service', 'service-preempt', 'time-resolution', 'access', 'initiate', 'conclude', 'cancel', 'file', 'others'] as const;

@@ -4,11 +4,8 @@
  * functional constraint, report control blocks and controls by their rules) and
  * GetNamedVariableListAttributes. Each answers a response or a service error.
  */
-import type { AccessResult, ObjectName } from '../../protocol-service/src/iec61850/mms/mms_access.ts';
-import type { MmsData } from '../../protocol-service/src/iec61850/mms/mms_data.ts';
-import type { ConfirmedRequest, ConfirmedResponse, WriteResult } from '../../protocol-service/src/iec61850/mms/mms_services.ts';
+import { dataAccessErrorText, type AccessResult, type ConfirmedRequest, type ConfirmedResponse, type MmsData, type ObjectName, type WriteResult } from '@scada/iec61850';
 import { DATA_ACCESS, type ServerError } from './server_pdus.ts';
-import { dataAccessErrorText } from '../../protocol-service/src/iec61850/mms/mms_access.ts';
 import { conform } from './basic_types.ts';
 import type { ControlEngine } from './controls.ts';
 import { readNode, type DataNode } from './data_tree.ts';

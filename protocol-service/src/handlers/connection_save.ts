@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { getProject, ProblemError, type ConnectionRequest } from '@scada/contracts';
 import { actorOf, call, ConstraintViolation, notFound, onBehalfOf, publishEvent, spaceOf, type Bus, type HandlerContext, type Store } from '@scada/platform';
-import { browseParts, checkConnection, parseScl } from '../iec61850/scl/mod.ts';
+import { browseParts, checkConnection, parseScl } from '@scada/iec61850';
 import { findConnection, saveConnection } from '../store/connections.ts';
 import { adoptUpload, fileChunk, packBrowsePart, setConnectionWarnings, stagedChunks, stagedCount, type FileFacts } from '../store/files.ts';
 

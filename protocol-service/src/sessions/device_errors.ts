@@ -6,9 +6,7 @@
  * Told apart by type and code, never by an error's name.
  */
 import { ProblemError } from '@scada/contracts';
-import { Iec61850Error } from '../iec61850/client/errors.ts';
-import { MmsConnectionError, MmsError } from '../iec61850/mms/client_errors.ts';
-import { dataAccessErrorText } from '../iec61850/mms/mms_access.ts';
+import { dataAccessErrorText, Iec61850Error, MmsConnectionError, MmsError } from '@scada/iec61850';
 
 /** The device service a refusal answered. */
 export type DeviceService = 'read' | 'write' | 'select' | 'operate' | 'cancel' | 'enable-report' | 'disable-report' | 'read-data-set' | 'browse';

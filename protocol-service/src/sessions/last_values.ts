@@ -5,7 +5,7 @@
  * `stale` once the association that delivered it has ended.
  */
 import type { ReportedValue, ValueQuality } from '@scada/contracts';
-import { parseReference, toObjectReference } from '../iec61850/client/reference.ts';
+import { parseReference, toObjectReference } from '@scada/iec61850';
 import type { DeviceReport } from './live_device.ts';
 
 /** A kept value: the reported attribute without its connection, and whether it is stale. */

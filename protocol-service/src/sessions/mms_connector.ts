@@ -4,9 +4,8 @@
  * client closes (the device went away, did not answer the idle probe, or sent something unreadable).
  */
 import type { Logger } from 'pino';
-import { Iec61850Device } from '../iec61850/client/mod.ts';
+import { Iec61850Device, MmsClient } from '@scada/iec61850';
 import { deviceProblem, type DeviceService } from './device_errors.ts';
-import { MmsClient } from '../iec61850/mms/client.ts';
 import type { Connector, LiveDevice, ReportOptions } from './live_device.ts';
 
 export type MmsConnectorOptions = { requestTimeoutMs: number; idleProbeMs: number; log: Logger };

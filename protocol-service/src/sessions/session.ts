@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { protocolEvents, type ReportEvent, type SessionWarning } from '@scada/contracts';
 import { publishEvent, type Bus, type Store } from '@scada/platform';
 import { reportSubscriptions, saveSessionState, type SessionState, type StartedConnection } from '../store/sessions.ts';
-import { parseReference, toMmsReference } from '../iec61850/client/reference.ts';
+import { parseReference, toMmsReference } from '@scada/iec61850';
 import { backoffMs } from './backoff.ts';
 import { LastValues } from './last_values.ts';
 import { publishSessionChange } from './session_events.ts';

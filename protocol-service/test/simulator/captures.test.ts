@@ -6,14 +6,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { utcTimeFromMs } from '../../src/iec61850/mms/ber_values.ts';
-import { decodeCotp } from '../../src/iec61850/mms/cotp.ts';
-import { peelFrame } from '../../src/iec61850/mms/frames.ts';
-import { dataToPlain, type MmsData } from '../../src/iec61850/mms/mms_data.ts';
-import { decodeTpkt } from '../../src/iec61850/mms/tpkt.ts';
-import { parseScl } from '../../src/iec61850/scl/parse.ts';
+import { dataToPlain, decodeCotp, decodeTpkt, parseScl, peelFrame, utcTimeFromMs, type MmsData } from '@scada/iec61850';
 import { startSimulator } from '../../../tools/iec61850-simulator/server.ts';
-import { capturedFrames, haveCaptures } from '../mms/helpers.ts';
+import { capturedFrames, haveCaptures } from '../../../iec61850/test/mms/helpers.ts';
 import { RawClient } from './raw_client.ts';
 
 const SCL = fileURLToPath(new URL('../../../../shared/scl/', import.meta.url));

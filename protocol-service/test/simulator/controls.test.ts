@@ -3,9 +3,7 @@
  * with enhanced security, Cancel, and refusals answered with a write error and LastApplError.
  */
 import t from 'tap';
-import { utcTimeFromMs } from '../../src/iec61850/mms/ber_values.ts';
-import { dataToPlain, type MmsData } from '../../src/iec61850/mms/mms_data.ts';
-import type { ConfirmedResponse } from '../../src/iec61850/mms/mms_services.ts';
+import { dataToPlain, utcTimeFromMs, type ConfirmedResponse, type MmsData } from '@scada/iec61850';
 import type { ControlNotice } from '../../../tools/iec61850-simulator/controls.ts';
 import { startSimulator, type Simulator } from '../../../tools/iec61850-simulator/server.ts';
 import { fixtureModel } from './fixture.ts';

@@ -3,13 +3,7 @@
  * rejects of unknown services), restart for reconnect tests, and connect/close cycles that leak nothing.
  */
 import t from 'tap';
-import { cons } from '../../src/iec61850/mms/ber.ts';
-import { intTlv, nullTlv } from '../../src/iec61850/mms/ber_fields.ts';
-import { encodeData } from '../../src/iec61850/mms/cotp.ts';
-import { buildAssociationRequest, buildConnectionRequest } from '../../src/iec61850/mms/frames.ts';
-import { encodeUserData, MMS_CONTEXT_ID } from '../../src/iec61850/mms/presentation.ts';
-import { encodeDataSpdu } from '../../src/iec61850/mms/session.ts';
-import { encodeTpkt } from '../../src/iec61850/mms/tpkt.ts';
+import { buildAssociationRequest, buildConnectionRequest, cons, encodeCotpData, encodeDataSpdu, encodeTpkt, encodeUserData, intTlv, MMS_CONTEXT_ID, nullTlv } from '@scada/iec61850';
 import { startSimulator, type Faults, type Simulator } from '../../../tools/iec61850-simulator/server.ts';
 import { fixtureModel } from './fixture.ts';
 import { eventually, RawClient } from './raw_client.ts';
@@ -26,7 +20,7 @@ async function withSimulator(faults: Faults, run: (sim: Simulator) => Promise<vo
 /** A confirmed request for the Status service (tag 0), which the simulator does not know. */
 function statusRequest(invokeId: number): Uint8Array {
   const pdu = cons('context', 0, intTlv('universal', 2, invokeId), nullTlv('context', 0));
-  return encodeTpkt(encodeData(encodeDataSpdu(encodeUserData({ contextId: MMS_CONTEXT_ID, data: pdu }))));
+  return encodeTpkt(encodeCotpData(encodeDataSpdu(encodeUserData({ contextId: MMS_CONTEXT_ID, data: pdu }))));
 }
 
 t.test('silent: the TCP connection is accepted and nothing is ever answered', async (t) => {

@@ -3,8 +3,7 @@
  * logical device `SIMLD0` with LLN0 (data set `Events`, an indexed URCB and a BRCB) and GGIO1 with a
  * status point, a measurement and one control object per control model.
  */
-import { parseScl } from '../../src/iec61850/scl/parse.ts';
-import type { SclModel } from '../../src/iec61850/scl/model.ts';
+import { parseScl, type SclModel } from '@scada/iec61850';
 
 const SPC = (id: string, extra: string) => `
     <DOType id="${id}" cdc="SPC">

@@ -3,11 +3,7 @@
  * back (CC, peeled TSDUs, MMS PDUs) that a test waits on. No retries, no state machine: tests drive it.
  */
 import { connect, type Socket } from 'node:net';
-import { createDtReassembler, decodeCotp } from '../../src/iec61850/mms/cotp.ts';
-import { buildAssociationRequest, buildConnectionRequest, buildMmsFrames, peelTsdu, type PeeledTsdu } from '../../src/iec61850/mms/frames.ts';
-import type { InformationReport, MmsPdu } from '../../src/iec61850/mms/mms_pdu.ts';
-import type { ConfirmedRequest, ConfirmedResponse } from '../../src/iec61850/mms/mms_services.ts';
-import { createTpktDeframer, decodeTpkt } from '../../src/iec61850/mms/tpkt.ts';
+import { buildAssociationRequest, buildConnectionRequest, buildMmsFrames, createDtReassembler, createTpktDeframer, decodeCotp, decodeTpkt, peelTsdu, type ConfirmedRequest, type ConfirmedResponse, type InformationReport, type MmsPdu, type PeeledTsdu } from '@scada/iec61850';
 
 /** Something the client received. */
 export type Received = { kind: 'cc' } | { kind: 'tsdu'; peeled: PeeledTsdu; frames: Uint8Array[] } | { kind: 'bad'; message: string };

@@ -4,9 +4,7 @@
  * buffered blocks and their EntryID.
  */
 import t from 'tap';
-import { bitsOf } from '../../src/iec61850/mms/ber_values.ts';
-import { dataToPlain, type MmsData } from '../../src/iec61850/mms/mms_data.ts';
-import type { ConfirmedResponse } from '../../src/iec61850/mms/mms_services.ts';
+import { bitsOf, dataToPlain, type ConfirmedResponse, type MmsData } from '@scada/iec61850';
 import { startSimulator, type Simulator } from '../../../tools/iec61850-simulator/server.ts';
 import { fixtureModel } from './fixture.ts';
 import { eventually, RawClient } from './raw_client.ts';

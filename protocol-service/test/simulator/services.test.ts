@@ -4,10 +4,7 @@
  * and TCP framing of partial and coalesced segments.
  */
 import t from 'tap';
-import { buildAssociationRequest, buildConnectionRequest, buildMmsFrames, buildReleaseRequest } from '../../src/iec61850/mms/frames.ts';
-import { dataToPlain, type MmsData } from '../../src/iec61850/mms/mms_data.ts';
-import type { ConfirmedResponse } from '../../src/iec61850/mms/mms_services.ts';
-import { concat } from '../../src/iec61850/mms/ber.ts';
+import { buildAssociationRequest, buildConnectionRequest, buildMmsFrames, buildReleaseRequest, concat, dataToPlain, type ConfirmedResponse, type MmsData } from '@scada/iec61850';
 import { startSimulator, type Simulator } from '../../../tools/iec61850-simulator/server.ts';
 import { fixtureModel } from './fixture.ts';
 import { eventually, RawClient } from './raw_client.ts';
