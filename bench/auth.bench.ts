@@ -34,10 +34,12 @@ const echoOf = (checked: boolean) =>
     http: { method: 'GET', path: '/bench/echo', status: 200, access: checked ? 'viewer' : 'public', spaceScoped: checked },
   });
 
-
 const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-auth-'));
 const log = pino({ level: 'warn' });
-const proc = await launch({ DATA_DIR: dataDir, HTTP_PORT: '1', HTTPS_PORT: '0', ADMIN_PASSWORD: password, LOG_LEVEL: 'warn' }, { log, host: '127.0.0.1', ephemeralPorts: true });
+const proc = await launch(
+  { DATA_DIR: dataDir, HTTP_PORT: '1', HTTPS_PORT: '0', ADMIN_PASSWORD: password, LOG_LEVEL: 'warn' },
+  { log, host: '127.0.0.1', ephemeralPorts: true },
+);
 const url = `http://127.0.0.1:${proc.gateway!.httpPort}`;
 try {
   // 1. Logins against bare hash checks, both with as many lanes as libuv has threads.
@@ -50,11 +52,16 @@ try {
   let loginRate = 0;
   for (let round = 0; round < rounds; round++) {
     rawRate += (await perSecond(lanes, seconds * 1000, () => verifyPassword(password, phc))) / rounds;
-    loginRate += (await perSecond(lanes, seconds * 1000, async () => {
-      const res = await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
-      if (res.status !== 200) throw new Error(`login answered ${res.status}`);
-      await res.arrayBuffer();
-    })) / rounds;
+    loginRate +=
+      (await perSecond(lanes, seconds * 1000, async () => {
+        const res = await fetch(`${url}/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username: 'admin', password }),
+        });
+        if (res.status !== 200) throw new Error(`login answered ${res.status}`);
+        await res.arrayBuffer();
+      })) / rounds;
   }
   console.log(`### Logins against bare scrypt checks (${lanes} lanes, ${rounds} alternating rounds of ${seconds} s each)\n`);
   console.log('| case | per second | ratio to baseline |\n|---|---:|---:|');
@@ -62,16 +69,31 @@ try {
   console.log(`| POST /login through the gateway | ${loginRate.toFixed(2)} | ${(loginRate / rawRate).toFixed(2)} |\n`);
 
   // 2. One echo route with every check on, against the same route with none.
-  const login = await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
+  const login = await fetch(`${url}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password }),
+  });
   const { access_token: token } = (await login.json()) as { access_token: string };
   const checked = echoOf(true);
   const open = echoOf(false);
-  const service = await serve(proc.bus, { name: 'benchecho', version: '0.0.0', instance: 'bench' }, [
-    implement(checked, async (req) => ({ text: req.query.text })),
-    implement(open, async (req) => ({ text: req.query.text })),
-  ], log);
+  const service = await serve(
+    proc.bus,
+    { name: 'benchecho', version: '0.0.0', instance: 'bench' },
+    [implement(checked, async (req) => ({ text: req.query.text })), implement(open, async (req) => ({ text: req.query.text }))],
+    log,
+  );
   await proc.bus.flush();
-  const common = { bus: proc.bus, log, config: { ...proc.config.gateway!, httpsPort: 0 }, dataDir, busTimeoutMs: 5000, shutdownGraceMs: 1000, host: '127.0.0.1', ephemeralPorts: true };
+  const common = {
+    bus: proc.bus,
+    log,
+    config: { ...proc.config.gateway!, httpsPort: 0 },
+    dataDir,
+    busTimeoutMs: 5000,
+    shutdownGraceMs: 1000,
+    host: '127.0.0.1',
+    ephemeralPorts: true,
+  };
   const on = await startGateway({ ...common, operations: [checked], auth: busAuthView({ bus: proc.bus, log, timeoutMs: 5000 }) });
   const off = await startGateway({ ...common, operations: [open], auth: staticAuthView() });
   const headers = { authorization: `Bearer ${token}`, 'x-space': 'default' };
@@ -81,7 +103,9 @@ try {
   const runs: { off: LoadResult[]; on: LoadResult[] } = { off: [], on: [] };
   for (let round = 0; round < rounds; round++) {
     runs.off.push(await load('echo, no checks (baseline)', `http://127.0.0.1:${off.httpPort}/bench/echo?text=hi`, { seconds }));
-    runs.on.push(await load('echo, bearer + IP filter + X-Space + role', `http://127.0.0.1:${on.httpPort}/bench/echo?text=hi`, { seconds, headers }));
+    runs.on.push(
+      await load('echo, bearer + IP filter + X-Space + role', `http://127.0.0.1:${on.httpPort}/bench/echo?text=hi`, { seconds, headers }),
+    );
   }
   const mean = (list: LoadResult[]): LoadResult => ({
     ...list[0],
@@ -91,7 +115,11 @@ try {
     errors: list.reduce((a, r) => a + r.errors, 0),
     non2xx: list.reduce((a, r) => a + r.non2xx, 0),
   });
-  console.log(table(`Echo with and without the access checks, ${rounds} alternating rounds of ${seconds} s, 32 connections`, mean(runs.off), [mean(runs.on)]));
+  console.log(
+    table(`Echo with and without the access checks, ${rounds} alternating rounds of ${seconds} s, 32 connections`, mean(runs.off), [
+      mean(runs.on),
+    ]),
+  );
   await on.stop();
   await off.stop();
   await service.stop();
@@ -103,10 +131,16 @@ try {
   const { rows } = await proc.store!.query<{ kid: string; private_jwk: string }>('select kid, private_jwk from auth.signing_keys limit 1');
   // Sealed at rest: opened with the generated key of the embedded mode.
   const box = secretBox(parseSecretsKey(await readFile(join(dataDir, 'secrets.key'), 'utf8'))!);
-  const key = await importJWK({ ...(JSON.parse(box.open(rows[0]!.private_jwk, signingKeyPurpose(rows[0]!.kid))) as JWK), alg: 'EdDSA' }, 'EdDSA');
+  const key = await importJWK(
+    { ...(JSON.parse(box.open(rows[0]!.private_jwk, signingKeyPurpose(rows[0]!.kid))) as JWK), alg: 'EdDSA' },
+    'EdDSA',
+  );
   const claims = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>;
-  const fresh = await Promise.all(Array.from({ length: 2000 }, (_, i) =>
-    new SignJWT({ ...claims, jti: `bench-${i}` }).setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: rows[0]!.kid }).sign(key)));
+  const fresh = await Promise.all(
+    Array.from({ length: 2000 }, (_, i) =>
+      new SignJWT({ ...claims, jti: `bench-${i}` }).setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: rows[0]!.kid }).sign(key),
+    ),
+  );
   const time = async (tokens: string[]) => {
     const samples: number[] = [];
     for (const t of tokens) {

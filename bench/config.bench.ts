@@ -27,19 +27,35 @@ async function measure(mode: 'embedded' | 'NATS'): Promise<{ baseline: LoadResul
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-config-'));
   const database = mode === 'NATS' ? await createDatabase(process.env.DATABASE_URL as string) : null;
   const env: Record<string, string> = { DATA_DIR: dataDir, HTTP_PORT: '1', HTTPS_PORT: '0', ADMIN_PASSWORD: password, LOG_LEVEL: 'warn' };
-  if (database) Object.assign(env, { DATABASE_URL: database.url, SECRETS_KEY: randomBytes(32).toString('base64'), NATS_URL: process.env.NATS_URL as string, BUS_SUBJECT_PREFIX: `b${Date.now()}` });
+  if (database)
+    Object.assign(env, {
+      DATABASE_URL: database.url,
+      SECRETS_KEY: randomBytes(32).toString('base64'),
+      NATS_URL: process.env.NATS_URL as string,
+      BUS_SUBJECT_PREFIX: `b${Date.now()}`,
+    });
   const proc = await launch(env, { log: pino({ level: 'warn' }), host: '127.0.0.1', ephemeralPorts: true });
   const url = `http://127.0.0.1:${proc.gateway!.httpPort}`;
   const store = proc.store!;
   const server = http.createServer();
   try {
-    const login = await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
+    const login = await fetch(`${url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password }),
+    });
     const { access_token: token } = (await login.json()) as { access_token: string };
     const headers = { authorization: `Bearer ${token}`, 'x-space': 'default', 'content-type': 'application/json' };
     for (let i = 0; i < 100; i++) {
-      await fetch(`${url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: `project-${String(i).padStart(3, '0')}`, isActive: true }) });
+      await fetch(`${url}/api/projects`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: `project-${String(i).padStart(3, '0')}`, isActive: true }),
+      });
     }
-    const group = (await (await fetch(`${url}/api/dashboard`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench-group' }) })).json()) as { id: string };
+    const group = (await (
+      await fetch(`${url}/api/dashboard`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench-group' }) })
+    ).json()) as { id: string };
 
     // The monolith: the same table functions on the same store, behind a bare Koa app.
     const app = new Koa();
@@ -61,11 +77,23 @@ async function measure(mode: 'embedded' | 'NATS'): Promise<{ baseline: LoadResul
     await load('warm-up', `${url}/api/projects`, { seconds: 1, headers });
     const baseline = [
       await load(`${mode}: bare Koa + store, list 100 projects (baseline)`, `${bare}/projects`, { seconds, cpu }),
-      await load(`${mode}: bare Koa + store, create a board (baseline)`, `${bare}/boards`, { seconds, method: 'POST', body: board('bare-[<id>]'), headers: { 'content-type': 'application/json' }, cpu }),
+      await load(`${mode}: bare Koa + store, create a board (baseline)`, `${bare}/boards`, {
+        seconds,
+        method: 'POST',
+        body: board('bare-[<id>]'),
+        headers: { 'content-type': 'application/json' },
+        cpu,
+      }),
     ];
     const platform = [
       await load(`${mode}: GET /api/projects (100)`, `${url}/api/projects`, { seconds, headers, cpu }),
-      await load(`${mode}: POST …/boards (createBoard)`, `${url}/api/dashboard/${group.id}/boards`, { seconds, method: 'POST', body: board('gw-[<id>]'), headers, cpu }),
+      await load(`${mode}: POST …/boards (createBoard)`, `${url}/api/dashboard/${group.id}/boards`, {
+        seconds,
+        method: 'POST',
+        body: board('gw-[<id>]'),
+        headers,
+        cpu,
+      }),
     ];
     return { baseline, platform };
   } finally {

@@ -43,7 +43,9 @@ type Sample = { readyMs: number; cpuMs: number; rssMiB: number; anonMiB: number 
 
 /** A field of /proc/<pid>/smaps_rollup (resident memory, whole or anonymous), in MiB. */
 function memoryMiB(pid: number, field: 'Rss' | 'Anonymous'): number {
-  const line = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`));
+  const line = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${field}:`));
   return Number(/(\d+)/.exec(line ?? '')?.[1] ?? 0) / 1024;
 }
 const rssMiB = (pid: number) => memoryMiB(pid, 'Rss');
@@ -109,9 +111,18 @@ async function underLoad(flags: string[], label: string, env: Record<string, str
     start([...flags, bundleCommand('gateway').at(-1)!], { ...env, HTTP_PORT: String(http), HTTPS_PORT: '0' }),
   ];
   try {
-    for (const url of [`http://127.0.0.1:${authHealth}/readyz`, `http://127.0.0.1:${configHealth}/readyz`, `http://127.0.0.1:${http}/healthz`]) await waitReady(url);
+    for (const url of [
+      `http://127.0.0.1:${authHealth}/readyz`,
+      `http://127.0.0.1:${configHealth}/readyz`,
+      `http://127.0.0.1:${http}/healthz`,
+    ])
+      await waitReady(url);
     const headers = { authorization: `Bearer ${await adminToken(http, password)}`, 'content-type': 'application/json' };
-    const created = await fetch(`http://127.0.0.1:${http}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: `p${randomBytes(4).toString('hex')}`, isActive: true }) });
+    const created = await fetch(`http://127.0.0.1:${http}/api/projects`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: `p${randomBytes(4).toString('hex')}`, isActive: true }),
+    });
     const url = `http://127.0.0.1:${http}/api/projects/${((await created.json()) as { id: string }).id}`;
     await load('warm-up', url, { seconds: 1, headers });
     const result = await load(label, url, { seconds, headers });
@@ -122,12 +133,14 @@ async function underLoad(flags: string[], label: string, env: Record<string, str
   }
 }
 
-const nodeVersion = (await new Promise<string>((resolve) => {
-  const child = spawn(nodeBinary, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += String(d)));
-  child.once('exit', () => resolve(out.trim()));
-})).replace(/^v/, '');
+const nodeVersion = (
+  await new Promise<string>((resolve) => {
+    const child = spawn(nodeBinary, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += String(d)));
+    child.once('exit', () => resolve(out.trim()));
+  })
+).replace(/^v/, '');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 await ensureBuilt();
@@ -142,12 +155,27 @@ try {
   const cases: { target: Target; label: string; env: Record<string, string>; port: number }[] = [];
   for (const service of ['auth', 'config', 'protocol'] as const) {
     const port = await freePort();
-    cases.push({ target: service, label: `${service} service`, port, env: { ...cluster, SERVICES: service, HEALTH_PORT: String(port), DATA_DIR: join(dataDir, service) } });
+    cases.push({
+      target: service,
+      label: `${service} service`,
+      port,
+      env: { ...cluster, SERVICES: service, HEALTH_PORT: String(port), DATA_DIR: join(dataDir, service) },
+    });
   }
   const gatewayPort = await freePort();
-  cases.push({ target: 'gateway', label: 'gateway', port: gatewayPort, env: { ...cluster, SERVICES: 'gateway', HTTP_PORT: String(gatewayPort), HTTPS_PORT: '0', DATA_DIR: join(dataDir, 'gateway') } });
+  cases.push({
+    target: 'gateway',
+    label: 'gateway',
+    port: gatewayPort,
+    env: { ...cluster, SERVICES: 'gateway', HTTP_PORT: String(gatewayPort), HTTPS_PORT: '0', DATA_DIR: join(dataDir, 'gateway') },
+  });
   const edgePort = await freePort();
-  cases.push({ target: 'edge', label: 'all-in-one (embedded)', port: edgePort, env: { ...base, HTTP_PORT: String(edgePort), HTTPS_PORT: String(await freePort()), DATA_DIR: join(dataDir, 'edge') } });
+  cases.push({
+    target: 'edge',
+    label: 'all-in-one (embedded)',
+    port: edgePort,
+    env: { ...base, HTTP_PORT: String(edgePort), HTTPS_PORT: String(await freePort()), DATA_DIR: join(dataDir, 'edge') },
+  });
 
   // One start each first: the services create their schemas, the all-in-one its database and certificate.
   for (const c of cases) await measure('tsx', c.target, c.env, c.port);

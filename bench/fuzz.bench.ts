@@ -41,14 +41,25 @@ async function pass(mutations: string[], count: number): Promise<Pass> {
 
 try {
   const valid = await pass(['valid'], Math.max(10, Math.round(runs / 5)));
-  const broken = await pass(mutationNames.filter((m) => m !== 'valid'), runs);
+  const broken = await pass(
+    mutationNames.filter((m) => m !== 'valid'),
+    runs,
+  );
   const rate = (x: Pass) => x.requests / x.seconds;
-  const statuses = (x: Pass) => [...x.byStatus].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}: ${n}`).join(', ');
+  const statuses = (x: Pass) =>
+    [...x.byStatus]
+      .sort((a, b) => a[0] - b[0])
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ');
   console.log(`### Fuzz, ${fuzzRoutes().length} routes, seed ${seed}, ${p.mode}\n`);
   console.log('| case | requests | req/s | ratio to baseline | answers | broke the property |');
   console.log('|---|---:|---:|---:|---|---:|');
-  console.log(`| well-formed requests (baseline) | ${valid.requests} | ${rate(valid).toFixed(0)} | 1.00 | ${statuses(valid)} | ${valid.broken.length} |`);
-  console.log(`| broken requests, ${mutationNames.length - 1} kinds | ${broken.requests} | ${rate(broken).toFixed(0)} | ${(rate(broken) / rate(valid)).toFixed(2)} | ${statuses(broken)} | ${broken.broken.length} |`);
+  console.log(
+    `| well-formed requests (baseline) | ${valid.requests} | ${rate(valid).toFixed(0)} | 1.00 | ${statuses(valid)} | ${valid.broken.length} |`,
+  );
+  console.log(
+    `| broken requests, ${mutationNames.length - 1} kinds | ${broken.requests} | ${rate(broken).toFixed(0)} | ${(rate(broken) / rate(valid)).toFixed(2)} | ${statuses(broken)} | ${broken.broken.length} |`,
+  );
   for (const line of [...valid.broken, ...broken.broken].slice(0, 20)) console.log(`- ${line}`);
 } finally {
   client.close();

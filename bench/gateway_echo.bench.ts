@@ -17,7 +17,10 @@ async function measureBaseline(): Promise<LoadResult> {
   try {
     await waitReady(`http://127.0.0.1:${port}/healthz`);
     await load('warm-up', `http://127.0.0.1:${port}/healthz`, { seconds: 1 });
-    return await load('bare Koa GET /healthz (baseline)', `http://127.0.0.1:${port}/healthz`, { seconds, cpu: () => processCpuMs(child.pid ?? 0) });
+    return await load('bare Koa GET /healthz (baseline)', `http://127.0.0.1:${port}/healthz`, {
+      seconds,
+      cpu: () => processCpuMs(child.pid ?? 0),
+    });
   } finally {
     await stopProcess(child);
   }
@@ -28,7 +31,10 @@ async function measurePlatform(name: string, env: Record<string, string | undefi
   const port = await freePort();
   const common = { DATA_DIR: dataDir, HTTP_PORT: String(port), HTTPS_PORT: '0', LOG_LEVEL: 'info', ...env };
   const children = split
-    ? [startProcess('main.ts', { ...common, SERVICES: 'auth,config,protocol' }), startProcess('main.ts', { ...common, SERVICES: 'gateway' })]
+    ? [
+        startProcess('main.ts', { ...common, SERVICES: 'auth,config,protocol' }),
+        startProcess('main.ts', { ...common, SERVICES: 'gateway' }),
+      ]
     : [startProcess('main.ts', common)];
   try {
     await waitReady(`http://127.0.0.1:${port}/readyz`);
@@ -36,7 +42,10 @@ async function measurePlatform(name: string, env: Record<string, string | undefi
     // CPU of every process of the platform (both, when the gateway runs apart from the services).
     const cpu = () => children.reduce((sum, c) => sum + processCpuMs(c.pid ?? 0), 0);
     const health = await load(`${name}: gateway GET /healthz`, `http://127.0.0.1:${port}/healthz`, { seconds, cpu });
-    const echo = await load(`${name}: GET /api/echo (gateway → bus → config)`, `http://127.0.0.1:${port}/api/echo?text=hi`, { seconds, cpu });
+    const echo = await load(`${name}: GET /api/echo (gateway → bus → config)`, `http://127.0.0.1:${port}/api/echo?text=hi`, {
+      seconds,
+      cpu,
+    });
     return [health, echo];
   } finally {
     for (const c of children.reverse()) await stopProcess(c);
@@ -47,6 +56,12 @@ async function measurePlatform(name: string, env: Record<string, string | undefi
 const baseline = await measureBaseline();
 const rows = await measurePlatform('embedded', { NATS_URL: undefined, DATABASE_URL: undefined }, false);
 if (process.env.NATS_URL && process.env.DATABASE_URL) {
-  rows.push(...(await measurePlatform('NATS', { NATS_URL: process.env.NATS_URL, DATABASE_URL: process.env.DATABASE_URL, SECRETS_KEY: randomBytes(32).toString('base64') }, true)));
+  rows.push(
+    ...(await measurePlatform(
+      'NATS',
+      { NATS_URL: process.env.NATS_URL, DATABASE_URL: process.env.DATABASE_URL, SECRETS_KEY: randomBytes(32).toString('base64') },
+      true,
+    )),
+  );
 }
 console.log(table(`Gateway round trip, ${seconds} s per case, 32 connections, ${new Date().toISOString().slice(0, 10)}`, baseline, rows));

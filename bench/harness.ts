@@ -28,12 +28,15 @@ export type LoadOptions = {
 export async function load(name: string, url: string, options: LoadOptions = {}): Promise<LoadResult> {
   const { cpu, ...rest } = options;
   const cpuBefore = cpu?.();
-  const result = await new Promise<{ rps: number; total: number; p50: number; p99: number; errors: number; non2xx: number }>((resolve, reject) => {
-    const worker = new Worker(new URL('./load_worker.mjs', import.meta.url), { workerData: { url, ...rest } });
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  });
-  const cpuMs = cpu && cpuBefore !== undefined && result.total > 0 ? Math.round(((cpu() - cpuBefore) / result.total) * 1000) / 1000 : undefined;
+  const result = await new Promise<{ rps: number; total: number; p50: number; p99: number; errors: number; non2xx: number }>(
+    (resolve, reject) => {
+      const worker = new Worker(new URL('./load_worker.mjs', import.meta.url), { workerData: { url, ...rest } });
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    },
+  );
+  const cpuMs =
+    cpu && cpuBefore !== undefined && result.total > 0 ? Math.round(((cpu() - cpuBefore) / result.total) * 1000) / 1000 : undefined;
   return { name, rps: result.rps, p50: result.p50, p99: result.p99, errors: result.errors, non2xx: result.non2xx, cpuMs };
 }
 
@@ -76,11 +79,15 @@ export function freePort(): Promise<number> {
 export function startProcess(entry: string, env: Record<string, string | undefined>): ChildProcess {
   const merged: Record<string, string | undefined> = { ...process.env, ...env };
   for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name];
-  return spawn(process.execPath, [...(process.env.BENCH_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF_DIR] : []), '--import', 'tsx', entry], {
-    cwd: new URL('..', import.meta.url).pathname,
-    env: merged,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  return spawn(
+    process.execPath,
+    [...(process.env.BENCH_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF_DIR] : []), '--import', 'tsx', entry],
+    {
+      cwd: new URL('..', import.meta.url).pathname,
+      env: merged,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
 }
 
 /** Waits until a URL answers 200. */
@@ -132,11 +139,13 @@ export function table(title: string, baseline: LoadResult, rows: LoadResult[]): 
 export async function perSecond(concurrency: number, ms: number, work: () => Promise<unknown>): Promise<number> {
   const end = Date.now() + ms;
   let done = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (Date.now() < end) {
-      await work();
-      done++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < end) {
+        await work();
+        done++;
+      }
+    }),
+  );
   return done / (ms / 1000);
 }

@@ -30,20 +30,47 @@ const encoder = new TextEncoder();
 const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-live-'));
 const port = await freePort();
 const password = 'bench-admin-password-1';
-const proc = await launch({
-  DATA_DIR: dataDir, HTTP_PORT: String(port), HTTPS_PORT: '0', LOG_LEVEL: 'warn', ADMIN_PASSWORD: password,
-  NODE_ENV: 'test', PASSWORD_HASH_COST: '12', LIVE_STREAMS_PER_USER: String(clients * 2),
-}, { host: '127.0.0.1' });
+const proc = await launch(
+  {
+    DATA_DIR: dataDir,
+    HTTP_PORT: String(port),
+    HTTPS_PORT: '0',
+    LOG_LEVEL: 'warn',
+    ADMIN_PASSWORD: password,
+    NODE_ENV: 'test',
+    PASSWORD_HASH_COST: '12',
+    LIVE_STREAMS_PER_USER: String(clients * 2),
+  },
+  { host: '127.0.0.1' },
+);
 const base = `http://127.0.0.1:${port}`;
 process.stderr.write(`platform up\n`);
-const login = (await (await fetch(`${base}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) })).json()) as { access_token: string };
+const login = (await (
+  await fetch(`${base}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password }),
+  })
+).json()) as { access_token: string };
 const headers = { authorization: `Bearer ${login.access_token}` };
-const project = (await (await fetch(`${base}/api/projects`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench', isActive: true }) })).json()) as { id: string };
+const project = (await (
+  await fetch(`${base}/api/projects`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench', isActive: true }),
+  })
+).json()) as { id: string };
 const connections: string[] = [];
 for (let i = 0; i < connectionCount; i++) {
   const form = new FormData();
   form.set('connection', JSON.stringify({ name: `bench-${i}`, ip: '127.0.0.1', port: 102, projectId: project.id, protocol: 'IEC 61850' }));
-  connections.push(((await (await fetch(`${base}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers, body: form })).json()) as { id: string }).id);
+  connections.push(
+    (
+      (await (await fetch(`${base}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers, body: form })).json()) as {
+        id: string;
+      }
+    ).id,
+  );
 }
 
 /** The baseline: a bare SSE server on the same bus, one frame per value written once to every follower. */
@@ -72,7 +99,11 @@ const bareSub = proc.bus.subscribe('events.protocol.report', (m) => {
 });
 
 /** Starts the client process; resolves once every stream is open. */
-async function startClients(url: string, follow: string[], count: number): Promise<{ child: ChildProcess; next(): Promise<Record<string, number>> }> {
+async function startClients(
+  url: string,
+  follow: string[],
+  count: number,
+): Promise<{ child: ChildProcess; next(): Promise<Record<string, number>> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/live_clients.ts'], {
     cwd: new URL('..', import.meta.url).pathname,
     env: { ...process.env, URL: url, CLIENTS: String(count), CONNECTIONS: follow.join(','), HEADERS: JSON.stringify(headers) },
@@ -94,8 +125,32 @@ function publishFor(ms: number): Promise<number> {
       for (; sent < due; sent++) {
         const connectionId = connections[sent % connectionCount]!;
         const at = new Date().toISOString();
-        const value = { connectionId, reference: 'LD0/MMXU1.TotW.mag.f', value: sent, quality: null, timestamp: at, receivedAt: at, rcb: 'LD0/LLN0$RP$urcb01', reason: ['data-change'], seqNum: sent };
-        proc.bus.publish('events.protocol.report', encoder.encode(JSON.stringify({ space: 'default', connectionId, rcb: value.rcb, rptId: 'bench', seqNum: sent, entryId: null, at, values: [value] })));
+        const value = {
+          connectionId,
+          reference: 'LD0/MMXU1.TotW.mag.f',
+          value: sent,
+          quality: null,
+          timestamp: at,
+          receivedAt: at,
+          rcb: 'LD0/LLN0$RP$urcb01',
+          reason: ['data-change'],
+          seqNum: sent,
+        };
+        proc.bus.publish(
+          'events.protocol.report',
+          encoder.encode(
+            JSON.stringify({
+              space: 'default',
+              connectionId,
+              rcb: value.rcb,
+              rptId: 'bench',
+              seqNum: sent,
+              entryId: null,
+              at,
+              values: [value],
+            }),
+          ),
+        );
       }
       if (elapsed >= ms) {
         clearInterval(timer);
@@ -130,8 +185,12 @@ async function measure(name: string, url: string): Promise<Row> {
   idle.child.kill('SIGUSR2');
   await idle.next();
   return {
-    name, perSecond: Math.round(result.delivered! / seconds), share: result.delivered! / expected,
-    p50: result.p50!, p99: result.p99!, heapKiB: (after - before) / clients / 1024,
+    name,
+    perSecond: Math.round(result.delivered! / seconds),
+    share: result.delivered! / expected,
+    p50: result.p50!,
+    p99: result.p99!,
+    heapKiB: (after - before) / clients / 1024,
   };
 }
 
@@ -139,11 +198,15 @@ try {
   const baseline = await measure('bare Node SSE server on the same bus (baseline)', `http://127.0.0.1:${barePort}/`);
   const gateway = await measure('gateway `GET /api/live`', `${base}/api/live`);
   const rows = [baseline, gateway];
-  console.log(`Live channel, ${clients} SSE clients over ${connectionCount} connections, ${rate} value changes/s for ${seconds} s, ${new Date().toISOString().slice(0, 10)}\n`);
+  console.log(
+    `Live channel, ${clients} SSE clients over ${connectionCount} connections, ${rate} value changes/s for ${seconds} s, ${new Date().toISOString().slice(0, 10)}\n`,
+  );
   console.log('| case | events delivered/s | delivered of sent | p50 ms | p99 ms | heap per idle client | ratio to baseline |');
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
-    console.log(`| ${r.name} | ${r.perSecond} | ${(r.share * 100).toFixed(1)} % | ${r.p50} | ${r.p99} | ${r.heapKiB.toFixed(1)} KiB | ${(r.perSecond / baseline.perSecond).toFixed(2)} |`);
+    console.log(
+      `| ${r.name} | ${r.perSecond} | ${(r.share * 100).toFixed(1)} % | ${r.p50} | ${r.p99} | ${r.heapKiB.toFixed(1)} KiB | ${(r.perSecond / baseline.perSecond).toFixed(2)} |`,
+    );
   }
 } finally {
   await bareSub.unsubscribe();

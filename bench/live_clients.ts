@@ -21,31 +21,33 @@ let open = 0;
 
 function follow(i: number): void {
   const target = `${url}${url.includes('?') ? '&' : '?'}connections=${connections[i % connections.length]}&topics=values`;
-  http.get(target, { agent, headers }, (res) => {
-    if (res.statusCode !== 200) {
-      process.stderr.write(`client ${i}: ${res.statusCode}\n`);
-      res.resume();
-      return;
-    }
-    if (++open === count) process.stdout.write(`${JSON.stringify({ open })}\n`);
-    res.setEncoding('utf8');
-    let rest = '';
-    res.on('data', (chunk: string) => {
-      const text = rest + chunk;
-      const end = text.lastIndexOf('\n\n');
-      if (end < 0) return void (rest = text);
-      rest = text.slice(end + 2);
-      if (!counting) return;
-      const now = Date.now();
-      let at = text.indexOf(marker);
-      while (at >= 0 && at < end) {
-        const t = Date.parse(text.slice(at + marker.length, at + marker.length + 24));
-        delivered++;
-        if (latencies.length < 2_000_000) latencies.push(now - t);
-        at = text.indexOf(marker, at + marker.length);
+  http
+    .get(target, { agent, headers }, (res) => {
+      if (res.statusCode !== 200) {
+        process.stderr.write(`client ${i}: ${res.statusCode}\n`);
+        res.resume();
+        return;
       }
-    });
-  }).on('error', (err) => process.stderr.write(`client ${i}: ${err.message}\n`));
+      if (++open === count) process.stdout.write(`${JSON.stringify({ open })}\n`);
+      res.setEncoding('utf8');
+      let rest = '';
+      res.on('data', (chunk: string) => {
+        const text = rest + chunk;
+        const end = text.lastIndexOf('\n\n');
+        if (end < 0) return void (rest = text);
+        rest = text.slice(end + 2);
+        if (!counting) return;
+        const now = Date.now();
+        let at = text.indexOf(marker);
+        while (at >= 0 && at < end) {
+          const t = Date.parse(text.slice(at + marker.length, at + marker.length + 24));
+          delivered++;
+          if (latencies.length < 2_000_000) latencies.push(now - t);
+          at = text.indexOf(marker, at + marker.length);
+        }
+      });
+    })
+    .on('error', (err) => process.stderr.write(`client ${i}: ${err.message}\n`));
 }
 
 process.on('SIGUSR1', () => {

@@ -33,7 +33,11 @@ const ms = (x: number) => Math.round(x);
 async function signIn(from: string, username: string, password: string): Promise<{ status: number; ms: number; code?: string }> {
   const started = performance.now();
   try {
-    const res = await requestFrom(from, `${url}/login`, { method: 'POST', headers: [['content-type', 'application/json']], body: JSON.stringify({ username, password }) });
+    const res = await requestFrom(from, `${url}/login`, {
+      method: 'POST',
+      headers: [['content-type', 'application/json']],
+      body: JSON.stringify({ username, password }),
+    });
     const code = res.status === 200 ? undefined : (JSON.parse(res.body) as { code?: string }).code;
     return { status: res.status, ms: performance.now() - started, code };
   } catch {
@@ -65,7 +69,13 @@ const child = startProcess('main.ts', {
 });
 try {
   await waitReady(`${url}/readyz`, 120_000);
-  const admin = (await (await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: adminPassword }) })).json()) as { access_token: string };
+  const admin = (await (
+    await fetch(`${url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: adminPassword }),
+    })
+  ).json()) as { access_token: string };
   const created = await fetch(`${url}/api/users`, {
     method: 'POST',
     headers: { authorization: `Bearer ${admin.access_token}`, 'content-type': 'application/json' },
@@ -103,20 +113,29 @@ try {
   await Promise.all([...Array.from({ length: inFlight }, (_, i) => lane(i)), legitimate()]);
 
   const total = [...storm.values()].reduce((a, b) => a + b, 0);
-  console.log(`### Login storm: ${inFlight} wrong logins in flight over ${names} names from ${addresses.length} addresses for ${stormSeconds} s, one legitimate login a second\n`);
+  console.log(
+    `### Login storm: ${inFlight} wrong logins in flight over ${names} names from ${addresses.length} addresses for ${stormSeconds} s, one legitimate login a second\n`,
+  );
   console.log('| storm answer | count | share |\n|---|---:|---:|');
-  for (const [status, count] of [...storm.entries()].sort((a, b) => a[0] - b[0])) console.log(`| ${status === 0 ? 'no answer' : status} | ${count} | ${((100 * count) / total).toFixed(1)} % |`);
+  for (const [status, count] of [...storm.entries()].sort((a, b) => a[0] - b[0]))
+    console.log(`| ${status === 0 ? 'no answer' : status} | ${count} | ${((100 * count) / total).toFixed(1)} % |`);
   const ok = legit.filter((r) => r.status === 200).map((r) => r.ms);
   const others = legit.filter((r) => r.status !== 200).map((r) => r.status);
   const otherAnswers = legit.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.code ?? ''} after ${ms(r.ms)} ms`);
   console.log('\n| legitimate login | n | 200 | p50 ms | p99 ms | p99 / bare hash |\n|---|---:|---:|---:|---:|---:|');
   console.log(`| bare scrypt hash (median of ${bare.length}, this process) | ${bare.length} | | ${ms(bareMedian)} | | 1.00 |`);
-  console.log(`| idle platform | ${idle.length} | ${idle.length} | ${ms(quantile(idle, 0.5))} | ${ms(quantile(idle, 0.99))} | ${(quantile(idle, 0.99) / bareMedian).toFixed(2)} |`);
-  console.log(`| during the storm | ${legit.length} | ${ok.length} | ${ms(quantile(ok, 0.5))} | ${ms(quantile(ok, 0.99))} | ${(quantile(ok, 0.99) / bareMedian).toFixed(2)} |`);
-  if (process.env.BENCH_VERBOSE) console.log(`\nlegitimate latencies in order: ${legit.map((r) => ms(r.ms)).join(" ")}`);
+  console.log(
+    `| idle platform | ${idle.length} | ${idle.length} | ${ms(quantile(idle, 0.5))} | ${ms(quantile(idle, 0.99))} | ${(quantile(idle, 0.99) / bareMedian).toFixed(2)} |`,
+  );
+  console.log(
+    `| during the storm | ${legit.length} | ${ok.length} | ${ms(quantile(ok, 0.5))} | ${ms(quantile(ok, 0.99))} | ${(quantile(ok, 0.99) / bareMedian).toFixed(2)} |`,
+  );
+  if (process.env.BENCH_VERBOSE) console.log(`\nlegitimate latencies in order: ${legit.map((r) => ms(r.ms)).join(' ')}`);
   if (others.length > 0) console.log(`\nlegitimate logins not answered 200: ${otherAnswers.join(', ')}`);
   const bad = (storm.get(500) ?? 0) + (storm.get(504) ?? 0) + others.filter((s) => s === 500 || s === 504).length;
-  console.log(`\ngoal: zero 500 and 504 (${bad}), every legitimate login 200 (${ok.length} of ${legit.length}), p99 within 3 bare hashes (${(quantile(ok, 0.99) / bareMedian).toFixed(2)})`);
+  console.log(
+    `\ngoal: zero 500 and 504 (${bad}), every legitimate login 200 (${ok.length} of ${legit.length}), p99 within 3 bare hashes (${(quantile(ok, 0.99) / bareMedian).toFixed(2)})`,
+  );
 } finally {
   await stopProcess(child);
   await rm(dataDir, { recursive: true, force: true });

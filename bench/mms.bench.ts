@@ -52,7 +52,6 @@ const stopChild = async (c: ChildProcess) => {
   await gone;
 };
 
-
 /** Reads per second of one attribute on one association with `outstanding` requests in flight. */
 async function ourReads(host: string, port: number, ref: string, outstanding: number): Promise<number> {
   const client = await MmsClient.connect({ host, port, maxOutstanding: 5 });
@@ -66,7 +65,9 @@ async function ourReads(host: string, port: number, ref: string, outstanding: nu
 
 /** What the baseline command printed: reads per second. */
 function baselineReads(template: string, outstanding: number): Promise<number> {
-  const filled = template.includes('{seconds}') ? template.replaceAll('{seconds}', String(seconds)).replaceAll('{outstanding}', String(outstanding)) : `${template} ${seconds} ${outstanding}`;
+  const filled = template.includes('{seconds}')
+    ? template.replaceAll('{seconds}', String(seconds)).replaceAll('{outstanding}', String(outstanding))
+    : `${template} ${seconds} ${outstanding}`;
   return new Promise((resolve, reject) => {
     execFile('sh', ['-c', filled], { timeout: (seconds + 30) * 1000 }, (error, stdout) => {
       const rate = Number(stdout.trim().split(/\s+/).at(-1));
@@ -91,10 +92,22 @@ async function againstPeer(peer: string, command: string): Promise<void> {
       theirs.push(await baselineReads(command, outstanding));
     }
     const [o, t] = [median(ours), median(theirs)];
-    console.error(`${outstanding} outstanding: ours ${ours.map((x) => x.toFixed(0)).join(', ')}; baseline ${theirs.map((x) => x.toFixed(0)).join(', ')}`);
-    lines.push(`| reads of one attribute on one association, ${outstanding} outstanding (median of 3) | ${o.toFixed(0)}/s | ${(o / t).toFixed(2)} of ${t.toFixed(0)}/s by the baseline client |`);
+    console.error(
+      `${outstanding} outstanding: ours ${ours.map((x) => x.toFixed(0)).join(', ')}; baseline ${theirs.map((x) => x.toFixed(0)).join(', ')}`,
+    );
+    lines.push(
+      `| reads of one attribute on one association, ${outstanding} outstanding (median of 3) | ${o.toFixed(0)}/s | ${(o / t).toFixed(2)} of ${t.toFixed(0)}/s by the baseline client |`,
+    );
   }
-  console.log([`### IEC 61850 reads against ${peer}, ${new Date().toISOString().slice(0, 10)}, ${seconds} s per round, rounds alternating`, '', '| case | result | against the baseline |', '|---|---:|---|', ...lines].join('\n'));
+  console.log(
+    [
+      `### IEC 61850 reads against ${peer}, ${new Date().toISOString().slice(0, 10)}, ${seconds} s per round, rounds alternating`,
+      '',
+      '| case | result | against the baseline |',
+      '|---|---:|---|',
+      ...lines,
+    ].join('\n'),
+  );
 }
 
 const peer = process.env.IEC61850_PEER;
@@ -130,7 +143,9 @@ async function againstSimulator(): Promise<void> {
     const echoes = await perSecond(1, seconds * 1000, () => new Promise<void>((r) => (waiting.push(r), socket.write(frame))));
     socket.destroy();
     echo.close();
-    rows.push(`| reads of one attribute on one association, 5 outstanding | ${reads.toFixed(0)}/s | ${(reads / echoes).toFixed(2)} of ${echoes.toFixed(0)} bare TCP echo round trips/s |`);
+    rows.push(
+      `| reads of one attribute on one association, 5 outstanding | ${reads.toFixed(0)}/s | ${(reads / echoes).toFixed(2)} of ${echoes.toFixed(0)} bare TCP echo round trips/s |`,
+    );
 
     // 2. Reports: integrity reports every millisecond, decoded by a bare client, then through the platform.
     const bare = await Iec61850Device.connect({ host: '127.0.0.1', port: simPort });
@@ -146,18 +161,38 @@ async function againstSimulator(): Promise<void> {
 
     const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-mms-platform-'));
     const proc = await launch(
-      { DATA_DIR: dataDir, HTTP_PORT: '1', HTTPS_PORT: '0', ADMIN_PASSWORD: 'bench-admin-password', LOG_LEVEL: 'warn', MMS_RECONNECT_MIN_MS: '500' },
+      {
+        DATA_DIR: dataDir,
+        HTTP_PORT: '1',
+        HTTPS_PORT: '0',
+        ADMIN_PASSWORD: 'bench-admin-password',
+        LOG_LEVEL: 'warn',
+        MMS_RECONNECT_MIN_MS: '500',
+      },
       { log: pino({ level: 'warn' }), host: '127.0.0.1', ephemeralPorts: true },
     );
     try {
       const url = `http://127.0.0.1:${proc.gateway!.httpPort}`;
-      const login = await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'bench-admin-password' }) });
-      const headers = { authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}`, 'content-type': 'application/json' };
-      const project = (await (await fetch(`${url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', isActive: true }) })).json()) as { id: string };
+      const login = await fetch(`${url}/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'admin', password: 'bench-admin-password' }),
+      });
+      const headers = {
+        authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}`,
+        'content-type': 'application/json',
+      };
+      const project = (await (
+        await fetch(`${url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', isActive: true }) })
+      ).json()) as { id: string };
       const create = async (name: string) => {
         const form = new FormData();
         form.set('connection', JSON.stringify({ name, ip: '127.0.0.1', port: simPort, projectId: project.id, protocol: 'IEC 61850' }));
-        const res = await fetch(`${url}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers: { authorization: headers.authorization }, body: form });
+        const res = await fetch(`${url}/api/protocols/iec61850/connections/with-file`, {
+          method: 'POST',
+          headers: { authorization: headers.authorization },
+          body: form,
+        });
         return ((await res.json()) as { id: string }).id;
       };
       const status = async (id: string) => (await (await fetch(`${url}/api/connections/${id}/status`, { headers })).json()) as string;
@@ -175,12 +210,18 @@ async function againstSimulator(): Promise<void> {
       await fetch(`${url}/api/connections/${id}/start`, { method: 'POST', headers });
       await connected(id);
       const firstConnectMs = performance.now() - started;
-      await fetch(`${url}/api/connections/${id}/reports`, { method: 'POST', headers, body: JSON.stringify({ rcb: `${D}/LLN0$RP$urcb01`, integrityPeriodMs: 1, triggers: ['period', 'dchg'] }) });
+      await fetch(`${url}/api/connections/${id}/reports`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ rcb: `${D}/LLN0$RP$urcb01`, integrityPeriodMs: 1, triggers: ['period', 'dchg'] }),
+      });
       await new Promise((r) => setTimeout(r, 500));
       published = 0;
       await new Promise((r) => setTimeout(r, seconds * 1000));
       const platformRate = published / seconds;
-      rows.push(`| reports received, decoded and published as events.protocol.report | ${platformRate.toFixed(0)}/s | ${(platformRate / bareRate).toFixed(2)} of ${bareRate.toFixed(0)}/s decoded by a bare client |`);
+      rows.push(
+        `| reports received, decoded and published as events.protocol.report | ${platformRate.toFixed(0)}/s | ${(platformRate / bareRate).toFixed(2)} of ${bareRate.toFixed(0)}/s decoded by a bare client |`,
+      );
       await fetch(`${url}/api/connections/${id}/reports?rcb=${encodeURIComponent(`${D}/LLN0$RP$urcb01`)}`, { method: 'DELETE', headers });
 
       // 3. Re-establishing after the device restarts (kill and start again), against the first connect.
@@ -193,7 +234,9 @@ async function againstSimulator(): Promise<void> {
         restarts.push(performance.now() - started);
       }
       const restartMs = restarts.sort((a, b) => a - b)[1];
-      rows.push(`| session re-established after the device restarts (median of 3, from the device listening again) | ${restartMs.toFixed(0)} ms | ${(restartMs / firstConnectMs).toFixed(2)} of the first connect (${firstConnectMs.toFixed(0)} ms) |`);
+      rows.push(
+        `| session re-established after the device restarts (median of 3, from the device listening again) | ${restartMs.toFixed(0)} ms | ${(restartMs / firstConnectMs).toFixed(2)} of the first connect (${firstConnectMs.toFixed(0)} ms) |`,
+      );
 
       // 4. Memory per idle connection, with `idle` connections held by this one replica.
       const ids: string[] = [];
@@ -208,7 +251,9 @@ async function againstSimulator(): Promise<void> {
       const heap = (after.heapUsed - before.heapUsed) / idle;
       // The process's resident size moves by whole pages with the collector and the allocator, far more
       // than a hundred sessions weigh; the heap after a full collection is what the sessions keep.
-      rows.push(`| memory per idle connection, ${idle} held by one replica (heap after a full collection) | ${(heap / 1024).toFixed(1)} KiB | |`);
+      rows.push(
+        `| memory per idle connection, ${idle} held by one replica (heap after a full collection) | ${(heap / 1024).toFixed(1)} KiB | |`,
+      );
     } finally {
       await proc.stop();
       await rm(dataDir, { recursive: true, force: true });
@@ -217,5 +262,13 @@ async function againstSimulator(): Promise<void> {
     await stopChild(sim);
     await rm(work, { recursive: true, force: true });
   }
-  console.log([`### IEC 61850 sessions against the simulator, ${new Date().toISOString().slice(0, 10)}, ${seconds} s per case`, '', '| case | result | against the baseline |', '|---|---:|---|', ...rows].join('\n'));
+  console.log(
+    [
+      `### IEC 61850 sessions against the simulator, ${new Date().toISOString().slice(0, 10)}, ${seconds} s per case`,
+      '',
+      '| case | result | against the baseline |',
+      '|---|---:|---|',
+      ...rows,
+    ].join('\n'),
+  );
 }

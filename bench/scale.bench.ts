@@ -40,7 +40,11 @@ try {
   const url = `http://127.0.0.1:${gateway.port}`;
   const token = await adminToken(gateway.port, password);
   const headers = { authorization: `Bearer ${token}` };
-  const created = await fetch(`${url}/api/projects`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'scale', isActive: true }) });
+  const created = await fetch(`${url}/api/projects`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'scale', isActive: true }),
+  });
   const projectId = ((await created.json()) as { id: string }).id;
   const read = `${url}/api/projects/${projectId}`;
 
@@ -54,7 +58,15 @@ try {
   for (const n of [3, 2]) await cluster.signal(byName(`config-${n}`), 'SIGTERM');
 
   // One replica of each: throughput and CPU per request in the gateway and in the owning service.
-  const routes: { name: string; owner: string; url: string; method?: 'GET' | 'POST'; body?: string; headers: Record<string, string>; connections: number }[] = [
+  const routes: {
+    name: string;
+    owner: string;
+    url: string;
+    method?: 'GET' | 'POST';
+    body?: string;
+    headers: Record<string, string>;
+    connections: number;
+  }[] = [
     { name: 'GET /api/projects/{id} (config)', owner: 'config-1', url: read, headers, connections: 32 },
     { name: 'GET /api/users (auth)', owner: 'auth-1', url: `${url}/api/users`, headers, connections: 32 },
     { name: 'GET /api/connections (protocol)', owner: 'protocol-1', url: `${url}/api/connections`, headers, connections: 32 },
@@ -70,10 +82,22 @@ try {
   ];
   const capacity: string[] = [];
   for (const route of routes) {
-    await load('warm-up', route.url, { seconds: 1, headers: route.headers, method: route.method, body: route.body, connections: route.connections });
+    await load('warm-up', route.url, {
+      seconds: 1,
+      headers: route.headers,
+      method: route.method,
+      body: route.body,
+      connections: route.connections,
+    });
     const g0 = cpuSeconds(gateway.child?.pid);
     const s0 = cpuSeconds(byName(route.owner).child?.pid);
-    const r = await load(route.name, route.url, { seconds, headers: route.headers, method: route.method, body: route.body, connections: route.connections });
+    const r = await load(route.name, route.url, {
+      seconds,
+      headers: route.headers,
+      method: route.method,
+      body: route.body,
+      connections: route.connections,
+    });
     const total = r.rps * seconds;
     const gMs = ((cpuSeconds(gateway.child?.pid) - g0) * 1000) / total;
     const sMs = ((cpuSeconds(byName(route.owner).child?.pid) - s0) * 1000) / total;
@@ -88,7 +112,9 @@ try {
       '',
       '| case | req/s | p50 ms | p99 ms | errors | ratio to 1 replica |',
       '|---|---:|---:|---:|---:|---:|',
-      ...scaling.map((r) => `| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors + r.non2xx} | ${(r.rps / scaling[0].rps).toFixed(2)} |`),
+      ...scaling.map(
+        (r) => `| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors + r.non2xx} | ${(r.rps / scaling[0].rps).toFixed(2)} |`,
+      ),
       '',
       '### One replica of each service: throughput and CPU per request',
       '',

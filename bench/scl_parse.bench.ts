@@ -105,14 +105,29 @@ if (process.env.SCL_BENCH_UPLOAD !== '0') {
   const { launch } = await import('../launch.ts');
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-scl-'));
   const proc = await launch(
-    { DATA_DIR: dataDir, HTTP_PORT: '1', HTTPS_PORT: '0', ADMIN_PASSWORD: 'bench-admin-password', MAX_SCL_BYTES: String(bytes.length * 2), LOG_LEVEL: 'warn' },
+    {
+      DATA_DIR: dataDir,
+      HTTP_PORT: '1',
+      HTTPS_PORT: '0',
+      ADMIN_PASSWORD: 'bench-admin-password',
+      MAX_SCL_BYTES: String(bytes.length * 2),
+      LOG_LEVEL: 'warn',
+    },
     { log: pino({ level: 'warn' }), host: '127.0.0.1', ephemeralPorts: true },
   );
   try {
     const url = `http://127.0.0.1:${proc.gateway!.httpPort}`;
-    const login = await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'bench-admin-password' }) });
+    const login = await fetch(`${url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: 'bench-admin-password' }),
+    });
     const headers = { authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}` };
-    const project = await fetch(`${url}/api/projects`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench', isActive: true }) });
+    const project = await fetch(`${url}/api/projects`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'bench', isActive: true }),
+    });
     const projectId = ((await project.json()) as { id: string }).id;
     const form = new FormData();
     form.set('connection', JSON.stringify({ name: 'station', ip: '10.0.0.1', port: 102, projectId, protocol: 'IEC 61850' }));
@@ -121,7 +136,9 @@ if (process.env.SCL_BENCH_UPLOAD !== '0') {
     const res = await fetch(`${url}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers, body: form });
     const ms = performance.now() - started;
     await res.arrayBuffer();
-    console.log(`\n| upload of the same ${mb} MB file through the gateway (multipart → 256 KiB chunks on the bus → parse → store) | ${res.status} | ${ms.toFixed(0)} ms |`);
+    console.log(
+      `\n| upload of the same ${mb} MB file through the gateway (multipart → 256 KiB chunks on the bus → parse → store) | ${res.status} | ${ms.toFixed(0)} ms |`,
+    );
   } finally {
     await proc.stop();
     await rm(dataDir, { recursive: true, force: true });

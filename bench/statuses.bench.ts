@@ -16,13 +16,24 @@ const password = 'bench-admin-password';
 const count = 100;
 
 const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-statuses-'));
-const proc = await launch({ DATA_DIR: dataDir, HTTP_PORT: '1', HTTPS_PORT: '0', ADMIN_PASSWORD: password, LOG_LEVEL: 'warn' }, { log: pino({ level: 'warn' }), host: '127.0.0.1', ephemeralPorts: true });
+const proc = await launch(
+  { DATA_DIR: dataDir, HTTP_PORT: '1', HTTPS_PORT: '0', ADMIN_PASSWORD: password, LOG_LEVEL: 'warn' },
+  { log: pino({ level: 'warn' }), host: '127.0.0.1', ephemeralPorts: true },
+);
 const url = `http://127.0.0.1:${proc.gateway!.httpPort}`;
 try {
-  const login = await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
+  const login = await fetch(`${url}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password }),
+  });
   const { access_token: token } = (await login.json()) as { access_token: string };
   const headers = { authorization: `Bearer ${token}`, 'x-space': 'default', 'content-type': 'application/json' };
-  const project = ((await (await fetch(`${url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', isActive: true }) })).json()) as { id: string }).id;
+  const project = (
+    (await (
+      await fetch(`${url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', isActive: true }) })
+    ).json()) as { id: string }
+  ).id;
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     const body = JSON.stringify({ name: `feeder-${i}`, ip: '127.0.0.1', port: 1, projectId: project, protocol: 'IEC 61850' });
@@ -42,7 +53,10 @@ try {
   }
   const base = rows.filter(([, n]) => n === 1).reduce((sum, [r]) => sum + r.rps, 0) / 2;
   const lines = ['| case | req/s | p50 ms | p99 ms | errors | statuses/s | ratio to baseline |', '|---|---:|---:|---:|---:|---:|---:|'];
-  for (const [r, n] of rows) lines.push(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors + r.non2xx} | ${r.rps * n} | ${((r.rps * n) / base).toFixed(2)} |`);
+  for (const [r, n] of rows)
+    lines.push(
+      `| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors + r.non2xx} | ${r.rps * n} | ${((r.rps * n) / base).toFixed(2)} |`,
+    );
   console.log(`### Connection statuses, ${seconds} s per case, 32 connections, embedded\n\n${lines.join('\n')}`);
 } finally {
   await proc.stop();

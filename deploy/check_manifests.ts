@@ -30,7 +30,8 @@ function sources(): string {
       else if (name.endsWith('.ts')) out.push(readFileSync(path, 'utf8'));
     }
   };
-  for (const dir of ['contracts', 'platform', 'gateway', 'auth-service', 'config-service', 'protocol-service']) walk(join(root, dir, 'src'));
+  for (const dir of ['contracts', 'platform', 'gateway', 'auth-service', 'config-service', 'protocol-service'])
+    walk(join(root, dir, 'src'));
   out.push(readFileSync(join(root, 'launch.ts'), 'utf8'), readFileSync(join(root, 'main.ts'), 'utf8'));
   return out.join('\n');
 }
@@ -50,7 +51,9 @@ async function validateSchema(obj: K8sObject): Promise<string | null> {
 const code = sources();
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 for (const file of process.argv.slice(2)) {
-  const objects = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJSON() as K8sObject).filter(Boolean);
+  const objects = parseAllDocuments(readFileSync(file, 'utf8'))
+    .map((d) => d.toJSON() as K8sObject)
+    .filter(Boolean);
   const envNames = new Set<string>();
   for (const obj of objects) {
     const label = `${file}: ${obj.kind} ${obj.metadata.name}`;
@@ -71,7 +74,15 @@ for (const file of process.argv.slice(2)) {
 }
 
 type Probe = { httpGet?: { path: string; port: string | number } };
-type Container = { name: string; image: string; env?: { name: string; value?: string }[]; ports?: { name?: string; containerPort: number }[]; livenessProbe?: Probe; readinessProbe?: Probe; startupProbe?: Probe };
+type Container = {
+  name: string;
+  image: string;
+  env?: { name: string; value?: string }[];
+  ports?: { name?: string; containerPort: number }[];
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
+  startupProbe?: Probe;
+};
 
 function checkContainer(file: string, deployment: string, c: Container, envNames: Set<string>): void {
   for (const e of c.env ?? []) envNames.add(e.name);
@@ -86,7 +97,10 @@ function checkContainer(file: string, deployment: string, c: Container, envNames
     if (!path) continue;
     const served = code.includes(`'${path}'`);
     report(served, `${file}: ${deployment} probes ${path}, which the code serves`);
-    report((c.ports ?? []).some((p) => p.name === probe?.httpGet?.port), `${file}: ${deployment} probes a port it declares`);
+    report(
+      (c.ports ?? []).some((p) => p.name === probe?.httpGet?.port),
+      `${file}: ${deployment} probes a port it declares`,
+    );
   }
 }
 
@@ -101,34 +115,74 @@ function checkProperties(file: string, objects: K8sObject[]): void {
     const name = d.metadata.name;
     const pod = d.spec.template.spec as Spec;
     const labels = d.spec.template.metadata.labels as Record<string, string>;
-    const matches = (selector: Spec | undefined) => Object.entries((selector?.matchLabels ?? {}) as Record<string, string>).every(([k, v]) => labels[k] === v);
+    const matches = (selector: Spec | undefined) =>
+      Object.entries((selector?.matchLabels ?? {}) as Record<string, string>).every(([k, v]) => labels[k] === v);
     for (const c of pod.containers as Spec[]) {
       report(Boolean(c.livenessProbe && c.readinessProbe), `${file}: ${name} has liveness and readiness probes`);
-      report(Boolean(c.resources?.requests?.cpu && c.resources?.requests?.memory && c.resources?.limits?.memory), `${file}: ${name} requests CPU and memory and limits memory`);
-      report(c.securityContext?.readOnlyRootFilesystem === true && c.securityContext?.allowPrivilegeEscalation === false, `${file}: ${name} runs read-only without privilege escalation`);
+      report(
+        Boolean(c.resources?.requests?.cpu && c.resources?.requests?.memory && c.resources?.limits?.memory),
+        `${file}: ${name} requests CPU and memory and limits memory`,
+      );
+      report(
+        c.securityContext?.readOnlyRootFilesystem === true && c.securityContext?.allowPrivilegeEscalation === false,
+        `${file}: ${name} runs read-only without privilege escalation`,
+      );
     }
-    report(pod.securityContext?.runAsNonRoot === true && Number(pod.securityContext?.runAsUser) > 0, `${file}: ${name} runs as a non-root user`);
-    report(Number(pod.terminationGracePeriodSeconds) > 10, `${file}: ${name} gives more time to stop than the 10 s drain (SHUTDOWN_GRACE_MS)`);
-    report(of('HorizontalPodAutoscaler').some((h) => h.spec.scaleTargetRef?.name === name), `${file}: ${name} has an autoscaler`);
-    report(of('PodDisruptionBudget').some((b) => matches(b.spec.selector)), `${file}: ${name} has a disruption budget`);
-    const ingress = policies.filter((p) => matches(p.spec.podSelector) && (p.spec.policyTypes as string[] | undefined)?.includes('Ingress'));
+    report(
+      pod.securityContext?.runAsNonRoot === true && Number(pod.securityContext?.runAsUser) > 0,
+      `${file}: ${name} runs as a non-root user`,
+    );
+    report(
+      Number(pod.terminationGracePeriodSeconds) > 10,
+      `${file}: ${name} gives more time to stop than the 10 s drain (SHUTDOWN_GRACE_MS)`,
+    );
+    report(
+      of('HorizontalPodAutoscaler').some((h) => h.spec.scaleTargetRef?.name === name),
+      `${file}: ${name} has an autoscaler`,
+    );
+    report(
+      of('PodDisruptionBudget').some((b) => matches(b.spec.selector)),
+      `${file}: ${name} has a disruption budget`,
+    );
+    const ingress = policies.filter(
+      (p) => matches(p.spec.podSelector) && (p.spec.policyTypes as string[] | undefined)?.includes('Ingress'),
+    );
     // Open: a rule admitting any source (or an address block) on a port other than the health probe's.
-    const health = (pod.containers as Spec[]).flatMap((c) => (c.ports ?? []) as Spec[]).filter((p) => p.name === 'health').map((p) => p.containerPort);
+    const health = (pod.containers as Spec[])
+      .flatMap((c) => (c.ports ?? []) as Spec[])
+      .filter((p) => p.name === 'health')
+      .map((p) => p.containerPort);
     const open = ingress.some((p) =>
       ((p.spec.ingress ?? []) as Spec[]).some(
-        (rule) => (!rule.from || (rule.from as Spec[]).some((f) => f.ipBlock)) && !(rule.ports as Spec[] | undefined)?.every((port) => health.includes(port.port)),
+        (rule) =>
+          (!rule.from || (rule.from as Spec[]).some((f) => f.ipBlock)) &&
+          !(rule.ports as Spec[] | undefined)?.every((port) => health.includes(port.port)),
       ),
     );
-    report(open === name.endsWith('gateway'), `${file}: ${name} ${name.endsWith('gateway') ? 'takes' : 'does not take'} traffic from outside the cluster`);
+    report(
+      open === name.endsWith('gateway'),
+      `${file}: ${name} ${name.endsWith('gateway') ? 'takes' : 'does not take'} traffic from outside the cluster`,
+    );
     if (production) {
       report(Number(d.spec.replicas) >= 2, `${file}: ${name} runs at least two replicas`);
       const spread = (pod.topologySpreadConstraints ?? []) as Spec[];
-      report(spread.some((t) => t.topologyKey === 'topology.kubernetes.io/zone'), `${file}: ${name} spreads its replicas over zones`);
-      report(of('HorizontalPodAutoscaler').every((h) => Number(h.spec.minReplicas) >= 2), `${file}: autoscalers keep at least two replicas`);
+      report(
+        spread.some((t) => t.topologyKey === 'topology.kubernetes.io/zone'),
+        `${file}: ${name} spreads its replicas over zones`,
+      );
+      report(
+        of('HorizontalPodAutoscaler').every((h) => Number(h.spec.minReplicas) >= 2),
+        `${file}: autoscalers keep at least two replicas`,
+      );
     }
   }
-  const denyAll = policies.find((p) => Object.keys(p.spec.podSelector ?? {}).length === 0 || Object.keys(p.spec.podSelector?.matchLabels ?? {}).length === 0);
-  report(Boolean(denyAll && !(denyAll.spec.ingress as unknown[] | undefined)?.length), `${file}: a default-deny network policy covers every pod`);
+  const denyAll = policies.find(
+    (p) => Object.keys(p.spec.podSelector ?? {}).length === 0 || Object.keys(p.spec.podSelector?.matchLabels ?? {}).length === 0,
+  );
+  report(
+    Boolean(denyAll && !(denyAll.spec.ingress as unknown[] | undefined)?.length),
+    `${file}: a default-deny network policy covers every pod`,
+  );
 }
 
 process.exit(failures === 0 ? 0 : 1);

@@ -43,7 +43,9 @@ function resolveFrom(image: string, from: string, name: string): string | null {
 
 /** What the bundle needs (package folders) and what it lacks, walking dependencies as Node resolves them. */
 export function neededBy(image: string): { needed: Set<string>; missing: string[]; imports: string[] } {
-  const code = readdirSync(image).filter((f) => f.endsWith('.mjs')).map((f) => readFileSync(join(image, f), 'utf8'));
+  const code = readdirSync(image)
+    .filter((f) => f.endsWith('.mjs'))
+    .map((f) => readFileSync(join(image, f), 'utf8'));
   // What the bundle imports, read from its code, and what the build found it requires by name (a
   // minified bundle's requires cannot be read back): the image's package.json names those.
   const manifest = JSON.parse(readFileSync(join(image, 'package.json'), 'utf8')) as Manifest;
@@ -61,7 +63,8 @@ export function neededBy(image: string): { needed: Set<string>; missing: string[
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
     for (const dep of Object.keys(pkg.dependencies ?? {})) visit(dep, dir, pkg.name, false);
     for (const dep of Object.keys(pkg.optionalDependencies ?? {})) visit(dep, dir, pkg.name, true);
-    for (const dep of Object.keys(pkg.peerDependencies ?? {})) visit(dep, dir, pkg.name, pkg.peerDependenciesMeta?.[dep]?.optional === true);
+    for (const dep of Object.keys(pkg.peerDependencies ?? {}))
+      visit(dep, dir, pkg.name, pkg.peerDependenciesMeta?.[dep]?.optional === true);
   };
   for (const name of imports) visit(name, image, 'the bundle', false);
   return { needed, missing, imports };
@@ -77,7 +80,17 @@ if (process.argv[1] === new URL(import.meta.url).pathname) {
   const installed = installedUnder(join(image, 'node_modules'));
   const extra = installed.filter((dir) => !needed.has(dir)).map((dir) => relative(image, dir));
   const report = (ok: boolean, what: string) => console.log(`${ok ? 'ok' : 'FAILED'}: ${what}`);
-  report(missing.length === 0, missing.length === 0 ? `the bundle's ${imports.length} packages and what they need are installed (${needed.size} in all)` : `missing from node_modules: ${missing.join(', ')}`);
-  report(extra.length === 0, extra.length === 0 ? 'node_modules holds nothing the bundle does not load' : `in node_modules but never loaded by the bundle: ${extra.join(', ')}`);
+  report(
+    missing.length === 0,
+    missing.length === 0
+      ? `the bundle's ${imports.length} packages and what they need are installed (${needed.size} in all)`
+      : `missing from node_modules: ${missing.join(', ')}`,
+  );
+  report(
+    extra.length === 0,
+    extra.length === 0
+      ? 'node_modules holds nothing the bundle does not load'
+      : `in node_modules but never loaded by the bundle: ${extra.join(', ')}`,
+  );
   process.exit(missing.length === 0 && extra.length === 0 ? 0 : 1);
 }

@@ -60,7 +60,14 @@ function ignoreTest(pattern: string): (path: string) => boolean {
   const source = pattern
     .replace(/^\/+|\/+$/g, '')
     .split('/')
-    .map((part) => (part === '**' ? '(?:.*)' : part.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')))
+    .map((part) =>
+      part === '**'
+        ? '(?:.*)'
+        : part
+            .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+            .replace(/\*/g, '[^/]*')
+            .replace(/\?/g, '[^/]'),
+    )
     .join('/')
     .replace(/\(\?:\.\*\)\//g, '(?:.*/)?');
   const re = new RegExp(`^${source}$`);
@@ -70,7 +77,11 @@ function ignoreTest(pattern: string): (path: string) => boolean {
 /** Copies the build context (the repository) into `dest`, leaving out what the ignore file names. */
 function copyContext(dest: string, ignoreFile: string): void {
   const patterns = existsSync(ignoreFile)
-    ? readFileSync(ignoreFile, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')).map(ignoreTest)
+    ? readFileSync(ignoreFile, 'utf8')
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l && !l.startsWith('#'))
+        .map(ignoreTest)
     : [];
   const walk = (rel: string) => {
     for (const name of readdirSync(join(root, rel))) {
@@ -160,7 +171,10 @@ function performLine(line: string, dir: string, workdir: string, done: Map<strin
     try {
       execSync(line.slice(4), { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env });
     } catch (err) {
-      const out = String((err as { stderr?: Buffer }).stderr ?? '').split('\n').slice(-20).join('\n');
+      const out = String((err as { stderr?: Buffer }).stderr ?? '')
+        .split('\n')
+        .slice(-20)
+        .join('\n');
       throw new Error(`${line} failed:\n${out}`);
     }
   }

@@ -51,10 +51,18 @@ async function servicesAlone(): Promise<void> {
     const headers = { authorization: `Bearer ${await adminToken(cluster.gateways[0].port, password)}`, 'content-type': 'application/json' };
     const created = await call(`${url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'smoke', isActive: true }) });
     const id = created.status === 200 ? (JSON.parse(created.body) as { id: string }).id : 'none';
-    const reads = await Promise.all([`/api/projects/${id}`, '/api/users', '/api/connections', '/readyz'].map((p) => call(`${url}${p}`, { headers })));
-    report(created.status === 200 && reads.every((r) => r.status === 200), `through the gateway: sign-in, a project stored and read, users, connections (${[created, ...reads].map((r) => r.status).join(' ')})`);
+    const reads = await Promise.all(
+      [`/api/projects/${id}`, '/api/users', '/api/connections', '/readyz'].map((p) => call(`${url}${p}`, { headers })),
+    );
+    report(
+      created.status === 200 && reads.every((r) => r.status === 200),
+      `through the gateway: sign-in, a project stored and read, users, connections (${[created, ...reads].map((r) => r.status).join(' ')})`,
+    );
     const codes = await Promise.all(cluster.replicas.map((r) => cluster.signal(r, 'SIGTERM')));
-    report(codes.every((c) => c === 0), `every process stops on SIGTERM with exit code 0 (${codes.join(' ')})`);
+    report(
+      codes.every((c) => c === 0),
+      `every process stops on SIGTERM with exit code 0 (${codes.join(' ')})`,
+    );
   } catch (err) {
     report(false, `the bundles one per process: ${(err as Error).message}`);
   } finally {
@@ -67,7 +75,14 @@ async function servicesAlone(): Promise<void> {
 async function allInOne(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-smoke-edge-'));
   const [http, https, health] = [await freePort(), await freePort(), await freePort()];
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'production', LOG_LEVEL: 'warn', DATA_DIR: dataDir, ADMIN_PASSWORD: password };
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: dataDir,
+    ADMIN_PASSWORD: password,
+  };
   const child = spawn(process.execPath, bundleCommand('edge'), {
     cwd: repoRoot,
     env: { ...env, HTTP_PORT: String(http), HTTPS_PORT: String(https), HEALTH_PORT: String(health) },
@@ -76,21 +91,41 @@ async function allInOne(): Promise<void> {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   try {
     const url = `http://127.0.0.1:${http}`;
-    const up = await waitReady(`${url}/readyz`, 60_000).then(() => true, () => false);
+    const up = await waitReady(`${url}/readyz`, 60_000).then(
+      () => true,
+      () => false,
+    );
     report(up, 'the all-in-one bundle starts on the embedded defaults and answers /readyz');
     if (!up) return;
-    const login = await call(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
+    const login = await call(`${url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password }),
+    });
     const token = login.status === 200 ? (JSON.parse(login.body) as { access_token: string }).access_token : '';
     const projects = await call(`${url}/api/projects`, { headers: { authorization: `Bearer ${token}` } });
-    report(login.status === 200 && projects.status === 200, `sign-in and a read through the all-in-one process (${login.status} ${projects.status})`);
+    report(
+      login.status === 200 && projects.status === 200,
+      `sign-in and a read through the all-in-one process (${login.status} ${projects.status})`,
+    );
     const assets = await Promise.all(['/docs', '/docs/swagger-ui.css', '/openapi.json'].map((p) => call(`${url}${p}`)));
-    report(assets.every((a) => a.status === 200), `the API reference page and its assets (${assets.map((a) => a.status).join(' ')})`);
+    report(
+      assets.every((a) => a.status === 200),
+      `the API reference page and its assets (${assets.map((a) => a.status).join(' ')})`,
+    );
     const probe = await call(`http://127.0.0.1:${health}/readyz`);
     // The certificate is self-signed: the check is that the listener answers over TLS, not who signed it.
     const tls = await new Promise<boolean>((resolve) => {
-      import('node:https').then(({ get }) => get(`https://127.0.0.1:${https}/healthz`, { rejectUnauthorized: false }, (res) => resolve(res.statusCode === 200)).on('error', () => resolve(false)));
+      import('node:https').then(({ get }) =>
+        get(`https://127.0.0.1:${https}/healthz`, { rejectUnauthorized: false }, (res) => resolve(res.statusCode === 200)).on('error', () =>
+          resolve(false),
+        ),
+      );
     });
-    report(probe.status === 200 && tls, `the probe port and HTTPS on a generated certificate answer (${probe.status}, ${tls ? 'TLS ok' : 'TLS failed'})`);
+    report(
+      probe.status === 200 && tls,
+      `the probe port and HTTPS on a generated certificate answer (${probe.status}, ${tls ? 'TLS ok' : 'TLS failed'})`,
+    );
   } finally {
     child.kill('SIGTERM');
     const code = await exited;

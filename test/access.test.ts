@@ -64,19 +64,32 @@ t.test(`access rules (${p.mode})`, async (t) => {
     const cookie = `svc_access_token=${cookiesOf(res).svc_access_token?.value}`;
     const write = await fetch(`${p.url}/api/spaces`, { method: 'POST', headers: json({ cookie, ...evil }), body: '{"name":"csrf-space"}' });
     t.equal(write.status, 403);
-    const fetchSite = await fetch(`${p.url}/api/spaces`, { method: 'POST', headers: json({ cookie, 'sec-fetch-site': 'cross-site' }), body: '{"name":"csrf-space"}' });
+    const fetchSite = await fetch(`${p.url}/api/spaces`, {
+      method: 'POST',
+      headers: json({ cookie, 'sec-fetch-site': 'cross-site' }),
+      body: '{"name":"csrf-space"}',
+    });
     t.equal(fetchSite.status, 403);
-    const sameOrigin = await fetch(`${p.url}/api/spaces`, { method: 'POST', headers: json({ cookie, origin: p.url }), body: '{"name":"same-origin-space"}' });
+    const sameOrigin = await fetch(`${p.url}/api/spaces`, {
+      method: 'POST',
+      headers: json({ cookie, origin: p.url }),
+      body: '{"name":"same-origin-space"}',
+    });
     t.equal(sameOrigin.status, 200, 'same origin passes');
     const admin = await asAdmin(p);
-    const bearer = await fetch(`${p.url}/api/spaces`, { method: 'POST', headers: json({ ...admin.headers, ...evil }), body: '{"name":"bearer-space"}' });
+    const bearer = await fetch(`${p.url}/api/spaces`, {
+      method: 'POST',
+      headers: json({ ...admin.headers, ...evil }),
+      body: '{"name":"bearer-space"}',
+    });
     t.equal(bearer.status, 200, 'a bearer client is not a CSRF risk');
   });
 
   t.test('roles: a viewer cannot write, a non-admin cannot administer', async (t) => {
     const viewer = await signIn(p, { role: 'viewer' });
     const editor = await signIn(p, { role: 'editor' });
-    const createSpaceAs = (headers: Record<string, string>) => fetch(`${p.url}/api/spaces`, { method: 'POST', headers: json(headers), body: '{"name":"nope"}' });
+    const createSpaceAs = (headers: Record<string, string>) =>
+      fetch(`${p.url}/api/spaces`, { method: 'POST', headers: json(headers), body: '{"name":"nope"}' });
     t.equal((await createSpaceAs(viewer.headers)).status, 403);
     t.equal((await createSpaceAs(editor.headers)).status, 403);
     t.equal((await fetch(`${p.url}/api/users`, { headers: editor.headers })).status, 403);
@@ -88,7 +101,11 @@ t.test(`access rules (${p.mode})`, async (t) => {
     const session = await bearerLogin(p, user.username, user.password);
     t.equal((await fetch(`${p.url}/api/users`, { headers: session.headers })).status, 200);
     const admin = await asAdmin(p);
-    const demote = await fetch(`${p.url}/api/users/${user.userId}`, { method: 'PUT', headers: json(admin.headers), body: '{"roles":["viewer"]}' });
+    const demote = await fetch(`${p.url}/api/users/${user.userId}`, {
+      method: 'PUT',
+      headers: json(admin.headers),
+      body: '{"roles":["viewer"]}',
+    });
     t.equal(demote.status, 204);
     t.equal((await fetch(`${p.url}/api/users`, { headers: session.headers })).status, 403);
   });
@@ -102,7 +119,10 @@ t.test(`access rules (${p.mode})`, async (t) => {
       if (init.body) headers.set('content-type', 'application/json');
       return fetch(`${p.url}/api/projects`, { ...init, headers });
     };
-    const created = await projects(undefined, { method: 'POST', body: JSON.stringify({ name: `space-rule-${Date.now()}`, isActive: true }) });
+    const created = await projects(undefined, {
+      method: 'POST',
+      body: JSON.stringify({ name: `space-rule-${Date.now()}`, isActive: true }),
+    });
     t.equal(created.status, 200, 'written to the active space');
     t.equal((await projects('default')).status, 200);
     for (const space of [other, 'no-such-space']) {

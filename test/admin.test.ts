@@ -13,23 +13,88 @@ t.test(`users and spaces administration (${p.mode})`, async (t) => {
 
   t.test('a user is created, read, listed, updated and deleted; no answer carries a secret', async (t) => {
     const created = await fetch(`${p.url}/api/users`, {
-      method: 'POST', headers: json(admin.headers),
-      body: JSON.stringify({ username: 'Operator.One', password: 'first-password-1', email: 'one@plant.example', roles: ['viewer'], spaces: ['default'] }),
+      method: 'POST',
+      headers: json(admin.headers),
+      body: JSON.stringify({
+        username: 'Operator.One',
+        password: 'first-password-1',
+        email: 'one@plant.example',
+        roles: ['viewer'],
+        spaces: ['default'],
+      }),
     });
     t.equal(created.status, 200);
     const user = (await created.json()) as Record<string, unknown>;
-    t.match(user, { username: 'Operator.One', email: 'one@plant.example', enabled: true, otpType: 'none', roles: ['viewer'], spaces: ['default'], createdBy: 'admin' });
+    t.match(user, {
+      username: 'Operator.One',
+      email: 'one@plant.example',
+      enabled: true,
+      otpType: 'none',
+      roles: ['viewer'],
+      spaces: ['default'],
+      createdBy: 'admin',
+    });
     const { requirePasswordReset: _flag, ...rest } = user; // the reference's flag, not a secret
     const text = JSON.stringify(rest);
     t.notMatch(text, /password|hash|scrypt|secret/i, 'no secret in the answer');
-    t.equal((await fetch(`${p.url}/api/users`, { method: 'POST', headers: json(admin.headers), body: JSON.stringify({ username: 'operator.one', password: 'other-password', roles: ['viewer'], spaces: ['default'] }) })).status, 409, 'names are unique case-insensitively');
-    t.equal((await fetch(`${p.url}/api/users`, { method: 'POST', headers: json(admin.headers), body: JSON.stringify({ username: 'x1', password: 'other-password', roles: ['viewer'], spaces: ['nowhere'] }) })).status, 400, 'an unknown space');
-    t.equal((await fetch(`${p.url}/api/users`, { method: 'POST', headers: json(admin.headers), body: JSON.stringify({ username: 'x2', password: 'short', roles: ['viewer'], spaces: ['default'] }) })).status, 400, 'a short password');
-    t.equal((await fetch(`${p.url}/api/users`, { method: 'POST', headers: json(admin.headers), body: JSON.stringify({ username: 'x3', password: 'long-enough-1', email: 'not an address', roles: ['viewer'], spaces: ['default'] }) })).status, 400, 'a malformed email');
+    t.equal(
+      (
+        await fetch(`${p.url}/api/users`, {
+          method: 'POST',
+          headers: json(admin.headers),
+          body: JSON.stringify({ username: 'operator.one', password: 'other-password', roles: ['viewer'], spaces: ['default'] }),
+        })
+      ).status,
+      409,
+      'names are unique case-insensitively',
+    );
+    t.equal(
+      (
+        await fetch(`${p.url}/api/users`, {
+          method: 'POST',
+          headers: json(admin.headers),
+          body: JSON.stringify({ username: 'x1', password: 'other-password', roles: ['viewer'], spaces: ['nowhere'] }),
+        })
+      ).status,
+      400,
+      'an unknown space',
+    );
+    t.equal(
+      (
+        await fetch(`${p.url}/api/users`, {
+          method: 'POST',
+          headers: json(admin.headers),
+          body: JSON.stringify({ username: 'x2', password: 'short', roles: ['viewer'], spaces: ['default'] }),
+        })
+      ).status,
+      400,
+      'a short password',
+    );
+    t.equal(
+      (
+        await fetch(`${p.url}/api/users`, {
+          method: 'POST',
+          headers: json(admin.headers),
+          body: JSON.stringify({
+            username: 'x3',
+            password: 'long-enough-1',
+            email: 'not an address',
+            roles: ['viewer'],
+            spaces: ['default'],
+          }),
+        })
+      ).status,
+      400,
+      'a malformed email',
+    );
     const list = (await (await fetch(`${p.url}/api/users`, { headers: admin.headers })).json()) as { username: string }[];
     t.ok(list.some((u) => u.username === 'Operator.One'));
     t.notMatch(JSON.stringify(list), /scrypt/);
-    const update = await fetch(`${p.url}/api/users/${user.id}`, { method: 'PUT', headers: json(admin.headers), body: JSON.stringify({ password: 'second-password-2', roles: ['editor'] }) });
+    const update = await fetch(`${p.url}/api/users/${user.id}`, {
+      method: 'PUT',
+      headers: json(admin.headers),
+      body: JSON.stringify({ password: 'second-password-2', roles: ['editor'] }),
+    });
     t.equal(update.status, 204);
     t.equal((await login(p, 'operator.one', 'first-password-1')).status, 401, 'the old password is gone');
     t.equal((await login(p, 'operator.one', 'second-password-2')).status, 200, 'the new one works');
@@ -41,8 +106,16 @@ t.test(`users and spaces administration (${p.mode})`, async (t) => {
 
   t.test('an administrator cannot delete, disable or demote themselves', async (t) => {
     t.equal((await fetch(`${p.url}/api/users/${admin.userId}`, { method: 'DELETE', headers: admin.headers })).status, 409);
-    t.equal((await fetch(`${p.url}/api/users/${admin.userId}`, { method: 'PUT', headers: json(admin.headers), body: '{"enabled":false}' })).status, 409);
-    t.equal((await fetch(`${p.url}/api/users/${admin.userId}`, { method: 'PUT', headers: json(admin.headers), body: '{"roles":["viewer"]}' })).status, 409);
+    t.equal(
+      (await fetch(`${p.url}/api/users/${admin.userId}`, { method: 'PUT', headers: json(admin.headers), body: '{"enabled":false}' }))
+        .status,
+      409,
+    );
+    t.equal(
+      (await fetch(`${p.url}/api/users/${admin.userId}`, { method: 'PUT', headers: json(admin.headers), body: '{"roles":["viewer"]}' }))
+        .status,
+      409,
+    );
   });
 
   t.test('a user enrols in TOTP and turns it off; another non-admin user cannot touch it', async (t) => {
@@ -54,23 +127,59 @@ t.test(`users and spaces administration (${p.mode})`, async (t) => {
     t.equal(enrolled.status, 200, 'the user itself, with their password');
     const { secret } = (await enrolled.json()) as { secret: string };
     t.match(await (await fetch(`${p.url}/api/users/${self.userId}`, { headers: admin.headers })).json(), { otpType: 'totp' });
-    t.equal((await fetch(`${p.url}/api/users/${self.userId}/otp`, { method: 'DELETE', ...proof({ currentPassword: self.password, otpCode: generateSync({ secret }) }) })).status, 204);
+    t.equal(
+      (
+        await fetch(`${p.url}/api/users/${self.userId}/otp`, {
+          method: 'DELETE',
+          ...proof({ currentPassword: self.password, otpCode: generateSync({ secret }) }),
+        })
+      ).status,
+      204,
+    );
     t.equal((await login(p, self.username, self.password)).status, 200);
-    t.notOk(((await (await login(p, self.username, self.password)).json()) as { otp_required?: boolean }).otp_required, 'no OTP step any more');
+    t.notOk(
+      ((await (await login(p, self.username, self.password)).json()) as { otp_required?: boolean }).otp_required,
+      'no OTP step any more',
+    );
   });
 
   t.test('spaces: listed by membership, read, renamed, and deleted unless someone would be left without one', async (t) => {
     const name = `line-${Date.now()}`;
     const id = await createSpace(p, name);
-    t.equal((await fetch(`${p.url}/api/spaces`, { method: 'POST', headers: json(admin.headers), body: JSON.stringify({ name }) })).status, 409, 'a duplicate name');
+    t.equal(
+      (await fetch(`${p.url}/api/spaces`, { method: 'POST', headers: json(admin.headers), body: JSON.stringify({ name }) })).status,
+      409,
+      'a duplicate name',
+    );
     const member = await signIn(p, { role: 'viewer', spaces: [id] });
     const mine = (await (await fetch(`${p.url}/api/spaces`, { headers: member.headers })).json()) as { id: string }[];
-    t.same(mine.map((s) => s.id), [id], 'a member sees only its spaces');
+    t.same(
+      mine.map((s) => s.id),
+      [id],
+      'a member sees only its spaces',
+    );
     t.equal((await fetch(`${p.url}/api/spaces/default`, { headers: member.headers })).status, 404, 'another space does not exist for it');
-    t.equal((await fetch(`${p.url}/api/spaces/${id}`, { method: 'PUT', headers: json(admin.headers), body: JSON.stringify({ name: `${name}-b` }) })).status, 204);
+    t.equal(
+      (
+        await fetch(`${p.url}/api/spaces/${id}`, {
+          method: 'PUT',
+          headers: json(admin.headers),
+          body: JSON.stringify({ name: `${name}-b` }),
+        })
+      ).status,
+      204,
+    );
     t.match(await (await fetch(`${p.url}/api/spaces/${id}`, { headers: member.headers })).json(), { name: `${name}-b` });
-    t.equal((await fetch(`${p.url}/api/spaces/${id}`, { method: 'DELETE', headers: admin.headers })).status, 409, 'its member has no other space');
-    t.equal((await fetch(`${p.url}/api/spaces/default`, { method: 'DELETE', headers: admin.headers })).status, 409, 'the default space stays');
+    t.equal(
+      (await fetch(`${p.url}/api/spaces/${id}`, { method: 'DELETE', headers: admin.headers })).status,
+      409,
+      'its member has no other space',
+    );
+    t.equal(
+      (await fetch(`${p.url}/api/spaces/default`, { method: 'DELETE', headers: admin.headers })).status,
+      409,
+      'the default space stays',
+    );
     const spare = await createSpace(p, `spare-${Date.now()}`);
     t.equal((await fetch(`${p.url}/api/spaces/${spare}`, { method: 'DELETE', headers: admin.headers })).status, 204);
     t.equal((await fetch(`${p.url}/api/spaces/${spare}`, { headers: admin.headers })).status, 404);

@@ -14,7 +14,12 @@ import { createSpace, signIn } from './support/session.ts';
 
 const sim = await startSimulator({ model: await fixtureModel(), port: 0 });
 t.teardown(() => sim.stop());
-const p = await startTestPlatform({ SESSION_LEASE_SECONDS: '3', MMS_RECONNECT_MIN_MS: '100', MMS_RECONNECT_MAX_MS: '1000', MMS_REQUEST_TIMEOUT_MS: '2000' });
+const p = await startTestPlatform({
+  SESSION_LEASE_SECONDS: '3',
+  MMS_RECONNECT_MIN_MS: '100',
+  MMS_RECONNECT_MAX_MS: '1000',
+  MMS_REQUEST_TIMEOUT_MS: '2000',
+});
 t.teardown(() => p.stop());
 
 const until = async (what: string, probe: () => Promise<boolean>, ms = 15_000): Promise<void> => {
@@ -31,10 +36,26 @@ t.test(`connections by JSON, by project and name, by ids (${p.mode})`, async (t)
   const other = await createSpace(p, `conn-sets-${Date.now()}`);
   const stranger = await signIn(p, { role: 'editor', spaces: [other] });
   const call = (method: string, path: string, who = editor, body?: unknown) =>
-    fetch(`${p.url}${path}`, { method, headers: body === undefined ? who.headers : { ...who.headers, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const newProject = async (who = editor) => ((await (await call('POST', '/api/projects', who, { name: `sets-${Date.now()}-${Math.random()}`, isActive: true })).json()) as { id: string }).id;
+    fetch(`${p.url}${path}`, {
+      method,
+      headers: body === undefined ? who.headers : { ...who.headers, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const newProject = async (who = editor) =>
+    (
+      (await (await call('POST', '/api/projects', who, { name: `sets-${Date.now()}-${Math.random()}`, isActive: true })).json()) as {
+        id: string;
+      }
+    ).id;
   const project = await newProject();
-  const connection = (name: string, extra: Record<string, unknown> = {}) => ({ name, ip: '127.0.0.1', port: sim.port, projectId: project, protocol: 'IEC 61850', ...extra });
+  const connection = (name: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    ip: '127.0.0.1',
+    port: sim.port,
+    projectId: project,
+    protocol: 'IEC 61850',
+    ...extra,
+  });
   const create = async (name: string, who = editor, body = connection(name)) => {
     const res = await call('POST', '/api/connections', who, body);
     if (res.status !== 201) throw new Error(`create answered ${res.status}: ${await res.text()}`);
@@ -56,9 +77,13 @@ t.test(`connections by JSON, by project and name, by ids (${p.mode})`, async (t)
     t.equal((await call('POST', '/api/connections', editor, connection('x', { protocol: 'Modbus TCP' }))).status, 400, 'IEC 61850 only');
     t.equal((await call('POST', '/api/connections', editor, connection('x', { port: 65536 }))).status, 400);
     t.equal((await call('POST', '/api/connections', editor, connection('x', { extra: 1 }))).status, 400);
-    t.equal((await call('POST', '/api/connections', editor, connection('x', { projectId: await newProject(stranger) }))).status, 404, 'another space\'s project');
+    t.equal(
+      (await call('POST', '/api/connections', editor, connection('x', { projectId: await newProject(stranger) }))).status,
+      404,
+      "another space's project",
+    );
     t.equal((await call('POST', '/api/connections', viewer, connection('x'))).status, 403);
-    t.equal((await call('PUT', `/api/connections/${body.id}`, stranger, connection('x'))).status, 404, 'another space\'s connection');
+    t.equal((await call('PUT', `/api/connections/${body.id}`, stranger, connection('x'))).status, 404, "another space's connection");
     t.equal((await call('DELETE', `/api/connections/${body.id}`, stranger)).status, 404);
     t.equal((await call('DELETE', `/api/connections/${body.id}`)).status, 204);
     t.equal((await call('GET', `/api/connections/${body.id}`)).status, 404);
@@ -77,14 +102,18 @@ t.test(`connections by JSON, by project and name, by ids (${p.mode})`, async (t)
     t.equal((await call('GET', `/api/connections/${id}/browse?ied=IED1`)).status, 409, 'the SCL model of one IED needs a file');
     t.equal((await call('POST', `/api/connections/stop/by-project-and-name?${q}`)).status, 204);
     await until('Disconnected', async () => (await status(id)) === 'Disconnected' && sim.connections() === 0);
-    t.equal((await call('POST', `/api/connections/start?${q}`)).status, 204, 'the reference\'s older path');
+    t.equal((await call('POST', `/api/connections/start?${q}`)).status, 204, "the reference's older path");
     await until('Connected again', async () => (await status(id)) === 'Connected');
     t.equal((await call('POST', `/api/connections/stop/by-project-and-name?${q}`)).status, 204);
     await until('Disconnected', async () => (await status(id)) === 'Disconnected' && sim.connections() === 0);
     t.equal((await call('POST', `/api/connections/start/by-project-and-name?projectId=${project}&name=nope`)).status, 404);
     t.equal((await call('GET', `/api/connections/status/by-project-and-name?projectId=${project}&name=nope`)).status, 404);
     t.equal((await call('POST', `/api/connections/start/by-project-and-name?${q}`, viewer)).status, 403);
-    t.equal((await call('POST', `/api/connections/start/by-project-and-name?${q}`, stranger)).status, 404, 'another space sees no such connection');
+    t.equal(
+      (await call('POST', `/api/connections/start/by-project-and-name?${q}`, stranger)).status,
+      404,
+      'another space sees no such connection',
+    );
     t.equal((await call('POST', `/api/connections/start/by-project-and-name?projectId=${project}`)).status, 400, 'name is required');
     await call('DELETE', `/api/connections/${id}`);
   });
@@ -93,22 +122,45 @@ t.test(`connections by JSON, by project and name, by ids (${p.mode})`, async (t)
     const own = await newProject();
     const ids: string[] = [];
     for (const name of ['one', 'two']) ids.push(await create(name, editor, { ...connection(name), projectId: own }));
-    const byIds = async () => (await (await call('GET', `/api/connections/status/by-ids?connectionIds=${ids.join(',')}`, viewer)).json()) as Record<string, string>;
+    const byIds = async () =>
+      (await (await call('GET', `/api/connections/status/by-ids?connectionIds=${ids.join(',')}`, viewer)).json()) as Record<string, string>;
     t.same(await byIds(), { [ids[0]!]: 'Disconnected', [ids[1]!]: 'Disconnected' });
     t.equal((await call('POST', `/api/connections/start/by-project?projectId=${own}`)).status, 204);
     await until('both connected', async () => Object.values(await byIds()).every((s) => s === 'Connected'));
-    t.same(await (await call('GET', `/api/projects/${own}/status`)).json(), {
-      connectionStatuses: { [ids[0]!]: 'Connected', [ids[1]!]: 'Connected' }, scriptStatuses: {}, alarmGroupStatuses: {}, reportStatuses: {}, dataTransferStatuses: {},
-    }, 'the project status tells the same');
+    t.same(
+      await (await call('GET', `/api/projects/${own}/status`)).json(),
+      {
+        connectionStatuses: { [ids[0]!]: 'Connected', [ids[1]!]: 'Connected' },
+        scriptStatuses: {},
+        alarmGroupStatuses: {},
+        reportStatuses: {},
+        dataTransferStatuses: {},
+      },
+      'the project status tells the same',
+    );
     t.equal((await call('POST', `/api/connections/stop/by-project?projectId=${own}`)).status, 204);
-    await until('both disconnected', async () => Object.values(await byIds()).every((s) => s === 'Disconnected') && sim.connections() === 0);
-    const missing = await call('GET', `/api/connections/status/by-ids?connectionIds=${ids[0]}&connectionIds=2b0a6a55-56bd-4b1f-9a43-3a3d1c0c1a11`);
+    await until(
+      'both disconnected',
+      async () => Object.values(await byIds()).every((s) => s === 'Disconnected') && sim.connections() === 0,
+    );
+    const missing = await call(
+      'GET',
+      `/api/connections/status/by-ids?connectionIds=${ids[0]}&connectionIds=2b0a6a55-56bd-4b1f-9a43-3a3d1c0c1a11`,
+    );
     t.equal(missing.status, 404, 'an id the space does not hold');
-    t.equal((await call('GET', `/api/connections/status/by-ids?connectionIds=${ids[0]}`, stranger)).status, 404, 'another space\'s');
+    t.equal((await call('GET', `/api/connections/status/by-ids?connectionIds=${ids[0]}`, stranger)).status, 404, "another space's");
     t.equal((await call('GET', '/api/connections/status/by-ids?connectionIds=nope')).status, 400);
     t.equal((await call('GET', '/api/connections/status/by-ids')).status, 400);
-    t.equal((await call('POST', `/api/connections/start/by-project?projectId=${await newProject()}`)).status, 204, 'a project without connections');
-    t.equal((await call('POST', `/api/connections/start/by-project?projectId=${await newProject(stranger)}`)).status, 404, 'another space\'s project');
+    t.equal(
+      (await call('POST', `/api/connections/start/by-project?projectId=${await newProject()}`)).status,
+      204,
+      'a project without connections',
+    );
+    t.equal(
+      (await call('POST', `/api/connections/start/by-project?projectId=${await newProject(stranger)}`)).status,
+      404,
+      "another space's project",
+    );
     t.equal((await call('POST', '/api/connections/stop/by-project?projectId=2b0a6a55-56bd-4b1f-9a43-3a3d1c0c1a11')).status, 404);
     t.equal((await call('DELETE', `/api/connections/multi/by-ids?connectionIds=${ids.join(',')}`)).status, 200);
   });
@@ -133,7 +185,7 @@ t.test(`connections by JSON, by project and name, by ids (${p.mode})`, async (t)
     await call('POST', `/api/connections/${a}/start`);
     await until('Connected', async () => (await status(a)) === 'Connected');
     const refused = await call('DELETE', `/api/connections/multi/by-ids?connectionIds=${a}&connectionIds=${theirs}`);
-    t.equal(refused.status, 404, 'another space\'s connection is missing here');
+    t.equal(refused.status, 404, "another space's connection is missing here");
     t.match(await refused.json(), { missing: [theirs] });
     t.equal(await status(a), 'Connected', 'nothing changed: still started and connected');
     t.equal((await call('GET', `/api/connections/${b}`)).status, 200);
@@ -149,11 +201,25 @@ t.test(`connections by JSON, by project and name, by ids (${p.mode})`, async (t)
 });
 
 t.test(`with two protocol replicas, a delete waits for the holder to end the session (${p.mode})`, async (t) => {
-  const second = await startService(protocolService, { bus: p.proc.bus, store: p.proc.store!, log: p.proc.log, config: p.proc.config.services.protocol as never, instance: 'replica-two' });
+  const second = await startService(protocolService, {
+    bus: p.proc.bus,
+    store: p.proc.store!,
+    log: p.proc.log,
+    config: p.proc.config.services.protocol as never,
+    instance: 'replica-two',
+  });
   t.teardown(() => second.stop());
   const editor = await signIn(p, { role: 'editor' });
   const headers = { ...editor.headers, 'content-type': 'application/json' };
-  const project = ((await (await fetch(`${p.url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: `replicas-${Date.now()}`, isActive: true }) })).json()) as { id: string }).id;
+  const project = (
+    (await (
+      await fetch(`${p.url}/api/projects`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: `replicas-${Date.now()}`, isActive: true }),
+      })
+    ).json()) as { id: string }
+  ).id;
   const holders = new Set<string>();
   // Which replica holds the connection, and which one serves the delete, is the queue group's choice:
   // four rounds meet the case where they differ with a probability of 15 in 16.
@@ -163,7 +229,10 @@ t.test(`with two protocol replicas, a delete waits for the holder to end the ses
     await fetch(`${p.url}/api/connections/${id}/start`, { method: 'POST', headers: editor.headers });
     let heldBy: string | null = null;
     await until('connected', async () => {
-      const s = (await (await fetch(`${p.url}/api/connections/${id}/session`, { headers: editor.headers })).json()) as { state: string; heldBy: string | null };
+      const s = (await (await fetch(`${p.url}/api/connections/${id}/session`, { headers: editor.headers })).json()) as {
+        state: string;
+        heldBy: string | null;
+      };
       heldBy = s.heldBy;
       return s.state === 'connected';
     });

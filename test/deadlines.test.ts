@@ -25,14 +25,30 @@ t.test(`each route sends its operation's deadline, the standard one or the devic
   const admin = await asAdmin(p);
   const editor = await signIn(p, { role: 'editor' });
   const json = { ...editor.headers, 'content-type': 'application/json' };
-  const project = (await (await fetch(`${p.url}/api/projects`, { method: 'POST', headers: json, body: JSON.stringify({ name: `d ${Date.now()}`, isActive: true }) })).json()) as { id: string };
+  const project = (await (
+    await fetch(`${p.url}/api/projects`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ name: `d ${Date.now()}`, isActive: true }),
+    })
+  ).json()) as { id: string };
   const form = new FormData();
   form.set('connection', JSON.stringify({ name: 'deadline', ip: '127.0.0.1', port: 1, projectId: project.id, protocol: 'IEC 61850' }));
   form.set('file', new Blob([generateScd(1) as Uint8Array<ArrayBuffer>]), 'station.scd');
-  const created = (await (await fetch(`${p.url}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers: editor.headers, body: form })).json()) as { id: string };
+  const created = (await (
+    await fetch(`${p.url}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers: editor.headers, body: form })
+  ).json()) as { id: string };
   await (await fetch(`${p.url}/api/protocols/iec61850/connections/${created.id}/file`, { headers: editor.headers })).arrayBuffer();
-  await fetch(`${p.url}/api/connections/${created.id}/read`, { method: 'POST', headers: json, body: JSON.stringify({ references: ['IED0LD0/LLN0.Mod.stVal[ST]'] }) });
-  await fetch(`${p.url}/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: admin.refreshToken }) });
+  await fetch(`${p.url}/api/connections/${created.id}/read`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ references: ['IED0LD0/LLN0.Mod.stVal[ST]'] }),
+  });
+  await fetch(`${p.url}/refresh`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ refresh_token: admin.refreshToken }),
+  });
   await new Promise((r) => setTimeout(r, 100));
 
   const expected: Record<string, number> = {
@@ -47,6 +63,9 @@ t.test(`each route sends its operation's deadline, the standard one or the devic
   for (const [operation, budget] of Object.entries(expected)) {
     const sent = seen.get(operation) ?? [];
     t.ok(sent.length > 0, `${operation} was called`);
-    t.ok(sent.every((b) => b <= budget && b >= budget - 1000), `${operation} carried ${budget} ms (${sent.join(', ')})`);
+    t.ok(
+      sent.every((b) => b <= budget && b >= budget - 1000),
+      `${operation} carried ${budget} ms (${sent.join(', ')})`,
+    );
   }
 });

@@ -14,7 +14,11 @@ const wanted = process.env.FAULT_SUITE === '1';
 const programs = postgresBin() !== null && (await natsServerAvailable());
 // Starting eight processes and restarting the ones each phase takes away outlasts the suite's per-file limit.
 if (wanted) t.setTimeout(360_000);
-const skip = !wanted ? 'runs alone: FAULT_SUITE=1 npx tap test/faults.test.ts' : !programs ? 'needs nats-server and PostgreSQL programs' : false;
+const skip = !wanted
+  ? 'runs alone: FAULT_SUITE=1 npx tap test/faults.test.ts'
+  : !programs
+    ? 'needs nats-server and PostgreSQL programs'
+    : false;
 
 t.test('replicas, gateways, NATS and PostgreSQL fail one after another under load', { skip, timeout: 330_000 }, async (t) => {
   const busTimeoutMs = 4000;
@@ -30,18 +34,28 @@ t.test('replicas, gateways, NATS and PostgreSQL fail one after another under loa
     t.ok(phase(name).failed <= workers, `${name}: at most the requests it held fail (${phase(name).failed})`);
   }
   const outage = phase('every protocol replica killed');
-  t.equal(outage.unaffected?.unreadyProbes, 0, `the gateways stay ready without any protocol replica (${outage.unaffected?.probes} probes)`);
+  t.equal(
+    outage.unaffected?.unreadyProbes,
+    0,
+    `the gateways stay ready without any protocol replica (${outage.unaffected?.probes} probes)`,
+  );
   t.ok((outage.unaffected?.signIns ?? 0) > 0, 'sign-ins ran during the outage');
   t.equal(outage.unaffected?.failedSignIns, 0, 'not one sign-in failed');
   t.equal(outage.unaffected?.otherFailures, 0, 'not one configuration or user request failed');
-  t.ok(Object.keys(outage.failures).every((s) => s === '503' || s === '504'), 'the protocol requests answer 503 (or 504 for one in flight)');
+  t.ok(
+    Object.keys(outage.failures).every((s) => s === '503' || s === '504'),
+    'the protocol requests answer 503 (or 504 for one in flight)',
+  );
   t.equal(outage.without503RetryAfter, 0, 'every 503 carries Retry-After');
   for (const name of ['NATS', 'PostgreSQL']) {
     const p = phase(name);
     t.ok(p.failed > 0, `${name} away: its absence is seen`);
     t.ok(p.recoveryMs <= 10_000, `${name}: full service ${p.recoveryMs} ms after it returns, without restarting anything`);
     t.equal(p.without503RetryAfter, 0, `${name} away: every 503 carries Retry-After`);
-    t.ok(Object.keys(p.failures).every((s) => s === '503' || s === '504'), `${name} away: clients get 503 (or 504 for a request in flight), nothing else`);
+    t.ok(
+      Object.keys(p.failures).every((s) => s === '503' || s === '504'),
+      `${name} away: clients get 503 (or 504 for a request in flight), nothing else`,
+    );
     t.ok(p.slowestFailureMs <= busTimeoutMs + 2000, `${name} away: no failure hangs past the gateway's timeout (${p.slowestFailureMs} ms)`);
   }
   t.equal(phase('steady load after the faults').failed, 0, 'steady again after the faults');

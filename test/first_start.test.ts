@@ -34,7 +34,11 @@ t.teardown(async () => {
 async function admin(args: string[], stdin = ''): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await runAdmin(args, { ...testHashing, ...storeEnv }, { readStdin: async () => stdin, stdout: (s) => void (out += s), stderr: (s) => void (err += s) });
+  const code = await runAdmin(
+    args,
+    { ...testHashing, ...storeEnv },
+    { readStdin: async () => stdin, stdout: (s) => void (out += s), stderr: (s) => void (err += s) },
+  );
   return { code, out, err };
 }
 
@@ -53,7 +57,10 @@ t.test('first start: the generated password is framed on stderr with the URL to 
     generated = passwordIn(shown) ?? '';
     t.ok(generated.length >= 20, 'a long generated password');
     t.notOk(JSON.stringify(p.logs).includes(generated), 'never in a log line');
-    t.ok(p.logs.some((l) => l.msg?.startsWith('created the administrator with a generated password')), 'the log says where it went');
+    t.ok(
+      p.logs.some((l) => l.msg?.startsWith('created the administrator with a generated password')),
+      'the log says where it went',
+    );
     const session = await bearerLogin(p, 'admin', generated);
     oldRefresh = session.refreshToken;
 
@@ -80,13 +87,24 @@ t.test('reset-password prints a new password once; the old one and its sessions 
   const p = await startTestPlatform({ ...storeEnv, ADMIN_PASSWORD: testAdminPassword });
   t.teardown(() => p.stop());
   t.equal((await login(p, 'admin', generated)).status, 401, 'the old password is refused');
-  const refresh = await fetch(`${p.url}/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: oldRefresh }) });
+  const refresh = await fetch(`${p.url}/refresh`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ refresh_token: oldRefresh }),
+  });
   t.equal(refresh.status, 401, 'the session of before the reset has ended');
   const session = await bearerLogin(p, 'admin', fresh);
-  const profile = (await (await fetch(`${p.url}/api/users/profile`, { headers: session.headers })).json()) as { requirePasswordReset: boolean };
+  const profile = (await (await fetch(`${p.url}/api/users/profile`, { headers: session.headers })).json()) as {
+    requirePasswordReset: boolean;
+  };
   t.equal(profile.requirePasswordReset, true, 'a new password must be chosen');
-  const log = (await (await fetch(`${p.url}/api/auth/auth-logs?page=0&size=5`, { headers: session.headers })).json()) as { content: { username: string; msg: string }[] };
-  t.ok(log.content.some((e) => e.username === 'admin' && /admin command/.test(e.msg)), 'written to the auth log');
+  const log = (await (await fetch(`${p.url}/api/auth/auth-logs?page=0&size=5`, { headers: session.headers })).json()) as {
+    content: { username: string; msg: string }[];
+  };
+  t.ok(
+    log.content.some((e) => e.username === 'admin' && /admin command/.test(e.msg)),
+    'written to the auth log',
+  );
 
   if (database) {
     const live = await admin(['reset-password', 'admin', '--stdin'], 'chosen-by-the-operator\nignored second line\n');
@@ -119,7 +137,11 @@ t.test('the admin command refuses bad usage, short passwords and unknown users, 
   const empty = await mkdtemp(join(tmpdir(), 'scada-empty-'));
   t.teardown(() => rm(empty, { recursive: true, force: true }));
   let err = '';
-  const code = await runAdmin(['reset-password', 'admin'], { DATA_DIR: empty }, { readStdin: async () => '', stdout: () => {}, stderr: (s) => void (err += s) });
+  const code = await runAdmin(
+    ['reset-password', 'admin'],
+    { DATA_DIR: empty },
+    { readStdin: async () => '', stdout: () => {}, stderr: (s) => void (err += s) },
+  );
   t.equal(code, 1);
   t.match(err, /No embedded store/);
   t.notOk(existsSync(join(empty, 'pgdata')), 'no store was created');

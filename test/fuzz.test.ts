@@ -19,19 +19,24 @@ t.teardown(() => p.stop());
 const client = fuzzClient(p.url, (await asAdmin(p)).headers);
 t.teardown(() => client.close());
 
-t.test(`every route, ${runsPerRoute} broken requests each (seed ${seed}): never a 5xx, never a leak, nothing stored by a refusal (${p.mode})`, async (t) => {
-  const seen = new Map<number, number>();
-  for (const route of fuzzRoutes()) {
-    const result = await fc.check(
-      fc.asyncProperty(requestsFor(route), async (req) => {
-        const status = await checkRequest(p, client, route, req);
-        seen.set(status, (seen.get(status) ?? 0) + 1);
-      }),
-      { seed, numRuns: runsPerRoute, endOnFailure: true },
-    );
-    const example = result.counterexample?.[0] as FuzzRequest | undefined;
-    const why = example ? `: ${example.method} ${example.path.slice(0, 120)} ${JSON.stringify(example.headers)} ${String(result.errorInstance)}` : '';
-    t.notOk(result.failed, `${route.method} ${route.path}${why}`);
-  }
-  t.comment(`answers by status: ${JSON.stringify(Object.fromEntries([...seen].sort((a, b) => a[0] - b[0])))}`);
-});
+t.test(
+  `every route, ${runsPerRoute} broken requests each (seed ${seed}): never a 5xx, never a leak, nothing stored by a refusal (${p.mode})`,
+  async (t) => {
+    const seen = new Map<number, number>();
+    for (const route of fuzzRoutes()) {
+      const result = await fc.check(
+        fc.asyncProperty(requestsFor(route), async (req) => {
+          const status = await checkRequest(p, client, route, req);
+          seen.set(status, (seen.get(status) ?? 0) + 1);
+        }),
+        { seed, numRuns: runsPerRoute, endOnFailure: true },
+      );
+      const example = result.counterexample?.[0] as FuzzRequest | undefined;
+      const why = example
+        ? `: ${example.method} ${example.path.slice(0, 120)} ${JSON.stringify(example.headers)} ${String(result.errorInstance)}`
+        : '';
+      t.notOk(result.failed, `${route.method} ${route.path}${why}`);
+    }
+    t.comment(`answers by status: ${JSON.stringify(Object.fromEntries([...seen].sort((a, b) => a[0] - b[0])))}`);
+  },
+);

@@ -20,10 +20,19 @@ const json = (who: SignedIn) => ({ ...who.headers, 'content-type': 'application/
 
 async function createConnection(who: SignedIn, space = 'default'): Promise<string> {
   const headers = { ...json(who), 'x-space': space };
-  const project = (await (await fetch(`${p.url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: `p-${Math.random()}`, isActive: true }) })).json()) as { id: string };
+  const project = (await (
+    await fetch(`${p.url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: `p-${Math.random()}`, isActive: true }) })
+  ).json()) as { id: string };
   const form = new FormData();
-  form.set('connection', JSON.stringify({ name: `c-${Math.random()}`, ip: '127.0.0.1', port: 102, projectId: project.id, protocol: 'IEC 61850' }));
-  const res = await fetch(`${p.url}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers: { ...who.headers, 'x-space': space }, body: form });
+  form.set(
+    'connection',
+    JSON.stringify({ name: `c-${Math.random()}`, ip: '127.0.0.1', port: 102, projectId: project.id, protocol: 'IEC 61850' }),
+  );
+  const res = await fetch(`${p.url}/api/protocols/iec61850/connections/with-file`, {
+    method: 'POST',
+    headers: { ...who.headers, 'x-space': space },
+    body: form,
+  });
   if (res.status !== 200) throw new Error(`connection: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { id: string }).id;
 }
@@ -32,19 +41,42 @@ let seq = 0;
 function report(space: string, connectionId: string, value: unknown, reference = 'LD0/GGIO1.AnIn1.mag.f'): void {
   const at = new Date().toISOString();
   const body = {
-    space, connectionId, rcb: 'LD0/LLN0$RP$urcb01', rptId: 'r', seqNum: ++seq, entryId: null, at,
-    values: [{ connectionId, reference, value, quality: null, timestamp: null, receivedAt: at, rcb: 'LD0/LLN0$RP$urcb01', reason: ['data-change'], seqNum: seq }],
+    space,
+    connectionId,
+    rcb: 'LD0/LLN0$RP$urcb01',
+    rptId: 'r',
+    seqNum: ++seq,
+    entryId: null,
+    at,
+    values: [
+      {
+        connectionId,
+        reference,
+        value,
+        quality: null,
+        timestamp: null,
+        receivedAt: at,
+        rcb: 'LD0/LLN0$RP$urcb01',
+        reason: ['data-change'],
+        seqNum: seq,
+      },
+    ],
   };
   p.proc.bus.publish('events.protocol.report', encoder.encode(JSON.stringify(body)));
 }
 
 function sessionChange(space: string, connectionId: string, state: string): void {
   const at = new Date().toISOString();
-  p.proc.bus.publish('events.protocol.session', encoder.encode(JSON.stringify({ space, connectionId, state, since: at, lastError: null, warnings: [], at })));
+  p.proc.bus.publish(
+    'events.protocol.session',
+    encoder.encode(JSON.stringify({ space, connectionId, state, since: at, lastError: null, warnings: [], at })),
+  );
 }
 
-const live = (who: SignedIn, query = '', headers: Record<string, string> = {}) => openSse(`${p.url}/api/live${query}`, { ...who.headers, ...headers });
-const isValue = (connectionId: string, value?: unknown) => isEvent('value', (d) => d.connectionId === connectionId && (value === undefined || d.value === value));
+const live = (who: SignedIn, query = '', headers: Record<string, string> = {}) =>
+  openSse(`${p.url}/api/live${query}`, { ...who.headers, ...headers });
+const isValue = (connectionId: string, value?: unknown) =>
+  isEvent('value', (d) => d.connectionId === connectionId && (value === undefined || d.value === value));
 const idOf = (e: SseEvent) => ('id' in e ? e.id : null);
 
 t.test(`the live channel (${p.mode})`, async (t) => {
@@ -63,34 +95,80 @@ t.test(`the live channel (${p.mode})`, async (t) => {
     const first = s.events[0] ?? (await s.wait(() => true));
     t.match(first, { event: 'snapshot', data: { values: [] } }, 'the snapshot comes first');
     const sessions = (first as { data: { sessions: { connectionId: string; state: string }[] } }).data.sessions;
-    t.match(sessions.find((x) => x.connectionId === a), { state: 'stopped', warnings: [] }, 'with the sessions of the space');
+    t.match(
+      sessions.find((x) => x.connectionId === a),
+      { state: 'stopped', warnings: [] },
+      'with the sessions of the space',
+    );
     t.ok(idOf(first), 'and an id');
     report('default', a, 42);
     const value = await s.wait(isValue(a, 42));
-    t.match(value, { data: { connectionId: a, reference: 'LD0/GGIO1.AnIn1.mag.f', value: 42, quality: null, timestamp: null, rcb: 'LD0/LLN0$RP$urcb01', reason: ['data-change'] } });
+    t.match(value, {
+      data: {
+        connectionId: a,
+        reference: 'LD0/GGIO1.AnIn1.mag.f',
+        value: 42,
+        quality: null,
+        timestamp: null,
+        rcb: 'LD0/LLN0$RP$urcb01',
+        reason: ['data-change'],
+      },
+    });
     t.match(idOf(value), /^\d+$/);
     sessionChange('default', a, 'waiting');
     t.match(await s.wait(isEvent('session')), { data: { connectionId: a, state: 'waiting', lastError: null, warnings: [] } });
-    const project = (await (await fetch(`${p.url}/api/projects`, { method: 'POST', headers: json(editor), body: JSON.stringify({ name: `live-${Date.now()}`, isActive: true }) })).json()) as { id: string };
+    const project = (await (
+      await fetch(`${p.url}/api/projects`, {
+        method: 'POST',
+        headers: json(editor),
+        body: JSON.stringify({ name: `live-${Date.now()}`, isActive: true }),
+      })
+    ).json()) as { id: string };
     t.match(await s.wait(isEvent('config', (d) => d.id === project.id)), { data: { entity: 'project', verb: 'created', id: project.id } });
     const form = new FormData();
-    form.set('connection', JSON.stringify({ name: `renamed-${Date.now()}`, ip: '127.0.0.1', port: 102, projectId: project.id, protocol: 'IEC 61850' }));
-    t.equal((await fetch(`${p.url}/api/protocols/iec61850/connections/${b}/with-file`, { method: 'PUT', headers: editor.headers, body: form })).status, 204);
-    t.match(await s.wait(isEvent('config', (d) => d.id === b)), { data: { entity: 'connection', verb: 'updated', id: b } }, 'connections are configuration too');
-    const ids = s.events.map(idOf).filter((id): id is string => id !== null).map((id) => Number(id.split(':')[0]));
-    t.same(ids, [...ids].sort((x, y) => x - y), 'ids grow');
+    form.set(
+      'connection',
+      JSON.stringify({ name: `renamed-${Date.now()}`, ip: '127.0.0.1', port: 102, projectId: project.id, protocol: 'IEC 61850' }),
+    );
+    t.equal(
+      (await fetch(`${p.url}/api/protocols/iec61850/connections/${b}/with-file`, { method: 'PUT', headers: editor.headers, body: form }))
+        .status,
+      204,
+    );
+    t.match(
+      await s.wait(isEvent('config', (d) => d.id === b)),
+      { data: { entity: 'connection', verb: 'updated', id: b } },
+      'connections are configuration too',
+    );
+    const ids = s.events
+      .map(idOf)
+      .filter((id): id is string => id !== null)
+      .map((id) => Number(id.split(':')[0]));
+    t.same(
+      ids,
+      [...ids].sort((x, y) => x - y),
+      'ids grow',
+    );
   });
 
   t.test('filters: connections and topics; a bad filter is 400', async (t) => {
     const s = await live(viewer, `?connections=${b}&topics=values,sessions`);
     t.teardown(() => s.close());
     const snapshot = await s.wait(isEvent('snapshot'));
-    t.same((snapshot as { data: { sessions: { connectionId: string }[] } }).data.sessions.map((x) => x.connectionId), [b], 'the snapshot covers the filter');
+    t.same(
+      (snapshot as { data: { sessions: { connectionId: string }[] } }).data.sessions.map((x) => x.connectionId),
+      [b],
+      'the snapshot covers the filter',
+    );
     report('default', a, 1);
     report('default', b, 2);
     await s.wait(isValue(b, 2));
     t.notOk(s.events.some(isValue(a)), 'another connection is not followed');
-    await fetch(`${p.url}/api/projects`, { method: 'POST', headers: json(editor), body: JSON.stringify({ name: `quiet-${Date.now()}`, isActive: true }) });
+    await fetch(`${p.url}/api/projects`, {
+      method: 'POST',
+      headers: json(editor),
+      body: JSON.stringify({ name: `quiet-${Date.now()}`, isActive: true }),
+    });
     report('default', b, 3);
     await s.wait(isValue(b, 3));
     t.notOk(s.events.some(isEvent('config')), 'nor configuration');
@@ -101,7 +179,7 @@ t.test(`the live channel (${p.mode})`, async (t) => {
     }
   });
 
-  t.test('only the caller\'s space: X-Space or ?space=, and another space is 403', async (t) => {
+  t.test("only the caller's space: X-Space or ?space=, and another space is 403", async (t) => {
     const space = await createSpace(p, `live-${Date.now()}`);
     const outsider = await signIn(p, { role: 'viewer', spaces: [space] });
     const admin = await asAdmin(p);
@@ -179,7 +257,13 @@ t.test(`the live channel (${p.mode})`, async (t) => {
     open[0]!.close();
     const deadline = Date.now() + 3000;
     let status = 0;
-    while (Date.now() < deadline && (status = (await fetch(`${p.url}/api/live?topics=config`, { headers: user.headers }).then((r) => (void r.body?.cancel(), r.status)))) !== 200) await new Promise((r) => setTimeout(r, 50));
+    while (
+      Date.now() < deadline &&
+      (status = await fetch(`${p.url}/api/live?topics=config`, { headers: user.headers }).then(
+        (r) => (void r.body?.cancel(), r.status),
+      )) !== 200
+    )
+      await new Promise((r) => setTimeout(r, 50));
     t.equal(status, 200, 'a closed stream frees its place');
   });
 
@@ -195,7 +279,11 @@ t.test(`the live channel (${p.mode})`, async (t) => {
     const disabled = await signIn(p, { role: 'viewer' });
     const s2 = await live(disabled);
     await s2.wait(isEvent('snapshot'));
-    const put = await fetch(`${p.url}/api/users/${disabled.userId}`, { method: 'PUT', headers: json(admin), body: JSON.stringify({ enabled: false }) });
+    const put = await fetch(`${p.url}/api/users/${disabled.userId}`, {
+      method: 'PUT',
+      headers: json(admin),
+      body: JSON.stringify({ enabled: false }),
+    });
     t.equal(put.status, 204);
     await s2.ended(1500);
     t.pass('disabling the user ends it');
@@ -211,7 +299,7 @@ t.test(`the live channel (${p.mode})`, async (t) => {
     await s3.ended(1500);
     report('default', a, 'still');
     await keep.wait(isValue(a, 'still'));
-    t.pass('taking a space away ends that space\'s stream and no other');
+    t.pass("taking a space away ends that space's stream and no other");
   });
 
   t.test('a client that does not read is dropped; a reader on the same events gets every one', async (t) => {
@@ -233,18 +321,28 @@ t.test(`the live channel (${p.mode})`, async (t) => {
       report('default', a, `${i}-${big}`);
       if (i % 20 === 19) await new Promise((r) => setTimeout(r, 5));
     }
-    await fast.wait(isEvent('value', (d) => String(d.value).startsWith(`${count - 1}-`)), 20_000);
+    await fast.wait(
+      isEvent('value', (d) => String(d.value).startsWith(`${count - 1}-`)),
+      20_000,
+    );
     t.equal(fast.events.filter(isEvent('value', (d) => String(d.value).endsWith(big))).length, count, 'the reader got every event');
     const deadline = Date.now() + 10_000;
     let metrics = '';
-    while (!/live_clients_dropped_slow_total [1-9]/.test(metrics = await (await fetch(`${p.url}/metrics`)).text()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (
+      !/live_clients_dropped_slow_total [1-9]/.test((metrics = await (await fetch(`${p.url}/metrics`)).text())) &&
+      Date.now() < deadline
+    )
+      await new Promise((r) => setTimeout(r, 100));
     t.match(metrics, /live_clients_dropped_slow_total [1-9]/, 'the gateway dropped the slow client');
     t.match(metrics, /live_streams_open \d/);
     t.match(metrics, /live_events_sent_total [1-9]/);
   });
 
   t.test('the OpenAPI document describes the stream, its events and their data', async (t) => {
-    const doc = (await (await fetch(`${p.url}/openapi.json`)).json()) as { paths: Record<string, any>; components: { schemas: Record<string, unknown> } };
+    const doc = (await (await fetch(`${p.url}/openapi.json`)).json()) as {
+      paths: Record<string, any>;
+      components: { schemas: Record<string, unknown> };
+    };
     const content = doc.paths['/api/live'].get.responses['200'].content['text/event-stream'];
     t.same(Object.keys(content['x-events']).sort(), ['config', 'session', 'snapshot', 'value']);
     for (const name of ['LiveSnapshot', 'LiveValue', 'LiveSession', 'LiveConfigChange']) t.ok(doc.components.schemas[name], name);

@@ -29,16 +29,37 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
   const outer = t;
   const editor = await signIn(p, { role: 'editor' });
   const json = { ...editor.headers, 'content-type': 'application/json' };
-  const project = await (await fetch(`${p.url}/api/projects`, { method: 'POST', headers: json, body: JSON.stringify({ name: `live-${Date.now()}`, isActive: true }) })).json() as { id: string };
+  const project = (await (
+    await fetch(`${p.url}/api/projects`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ name: `live-${Date.now()}`, isActive: true }),
+    })
+  ).json()) as { id: string };
   const form = new FormData();
   form.set('connection', JSON.stringify({ name: 'sim', ip: '127.0.0.1', port: sim.port, projectId: project.id, protocol: 'IEC 61850' }));
-  const created = await fetch(`${p.url}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers: editor.headers, body: form });
+  const created = await fetch(`${p.url}/api/protocols/iec61850/connections/with-file`, {
+    method: 'POST',
+    headers: editor.headers,
+    body: form,
+  });
   t.equal(created.status, 200);
   const id = ((await created.json()) as { id: string }).id;
   const api = (method: string, path: string, body?: unknown) =>
-    fetch(`${p.url}/api/connections/${id}${path}`, { method, headers: body === undefined ? editor.headers : json, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(`${p.url}/api/connections/${id}${path}`, {
+      method,
+      headers: body === undefined ? editor.headers : json,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   const status = async () => (await (await api('GET', '/status')).json()) as string;
-  const session = async () => (await (await api('GET', '/session')).json()) as { state: string; started: boolean; reconnects: number; identity: { vendor: string } | null; heldBy: string | null };
+  const session = async () =>
+    (await (await api('GET', '/session')).json()) as {
+      state: string;
+      started: boolean;
+      reconnects: number;
+      identity: { vendor: string } | null;
+      heldBy: string | null;
+    };
   const reports: { connectionId: string; values: { reference: string; value: unknown }[] }[] = [];
   p.proc.bus.subscribe('events.protocol.report', (m) => void reports.push(JSON.parse(new TextDecoder().decode(m.data))));
 
@@ -51,13 +72,21 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
     t.match(await session(), { started: true, state: 'connected', identity: { vendor: 'ACME' } });
     t.equal((await api('POST', '/start')).status, 204, 'starting again changes nothing');
     t.equal(sim.connections(), 1, 'one association');
-    const browsed = (await (await api('GET', '/browse')).json()) as { source: string; logicalDevices: { name: string; logicalNodes: { name: string }[] }[] };
+    const browsed = (await (await api('GET', '/browse')).json()) as {
+      source: string;
+      logicalDevices: { name: string; logicalNodes: { name: string }[] }[];
+    };
     t.equal(browsed.source, 'device', 'browse asks the connected device');
-    t.ok(browsed.logicalDevices.some((ld) => ld.name === D && ld.logicalNodes.some((ln) => ln.name === 'GGIO1')), 'and lists its logical devices and nodes');
+    t.ok(
+      browsed.logicalDevices.some((ld) => ld.name === D && ld.logicalNodes.some((ln) => ln.name === 'GGIO1')),
+      'and lists its logical devices and nodes',
+    );
   });
 
   t.test('read and write values', async (t) => {
-    const read = await api('POST', '/read', { references: [`${D}/GGIO1.AnIn1.mag.f[MX]`, `${D}/GGIO1$MX$AnIn1$mag$f`, `${D}/GGIO9.Nothing.stVal[ST]`] });
+    const read = await api('POST', '/read', {
+      references: [`${D}/GGIO1.AnIn1.mag.f[MX]`, `${D}/GGIO1$MX$AnIn1$mag$f`, `${D}/GGIO9.Nothing.stVal[ST]`],
+    });
     t.equal(read.status, 200);
     const values = (await read.json()) as { reference: string; value?: unknown; error?: string }[];
     t.equal(values[0].value, 1.5, 'in IEC 61850 notation');
@@ -65,26 +94,45 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
     t.ok(values[2].error, 'an object that does not exist answers its error');
     t.equal((await api('POST', '/read', { references: ['no-slash'] })).status, 400, 'a malformed reference');
     t.equal((await api('POST', '/read', { references: [] })).status, 400, 'nothing to read');
-    t.equal((await api('POST', '/write', { reference: `${D}/GGIO1.AnIn1.mag.f[MX]`, value: 2 })).status, 400, 'a measurement is read-only by the model');
+    t.equal(
+      (await api('POST', '/write', { reference: `${D}/GGIO1.AnIn1.mag.f[MX]`, value: 2 })).status,
+      400,
+      'a measurement is read-only by the model',
+    );
     t.equal((await api('POST', '/write', { reference: `${D}/LLN0.NamPlt.vendor[DC]`, value: 'Plant' })).status, 204);
     const back = (await (await api('POST', '/read', { references: [`${D}/LLN0.NamPlt.vendor[DC]`] })).json()) as { value: unknown }[];
     t.equal(back[0].value, 'Plant', 'the write reads back');
-    t.equal((await api('POST', '/write', { reference: `${D}/LLN0.NamPlt.vendor[DC]`, value: { x: 1 } })).status, 400, 'a value of the wrong type');
+    t.equal(
+      (await api('POST', '/write', { reference: `${D}/LLN0.NamPlt.vendor[DC]`, value: { x: 1 } })).status,
+      400,
+      'a value of the wrong type',
+    );
   });
 
   t.test('a report block kept enabled: its reports arrive as bus events and as last values', async (t) => {
-    t.equal((await api('POST', '/reports', { rcb: `${D}/LLN0$RP$urcb01`, generalInterrogation: true, triggers: ['dchg', 'qchg', 'gi'] })).status, 204);
+    t.equal(
+      (await api('POST', '/reports', { rcb: `${D}/LLN0$RP$urcb01`, generalInterrogation: true, triggers: ['dchg', 'qchg', 'gi'] })).status,
+      204,
+    );
     await until('the general interrogation report', async () => reports.some((r) => r.connectionId === id));
     t.match(await (await api('GET', '/reports')).json(), [{ rcb: `${D}/LLN0$RP$urcb01`, generalInterrogation: true }]);
     const before = reports.length;
     sim.setValue(`${D}/GGIO1$ST$Ind1$stVal`, { type: 'boolean', value: true });
-    const changed = await until('a change report', async () => reports.slice(before).find((r) => r.values.some((v) => v.reference.includes('Ind1') && v.value === true)));
+    const changed = await until('a change report', async () =>
+      reports.slice(before).find((r) => r.values.some((v) => v.reference.includes('Ind1') && v.value === true)),
+    );
     t.ok(changed, 'the change is reported');
     const last = (await (await api('GET', '/values')).json()) as { reference: string; value: unknown }[];
-    t.ok(last.some((v) => v.reference.includes('Ind1') && v.value === true), 'and remembered as the last value');
+    t.ok(
+      last.some((v) => v.reference.includes('Ind1') && v.value === true),
+      'and remembered as the last value',
+    );
     const rcb = encodeURIComponent(`${D}/LLN0$RP$urcb01`);
     t.equal((await api('POST', '/reports', { rcb: `${D}/LLN0$RP$nothing01` })).status, 404, 'a block the device does not have is refused');
-    t.notOk(((await (await api('GET', '/reports')).json()) as { rcb: string }[]).some((r) => r.rcb.includes('nothing')), 'and not kept');
+    t.notOk(
+      ((await (await api('GET', '/reports')).json()) as { rcb: string }[]).some((r) => r.rcb.includes('nothing')),
+      'and not kept',
+    );
     t.equal((await api('DELETE', `/reports?rcb=${rcb}`)).status, 204, 'disabled');
     t.same(await (await api('GET', '/reports')).json(), [], 'no longer kept');
     t.equal((await api('DELETE', `/reports?rcb=${rcb}`)).status, 404, 'disabling it twice: not enabled');
@@ -92,11 +140,20 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
     sim.setValue(`${D}/GGIO1$ST$Ind1$stVal`, { type: 'boolean', value: false });
     await new Promise((r) => setTimeout(r, 300));
     t.equal(reports.length, quiet, 'the device reports no more');
-    t.equal((await api('POST', '/reports', { rcb: `${D}/LLN0$RP$urcb01`, generalInterrogation: true, triggers: ['dchg', 'qchg', 'gi'] })).status, 204, 'enabled again');
+    t.equal(
+      (await api('POST', '/reports', { rcb: `${D}/LLN0$RP$urcb01`, generalInterrogation: true, triggers: ['dchg', 'qchg', 'gi'] })).status,
+      204,
+      'enabled again',
+    );
   });
 
   t.test('controls in each model; a status-only object refuses', async (t) => {
-    for (const [n, model] of [[1, 'direct'], [2, 'select before operate'], [3, 'direct, enhanced security'], [4, 'select before operate, enhanced security']] as const) {
+    for (const [n, model] of [
+      [1, 'direct'],
+      [2, 'select before operate'],
+      [3, 'direct, enhanced security'],
+      [4, 'select before operate, enhanced security'],
+    ] as const) {
       const res = await api('POST', '/control', { reference: `${D}/GGIO1.SPCSO${n}`, value: true });
       t.equal(res.status, 204, `${model}: ${res.status === 204 ? 'operated' : await res.text()}`);
       t.same(sim.value(`${D}/GGIO1$ST$SPCSO${n}$stVal`), { type: 'boolean', value: true }, `${model}: the device's state follows`);
@@ -122,7 +179,13 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
     const first = p.proc.services.find((s) => s.name === 'protocol')!;
     const holder = (await session()).heldBy;
     t.equal(holder, first.instance);
-    const second = await startService(protocolService, { bus: p.proc.bus, store: p.proc.store!, log: p.proc.log, config: p.proc.config.services.protocol as never, instance: 'replica-two' });
+    const second = await startService(protocolService, {
+      bus: p.proc.bus,
+      store: p.proc.store!,
+      log: p.proc.log,
+      config: p.proc.config.services.protocol as never,
+      instance: 'replica-two',
+    });
     outer.teardown(() => second.stop());
     await first.stop();
     await until('held by the other replica', async () => {
@@ -155,57 +218,103 @@ t.test(`live sessions with a simulated device (${p.mode})`, async (t) => {
   });
 });
 
-t.test('a holder killed with SIGKILL: another replica takes the connection over within 15 s', { skip: process.env.NATS_URL && process.env.DATABASE_URL ? false : 'needs NATS_URL and DATABASE_URL (replicas in processes of their own)' }, async (t) => {
-  const { startMain } = await import('./support/processes.ts');
-  const { mkdtemp, rm } = await import('node:fs/promises');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
-  const q = await startTestPlatform({ SESSION_LEASE_SECONDS: '3', MMS_RECONNECT_MIN_MS: '100', MMS_RECONNECT_MAX_MS: '1000' });
-  t.teardown(() => q.stop());
-  const editor = await signIn(q, { role: 'editor' });
-  const json = { ...editor.headers, 'content-type': 'application/json' };
-  const project = (await (await fetch(`${q.url}/api/projects`, { method: 'POST', headers: json, body: JSON.stringify({ name: `kill-${Date.now()}`, isActive: true }) })).json()) as { id: string };
-  const form = new FormData();
-  form.set('connection', JSON.stringify({ name: 'sim', ip: '127.0.0.1', port: sim.port, projectId: project.id, protocol: 'IEC 61850' }));
-  const id = ((await (await fetch(`${q.url}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers: editor.headers, body: form })).json()) as { id: string }).id;
-  const session = async () => (await (await fetch(`${q.url}/api/connections/${id}/session`, { headers: editor.headers })).json()) as { state: string; heldBy: string | null };
+t.test(
+  'a holder killed with SIGKILL: another replica takes the connection over within 15 s',
+  {
+    skip: process.env.NATS_URL && process.env.DATABASE_URL ? false : 'needs NATS_URL and DATABASE_URL (replicas in processes of their own)',
+  },
+  async (t) => {
+    const { startMain } = await import('./support/processes.ts');
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const q = await startTestPlatform({ SESSION_LEASE_SECONDS: '3', MMS_RECONNECT_MIN_MS: '100', MMS_RECONNECT_MAX_MS: '1000' });
+    t.teardown(() => q.stop());
+    const editor = await signIn(q, { role: 'editor' });
+    const json = { ...editor.headers, 'content-type': 'application/json' };
+    const project = (await (
+      await fetch(`${q.url}/api/projects`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ name: `kill-${Date.now()}`, isActive: true }),
+      })
+    ).json()) as { id: string };
+    const form = new FormData();
+    form.set('connection', JSON.stringify({ name: 'sim', ip: '127.0.0.1', port: sim.port, projectId: project.id, protocol: 'IEC 61850' }));
+    const id = (
+      (await (
+        await fetch(`${q.url}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers: editor.headers, body: form })
+      ).json()) as { id: string }
+    ).id;
+    const session = async () =>
+      (await (await fetch(`${q.url}/api/connections/${id}/session`, { headers: editor.headers })).json()) as {
+        state: string;
+        heldBy: string | null;
+      };
 
-  // A protocol replica in a process of its own, and the in-process one stopped: the process holds it.
-  const dataDir = await mkdtemp(join(tmpdir(), 'scada-kill-'));
-  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const replica = startMain({
-    SERVICES: 'protocol', NATS_URL: process.env.NATS_URL!, DATABASE_URL: q.proc.config.platform.databaseUrl!, BUS_SUBJECT_PREFIX: q.proc.config.platform.busSubjectPrefix!,
-    DATA_DIR: dataDir, HTTP_PORT: '0', HTTPS_PORT: '0', LOG_LEVEL: 'warn', SESSION_LEASE_SECONDS: '3', MMS_RECONNECT_MIN_MS: '100', MMS_RECONNECT_MAX_MS: '1000',
-  });
-  t.teardown(() => void replica.child.kill('SIGKILL'));
-  const inProcess = q.proc.services.find((s) => s.name === 'protocol')!;
-  // The process answers the protocol service's ping once it runs; then the in-process replica steps down.
-  const { call } = await import('@scada/platform');
-  const { protocolPing } = await import('@scada/contracts');
-  await until('the replica process to serve', async () => {
-    const pong = await call(q.proc.bus, protocolPing, { params: {}, query: {} } as never, { requestId: 'kill-test', timeoutMs: 1000 }).catch(() => null);
-    return pong !== null && (pong as { instance: string }).instance !== inProcess.instance;
-  }, 60_000);
-  await inProcess.stop();
-  t.equal((await fetch(`${q.url}/api/connections/${id}/start`, { method: 'POST', headers: editor.headers })).status, 204);
-  const held = await until('held by the replica process', async () => {
-    const s = await session();
-    return s.state === 'connected' && s.heldBy ? s : undefined;
-  });
-  t.not(held.heldBy, inProcess.instance, 'the process holds it');
+    // A protocol replica in a process of its own, and the in-process one stopped: the process holds it.
+    const dataDir = await mkdtemp(join(tmpdir(), 'scada-kill-'));
+    t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+    const replica = startMain({
+      SERVICES: 'protocol',
+      NATS_URL: process.env.NATS_URL!,
+      DATABASE_URL: q.proc.config.platform.databaseUrl!,
+      BUS_SUBJECT_PREFIX: q.proc.config.platform.busSubjectPrefix!,
+      DATA_DIR: dataDir,
+      HTTP_PORT: '0',
+      HTTPS_PORT: '0',
+      LOG_LEVEL: 'warn',
+      SESSION_LEASE_SECONDS: '3',
+      MMS_RECONNECT_MIN_MS: '100',
+      MMS_RECONNECT_MAX_MS: '1000',
+    });
+    t.teardown(() => void replica.child.kill('SIGKILL'));
+    const inProcess = q.proc.services.find((s) => s.name === 'protocol')!;
+    // The process answers the protocol service's ping once it runs; then the in-process replica steps down.
+    const { call } = await import('@scada/platform');
+    const { protocolPing } = await import('@scada/contracts');
+    await until(
+      'the replica process to serve',
+      async () => {
+        const pong = await call(q.proc.bus, protocolPing, { params: {}, query: {} } as never, {
+          requestId: 'kill-test',
+          timeoutMs: 1000,
+        }).catch(() => null);
+        return pong !== null && (pong as { instance: string }).instance !== inProcess.instance;
+      },
+      60_000,
+    );
+    await inProcess.stop();
+    t.equal((await fetch(`${q.url}/api/connections/${id}/start`, { method: 'POST', headers: editor.headers })).status, 204);
+    const held = await until('held by the replica process', async () => {
+      const s = await session();
+      return s.state === 'connected' && s.heldBy ? s : undefined;
+    });
+    t.not(held.heldBy, inProcess.instance, 'the process holds it');
 
-  // A new replica here; the process killed without a chance to give its lease up.
-  const successor = await startService(protocolService, { bus: q.proc.bus, store: q.proc.store!, log: q.proc.log, config: q.proc.config.services.protocol as never, instance: 'successor' });
-  t.teardown(() => successor.stop());
-  const killedAt = Date.now();
-  replica.child.kill('SIGKILL');
-  await replica.exited;
-  await until('taken over', async () => {
-    const s = await session();
-    return s.heldBy === 'successor' && s.state === 'connected';
-  }, 20_000);
-  const ms = Date.now() - killedAt;
-  t.ok(ms <= 15_000, `taken over ${ms} ms after the kill`);
-  await until('one association', async () => sim.connections() === 1);
-  t.equal((await fetch(`${q.url}/api/connections/${id}/stop`, { method: 'POST', headers: editor.headers })).status, 204);
-});
+    // A new replica here; the process killed without a chance to give its lease up.
+    const successor = await startService(protocolService, {
+      bus: q.proc.bus,
+      store: q.proc.store!,
+      log: q.proc.log,
+      config: q.proc.config.services.protocol as never,
+      instance: 'successor',
+    });
+    t.teardown(() => successor.stop());
+    const killedAt = Date.now();
+    replica.child.kill('SIGKILL');
+    await replica.exited;
+    await until(
+      'taken over',
+      async () => {
+        const s = await session();
+        return s.heldBy === 'successor' && s.state === 'connected';
+      },
+      20_000,
+    );
+    const ms = Date.now() - killedAt;
+    t.ok(ms <= 15_000, `taken over ${ms} ms after the kill`);
+    await until('one association', async () => sim.connections() === 1);
+    t.equal((await fetch(`${q.url}/api/connections/${id}/stop`, { method: 'POST', headers: editor.headers })).status, 204);
+  },
+);

@@ -45,8 +45,14 @@ t.test('the whole platform in one process', async (t) => {
     await fetch(`${platform.url}/api/echo?text=x`, { headers: { 'x-request-id': 'trace-logs-2' } });
     await new Promise((r) => setTimeout(r, 50));
     const lines = platform.logs.filter((l) => l.reqId === 'trace-logs-2');
-    t.ok(lines.some((l) => l.msg === 'request answered'), 'the gateway logged it');
-    t.ok(lines.some((l) => l.msg === 'request served' && l.service === 'config'), 'the config service logged it');
+    t.ok(
+      lines.some((l) => l.msg === 'request answered'),
+      'the gateway logged it',
+    );
+    t.ok(
+      lines.some((l) => l.msg === 'request served' && l.service === 'config'),
+      'the config service logged it',
+    );
   });
 
   t.test('/metrics counts requests per route template and status', async (t) => {
@@ -83,7 +89,12 @@ t.test('the whole platform in one process', async (t) => {
     t.ok(Number(echo.headers.get('retry-after')) > 0, 'with Retry-After');
     const { startService } = await import('@scada/platform');
     const { configService } = await import('@scada/config');
-    const again = await startService(configService, { bus: platform.proc.bus, store: platform.proc.store!, log: platform.proc.log, config: {} });
+    const again = await startService(configService, {
+      bus: platform.proc.bus,
+      store: platform.proc.store!,
+      log: platform.proc.log,
+      config: {},
+    });
     platform.proc.services.push(again);
     const up = await waitForReplicas(platform.url, 'config', 1);
     t.equal(up.status, 200);

@@ -10,7 +10,14 @@ import { freePort, startMain, waitFor } from './support/processes.ts';
 t.setTimeout(300_000);
 
 t.test('bad configuration stops start-up with one message naming every bad variable', async (t) => {
-  const run = startMain({ HTTP_PORT: 'eighty', HTTPS_PORT: '70000', SERVICES: 'gateway,billing', LOCKOUT_THRESHOLD: '-1', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x' });
+  const run = startMain({
+    HTTP_PORT: 'eighty',
+    HTTPS_PORT: '70000',
+    SERVICES: 'gateway,billing',
+    LOCKOUT_THRESHOLD: '-1',
+    LOG_LEVEL: 'loud',
+    DATABASE_URL: 'mysql://x',
+  });
   const code = await run.exited;
   t.equal(code, 2, 'exits non-zero');
   const { stderr } = run.output();
@@ -61,7 +68,16 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const dataDir = await mkdtemp(join(tmpdir(), 'scada-npm-'));
     t.teardown(() => rm(dataDir, { recursive: true, force: true }));
     const httpPort = await freePort();
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'test', PASSWORD_HASH_COST: '12', DATA_DIR: dataDir, HTTP_PORT: String(httpPort), HTTPS_PORT: '0', LOG_LEVEL: 'warn' };
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      NODE_ENV: 'test',
+      PASSWORD_HASH_COST: '12',
+      DATA_DIR: dataDir,
+      HTTP_PORT: String(httpPort),
+      HTTPS_PORT: '0',
+      LOG_LEVEL: 'warn',
+    };
     // A process group of its own, so that whatever npm started can be looked for afterwards.
     const npm = spawn('npm', ['start'], { cwd: new URL('..', import.meta.url).pathname, env, detached: true, stdio: 'ignore' });
     const exited = new Promise<void>((resolve) => npm.once('exit', () => resolve()));

@@ -36,7 +36,9 @@ async function walk(folder: string, skip: string): Promise<{ path: string; mode:
 
 /** Every row of the auth schema as text: what a database dump holds. */
 async function dump(p: TestPlatform): Promise<string> {
-  const { rows: tables } = await p.proc.store!.query<{ table_name: string }>(`select table_name from information_schema.tables where table_schema = 'auth'`);
+  const { rows: tables } = await p.proc.store!.query<{ table_name: string }>(
+    `select table_name from information_schema.tables where table_schema = 'auth'`,
+  );
   let text = '';
   for (const { table_name } of tables) {
     const { rows } = await p.proc.store!.query(`select * from auth.${table_name}`);
@@ -48,7 +50,9 @@ async function dump(p: TestPlatform): Promise<string> {
 async function enrolledUser(p: TestPlatform) {
   const admin = await asAdmin(p);
   const user = await createUser(p, { role: 'viewer' });
-  const { secret } = (await (await fetch(`${p.url}/api/users/${user.userId}/otp`, { method: 'POST', headers: admin.headers })).json()) as { secret: string };
+  const { secret } = (await (await fetch(`${p.url}/api/users/${user.userId}/otp`, { method: 'POST', headers: admin.headers })).json()) as {
+    secret: string;
+  };
   return { ...user, secret };
 }
 
@@ -56,23 +60,36 @@ async function enrolledUser(p: TestPlatform) {
 async function signInWithCode(p: TestPlatform, username: string, password: string, secret: string): Promise<number> {
   const challenge = (await (await login(p, username, password)).json()) as { otp_token?: string };
   if (!challenge.otp_token) return 0;
-  const res = await fetch(`${p.url}/validate`, { method: 'POST', headers: json, body: JSON.stringify({ username, otp_code: generateSync({ secret }), otp_token: challenge.otp_token }) });
+  const res = await fetch(`${p.url}/validate`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ username, otp_code: generateSync({ secret }), otp_token: challenge.otp_token }),
+  });
   return res.status;
 }
 
 t.test(`secrets at rest (${p.mode})`, async (t) => {
-  t.test('DATA_DIR is 0700 (a loose one is tightened, with a warning) and the files the platform writes are 0600, under umask 0', async (t) => {
-    t.equal((await lstat(dataDir)).mode & 0o777, 0o700, 'the folder itself');
-    t.ok(p.logs.some((l) => String(l.msg).includes('tightened')), 'the tightening was logged');
-    const entries = await walk(dataDir, join(dataDir, 'pgdata'));
-    t.ok(entries.some((e) => e.path.endsWith('key.pem')), 'the walk sees the generated TLS key');
-    for (const e of entries.filter((e) => !e.path.startsWith(join(dataDir, 'pgdata', '')))) {
-      t.equal(e.mode & 0o077, 0, `${e.path.slice(dataDir.length)} ${e.mode.toString(8)}: nothing for group or others`);
-    }
-    if (p.proc.store?.kind === 'pglite') {
-      t.equal(((await lstat(join(dataDir, 'secrets.key'))).mode & 0o777), 0o600, 'the generated secrets key');
-    }
-  });
+  t.test(
+    'DATA_DIR is 0700 (a loose one is tightened, with a warning) and the files the platform writes are 0600, under umask 0',
+    async (t) => {
+      t.equal((await lstat(dataDir)).mode & 0o777, 0o700, 'the folder itself');
+      t.ok(
+        p.logs.some((l) => String(l.msg).includes('tightened')),
+        'the tightening was logged',
+      );
+      const entries = await walk(dataDir, join(dataDir, 'pgdata'));
+      t.ok(
+        entries.some((e) => e.path.endsWith('key.pem')),
+        'the walk sees the generated TLS key',
+      );
+      for (const e of entries.filter((e) => !e.path.startsWith(join(dataDir, 'pgdata', '')))) {
+        t.equal(e.mode & 0o077, 0, `${e.path.slice(dataDir.length)} ${e.mode.toString(8)}: nothing for group or others`);
+      }
+      if (p.proc.store?.kind === 'pglite') {
+        t.equal((await lstat(join(dataDir, 'secrets.key'))).mode & 0o777, 0o600, 'the generated secrets key');
+      }
+    },
+  );
 
   t.test('a dump of the store holds no usable signing key and no TOTP secret', async (t) => {
     const user = await enrolledUser(p);
@@ -94,11 +111,22 @@ t.test(`secrets at rest (${p.mode})`, async (t) => {
     await p.proc.store!.query(
       `insert into auth.signing_keys (kid, private_jwk, public_jwk, created) values ('plain-kid', '{"kty":"OKP","crv":"Ed25519","d":"x","x":"y"}', '{"kty":"OKP","crv":"Ed25519","x":"y"}', now() - interval '1 day')`,
     );
-    const replica = await startService(authService, { bus: p.proc.bus, store: p.proc.store!, log: p.proc.log, config: p.proc.config.services.auth });
+    const replica = await startService(authService, {
+      bus: p.proc.bus,
+      store: p.proc.store!,
+      log: p.proc.log,
+      config: p.proc.config.services.auth,
+    });
     t.teardown(() => replica.stop());
     const { rows: keys } = await p.proc.store!.query<{ kid: string }>('select kid from auth.signing_keys');
-    t.notOk(keys.some((k) => k.kid === 'plain-kid'), 'the plain key is gone');
-    t.ok(p.logs.some((l) => String(l.msg).includes('stored in plain')), 'and the replacement was logged');
+    t.notOk(
+      keys.some((k) => k.kid === 'plain-kid'),
+      'the plain key is gone',
+    );
+    t.ok(
+      p.logs.some((l) => String(l.msg).includes('stored in plain')),
+      'and the replacement was logged',
+    );
     const { rows } = await p.proc.store!.query<{ otp_secret: string }>('select otp_secret from auth.users where id = $1', [user.userId]);
     t.ok(rows[0]!.otp_secret.startsWith('enc:v1:'), 'the TOTP secret is sealed');
     t.equal(secretBox(secretsKeyOf(p)).open(rows[0]!.otp_secret, totpPurpose(user.userId)), user.secret, 'and is the same secret');
@@ -114,10 +142,20 @@ t.test(`secrets at rest (${p.mode})`, async (t) => {
     const rotated = await startService(authService, { bus: p.proc.bus, store: p.proc.store!, log: p.proc.log, config: config as never });
     t.teardown(() => rotated.stop());
     const fresh = secretBox(newKey);
-    const { rows: keys } = await p.proc.store!.query<{ kid: string; private_jwk: string }>('select kid, private_jwk from auth.signing_keys');
-    t.ok(keys.every((k) => fresh.isCurrent(k.private_jwk)), 'every signing key is sealed under the new key');
-    const { rows: users } = await p.proc.store!.query<{ otp_secret: string }>('select otp_secret from auth.users where otp_secret is not null');
-    t.ok(users.every((u) => fresh.isCurrent(u.otp_secret)), 'every TOTP secret too');
+    const { rows: keys } = await p.proc.store!.query<{ kid: string; private_jwk: string }>(
+      'select kid, private_jwk from auth.signing_keys',
+    );
+    t.ok(
+      keys.every((k) => fresh.isCurrent(k.private_jwk)),
+      'every signing key is sealed under the new key',
+    );
+    const { rows: users } = await p.proc.store!.query<{ otp_secret: string }>(
+      'select otp_secret from auth.users where otp_secret is not null',
+    );
+    t.ok(
+      users.every((u) => fresh.isCurrent(u.otp_secret)),
+      'every TOTP secret too',
+    );
     t.equal(await signInWithCode(p, user.username, user.password, user.secret), 200, 'sign-in with the code works on');
   });
 });

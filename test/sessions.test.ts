@@ -49,13 +49,21 @@ t.test(`sessions (${p.mode})`, async (t) => {
   });
 
   t.test('a login without a password, or with a non-form body, is a 4xx and not a 500', async (t) => {
-    const missing = await fetch(`${p.url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"admin"}' });
+    const missing = await fetch(`${p.url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"username":"admin"}',
+    });
     t.equal(missing.status, 400);
     const array = await fetch(`${p.url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1,2]' });
     t.equal(array.status, 400);
     const xml = await fetch(`${p.url}/login`, { method: 'POST', headers: { 'content-type': 'application/xml' }, body: '<a/>' });
     t.equal(xml.status, 415);
-    const typed = await fetch(`${p.url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"admin","password":12345678}' });
+    const typed = await fetch(`${p.url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"username":"admin","password":12345678}',
+    });
     t.equal(typed.status, 400);
   });
 
@@ -104,7 +112,11 @@ t.test(`sessions (${p.mode})`, async (t) => {
   t.test('refresh rotates; a reuse within the grace answers the current pair; a later reuse ends the family', async (t) => {
     const first = await bearerLogin(p, 'admin', testAdminPassword);
     const refresh = (token: string) =>
-      fetch(`${p.url}/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: token }) });
+      fetch(`${p.url}/refresh`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ refresh_token: token }),
+      });
     const rotated = await refresh(first.refreshToken);
     t.equal(rotated.status, 200);
     const pair = (await rotated.json()) as { access_token: string; refresh_token: string };
@@ -127,7 +139,11 @@ t.test(`sessions (${p.mode})`, async (t) => {
     t.match(cookies.svc_access_token?.attributes, /Max-Age=0/);
     t.match(cookies.svc_refresh_token?.attributes, /Max-Age=0/);
     t.equal((await currentUser(session.headers)).status, 401);
-    const refreshed = await fetch(`${p.url}/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: session.refreshToken }) });
+    const refreshed = await fetch(`${p.url}/refresh`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ refresh_token: session.refreshToken }),
+    });
     t.equal(refreshed.status, 401);
   });
 
@@ -149,14 +165,22 @@ t.test(`sessions (${p.mode})`, async (t) => {
     t.ok(cookiesOf(first).svc_otp_token, 'the challenge cookie');
 
     const validate = (body: Record<string, string>, headers: Record<string, string> = {}) =>
-      fetch(`${p.url}/validate`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      fetch(`${p.url}/validate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
     const wrong = await validate({ username: user.username, otp_code: '000000', otp_token: challenge.otp_token as string });
     t.equal(wrong.status, 401, 'a wrong code');
     const code = generateSync({ secret });
     const ok = await validate({ username: user.username, otp_code: code, otp_token: challenge.otp_token as string });
     t.equal(ok.status, 200, 'the right code, with the challenge still usable after a wrong one');
     t.match(await ok.json(), { access_token: String, refresh_token: String });
-    t.equal((await validate({ username: user.username, otp_code: code, otp_token: challenge.otp_token as string })).status, 401, 'a used challenge');
+    t.equal(
+      (await validate({ username: user.username, otp_code: code, otp_token: challenge.otp_token as string })).status,
+      401,
+      'a used challenge',
+    );
 
     const second = (await (await login(p, user.username, user.password)).json()) as { otp_token: string };
     const replay = await validate({ username: user.username, otp_code: code, otp_token: second.otp_token });
@@ -169,7 +193,11 @@ t.test(`sessions (${p.mode})`, async (t) => {
     const user = await createUser(p, { role: 'viewer' });
     const session = await bearerLogin(p, user.username, user.password);
     const admin = await asAdmin(p);
-    const update = await fetch(`${p.url}/api/users/${user.userId}`, { method: 'PUT', headers: { ...admin.headers, 'content-type': 'application/json' }, body: JSON.stringify({ enabled: false }) });
+    const update = await fetch(`${p.url}/api/users/${user.userId}`, {
+      method: 'PUT',
+      headers: { ...admin.headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ enabled: false }),
+    });
     t.equal(update.status, 204);
     t.equal((await currentUser(session.headers)).status, 401);
     const again = await login(p, user.username, user.password);

@@ -19,17 +19,30 @@ const tally = (statuses: number[]) => {
 };
 
 async function withSecondAuth(t: Test, p: TestPlatform): Promise<void> {
-  const replica = await startService(authService, { bus: p.proc.bus, store: p.proc.store!, log: p.proc.log, config: p.proc.config.services.auth });
+  const replica = await startService(authService, {
+    bus: p.proc.bus,
+    store: p.proc.store!,
+    log: p.proc.log,
+    config: p.proc.config.services.auth,
+  });
   t.teardown(() => replica.stop());
 }
 
 async function checksLogged(p: TestPlatform, username: string, msg: string): Promise<number> {
-  const { rows } = await p.proc.store!.query<{ n: string | number }>('select count(*) as n from auth.auth_log where lower(username) = lower($1) and msg = $2', [username, msg]);
+  const { rows } = await p.proc.store!.query<{ n: string | number }>(
+    'select count(*) as n from auth.auth_log where lower(username) = lower($1) and msg = $2',
+    [username, msg],
+  );
   return Number(rows[0]?.n);
 }
 
 t.test('the account lock under parallel attempts', async (t) => {
-  const p = await startTestPlatform({ LOCKOUT_THRESHOLD: '5', LOGIN_IN_FLIGHT_PER_ADDRESS: '64', LOGIN_RATE_LIMIT_PER_MINUTE: '100000', BUS_TIMEOUT_MS: '30000' });
+  const p = await startTestPlatform({
+    LOCKOUT_THRESHOLD: '5',
+    LOGIN_IN_FLIGHT_PER_ADDRESS: '64',
+    LOGIN_RATE_LIMIT_PER_MINUTE: '100000',
+    BUS_TIMEOUT_MS: '30000',
+  });
   t.teardown(() => p.stop());
   await withSecondAuth(t, p);
   const admin = await asAdmin(p);
@@ -53,9 +66,13 @@ t.test('the account lock under parallel attempts', async (t) => {
     const attempts = Array.from({ length: 30 }, (_, i) => (i === 12 ? user.password : `wrong-password-${i}`));
     const answers = await Promise.all(attempts.map((password) => login(p, user.username, password)));
     const statuses = answers.map((r) => r.status);
-    t.ok(statuses.every((s) => s === 401 || s === 423 || s === 200), `only 401, 423 and 200: ${JSON.stringify(tally(statuses))}`);
+    t.ok(
+      statuses.every((s) => s === 401 || s === 423 || s === 200),
+      `only 401, 423 and 200: ${JSON.stringify(tally(statuses))}`,
+    );
     t.ok(statuses.filter((s) => s === 401).length <= 5, 'at most five failed checks');
-    if (statuses[12] !== 200) t.equal((await login(p, user.username, user.password)).status, 423, 'locked afterwards when the right one came too late');
+    if (statuses[12] !== 200)
+      t.equal((await login(p, user.username, user.password)).status, 423, 'locked afterwards when the right one came too late');
   });
 
   t.test('12 parallel wrong OTP codes on two replicas: 5 checked, the rest 423; the right code then is 423', async (t) => {
@@ -65,7 +82,12 @@ t.test('the account lock under parallel attempts', async (t) => {
     const challenge = ((await (await login(p, user.username, user.password)).json()) as { otp_token: string }).otp_token;
     const right = generateSync({ secret });
     const wrong = String((Number(right) + 1) % 1_000_000).padStart(6, '0');
-    const validate = (code: string) => fetch(`${p.url}/validate`, { method: 'POST', headers: json, body: JSON.stringify({ username: user.username, otp_code: code, otp_token: challenge }) });
+    const validate = (code: string) =>
+      fetch(`${p.url}/validate`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ username: user.username, otp_code: code, otp_token: challenge }),
+      });
     const answers = await Promise.all(Array.from({ length: 12 }, () => validate(wrong)));
     t.same(tally(answers.map((r) => r.status)), { 401: 5, 423: 7 });
     t.equal(await checksLogged(p, user.username, 'otp failed'), 5);
@@ -95,10 +117,19 @@ t.test('the password-check queue', async (t) => {
 
   t.test(`a full queue answers 503 overloaded with Retry-After; never 500 or 504 (${p.mode})`, async (t) => {
     const addresses = ['127.0.0.21', '127.0.0.22', '127.0.0.23', '127.0.0.24'];
-    const answers = await Promise.all(addresses.flatMap((a) => Array.from({ length: 3 }, () => requestFrom(a, `${p.url}/login`, { method: 'POST', headers: [['content-type', 'application/json']], body: body() }))));
+    const answers = await Promise.all(
+      addresses.flatMap((a) =>
+        Array.from({ length: 3 }, () =>
+          requestFrom(a, `${p.url}/login`, { method: 'POST', headers: [['content-type', 'application/json']], body: body() }),
+        ),
+      ),
+    );
     const statuses = answers.map((r) => r.status);
     // 429: a sibling of the same address was told overloaded first, and this one came within its Retry-After.
-    t.ok(statuses.every((s) => s === 401 || s === 503 || s === 429), `only 401, 503 and 429: ${JSON.stringify(tally(statuses))}`);
+    t.ok(
+      statuses.every((s) => s === 401 || s === 503 || s === 429),
+      `only 401, 503 and 429: ${JSON.stringify(tally(statuses))}`,
+    );
     const overloaded = answers.find((r) => r.status === 503);
     t.ok(overloaded, 'some were refused');
     t.equal((overloaded?.json() as { code: string } | undefined)?.code, 'overloaded');
@@ -110,7 +141,8 @@ t.test('the password-check queue', async (t) => {
     const before = await heldBack();
     const addresses = ['127.0.0.26', '127.0.0.27', '127.0.0.28', '127.0.0.29'];
     const again: { address: string; status: number; code: string; retryAfter: number; ms: number }[] = [];
-    const send = (a: string) => requestFrom(a, `${p.url}/login`, { method: 'POST', headers: [['content-type', 'application/json']], body: body() });
+    const send = (a: string) =>
+      requestFrom(a, `${p.url}/login`, { method: 'POST', headers: [['content-type', 'application/json']], body: body() });
     // Each address that is told overloaded asks again at once, as a client that ignores Retry-After does.
     await Promise.all(
       addresses.flatMap((a) =>
@@ -118,14 +150,23 @@ t.test('the password-check queue', async (t) => {
           if ((await send(a)).status !== 503) return;
           const started = performance.now();
           const r = await send(a);
-          again.push({ address: a, status: r.status, code: (r.json() as { code: string }).code, retryAfter: Number(r.headers['retry-after']), ms: performance.now() - started });
+          again.push({
+            address: a,
+            status: r.status,
+            code: (r.json() as { code: string }).code,
+            retryAfter: Number(r.headers['retry-after']),
+            ms: performance.now() - started,
+          });
         }),
       ),
     );
     t.ok(again.length > 0, 'some addresses were told overloaded');
     const held = again.filter((r) => r.status === 429);
     t.ok(held.length > 0, `an immediate retry is held back: ${JSON.stringify(again)}`);
-    t.ok(held.every((r) => r.code === 'rate_limited' && r.retryAfter >= 1), '429 rate_limited with Retry-After');
+    t.ok(
+      held.every((r) => r.code === 'rate_limited' && r.retryAfter >= 1),
+      '429 rate_limited with Retry-After',
+    );
     t.ok((await heldBack()) - before >= held.length, 'by the gateway itself, without asking the auth service');
     await new Promise((r) => setTimeout(r, 1_100));
     t.equal((await send(held[0]!.address)).status, 401, 'once Retry-After has passed, its sign-ins are checked again');
@@ -136,7 +177,14 @@ t.test('the password-check queue', async (t) => {
     const target = new URL(`${p.url}/login`);
     const text = body();
     const held = Array.from({ length: 3 }, () => {
-      const req = http.request({ host: target.hostname, port: target.port, path: '/login', method: 'POST', localAddress: '127.0.0.31', headers: { 'content-type': 'application/json', 'content-length': String(text.length) } });
+      const req = http.request({
+        host: target.hostname,
+        port: target.port,
+        path: '/login',
+        method: 'POST',
+        localAddress: '127.0.0.31',
+        headers: { 'content-type': 'application/json', 'content-length': String(text.length) },
+      });
       const answered = new Promise<number>((resolve, reject) => {
         req.on('response', (res) => (res.resume(), resolve(res.statusCode ?? 0)));
         req.on('error', reject);
@@ -145,28 +193,53 @@ t.test('the password-check queue', async (t) => {
       return { req, answered };
     });
     await new Promise((r) => setTimeout(r, 300));
-    const refused = await requestFrom('127.0.0.31', `${p.url}/login`, { method: 'POST', headers: [['content-type', 'application/json']], body: body() });
+    const refused = await requestFrom('127.0.0.31', `${p.url}/login`, {
+      method: 'POST',
+      headers: [['content-type', 'application/json']],
+      body: body(),
+    });
     t.equal(refused.status, 429);
     t.equal((refused.json() as { code: string }).code, 'rate_limited');
     t.ok(Number(refused.headers['retry-after']) >= 1, 'with Retry-After');
-    t.equal((await requestFrom('127.0.0.32', `${p.url}/login`, { method: 'POST', headers: [['content-type', 'application/json']], body: body() })).status, 401, 'another address is not held back');
+    t.equal(
+      (await requestFrom('127.0.0.32', `${p.url}/login`, { method: 'POST', headers: [['content-type', 'application/json']], body: body() }))
+        .status,
+      401,
+      'another address is not held back',
+    );
     for (const h of held) h.req.end(text.slice(5));
     const answers = await Promise.all(held.map((h) => h.answered));
-    t.ok(answers.every((s) => s === 401 || s === 503), `the held ones are answered: ${answers.join(' ')}`);
+    t.ok(
+      answers.every((s) => s === 401 || s === 503),
+      `the held ones are answered: ${answers.join(' ')}`,
+    );
   });
 
   t.test('a check whose deadline passes while it waits is dropped before its hash', async (t) => {
     const names = Array.from({ length: 6 }, name);
     const answers = await Promise.allSettled(
-      names.map((username) => call(p.proc.bus, loginOp, { params: {}, query: {}, body: { username, password: 'wrong-password-1' } }, { requestId: `drop-${username}`, clientIp: '127.0.0.41', timeoutMs: 50 })),
+      names.map((username) =>
+        call(
+          p.proc.bus,
+          loginOp,
+          { params: {}, query: {}, body: { username, password: 'wrong-password-1' } },
+          { requestId: `drop-${username}`, clientIp: '127.0.0.41', timeoutMs: 50 },
+        ),
+      ),
     );
-    t.ok(answers.every((a) => a.status === 'rejected'), 'nobody waited long enough for an answer');
+    t.ok(
+      answers.every((a) => a.status === 'rejected'),
+      'nobody waited long enough for an answer',
+    );
     // Let the replica finish whatever it started.
     await new Promise((r) => setTimeout(r, 500));
     let checked = 0;
     for (const username of names) checked += await checksLogged(p, username, 'invalid credentials');
     t.ok(checked <= 2, `${checked} of 6 were hashed`);
-    const { rows } = await p.proc.store!.query<{ n: string }>('select coalesce(sum(pending), 0) as n from auth.login_failures where username_key = any($1)', [names]);
+    const { rows } = await p.proc.store!.query<{ n: string }>(
+      'select coalesce(sum(pending), 0) as n from auth.login_failures where username_key = any($1)',
+      [names],
+    );
     t.equal(Number(rows[0]?.n), 0, 'every place in the lock was given back');
   });
 });

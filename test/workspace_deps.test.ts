@@ -25,14 +25,18 @@ function sources(dir: string): string[] {
  * package specifier (not `node:`, not a relative path; SQL's `from "schema"` does not look like one).
  */
 export function importedPackages(text: string): string[] {
-  const specifier = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"]((?:node:|@[a-z0-9-]+\/)?[a-z0-9][\w.-]*(?:\/[\w.-]+)*)['"](?!\.)/gm;
+  const specifier =
+    /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"]((?:node:|@[a-z0-9-]+\/)?[a-z0-9][\w.-]*(?:\/[\w.-]+)*)['"](?!\.)/gm;
   return [...text.matchAll(specifier)]
     .map((m) => m[1] as string)
     .filter((s) => !s.startsWith('node:'))
     .map((s) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : (s.split('/')[0] as string)));
 }
 
-const workspaces = (rootManifest.workspaces ?? []).map((dir) => ({ dir, manifest: JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')) as Manifest }));
+const workspaces = (rootManifest.workspaces ?? []).map((dir) => ({
+  dir,
+  manifest: JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')) as Manifest,
+}));
 const versions = new Map<string, string>([
   ...Object.entries(rootManifest.dependencies ?? {}),
   ...workspaces.map((w) => [w.manifest.name, w.manifest.version] as [string, string]),
@@ -59,7 +63,13 @@ for (const { dir, manifest } of workspaces) {
     imported.delete(manifest.name);
     const declared = manifest.dependencies ?? {};
     t.same([...imported].filter((p) => !(p in declared)).sort(), [], 'imported but not declared');
-    t.same(Object.keys(declared).filter((p) => !imported.has(p)).sort(), [], 'declared but not imported');
+    t.same(
+      Object.keys(declared)
+        .filter((p) => !imported.has(p))
+        .sort(),
+      [],
+      'declared but not imported',
+    );
     for (const [name, version] of Object.entries(declared)) {
       t.equal(version, versions.get(name), `${name} pinned as the repository pins it`);
     }

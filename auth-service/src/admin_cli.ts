@@ -6,7 +6,16 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ConfigError, EnvReader, FolderLockedError, framed, openStore, readPlatformConfig, type EnvSource, type Store } from '@scada/platform';
+import {
+  ConfigError,
+  EnvReader,
+  FolderLockedError,
+  framed,
+  openStore,
+  readPlatformConfig,
+  type EnvSource,
+  type Store,
+} from '@scada/platform';
 import { pino } from 'pino';
 import { readAuthConfig } from './config.ts';
 import { passwordLength, passwords } from './domain/passwords.ts';
@@ -77,7 +86,10 @@ async function resetPassword(username: string, fromStdin: boolean, source: EnvSo
     io.stderr(`No embedded store in ${resolve(platform.dataDir)} (DATA_DIR); set DATA_DIR, or DATABASE_URL for PostgreSQL.\n`);
     return 1;
   }
-  const store = await openStore({ databaseUrl: platform.databaseUrl, dataDir: platform.dataDir, timeoutMs: platform.busTimeoutMs }, pino({ level: 'silent' }));
+  const store = await openStore(
+    { databaseUrl: platform.databaseUrl, dataDir: platform.dataDir, timeoutMs: platform.busTimeoutMs },
+    pino({ level: 'silent' }),
+  );
   try {
     if (!(await hasAuthSchema(store))) {
       io.stderr('This store holds no platform yet: start the platform once, and it creates the administrator.\n');
@@ -90,7 +102,12 @@ async function resetPassword(username: string, fromStdin: boolean, source: EnvSo
       await updateUserFields(tx, user.id, { passwordHash, requirePasswordReset: true }, 'admin command');
       const ended = await revokeUserSessions(tx, user.id);
       await clearFailures(tx, user.username.toLowerCase());
-      await logAttempt(tx, { username: user.username, ip: null, successful: true, msg: 'password reset with the admin command (npm run admin)' });
+      await logAttempt(tx, {
+        username: user.username,
+        ip: null,
+        successful: true,
+        msg: 'password reset with the admin command (npm run admin)',
+      });
       return { user, ended: ended.length };
     });
     if (!outcome) {
@@ -101,7 +118,17 @@ async function resetPassword(username: string, fromStdin: boolean, source: EnvSo
     const lines = [`The password of ${user.username} was reset; ${ended} session${ended === 1 ? '' : 's'} ended.`];
     // Running gateways learn of the ended sessions from the auth service within 15 s.
     if (fromStdin) io.stdout(`${lines[0]} They must choose a new password at the next sign-in.\n`);
-    else io.stdout(framed([...lines, '', `  user:     ${user.username}`, `  password: ${password}`, '', 'It is shown only this once; a new one is chosen at the next sign-in.']));
+    else
+      io.stdout(
+        framed([
+          ...lines,
+          '',
+          `  user:     ${user.username}`,
+          `  password: ${password}`,
+          '',
+          'It is shown only this once; a new one is chosen at the next sign-in.',
+        ]),
+      );
     return 0;
   } finally {
     await store.close();

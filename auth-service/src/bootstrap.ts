@@ -22,12 +22,25 @@ export async function bootstrap(store: Store, config: AuthConfig, passwords: Pas
     await tx.query(`insert into auth.spaces (id, name) values ($1, $1) on conflict do nothing`, [defaultSpaceId]);
     const { rows: users } = await tx.query('select 1 from auth.users limit 1');
     if (users.length > 0) return false;
-    await insertUser(tx, { id: randomUUID(), username: config.adminUsername, passwordHash, email: null, phone: null, enabled: true, roles: ['admin'], spaces: [defaultSpaceId], actor: null });
+    await insertUser(tx, {
+      id: randomUUID(),
+      username: config.adminUsername,
+      passwordHash,
+      email: null,
+      phone: null,
+      enabled: true,
+      roles: ['admin'],
+      spaces: [defaultSpaceId],
+      actor: null,
+    });
     return true;
   });
   if (!created) return;
   if (generated) {
-    log.warn({ username: config.adminUsername }, 'created the administrator with a generated password, shown once on stderr: sign in and change it');
+    log.warn(
+      { username: config.adminUsername },
+      'created the administrator with a generated password, shown once on stderr: sign in and change it',
+    );
     const lines = [
       'First start: the administrator was created with a generated password.',
       '',

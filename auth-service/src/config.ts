@@ -42,7 +42,10 @@ export function readAuthConfig(env: EnvReader): AuthConfig {
     lockoutSeconds: env.int('LOCKOUT_SECONDS', 600, { min: 1, max: 86400 }),
     refreshReuseGraceSeconds: env.int('REFRESH_REUSE_GRACE_SECONDS', 10, { min: 0, max: 300 }),
     // Below production cost only for test runs, where hundreds of hashes would otherwise take minutes.
-    passwordHashCost: env.int('PASSWORD_HASH_COST', defaultHashCost, { min: env.optionalString('NODE_ENV') === 'test' ? lowestTestHashCost : defaultHashCost, max: 20 }),
+    passwordHashCost: env.int('PASSWORD_HASH_COST', defaultHashCost, {
+      min: env.optionalString('NODE_ENV') === 'test' ? lowestTestHashCost : defaultHashCost,
+      max: 20,
+    }),
     passwordCheckConcurrency: env.int('PASSWORD_CHECK_CONCURRENCY', defaultCheckConcurrency(), { min: 1, max: 64 }),
     passwordCheckQueue: env.int('PASSWORD_CHECK_QUEUE', 32, { min: 0, max: 10_000 }),
     secretsKey: readKey(env, 'SECRETS_KEY', 'SECRETS_KEY_FILE'),

@@ -38,8 +38,14 @@ export const authService: ServiceDefinition<AuthConfig> = {
     const deps = { store, bus, config, log, passwords, checks, secrets, keys: await loadKeyRing(store, secrets) };
     return {
       implementations: [
-        ...signInHandlers(deps), ...sessionHandlers(deps), ...userHandlers(deps), ...spaceHandlers(deps), ...adminHandlers(deps),
-        ...profileHandlers(deps), ...membershipHandlers(deps), ...userAdminHandlers(deps),
+        ...signInHandlers(deps),
+        ...sessionHandlers(deps),
+        ...userHandlers(deps),
+        ...spaceHandlers(deps),
+        ...adminHandlers(deps),
+        ...profileHandlers(deps),
+        ...membershipHandlers(deps),
+        ...userAdminHandlers(deps),
       ],
     };
   },

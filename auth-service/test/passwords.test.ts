@@ -55,7 +55,11 @@ t.test('PASSWORD_HASH_COST: production cost by default, lower only in a test run
   };
   t.equal(read({}).config.passwordHashCost, defaultHashCost);
   t.equal(read({ NODE_ENV: 'test', PASSWORD_HASH_COST: '12' }).config.passwordHashCost, 12);
-  t.throws(() => read({ PASSWORD_HASH_COST: '12' }).finish(), /PASSWORD_HASH_COST: must be an integer from 17 to 20/, 'refused outside a test run');
+  t.throws(
+    () => read({ PASSWORD_HASH_COST: '12' }).finish(),
+    /PASSWORD_HASH_COST: must be an integer from 17 to 20/,
+    'refused outside a test run',
+  );
   t.throws(() => read({ NODE_ENV: 'test', PASSWORD_HASH_COST: String(lowestTestHashCost - 1) }).finish(), /PASSWORD_HASH_COST/);
   t.throws(() => read({ PASSWORD_HASH_COST: '21' }).finish(), /PASSWORD_HASH_COST/);
 });

@@ -60,7 +60,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   await writeFile(secretsKeyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
   const replicas: Replica[] = [];
   for (const service of ['auth', 'config', 'protocol', 'gateway'] as const) {
-    for (let n = 1; n <= (options.counts?.[service] ?? 2); n++) replicas.push({ name: `${service}-${n}`, service, port: await freePort(), child: null, stderr: [] });
+    for (let n = 1; n <= (options.counts?.[service] ?? 2); n++)
+      replicas.push({ name: `${service}-${n}`, service, port: await freePort(), child: null, stderr: [] });
   }
   const initial = replicas.filter((r) => !options.startNow || options.startNow.includes(r.name));
   const env = (r: Replica): Record<string, string> => ({
@@ -78,13 +79,18 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     SHUTDOWN_GRACE_MS: String(options.shutdownGraceMs),
     // Gateways keep taking connections for a moment after readiness fails, as behind a balancer that
     // follows readiness (the load polls it every 100 ms).
-    ...(r.service === 'gateway' ? { HTTP_PORT: String(r.port), HTTPS_PORT: '0', SHUTDOWN_DRAIN_MS: '500' } : { HEALTH_PORT: String(r.port) }),
+    ...(r.service === 'gateway'
+      ? { HTTP_PORT: String(r.port), HTTPS_PORT: '0', SHUTDOWN_DRAIN_MS: '500' }
+      : { HEALTH_PORT: String(r.port) }),
   });
   const probe = async (r: Replica, timeoutMs: number) => {
     await waitForPort(r.port, timeoutMs);
     const end = Date.now() + timeoutMs;
     for (;;) {
-      const status = await fetch(`http://127.0.0.1:${r.port}/readyz`).then((res) => res.status, () => 0);
+      const status = await fetch(`http://127.0.0.1:${r.port}/readyz`).then(
+        (res) => res.status,
+        () => 0,
+      );
       if (status === 200) return;
       if (Date.now() > end) throw new Error(`${r.name} is not ready after ${timeoutMs} ms: ${r.stderr.slice(-5).join(' | ')}`);
       await new Promise((res) => setTimeout(res, 100));

@@ -23,15 +23,26 @@ export type Load = {
 
 type Answer = { status: number; retryAfter: string | null; body: string; error?: string };
 
-function send(port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer & { refused?: boolean }> {
+function send(
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Answer & { refused?: boolean }> {
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, method, path, headers: { ...headers, connection: 'close' }, agent: false, timeout: 30_000 }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: (res.headers['retry-after'] as string | undefined) ?? null, body: text }));
-      res.on('error', (err) => resolve({ status: 0, retryAfter: null, body: '', error: err.message }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, method, path, headers: { ...headers, connection: 'close' }, agent: false, timeout: 30_000 },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, retryAfter: (res.headers['retry-after'] as string | undefined) ?? null, body: text }),
+        );
+        res.on('error', (err) => resolve({ status: 0, retryAfter: null, body: '', error: err.message }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('client timeout')));
     req.on('error', (err: NodeJS.ErrnoException) =>
       resolve({ status: 0, retryAfter: null, body: '', error: err.code ?? err.message, refused: err.code === 'ECONNREFUSED' }),
@@ -133,7 +144,13 @@ export function startLoad(options: { ports: number[]; token: string; workers: nu
 
 /** Logs in as the administrator through a gateway and answers the bearer access token. */
 export async function adminToken(port: number, password: string): Promise<string> {
-  const answer = await send(port, 'POST', '/login', { 'content-type': 'application/json' }, JSON.stringify({ username: 'admin', password }));
+  const answer = await send(
+    port,
+    'POST',
+    '/login',
+    { 'content-type': 'application/json' },
+    JSON.stringify({ username: 'admin', password }),
+  );
   if (answer.status !== 200) throw new Error(`login failed: ${answer.status} ${answer.body}`);
   return (JSON.parse(answer.body) as { access_token: string }).access_token;
 }

@@ -21,7 +21,9 @@ export type ControlledServer = { url: string; port: number; start(): Promise<voi
 export function postgresBin(): string | null {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return null;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl'))).sort((a, b) => Number(a) - Number(b));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl')))
+    .sort((a, b) => Number(a) - Number(b));
   return versions.length ? join(root, versions[versions.length - 1], 'bin') : null;
 }
 
@@ -68,7 +70,13 @@ export async function startNats(): Promise<ControlledServer> {
     await gone;
   };
   await start();
-  return { url: `nats://127.0.0.1:${port}`, port, start, stop, remove: async () => (await stop(), await rm(dir, { recursive: true, force: true })) };
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    start,
+    stop,
+    remove: async () => (await stop(), await rm(dir, { recursive: true, force: true })),
+  };
 }
 
 /**

@@ -94,7 +94,13 @@ export async function runFaultSuite(options: SuiteOptions): Promise<SuiteResult>
     const postgres = await startPostgres();
     servers.push(postgres);
     say(`NATS on ${nats.port}, PostgreSQL on ${postgres.port}`);
-    const c = await startCluster({ natsUrl: nats.url, databaseUrl: postgres.url, adminPassword, busTimeoutMs: options.busTimeoutMs, shutdownGraceMs: 10_000 });
+    const c = await startCluster({
+      natsUrl: nats.url,
+      databaseUrl: postgres.url,
+      adminPassword,
+      busTimeoutMs: options.busTimeoutMs,
+      shutdownGraceMs: 10_000,
+    });
     cluster = c;
     say('cluster ready: two replicas of auth, config, protocol and two gateways');
     const token = await adminToken(c.gateways[0].port, adminPassword);
@@ -153,13 +159,16 @@ export async function runFaultSuite(options: SuiteOptions): Promise<SuiteResult>
       await pause(500);
       const to = Date.now();
       const phase = summarise(label, l.samples, from, to, from);
-      const otherFailures = l.samples.filter((s) => s.start >= from && s.start < to && s.kind !== `read-${service}` && (s.status < 200 || s.status >= 300)).length;
+      const otherFailures = l.samples.filter(
+        (s) => s.start >= from && s.start < to && s.kind !== `read-${service}` && (s.status < 200 || s.status >= 300),
+      ).length;
       phases.push({ ...phase, unaffected: { otherFailures, ...seen } });
       say(`${label}: done`);
     };
 
     await steady('steady load, no fault');
-    for (const service of ['auth', 'config', 'protocol'] as const) await replicaFault(`kill -9 ${service}-1`, byName(`${service}-1`), 'SIGKILL');
+    for (const service of ['auth', 'config', 'protocol'] as const)
+      await replicaFault(`kill -9 ${service}-1`, byName(`${service}-1`), 'SIGKILL');
     await replicaFault('SIGTERM config-2', byName('config-2'), 'SIGTERM');
     await replicaFault('kill -9 gateway-2', byName('gateway-2'), 'SIGKILL');
     await replicaFault('SIGTERM gateway-1', byName('gateway-1'), 'SIGTERM');
@@ -192,7 +201,11 @@ export async function runFaultSuite(options: SuiteOptions): Promise<SuiteResult>
 }
 
 /** Sign-ins one after another through the gateways in turn, and readiness probes of every gateway, for `ms`. */
-async function alongside(c: Cluster, adminPassword: string, ms: number): Promise<{ signIns: number; failedSignIns: number; probes: number; unreadyProbes: number }> {
+async function alongside(
+  c: Cluster,
+  adminPassword: string,
+  ms: number,
+): Promise<{ signIns: number; failedSignIns: number; probes: number; unreadyProbes: number }> {
   const end = Date.now() + ms;
   const seen = { signIns: 0, failedSignIns: 0, probes: 0, unreadyProbes: 0 };
   const signIns = (async () => {
@@ -206,7 +219,10 @@ async function alongside(c: Cluster, adminPassword: string, ms: number): Promise
     while (Date.now() < end) {
       for (const gateway of c.gateways) {
         seen.probes++;
-        const status = await fetch(`http://127.0.0.1:${gateway.port}/readyz`).then((r) => r.status, () => 0);
+        const status = await fetch(`http://127.0.0.1:${gateway.port}/readyz`).then(
+          (r) => r.status,
+          () => 0,
+        );
         if (status !== 200) seen.unreadyProbes++;
       }
       await pause(200);
@@ -225,13 +241,19 @@ export function faultTable(result: SuiteResult): string {
     '|---|---:|---:|---|---:|---:|---:|',
   ];
   for (const p of result.phases) {
-    const by = Object.entries(p.failures).map(([s, n]) => `${s.startsWith('0 ') ? `no answer (${s.slice(2)})` : s}: ${n}`).join(', ') || '–';
-    const outage = p.outageMs !== undefined
-      ? ` (away ${p.outageMs} ms; counted from its return)`
-      : p.unaffected
-        ? ` (other services' requests failed: ${p.unaffected.otherFailures}; sign-ins ${p.unaffected.signIns}, failed ${p.unaffected.failedSignIns}; gateway probes ${p.unaffected.probes}, not ready ${p.unaffected.unreadyProbes})`
-        : '';
-    lines.push(`| ${p.name}${outage} | ${p.requests} | ${p.failed} | ${by} | ${p.without503RetryAfter} | ${p.recoveryMs} | ${p.slowestFailureMs} |`);
+    const by =
+      Object.entries(p.failures)
+        .map(([s, n]) => `${s.startsWith('0 ') ? `no answer (${s.slice(2)})` : s}: ${n}`)
+        .join(', ') || '–';
+    const outage =
+      p.outageMs !== undefined
+        ? ` (away ${p.outageMs} ms; counted from its return)`
+        : p.unaffected
+          ? ` (other services' requests failed: ${p.unaffected.otherFailures}; sign-ins ${p.unaffected.signIns}, failed ${p.unaffected.failedSignIns}; gateway probes ${p.unaffected.probes}, not ready ${p.unaffected.unreadyProbes})`
+          : '';
+    lines.push(
+      `| ${p.name}${outage} | ${p.requests} | ${p.failed} | ${by} | ${p.without503RetryAfter} | ${p.recoveryMs} | ${p.slowestFailureMs} |`,
+    );
   }
   lines.push(
     '',

@@ -28,7 +28,7 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }>
 
 for (const h of harnesses) {
   t.test(`10,000-row tables (${h.name})`, async (t) => {
-    t.test('getProjects answers its space\'s 2,000 of 10,000 projects by name, in code point order, within the budget', async (t) => {
+    t.test("getProjects answers its space's 2,000 of 10,000 projects by name, in code point order, within the budget", async (t) => {
       const c = h.as();
       const names = Array.from({ length: 10000 }, (_, i) => nameOf(i));
       await h.store.query(
@@ -42,18 +42,29 @@ for (const h of harnesses) {
       const { value: list, ms } = await timed(() => c.call(ops.getProjects));
       t.comment(`getProjects: ${list.length} projects in ${ms} ms`);
       t.equal(list.length, 2000);
-      t.same(list.map((p) => p.name), list.map((p) => p.name).sort(byCodePoint), 'ordered by code point');
+      t.same(
+        list.map((p) => p.name),
+        list.map((p) => p.name).sort(byCodePoint),
+        'ordered by code point',
+      );
       t.ok(ms < budgetMs, `${ms} ms < ${budgetMs} ms`);
       const { rows } = await h.store.query<{ 'QUERY PLAN': string }>(
-        `explain select id, name from config.projects where space = $1 order by name collate "C"`, [`${c.space}-small`],
+        `explain select id, name from config.projects where space = $1 order by name collate "C"`,
+        [`${c.space}-small`],
       );
-      t.match(rows.map((r) => Object.values(r)[0]).join('\n'), /Index Scan using projects_name/, 'a small space is listed from the name index');
+      t.match(
+        rows.map((r) => Object.values(r)[0]).join('\n'),
+        /Index Scan using projects_name/,
+        'a small space is listed from the name index',
+      );
     });
 
     t.test('getFaceplatePlaceholders orders 2,000 of 10,000 placeholders by order, then name', async (t) => {
       const c = h.as();
       const project = await c.call(ops.createProject, { body: bodies.project('P') });
-      const faceplates = await Promise.all([0, 1, 2, 3, 4].map((i) => c.call(ops.createFaceplate, { body: bodies.faceplate(`F${i}`, project.id) })));
+      const faceplates = await Promise.all(
+        [0, 1, 2, 3, 4].map((i) => c.call(ops.createFaceplate, { body: bodies.faceplate(`F${i}`, project.id) })),
+      );
       const names = Array.from({ length: 10000 }, (_, i) => nameOf(i));
       await h.store.query(
         `insert into config.placeholders (space, id, faceplate_id, name, type, sort_order, created_by, creation_date, last_modified_by, last_modified_date)
@@ -70,7 +81,11 @@ for (const h of harnesses) {
         if (a.order !== b.order) return a.order === undefined ? 1 : b.order === undefined ? -1 : a.order - b.order;
         return byCodePoint(a.name, b.name);
       });
-      t.same(list.map((p) => p.id), expected.map((p) => p.id), 'by order (unset last), then name');
+      t.same(
+        list.map((p) => p.id),
+        expected.map((p) => p.id),
+        'by order (unset last), then name',
+      );
       t.ok(ms < budgetMs, `${ms} ms < ${budgetMs} ms`);
     });
   });

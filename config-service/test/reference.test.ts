@@ -21,7 +21,8 @@ const reference: Json | null = existsSync(file) ? JSON.parse(readFileSync(file, 
 /** The reference's operation of an operationId, with its path and method. */
 function referenceOp(operationId: string): { path: string; method: string; op: Json } | null {
   for (const [path, item] of Object.entries(reference?.paths ?? {})) {
-    for (const [method, op] of Object.entries(item as Json)) if ((op as Json).operationId === operationId) return { path, method, op: op as Json };
+    for (const [method, op] of Object.entries(item as Json))
+      if ((op as Json).operationId === operationId) return { path, method, op: op as Json };
   }
   return null;
 }
@@ -70,7 +71,14 @@ async function arrange(c: Caller) {
   const ph = await c.call(ops.createFaceplatePlaceholder, { params: { faceplateId: fp.id }, body: bodies.placeholder('Ref') });
   const script = await c.call(ops.createScript, { body: bodies.script('Ref', project.id) });
   return {
-    ids: { projectId: project.id, boardGroupId: group.id, boardId: board.id, faceplateId: fp.id, placeholderId: ph.id, scriptId: script.id },
+    ids: {
+      projectId: project.id,
+      boardGroupId: group.id,
+      boardId: board.id,
+      faceplateId: fp.id,
+      placeholderId: ph.id,
+      scriptId: script.id,
+    },
   };
 }
 
@@ -78,7 +86,7 @@ for (const h of harnesses) {
   t.test(`requests built from the reference interface (${h.name})`, async (t) => {
     const configOps = ops.configOperations as Operation[];
 
-    t.test('every operation has the reference\'s path, method and success status', async (t) => {
+    t.test("every operation has the reference's path, method and success status", async (t) => {
       for (const op of configOps) {
         const ref = referenceOp(op.operationId);
         t.ok(ref, `${op.operationId} is in the reference`);
@@ -102,12 +110,21 @@ for (const h of harnesses) {
         queryValues.names = [(await c.call(ops.getFaceplate, { params: { faceplateId: ids.faceplateId } })).name];
         const parameters = (ref.op.parameters ?? []) as Json[];
         const params = Object.fromEntries(parameters.filter((p) => p.in === 'path').map((p) => [p.name, ids[p.name as keyof typeof ids]]));
-        const query = Object.fromEntries(parameters.filter((p) => p.in === 'query').map((p) => [p.name, queryValues[p.name] ?? ids[p.name as keyof typeof ids]]));
-        const variants = ref.op.requestBody?.content?.['application/json'] ? [false, true].map((all) => bodyOf(requestDto(ref.op), all, { projectId: ids.projectId })) : [undefined];
+        const query = Object.fromEntries(
+          parameters.filter((p) => p.in === 'query').map((p) => [p.name, queryValues[p.name] ?? ids[p.name as keyof typeof ids]]),
+        );
+        const variants = ref.op.requestBody?.content?.['application/json']
+          ? [false, true].map((all) => bodyOf(requestDto(ref.op), all, { projectId: ids.projectId }))
+          : [undefined];
         for (const body of variants) {
           if (op.operationId.startsWith('delete')) continue;
-          const answer = await c.call(op, { params, query, body: op.http!.consumes?.includes('text/plain') ? 'print(1)' : body }).catch((e: Error) => e);
-          t.notOk(answer instanceof Error, `${op.operationId} ${body ? JSON.stringify(body).slice(0, 60) : ''}: ${answer instanceof Error ? answer.message : 'ok'}`);
+          const answer = await c
+            .call(op, { params, query, body: op.http!.consumes?.includes('text/plain') ? 'print(1)' : body })
+            .catch((e: Error) => e);
+          t.notOk(
+            answer instanceof Error,
+            `${op.operationId} ${body ? JSON.stringify(body).slice(0, 60) : ''}: ${answer instanceof Error ? answer.message : 'ok'}`,
+          );
           const schema = ref.op.responses['200']?.content?.['*/*']?.schema;
           if (!schema || answer instanceof Error) continue;
           const dto = resolve(schema.type === 'array' ? schema.items : schema);

@@ -10,5 +10,10 @@ export const listParameterRule =
  * checks them, so `uniqueItems` never refuses a list a client repeated a value in.
  */
 export function QueryList<S extends TSchema>(item: S, options: { maxItems: number; description: string }): TArray<S> {
-  return Type.Array(item, { minItems: 1, maxItems: options.maxItems, uniqueItems: true, description: `${options.description} ${listParameterRule}` });
+  return Type.Array(item, {
+    minItems: 1,
+    maxItems: options.maxItems,
+    uniqueItems: true,
+    description: `${options.description} ${listParameterRule}`,
+  });
 }

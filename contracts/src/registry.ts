@@ -15,11 +15,19 @@ import { authPing, configPing, echo, protocolPing } from './system.ts';
  * and the OpenAPI document is generated from it: no subject string is written anywhere else.
  */
 export const operations: readonly Operation[] = [
-  authPing, configPing, protocolPing, echo,
-  ...sessionOperations, ...adminOperations, ...profileOperations, ...membershipOperations,
+  authPing,
+  configPing,
+  protocolPing,
+  echo,
+  ...sessionOperations,
+  ...adminOperations,
+  ...profileOperations,
+  ...membershipOperations,
   ...configOperations,
-  ...connectionOperations, ...plainConnectionOperations,
-  ...sessionOperations61850, ...liveChannelOperations,
+  ...connectionOperations,
+  ...plainConnectionOperations,
+  ...sessionOperations61850,
+  ...liveChannelOperations,
 ];
 
 /** The operations one service serves. */

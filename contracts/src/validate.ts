@@ -7,7 +7,10 @@ registerFormats();
 /** Formats the schemas use, checked the same way by the gateway and the services. */
 function registerFormats(): void {
   if (!FormatRegistry.Has('date-time')) {
-    FormatRegistry.Set('date-time', (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v)));
+    FormatRegistry.Set(
+      'date-time',
+      (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v)),
+    );
   }
   if (!FormatRegistry.Has('http-url')) {
     FormatRegistry.Set('http-url', (v) => {
@@ -37,7 +40,10 @@ export function checkerOf<S extends TSchema>(schema: S): TypeCheck<S> {
 }
 
 /** Checks a value against a schema: the first failure of each path, in document order. */
-export function validate<S extends TSchema>(schema: S, value: unknown): { ok: true; value: Static<S> } | { ok: false; errors: ProblemFieldError[] } {
+export function validate<S extends TSchema>(
+  schema: S,
+  value: unknown,
+): { ok: true; value: Static<S> } | { ok: false; errors: ProblemFieldError[] } {
   const check = checkerOf(schema);
   if (check.Check(value)) return { ok: true, value: value as Static<S> };
   const errors: ProblemFieldError[] = [];

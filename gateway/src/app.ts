@@ -76,12 +76,21 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
   app.use(ipFilter(auth));
   app.use(csrf());
   app.use(cleanUrl());
-  const live = new LiveHub({ bus: deps.bus, auth, log: deps.log, metrics: createLiveMetrics(metrics.registry), busTimeoutMs: deps.busTimeoutMs }, deps.config.live ?? defaultLiveSettings);
+  const live = new LiveHub(
+    { bus: deps.bus, auth, log: deps.log, metrics: createLiveMetrics(metrics.registry), busTimeoutMs: deps.busTimeoutMs },
+    deps.config.live ?? defaultLiveSettings,
+  );
   app.use(liveRoute({ hub: live, sessions, bus: deps.bus, busTimeoutMs: deps.busTimeoutMs }));
   const routers = [
     healthRoutes({ readiness: () => checkReadiness({ bus: deps.bus, store: deps.store ?? null, isDraining: () => draining, replicas }) }),
     docsRoutes(() => buildOpenApi(ops, {})),
-    sessionRoutes({ ...sessions, onHeldBack: metrics.countHeldBack, loginRateLimitPerMinute: deps.config.loginRateLimitPerMinute, loginInFlightPerAddress: deps.config.loginInFlightPerAddress, bodyLimitBytes: deps.config.bodyLimitBytes }),
+    sessionRoutes({
+      ...sessions,
+      onHeldBack: metrics.countHeldBack,
+      loginRateLimitPerMinute: deps.config.loginRateLimitPerMinute,
+      loginInFlightPerAddress: deps.config.loginInFlightPerAddress,
+      bodyLimitBytes: deps.config.bodyLimitBytes,
+    }),
     sclFileRoutes(ops, { bus: deps.bus, busTimeoutMs: deps.busTimeoutMs, maxSclBytes: deps.config.maxSclBytes, sessions }),
     operationRoutes(ops, { bus: deps.bus, metrics, busTimeoutMs: deps.busTimeoutMs, bodyLimitBytes: deps.config.bodyLimitBytes, sessions }),
   ];

@@ -1,4 +1,12 @@
-import { apiVersion, ConnectionRequest, NoContent, problemCodes, type HttpBinding, type Operation, type ProblemCode } from '@scada/contracts';
+import {
+  apiVersion,
+  ConnectionRequest,
+  NoContent,
+  problemCodes,
+  type HttpBinding,
+  type Operation,
+  type ProblemCode,
+} from '@scada/contracts';
 
 import { sessionPaths } from './openapi_sessions.ts';
 import { livePaths, liveSchemas } from './live/openapi.ts';
@@ -21,11 +29,11 @@ const description = [
   '  (400 `validation_failed`); a body that is not UTF-8 or not JSON (400 `malformed_body`); nesting deeper',
   '  than 64 levels (400); a `Content-Encoding` other than identity, gzip or deflate (415) or a body that',
   '  does not decode under it (400); a multipart file part where the operation takes no file (400).',
-  '- A multipart part of type `application/json` is text even with a file name (a browser\'s FormData with',
+  "- A multipart part of type `application/json` is text even with a file name (a browser's FormData with",
   '  a JSON Blob): the `connection` part of the SCL uploads may come either way.',
-  '- Each operation has a deadline (device operations 30 s, the rest the platform\'s standard one); past it',
+  "- Each operation has a deadline (device operations 30 s, the rest the platform's standard one); past it",
   '  the answer is 504 `upstream_timeout`.',
-  '- Space-scoped operations take the space from the `X-Space` header, else the caller\'s default space.',
+  "- Space-scoped operations take the space from the `X-Space` header, else the caller's default space.",
 ].join('\n');
 
 /**
@@ -101,7 +109,7 @@ function parametersOf(op: Operation, http: HttpBinding): Json[] {
       name: 'X-Space',
       in: 'header',
       required: false,
-      description: 'Id of the space the request works in; the caller\'s default space when absent.',
+      description: "Id of the space the request works in; the caller's default space when absent.",
       schema: { type: 'string', minLength: 1, maxLength: 64 },
     });
   }
@@ -129,7 +137,9 @@ function requestBodyOf(schema: Json, required: boolean, http: HttpBinding): Json
   const form = { type: 'object', required: [wrapper], properties: { [wrapper]: { type: 'string', contentMediaType: 'application/json' } } };
   return {
     required,
-    content: Object.fromEntries(types.map((type) => [type, { schema: type === 'multipart/form-data' ? form : { oneOf: [schema, wrapped] } }])),
+    content: Object.fromEntries(
+      types.map((type) => [type, { schema: type === 'multipart/form-data' ? form : { oneOf: [schema, wrapped] } }]),
+    ),
   };
 }
 
@@ -198,20 +208,44 @@ function operationalPaths(): Record<string, Json> {
   const filtered = problemResponses(['ip_denied']);
   const notReady = problemResponses(['service_unavailable']);
   return {
-    '/healthz': { get: { operationId: 'getHealth', summary: 'Liveness of the gateway', ...answer('The gateway is alive', text('application/json', status('ok'))) } },
+    '/healthz': {
+      get: {
+        operationId: 'getHealth',
+        summary: 'Liveness of the gateway',
+        ...answer('The gateway is alive', text('application/json', status('ok'))),
+      },
+    },
     '/readyz': {
       get: {
         operationId: 'getReadiness',
-        summary: 'Readiness of this process, with every service\'s live replicas',
+        summary: "Readiness of this process, with every service's live replicas",
         description:
           'Ready when this process can do its own work: it is not shutting down, its bus is connected, and its store answers when it runs services. ' +
-          'Another service without replicas never makes it unready (that service\'s own requests answer 503); the body lists the live replicas of every service either way.',
+          "Another service without replicas never makes it unready (that service's own requests answer 503); the body lists the live replicas of every service either way.",
         ...answer('Ready', text('application/json', readyBody()), notReady),
       },
     },
-    '/metrics': { get: { operationId: 'getMetrics', summary: 'Prometheus metrics', ...answer('Prometheus text exposition', text('text/plain', { type: 'string' }), filtered) } },
-    '/openapi.json': { get: { operationId: 'getOpenApi', summary: 'This OpenAPI document', ...answer('OpenAPI 3.1 document', text('application/json', { type: 'object' }), filtered) } },
-    '/docs': { get: { operationId: 'getDocs', summary: 'API reference page', ...answer('HTML page', text('text/html', { type: 'string' }), filtered) } },
+    '/metrics': {
+      get: {
+        operationId: 'getMetrics',
+        summary: 'Prometheus metrics',
+        ...answer('Prometheus text exposition', text('text/plain', { type: 'string' }), filtered),
+      },
+    },
+    '/openapi.json': {
+      get: {
+        operationId: 'getOpenApi',
+        summary: 'This OpenAPI document',
+        ...answer('OpenAPI 3.1 document', text('application/json', { type: 'object' }), filtered),
+      },
+    },
+    '/docs': {
+      get: {
+        operationId: 'getDocs',
+        summary: 'API reference page',
+        ...answer('HTML page', text('text/html', { type: 'string' }), filtered),
+      },
+    },
     '/': {
       get: {
         operationId: 'getRoot',
@@ -224,8 +258,15 @@ function operationalPaths(): Record<string, Json> {
 
 /** The body of a ready answer: `status` and the live replicas of each service. */
 function readyBody(): Json {
-  const replica = { type: 'object', required: ['instance', 'version', 'store'], properties: { instance: { type: 'string' }, version: { type: 'string' }, store: { enum: ['ok', 'down'] } } };
-  const services = { type: 'object', properties: Object.fromEntries(['auth', 'config', 'protocol'].map((s) => [s, { type: 'array', items: replica }])) };
+  const replica = {
+    type: 'object',
+    required: ['instance', 'version', 'store'],
+    properties: { instance: { type: 'string' }, version: { type: 'string' }, store: { enum: ['ok', 'down'] } },
+  };
+  const services = {
+    type: 'object',
+    properties: Object.fromEntries(['auth', 'config', 'protocol'].map((s) => [s, { type: 'array', items: replica }])),
+  };
   return { type: 'object', required: ['status', 'services'], properties: { status: { const: 'ready' }, services } };
 }
 
@@ -252,7 +293,8 @@ function components(): Json {
           retryAfter: { type: 'integer', minimum: 0, description: 'Seconds to wait, as in `Retry-After`.' },
           deviceError: {
             type: 'object',
-            description: '`device_refused`: the device\'s reason. `service`: what was asked (`read`, `write`, `select`, `operate`, `cancel`, `enable-report`, …); `error`: the MMS data access error (`object-access-denied`, `object-value-invalid`, `temporarily-unavailable`, …) or `negative-command-termination`; `addCause`: the AddCause of a refused control.',
+            description:
+              "`device_refused`: the device's reason. `service`: what was asked (`read`, `write`, `select`, `operate`, `cancel`, `enable-report`, …); `error`: the MMS data access error (`object-access-denied`, `object-value-invalid`, `temporarily-unavailable`, …) or `negative-command-termination`; `addCause`: the AddCause of a refused control.",
             required: ['service', 'error'],
             properties: { service: text, error: text, addCause: text },
           },

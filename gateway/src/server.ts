@@ -55,12 +55,15 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   let httpPort: number | null = null;
   let httpsPort: number | null = null;
   // The certificate comes first, so that no listener answers before the whole gateway can.
-  const tls = deps.config.httpsPort === 0 ? null : await loadOrCreateCertificate({
-    certFile: deps.config.tlsCertFile,
-    keyFile: deps.config.tlsKeyFile,
-    dataDir: deps.dataDir,
-    log: deps.log,
-  });
+  const tls =
+    deps.config.httpsPort === 0
+      ? null
+      : await loadOrCreateCertificate({
+          certFile: deps.config.tlsCertFile,
+          keyFile: deps.config.tlsKeyFile,
+          dataDir: deps.dataDir,
+          log: deps.log,
+        });
   if (deps.config.httpPort !== 0 || tls === null) {
     const server = http.createServer(handler);
     httpPort = await listen(server, deps.ephemeralPorts ? 0 : deps.config.httpPort, deps.host);

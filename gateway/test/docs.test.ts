@@ -32,7 +32,10 @@ t.test('GET /docs answers an HTML page under a CSP that forbids inline and forei
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /^text\/html/);
   const csp = res.headers.get('content-security-policy') ?? '';
-  const scriptSrc = csp.split(';').map((d) => d.trim()).find((d) => d.startsWith('script-src'));
+  const scriptSrc = csp
+    .split(';')
+    .map((d) => d.trim())
+    .find((d) => d.startsWith('script-src'));
   t.equal(scriptSrc, "script-src 'self'");
   t.match(csp, /default-src 'none'/);
   t.match(html, /<link rel="stylesheet" href="\/docs\/swagger-ui\.css/);
@@ -75,7 +78,13 @@ t.test('the initializer is a script file that loads /openapi.json', async (t) =>
 t.test('files outside the allow-list are 404, traversal included', async (t) => {
   const { base } = await start(t);
 
-  for (const path of ['/docs/unknown.js', '/docs/swagger-ui.js.map', '/docs/package.json', '/docs/..%2Fpackage.json', '/docs/%2E%2E%2F%2E%2E%2Fpackage.json']) {
+  for (const path of [
+    '/docs/unknown.js',
+    '/docs/swagger-ui.js.map',
+    '/docs/package.json',
+    '/docs/..%2Fpackage.json',
+    '/docs/%2E%2E%2F%2E%2E%2Fpackage.json',
+  ]) {
     const res = await fetch(`${base}${path}`);
     await res.arrayBuffer();
 

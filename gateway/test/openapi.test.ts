@@ -84,17 +84,24 @@ t.test('path, query and X-Space parameters come from the request schema', async 
   const op = operationAt(doc, 'put', '/api/boards/{boardId}');
 
   t.notOk(doc.paths['/api/boards/:boardId'], 'Koa parameters are converted');
-  t.same(op.parameters.map((p: Json) => [p.name, p.in, p.required]), [
-    ['boardId', 'path', true],
-    ['dryRun', 'query', false],
-    ['revision', 'query', true],
-    ['X-Space', 'header', false],
-  ]);
+  t.same(
+    op.parameters.map((p: Json) => [p.name, p.in, p.required]),
+    [
+      ['boardId', 'path', true],
+      ['dryRun', 'query', false],
+      ['revision', 'query', true],
+      ['X-Space', 'header', false],
+    ],
+  );
   t.same(op.parameters[0].schema, { type: 'string', pattern: '^[a-z0-9-]{1,36}$', description: 'Id of the board' });
   t.equal(op.parameters[0].description, 'Id of the board');
   t.same(op.parameters[2].schema, { type: 'integer', minimum: 0 });
   t.same(op.parameters[3].schema, { type: 'string', minLength: 1, maxLength: 64 });
-  t.same(operationAt(doc, 'get', '/api/echo').parameters.map((p: Json) => p.name), ['text'], 'no X-Space unless space-scoped');
+  t.same(
+    operationAt(doc, 'get', '/api/echo').parameters.map((p: Json) => p.name),
+    ['text'],
+    'no X-Space unless space-scoped',
+  );
 });
 
 t.test('the body is documented for each accepted content type and the answer by its status', async (t) => {
@@ -160,8 +167,15 @@ t.test('the connection part of the SCL uploads is a component, referenced by bot
   const schema = doc.components.schemas.ConnectionRequest;
   t.same(schema.required, ['name', 'ip', 'port', 'projectId', 'protocol']);
   t.equal(schema.additionalProperties, false);
-  for (const [path, method] of [['/api/protocols/iec61850/connections/with-file', 'post'], ['/api/protocols/iec61850/connections/{connectionId}/with-file', 'put']] as const) {
+  for (const [path, method] of [
+    ['/api/protocols/iec61850/connections/with-file', 'post'],
+    ['/api/protocols/iec61850/connections/{connectionId}/with-file', 'put'],
+  ] as const) {
     const part = doc.paths[path]![method].requestBody.content['multipart/form-data'].schema.properties.connection;
-    t.match(part, { type: 'string', contentMediaType: 'application/json', contentSchema: { $ref: '#/components/schemas/ConnectionRequest' } }, `${method} ${path}`);
+    t.match(
+      part,
+      { type: 'string', contentMediaType: 'application/json', contentSchema: { $ref: '#/components/schemas/ConnectionRequest' } },
+      `${method} ${path}`,
+    );
   }
 });

@@ -7,56 +7,100 @@ import { busTargets } from '../../test/support/buses.ts';
 import { startGateway } from '../src/server.ts';
 import type { GatewayConfig } from '../src/config.ts';
 
-const Item = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), count: Type.Integer({ minimum: 0 }) }, { additionalProperties: false });
+const Item = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 100 }), count: Type.Integer({ minimum: 0 }) },
+  { additionalProperties: false },
+);
 const fail = defineOperation({
-  operationId: 'fail', service: 'config', summary: 'fails', tags: ['Test'],
-  request: requestSchema({}), response: Type.Null(),
+  operationId: 'fail',
+  service: 'config',
+  summary: 'fails',
+  tags: ['Test'],
+  request: requestSchema({}),
+  response: Type.Null(),
   http: { method: 'GET', path: '/test/fail', status: 200, access: 'public', spaceScoped: false },
 });
 const slow = defineOperation({
-  operationId: 'slow', service: 'config', summary: 'slow', tags: ['Test'],
-  request: requestSchema({ query: Type.Object({ ms: Type.Integer({ minimum: 0, maximum: 5000 }) }) }), response: Type.Object({ waited: Type.Integer() }),
+  operationId: 'slow',
+  service: 'config',
+  summary: 'slow',
+  tags: ['Test'],
+  request: requestSchema({ query: Type.Object({ ms: Type.Integer({ minimum: 0, maximum: 5000 }) }) }),
+  response: Type.Object({ waited: Type.Integer() }),
   http: { method: 'GET', path: '/test/slow', status: 200, access: 'public', spaceScoped: false },
 });
 const create = defineOperation({
-  operationId: 'create', service: 'config', summary: 'creates', tags: ['Test'],
-  request: requestSchema({ params: Type.Object({ id: Type.String({ pattern: '^[a-z0-9]{1,10}$' }) }), body: Item }), response: Item,
+  operationId: 'create',
+  service: 'config',
+  summary: 'creates',
+  tags: ['Test'],
+  request: requestSchema({ params: Type.Object({ id: Type.String({ pattern: '^[a-z0-9]{1,10}$' }) }), body: Item }),
+  response: Item,
   http: { method: 'PUT', path: '/test/items/:id', status: 200, access: 'public', spaceScoped: false },
 });
 const refuse = defineOperation({
-  operationId: 'refuse', service: 'config', summary: 'refuses', tags: ['Test'],
-  request: requestSchema({}), response: Type.Null(),
+  operationId: 'refuse',
+  service: 'config',
+  summary: 'refuses',
+  tags: ['Test'],
+  request: requestSchema({}),
+  response: Type.Null(),
   http: { method: 'DELETE', path: '/test/refuse', status: 204, access: 'public', spaceScoped: false },
 });
 const absent = defineOperation({
-  operationId: 'absent', service: 'protocol', summary: 'nobody serves it', tags: ['Test'],
-  request: requestSchema({}), response: Type.Null(),
+  operationId: 'absent',
+  service: 'protocol',
+  summary: 'nobody serves it',
+  tags: ['Test'],
+  request: requestSchema({}),
+  response: Type.Null(),
   http: { method: 'GET', path: '/test/absent', status: 200, access: 'public', spaceScoped: false },
 });
 const ops = [fail, slow, create, refuse, absent];
 
 const config: GatewayConfig = {
-  httpPort: 1, httpsPort: 0, trustedProxies: [], loginRateLimitPerMinute: 60, loginInFlightPerAddress: 8, bodyLimitBytes: 1024 * 1024, maxSclBytes: 1 << 25,
+  httpPort: 1,
+  httpsPort: 0,
+  trustedProxies: [],
+  loginRateLimitPerMinute: 60,
+  loginInFlightPerAddress: 8,
+  bodyLimitBytes: 1024 * 1024,
+  maxSclBytes: 1 << 25,
 };
 
 async function setup(t: Test, makeBus: () => Promise<Bus>) {
   const bus = await makeBus();
   const log = pino({ level: 'silent' });
-  const service = await serve(bus, { name: 'config', version: '0.0.0', instance: 'test' }, [
-    implement(fail, async () => {
-      throw new Error('secret internals: relation "config.boards" does not exist');
-    }),
-    implement(slow, async (req) => {
-      await new Promise((r) => setTimeout(r, req.query.ms));
-      return { waited: req.query.ms };
-    }),
-    implement(create, async (req) => req.body),
-    implement(refuse, async () => {
-      throw new ProblemError('conflict', 'The item has children');
-    }),
-  ], log);
+  const service = await serve(
+    bus,
+    { name: 'config', version: '0.0.0', instance: 'test' },
+    [
+      implement(fail, async () => {
+        throw new Error('secret internals: relation "config.boards" does not exist');
+      }),
+      implement(slow, async (req) => {
+        await new Promise((r) => setTimeout(r, req.query.ms));
+        return { waited: req.query.ms };
+      }),
+      implement(create, async (req) => req.body),
+      implement(refuse, async () => {
+        throw new ProblemError('conflict', 'The item has children');
+      }),
+    ],
+    log,
+  );
   await bus.flush();
-  const gateway = await startGateway({ bus, log, config, dataDir: '/nonexistent', busTimeoutMs: 1000, shutdownGraceMs: 2000, host: '127.0.0.1', ephemeralPorts: true, operations: ops });
+  const gateway = await startGateway({
+    bus,
+    log,
+    config,
+    dataDir: '/nonexistent',
+    busTimeoutMs: 1000,
+    shutdownGraceMs: 2000,
+    host: '127.0.0.1',
+    ephemeralPorts: true,
+    operations: ops,
+  });
   t.teardown(async () => {
     await gateway.stop();
     await service.stop();
@@ -82,13 +126,21 @@ for (const target of busTargets()) {
     });
 
     t.test('malformed JSON answers 400 without touching the service', async (t) => {
-      const res = await fetch(`${url}/test/items/a1`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"name": "x",' });
+      const res = await fetch(`${url}/test/items/a1`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: '{"name": "x",',
+      });
       t.equal(res.status, 400);
       t.match(await problemOf(res), { code: 'malformed_body' });
     });
 
     t.test('a body that breaks the schema answers 400 validation_failed naming each field', async (t) => {
-      const res = await fetch(`${url}/test/items/a1`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: '', count: '1', extra: true }) });
+      const res = await fetch(`${url}/test/items/a1`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: '', count: '1', extra: true }),
+      });
       t.equal(res.status, 400);
       const body = await problemOf(res);
       t.equal(body.code, 'validation_failed');
@@ -98,13 +150,21 @@ for (const target of busTargets()) {
     });
 
     t.test('a bad path parameter answers 400', async (t) => {
-      const res = await fetch(`${url}/test/items/NOT-VALID`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'a', count: 1 }) });
+      const res = await fetch(`${url}/test/items/NOT-VALID`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'a', count: 1 }),
+      });
       t.equal(res.status, 400);
       t.match(await problemOf(res), { code: 'validation_failed', errors: [{ path: '/params/id' }] });
     });
 
     t.test('a valid body reaches the service and comes back', async (t) => {
-      const res = await fetch(`${url}/test/items/a1`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'pump', count: 3 }) });
+      const res = await fetch(`${url}/test/items/a1`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'pump', count: 3 }),
+      });
       t.equal(res.status, 200);
       t.same(await res.json(), { name: 'pump', count: 3 });
     });

@@ -9,8 +9,12 @@ import { busTargets } from '../../test/support/buses.ts';
 import { startGateway } from '../src/server.ts';
 
 const slow = defineOperation({
-  operationId: 'slowShutdown', service: 'config', summary: 'slow', tags: ['Test'],
-  request: requestSchema({}), response: Type.Object({ done: Type.Boolean() }),
+  operationId: 'slowShutdown',
+  service: 'config',
+  summary: 'slow',
+  tags: ['Test'],
+  request: requestSchema({}),
+  response: Type.Object({ done: Type.Boolean() }),
   http: { method: 'GET', path: '/test/slow', status: 200, access: 'public', spaceScoped: false },
 });
 
@@ -18,15 +22,38 @@ for (const target of busTargets()) {
   t.test(`on the ${target.name} bus, a shutdown finishes the request in flight and then refuses new ones`, async (t) => {
     const bus = await target.make();
     const log = pino({ level: 'silent' });
-    const service = await serve(bus, { name: 'config', version: '0.0.0', instance: 'x' }, [
-      implement(slow, async () => {
-        await new Promise((r) => setTimeout(r, 600));
-        return { done: true };
-      }),
-    ], log);
+    const service = await serve(
+      bus,
+      { name: 'config', version: '0.0.0', instance: 'x' },
+      [
+        implement(slow, async () => {
+          await new Promise((r) => setTimeout(r, 600));
+          return { done: true };
+        }),
+      ],
+      log,
+    );
     await bus.flush();
-    const config = { httpPort: 1, httpsPort: 0, trustedProxies: [], loginRateLimitPerMinute: 60, loginInFlightPerAddress: 8, bodyLimitBytes: 1 << 20, maxSclBytes: 1 << 25 };
-    const gateway = await startGateway({ bus, log, config, dataDir: '/nonexistent', busTimeoutMs: 3000, shutdownGraceMs: 5000, host: '127.0.0.1', ephemeralPorts: true, operations: [slow] });
+    const config = {
+      httpPort: 1,
+      httpsPort: 0,
+      trustedProxies: [],
+      loginRateLimitPerMinute: 60,
+      loginInFlightPerAddress: 8,
+      bodyLimitBytes: 1 << 20,
+      maxSclBytes: 1 << 25,
+    };
+    const gateway = await startGateway({
+      bus,
+      log,
+      config,
+      dataDir: '/nonexistent',
+      busTimeoutMs: 3000,
+      shutdownGraceMs: 5000,
+      host: '127.0.0.1',
+      ephemeralPorts: true,
+      operations: [slow],
+    });
     const url = `http://127.0.0.1:${gateway.httpPort}`;
 
     const inFlight = fetch(`${url}/test/slow`);
@@ -50,8 +77,26 @@ t.test('a connection accepted just before a shutdown, whose request is still on 
   const bus = await target.make();
   t.teardown(() => bus.close());
   const log = pino({ level: 'silent' });
-  const config = { httpPort: 1, httpsPort: 0, trustedProxies: [], loginRateLimitPerMinute: 60, loginInFlightPerAddress: 8, bodyLimitBytes: 1 << 20, maxSclBytes: 1 << 25 };
-  const gateway = await startGateway({ bus, log, config, dataDir: '/nonexistent', busTimeoutMs: 3000, shutdownGraceMs: 5000, host: '127.0.0.1', ephemeralPorts: true, operations: [] });
+  const config = {
+    httpPort: 1,
+    httpsPort: 0,
+    trustedProxies: [],
+    loginRateLimitPerMinute: 60,
+    loginInFlightPerAddress: 8,
+    bodyLimitBytes: 1 << 20,
+    maxSclBytes: 1 << 25,
+  };
+  const gateway = await startGateway({
+    bus,
+    log,
+    config,
+    dataDir: '/nonexistent',
+    busTimeoutMs: 3000,
+    shutdownGraceMs: 5000,
+    host: '127.0.0.1',
+    ephemeralPorts: true,
+    operations: [],
+  });
   const socket = connect(gateway.httpPort!, '127.0.0.1');
   await once(socket, 'connect');
   const stopping = gateway.stop();

@@ -75,7 +75,12 @@ t.test('given files are read as they are', async (t) => {
   const dir = t.testdir({ 'server.crt': pems.cert, 'server.key': pems.private, data: {} });
   const dataDir = join(dir, 'data');
 
-  const result = await loadOrCreateCertificate({ certFile: join(dir, 'server.crt'), keyFile: join(dir, 'server.key'), dataDir, log: pino({ level: 'silent' }) });
+  const result = await loadOrCreateCertificate({
+    certFile: join(dir, 'server.crt'),
+    keyFile: join(dir, 'server.key'),
+    dataDir,
+    log: pino({ level: 'silent' }),
+  });
 
   t.same(result, { cert: pems.cert, key: pems.private, generated: false });
   await t.rejects(stat(join(dataDir, 'tls')), { code: 'ENOENT' }, 'nothing is generated');
@@ -86,14 +91,15 @@ t.test('a missing given file is an error naming it', async (t) => {
   const dir = t.testdir({ 'server.crt': pems.cert });
   const keyFile = join(dir, 'missing.key');
 
-  await t.rejects(
-    loadOrCreateCertificate({ certFile: join(dir, 'server.crt'), keyFile, dataDir: dir, log: pino({ level: 'silent' }) }),
-    { message: new RegExp(`private key file ${keyFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(ENOENT\\)`) },
-  );
+  await t.rejects(loadOrCreateCertificate({ certFile: join(dir, 'server.crt'), keyFile, dataDir: dir, log: pino({ level: 'silent' }) }), {
+    message: new RegExp(`private key file ${keyFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(ENOENT\\)`),
+  });
 });
 
 t.test('a given key that does not belong to the certificate is an error naming both files', async (t) => {
-  const [a, b] = await Promise.all([1, 2].map(() => generate([{ name: 'commonName', value: 'x' }], { keyType: 'ec', algorithm: 'sha256' })));
+  const [a, b] = await Promise.all(
+    [1, 2].map(() => generate([{ name: 'commonName', value: 'x' }], { keyType: 'ec', algorithm: 'sha256' })),
+  );
   const dir = t.testdir({ 'a.crt': a!.cert, 'b.key': b!.private });
 
   await t.rejects(

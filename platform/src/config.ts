@@ -34,7 +34,9 @@ const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
  */
 export function readPlatformConfig(env: EnvReader, available: readonly ServiceKey[] = serviceKeys): PlatformConfig {
   const refusal = `is not a service${available.length < serviceKeys.length ? ' this build runs' : ''} (${available.join(', ')})`;
-  const services = env.list('SERVICES', [...available], (s) => ((available as readonly string[]).includes(s) ? null : refusal)) as ServiceKey[];
+  const services = env.list('SERVICES', [...available], (s) =>
+    (available as readonly string[]).includes(s) ? null : refusal,
+  ) as ServiceKey[];
   return {
     services: [...new Set(services)],
     dataDir: env.string('DATA_DIR', './data'),

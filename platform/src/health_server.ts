@@ -13,12 +13,22 @@ export type HealthServer = { port: number; stop(): Promise<void> };
  * 503 naming what does not (and from the moment the process starts draining), and lists every service's
  * live replicas either way. Nothing else is served.
  */
-export async function startHealthServer(deps: { port: number; host?: string; bus: Bus; store: Store | null; isDraining: () => boolean }): Promise<HealthServer> {
+export async function startHealthServer(deps: {
+  port: number;
+  host?: string;
+  bus: Bus;
+  store: Store | null;
+  isDraining: () => boolean;
+}): Promise<HealthServer> {
   const replicas = new ReplicaWatch(deps.bus);
   replicas.start();
   const server = http.createServer((req, res) => {
     const answer = (status: number, body: Record<string, unknown>) => {
-      res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...(status === 503 ? { 'retry-after': '5' } : {}) });
+      res.writeHead(status, {
+        'content-type': 'application/json',
+        'cache-control': 'no-store',
+        ...(status === 503 ? { 'retry-after': '5' } : {}),
+      });
       res.end(JSON.stringify(body));
     };
     const path = (req.url ?? '/').split('?')[0];

@@ -104,7 +104,9 @@ export async function launchProcess<C, R extends Stoppable>(
   const opener = wanted.length > 0 ? openStoreOf(parts) : null;
   const log = options.log ?? (await createLogger({ level: platform.logLevel }));
   const bus = await openBus(platform, log);
-  const store = opener ? await opener({ databaseUrl: platform.databaseUrl, dataDir: platform.dataDir, timeoutMs: platform.busTimeoutMs }, log) : null;
+  const store = opener
+    ? await opener({ databaseUrl: platform.databaseUrl, dataDir: platform.dataDir, timeoutMs: platform.busTimeoutMs }, log)
+    : null;
   const services: RunningService[] = [];
   let gateway: R | null = null;
   let health: HealthServer | null = null;
@@ -121,13 +123,36 @@ export async function launchProcess<C, R extends Stoppable>(
   };
   try {
     for (const name of wanted) {
-      services.push(await startService(parts.services[name]!, { bus, store: store!, log, config: config.services[name], instance: randomUUID(), notices }));
+      services.push(
+        await startService(parts.services[name]!, {
+          bus,
+          store: store!,
+          log,
+          config: config.services[name],
+          instance: randomUUID(),
+          notices,
+        }),
+      );
     }
     if (parts.gateway && config.gateway !== null) {
-      gateway = await parts.gateway.start({ bus, log, config: config.gateway, platform, store, host: options.host, ephemeralPorts: options.ephemeralPorts });
+      gateway = await parts.gateway.start({
+        bus,
+        log,
+        config: config.gateway,
+        platform,
+        store,
+        host: options.host,
+        ephemeralPorts: options.ephemeralPorts,
+      });
     }
     if (platform.healthPort !== 0) {
-      health = await startHealthServer({ port: options.ephemeralPorts ? 0 : platform.healthPort, host: options.host, bus, store, isDraining: () => draining });
+      health = await startHealthServer({
+        port: options.ephemeralPorts ? 0 : platform.healthPort,
+        host: options.host,
+        bus,
+        store,
+        isDraining: () => draining,
+      });
       log.info({ port: health.port }, 'probe listener started');
     }
   } catch (err) {
@@ -158,9 +183,15 @@ function portsOf<C>(parts: ProcessParts<C, any>, config: ProcessConfig<C>): { va
 
 /** The services' notices in one frame, with where to go next. */
 function noticeText(notes: string[][], urls: string[]): string {
-  const next = urls.length > 0
-    ? ['', 'Open the API and its reference page at', ...urls.map((u) => `  ${u}/docs`), ...(urls.some((u) => u.startsWith('https:')) ? ['(HTTPS uses a self-signed certificate unless TLS_CERT_FILE is set)'] : [])]
-    : ['', 'Sign in through the platform\'s gateway.'];
+  const next =
+    urls.length > 0
+      ? [
+          '',
+          'Open the API and its reference page at',
+          ...urls.map((u) => `  ${u}/docs`),
+          ...(urls.some((u) => u.startsWith('https:')) ? ['(HTTPS uses a self-signed certificate unless TLS_CERT_FILE is set)'] : []),
+        ]
+      : ['', "Sign in through the platform's gateway."];
   return framed([...notes.flatMap((lines, i) => (i === 0 ? lines : ['', ...lines])), ...next]);
 }
 
@@ -175,7 +206,13 @@ async function openBus(platform: PlatformConfig, log: Logger): Promise<Bus> {
 }
 
 async function openTransport(platform: PlatformConfig, log: Logger): Promise<Bus> {
-  if (platform.natsUrl) return NatsBus.connect({ servers: platform.natsUrl, name: `scada-${platform.services.join('-')}`, defaultTimeoutMs: platform.busTimeoutMs, log });
+  if (platform.natsUrl)
+    return NatsBus.connect({
+      servers: platform.natsUrl,
+      name: `scada-${platform.services.join('-')}`,
+      defaultTimeoutMs: platform.busTimeoutMs,
+      log,
+    });
   if (platform.services.length < 4) {
     log.warn({ services: platform.services }, 'NATS_URL is not set: the in-process bus reaches only the services of this process');
   }
@@ -211,7 +248,10 @@ export async function runProcess<C, R extends Stoppable>(parts: ProcessParts<C, 
   try {
     starting = launchProcess(source, parts);
     const running = await starting;
-    running.log.info({ services: running.config.platform.services, urls: running.urls }, running.urls.length > 0 ? `platform started on ${running.urls.join(' and ')}` : 'platform started');
+    running.log.info(
+      { services: running.config.platform.services, urls: running.urls },
+      running.urls.length > 0 ? `platform started on ${running.urls.join(' and ')}` : 'platform started',
+    );
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);

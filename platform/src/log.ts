@@ -29,7 +29,12 @@ const redactPaths = [
  * SIGKILL loses it.
  */
 export async function createLogger(options: { level: string; pretty?: boolean; name?: string }): Promise<Logger> {
-  const base = { level: options.level, name: options.name, redact: { paths: redactPaths, censor: '[redacted]' }, serializers: { err: serializeError } };
+  const base = {
+    level: options.level,
+    name: options.name,
+    redact: { paths: redactPaths, censor: '[redacted]' },
+    serializers: { err: serializeError },
+  };
   const wantPretty = options.pretty ?? (process.stdout.isTTY === true && process.env.NODE_ENV !== 'production');
   if (!wantPretty) return pino(base, pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 200 }));
   const { default: pretty } = await import('pino-pretty');

@@ -33,7 +33,13 @@ function tryBind(port: number, host?: string): Promise<string | null> {
     // A client that connects in that moment (a health check polling for the start) is let go at once.
     const server = createServer((socket) => socket.destroy());
     server.once('error', (err: NodeJS.ErrnoException) => {
-      resolve(err.code === 'EADDRINUSE' ? 'is in use' : err.code === 'EACCES' ? 'needs privileges this process has not' : `cannot be listened on (${err.code ?? err.message})`);
+      resolve(
+        err.code === 'EADDRINUSE'
+          ? 'is in use'
+          : err.code === 'EACCES'
+            ? 'needs privileges this process has not'
+            : `cannot be listened on (${err.code ?? err.message})`,
+      );
     });
     server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(null)));
   });

@@ -20,7 +20,9 @@ const serviceNames: readonly ServiceName[] = ['auth', 'config', 'protocol'];
  * that and whenever a process asks; `stop()` sends the last beat, `stopping`, so watchers count the
  * replica gone at once rather than after its beats are missed.
  */
-export function announcePresence(deps: { bus: Bus; store: Store; log: Logger; service: ServiceName; version: string; instance: string }): { stop(): void } {
+export function announcePresence(deps: { bus: Bus; store: Store; log: Logger; service: ServiceName; version: string; instance: string }): {
+  stop(): void;
+} {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const beat = async (state: ReplicaBeat['state']) => {
@@ -111,7 +113,12 @@ export type Readiness = { ready: boolean; failing: string[]; services: LiveRepli
  * its store (when it runs services) answers. Other services' replicas are listed, never required: a
  * service with no replica fails its own requests with 503, not this process's readiness.
  */
-export async function checkReadiness(deps: { bus: Bus; store: Store | null; isDraining: () => boolean; replicas: ReplicaWatch }): Promise<Readiness> {
+export async function checkReadiness(deps: {
+  bus: Bus;
+  store: Store | null;
+  isDraining: () => boolean;
+  replicas: ReplicaWatch;
+}): Promise<Readiness> {
   const failing: string[] = [];
   if (deps.isDraining()) failing.push('draining');
   if (!deps.bus.isConnected()) failing.push('bus');

@@ -123,10 +123,16 @@ async function handleOne(impl: Implementation, msg: BusMessage, baseLog: Logger)
     return reply;
   } catch (err) {
     const problem = toProblem(err);
-    if (problem.code === 'upstream_timeout') ctx.log.warn({ code: problem.code, detail: problem.detail, ms: round(performance.now() - started) }, 'request dropped');
+    if (problem.code === 'upstream_timeout')
+      ctx.log.warn({ code: problem.code, detail: problem.detail, ms: round(performance.now() - started) }, 'request dropped');
     // A device's refusal is the device's answer, not the platform's failure: one line, its reason, no stack.
-    else if (problem.code === 'device_refused') ctx.log.warn({ code: problem.code, detail: problem.detail, ...problem.extensions, ms: round(performance.now() - started) }, 'device refused');
-    else if (problem.status >= 500 && problem.code !== 'overloaded') ctx.log.error({ err, ms: round(performance.now() - started) }, 'request failed');
+    else if (problem.code === 'device_refused')
+      ctx.log.warn(
+        { code: problem.code, detail: problem.detail, ...problem.extensions, ms: round(performance.now() - started) },
+        'device refused',
+      );
+    else if (problem.status >= 500 && problem.code !== 'overloaded')
+      ctx.log.error({ err, ms: round(performance.now() - started) }, 'request failed');
     else ctx.log.info({ code: problem.code, status: problem.status, ms: round(performance.now() - started) }, 'request refused');
     return {
       data: encoder.encode(JSON.stringify(problem.toBody())),
@@ -203,7 +209,9 @@ function replyText(op: Operation, reply: BusMessage): string {
   try {
     return decoder.decode(gunzipSync(reply.data, { maxOutputLength: maxExpandedReply }));
   } catch (err) {
-    throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} with a compressed body that does not expand`, { cause: err });
+    throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} with a compressed body that does not expand`, {
+      cause: err,
+    });
   }
 }
 
@@ -221,12 +229,7 @@ export function toProblem(err: unknown): ProblemError {
  * Transport failures become problems: no replica → 503 with Retry-After, timeout → 504; a service's
  * problem reply is rethrown as the same problem.
  */
-export async function call<O extends Operation>(
-  bus: Bus,
-  op: O,
-  request: RequestOf<O>,
-  ctx: CallContext,
-): Promise<ResponseOf<O>> {
+export async function call<O extends Operation>(bus: Bus, op: O, request: RequestOf<O>, ctx: CallContext): Promise<ResponseOf<O>> {
   const text = await relay(bus, op, request, ctx);
   let body: unknown = null;
   try {
@@ -265,9 +268,14 @@ export async function relay<O extends Operation>(bus: Bus, op: O, request: Reque
 
 function transportProblem(op: Operation, err: unknown): ProblemError {
   if (err instanceof BusError) {
-    if (err.code === 'timeout') return new ProblemError('upstream_timeout', `The ${op.service} service did not answer in time`, { cause: err });
-    if (err.code === 'payload_too_large') return new ProblemError('payload_too_large', 'The request is too large for the bus', { cause: err });
-    return new ProblemError('service_unavailable', `The ${op.service} service is not available`, { retryAfter: retryAfterSeconds, cause: err });
+    if (err.code === 'timeout')
+      return new ProblemError('upstream_timeout', `The ${op.service} service did not answer in time`, { cause: err });
+    if (err.code === 'payload_too_large')
+      return new ProblemError('payload_too_large', 'The request is too large for the bus', { cause: err });
+    return new ProblemError('service_unavailable', `The ${op.service} service is not available`, {
+      retryAfter: retryAfterSeconds,
+      cause: err,
+    });
   }
   return new ProblemError('internal_error', undefined, { cause: err });
 }

@@ -44,7 +44,10 @@ export type RunningService = { name: ServiceName; instance: string; stop(): Prom
  * and announces the replica's presence (`presence.ts`). `stop()` says the replica is stopping, stops taking requests, waits for the ones in flight, then stops the service's own work; the
  * store and the bus belong to the caller.
  */
-export async function startService<C>(def: ServiceDefinition<C>, deps: Omit<ServiceDeps<C>, 'instance'> & { instance?: string }): Promise<RunningService> {
+export async function startService<C>(
+  def: ServiceDefinition<C>,
+  deps: Omit<ServiceDeps<C>, 'instance'> & { instance?: string },
+): Promise<RunningService> {
   const instance = deps.instance ?? randomUUID();
   const log = deps.log.child({ service: def.name, instance });
   await migrate(deps.store, def.schema, await def.migrations(), log);

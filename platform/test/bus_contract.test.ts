@@ -85,7 +85,11 @@ for (const target of busTargets()) {
       bus.publish(`${p}.c.d.e`, text('two'));
       await waitFor(() => got.tail.length === 2 && got.w1 + got.w2 === 2 && got.star.length === 1);
       await sleep(50);
-      t.same(got.star.map((m) => [m.subject, read(m), m.headers]), [[`${p}.a.b`, 'one', { 'X-Seq': '1' }]], '* matches one token');
+      t.same(
+        got.star.map((m) => [m.subject, read(m), m.headers]),
+        [[`${p}.a.b`, 'one', { 'X-Seq': '1' }]],
+        '* matches one token',
+      );
       t.same(got.tail.map((m) => m.subject).sort(), [`${p}.a.b`, `${p}.c.d.e`], '> matches the rest');
       t.equal(got.exact.length, 0, 'a literal subject matches only itself');
       t.equal(got.w1 + got.w2, 2, 'each message reached one member of the queue group');

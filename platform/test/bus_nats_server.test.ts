@@ -61,7 +61,10 @@ t.test('a NATS bus', { skip: hasServer ? false : 'nats-server is not on the PATH
     const port = await freePort();
     let connected = false;
     const connecting = NatsBus.connect({ servers: `nats://127.0.0.1:${port}`, name: 'test', defaultTimeoutMs: 2000 });
-    void connecting.then(() => (connected = true), () => {});
+    void connecting.then(
+      () => (connected = true),
+      () => {},
+    );
     await sleep(700);
     t.notOk(connected, 'still waiting while no server listens');
     const first = await startServer(port);
@@ -70,7 +73,9 @@ t.test('a NATS bus', { skip: hasServer ? false : 'nats-server is not on the PATH
     t.teardown(() => within(5000, bus.close()));
     t.ok(bus.isConnected());
     const p = uniqueToken();
-    const svc = await bus.addService({ name: p, version: '1.0.0' }, [{ name: 'echo', subject: `${p}.echo`, handler: async (m) => ({ data: m.data }) }]);
+    const svc = await bus.addService({ name: p, version: '1.0.0' }, [
+      { name: 'echo', subject: `${p}.echo`, handler: async (m) => ({ data: m.data }) },
+    ]);
     t.equal(read(await bus.request(`${p}.echo`, text('before'))), 'before');
 
     await stopServer(first.server);

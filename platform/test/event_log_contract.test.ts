@@ -37,8 +37,16 @@ for (const target of busTargets()) {
       bus.publish('events.protocol.report', text('two'));
       await waitFor(() => seenA.length >= 2 && seenB.length >= 2, 5000);
       t.same(seenA.map(body), ['one', 'two']);
-      t.same(seenA.map((e) => e.subject), ['events.config.project.created', 'events.protocol.report'], 'subjects as published, without the prefix');
-      t.same(seenB.map((e) => e.id), seenA.map((e) => e.id), 'the same ids on both views');
+      t.same(
+        seenA.map((e) => e.subject),
+        ['events.config.project.created', 'events.protocol.report'],
+        'subjects as published, without the prefix',
+      );
+      t.same(
+        seenB.map((e) => e.id),
+        seenA.map((e) => e.id),
+        'the same ids on both views',
+      );
       t.equal(seenA[1]!.id, seenA[0]!.id + 1, 'consecutive');
       t.equal(a.last(), seenA[1]!.id);
     });
@@ -62,7 +70,10 @@ for (const target of busTargets()) {
       await waitFor(() => first.last() > start, 5000);
       const later = await bus.openEventLog({ maxAgeMs: 60_000 });
       t.teardown(() => later.close());
-      t.same((await later.after(start))!.map((e) => [e.id, body(e)]), [[start + 1, 'early']]);
+      t.same(
+        (await later.after(start))!.map((e) => [e.id, body(e)]),
+        [[start + 1, 'early']],
+      );
     });
 
     t.test('an id never handed out, and an id no longer held, answer null', async (t) => {

@@ -29,13 +29,23 @@ for (const target of busTargets()) {
     const { inner, outer } = ops(uniqueToken('dl'));
     const seen: HandlerContext[] = [];
     let innerRuns = 0;
-    const service = await serve(bus, { name: 'deadlines', version: '1.0.0', instance: 'i1' }, [
-      implement(inner, async ({ body }, ctx) => (innerRuns++, seen.push(ctx), { n: body.n, remaining: Number.isFinite(ctx.deadline) ? remainingMs(ctx) : -1 })),
-      implement(outer, async ({ body }, ctx) => {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        return call(bus, inner, { params: {}, query: {}, body }, onBehalfOf(ctx));
-      }),
-    ], log);
+    const service = await serve(
+      bus,
+      { name: 'deadlines', version: '1.0.0', instance: 'i1' },
+      [
+        implement(
+          inner,
+          async ({ body }, ctx) => (
+            innerRuns++, seen.push(ctx), { n: body.n, remaining: Number.isFinite(ctx.deadline) ? remainingMs(ctx) : -1 }
+          ),
+        ),
+        implement(outer, async ({ body }, ctx) => {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          return call(bus, inner, { params: {}, query: {}, body }, onBehalfOf(ctx));
+        }),
+      ],
+      log,
+    );
     t.teardown(() => service.stop());
 
     t.test('a handler knows how long its caller waits', async (t) => {
@@ -68,10 +78,20 @@ for (const target of busTargets()) {
     });
 
     t.test('the caller gives up at its own deadline', async (t) => {
-      const slow = defineOperation({ operationId: `${uniqueToken('slow')}`, service: 'config', summary: 'slow', tags: [], request: requestSchema({}), response: Type.Null() });
-      const svc = await serve(bus, { name: 'slow', version: '1.0.0', instance: 'i2' }, [
-        implement(slow, async () => (await new Promise((resolve) => setTimeout(resolve, 600)), null)),
-      ], log);
+      const slow = defineOperation({
+        operationId: `${uniqueToken('slow')}`,
+        service: 'config',
+        summary: 'slow',
+        tags: [],
+        request: requestSchema({}),
+        response: Type.Null(),
+      });
+      const svc = await serve(
+        bus,
+        { name: 'slow', version: '1.0.0', instance: 'i2' },
+        [implement(slow, async () => (await new Promise((resolve) => setTimeout(resolve, 600)), null))],
+        log,
+      );
       t.teardown(() => svc.stop());
       const err = await call(bus, slow, { params: {}, query: {} }, { requestId: 'r5', timeoutMs: 200 }).catch((e: unknown) => e);
       t.ok(err instanceof ProblemError && err.code === 'upstream_timeout', 'answered 504 after 200 ms');

@@ -27,7 +27,9 @@ async function terminateOthers(url: string): Promise<void> {
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   try {
-    await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+    await admin.query(
+      'select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+    );
   } finally {
     await admin.end();
   }
@@ -50,7 +52,9 @@ for (const target of storeTargets()) {
     t.test("a failed statement's error carries no parameter values", async (t) => {
       const { store } = await fresh(t, target);
       await store.query('create table secret_note (id int primary key, body text not null)');
-      const err = (await store.query('insert into secret_note values ($1, $2), ($1, $2)', [1, 'hush-hush-value']).catch((e: unknown) => e)) as Record<string, unknown>;
+      const err = (await store
+        .query('insert into secret_note values ($1, $2), ($1, $2)', [1, 'hush-hush-value'])
+        .catch((e: unknown) => e)) as Record<string, unknown>;
       t.ok(err instanceof Error, 'the duplicate key fails');
       t.notOk('params' in err, 'no params on the error');
       t.notMatch(JSON.stringify({ ...err, message: err.message }), /hush-hush-value/);
@@ -66,7 +70,16 @@ for (const target of storeTargets()) {
       const row = rows[0]!;
       t.same(
         { big: row.big, bigs: row.bigs, at: row.at, doc: row.doc, day: row.day, days: row.days, span: row.span, num: row.num },
-        { big: '9007199254740994', bigs: ['1', '2'], at: new Date(0), doc: { a: [1] }, day: '2024-02-29', days: ['2024-02-29'], span: '1 day 02:00:00', num: '1.5' },
+        {
+          big: '9007199254740994',
+          bigs: ['1', '2'],
+          at: new Date(0),
+          doc: { a: [1] },
+          day: '2024-02-29',
+          days: ['2024-02-29'],
+          span: '1 day 02:00:00',
+          num: '1.5',
+        },
       );
       t.ok(Buffer.isBuffer(row.bytes));
       t.ok(row.at instanceof Date);
@@ -90,9 +103,13 @@ for (const target of storeTargets()) {
         t.notMatch((err as Error).message, /secret/, `${kind}: no value in the message`);
         t.notOk(err instanceof StoreUnavailableError);
       }
-      const unique = (await store.query('insert into parent values ($1)', ['secret-parent']).catch((e: unknown) => e)) as ConstraintViolation;
+      const unique = (await store
+        .query('insert into parent values ($1)', ['secret-parent'])
+        .catch((e: unknown) => e)) as ConstraintViolation;
       t.equal(unique.constraint, 'parent_pkey', 'the constraint is named');
-      const inTx = await store.transaction(async (tx) => tx.query('insert into parent values ($1)', ['secret-parent'])).catch((e: unknown) => e);
+      const inTx = await store
+        .transaction(async (tx) => tx.query('insert into parent values ($1)', ['secret-parent']))
+        .catch((e: unknown) => e);
       t.ok(inTx instanceof ConstraintViolation && inTx.kind === 'unique', 'the same inside a transaction');
       t.equal((await store.query('select count(*)::int as n from child')).rows[0]?.n, 0, 'nothing was stored');
     });
@@ -114,7 +131,10 @@ for (const target of storeTargets()) {
         return 'done';
       });
       t.equal(value, 'done');
-      t.same((await store.query('select id, n from counter order by id')).rows, [{ id: 1, n: 5 }, { id: 2, n: 7 }]);
+      t.same((await store.query('select id, n from counter order by id')).rows, [
+        { id: 1, n: 5 },
+        { id: 2, n: 7 },
+      ]);
     });
 
     t.test('a transaction that throws leaves nothing behind and rethrows the same error', async (t) => {
@@ -260,7 +280,10 @@ for (const target of storeTargets()) {
       await Promise.all([store.close(), store.close()]);
       t.equal(await store.ping(), false);
       await t.rejects(store.query('select 1'), StoreUnavailableError);
-      await t.rejects(store.transaction(async () => undefined), StoreUnavailableError);
+      await t.rejects(
+        store.transaction(async () => undefined),
+        StoreUnavailableError,
+      );
     });
   });
 }
@@ -271,6 +294,9 @@ t.test('a PgStore whose server does not answer reports it promptly', async (t) =
   const started = Date.now();
   t.equal(await store.ping(), false);
   await t.rejects(store.query('select 1'), StoreUnavailableError);
-  await t.rejects(store.transaction(async () => undefined), StoreUnavailableError);
+  await t.rejects(
+    store.transaction(async () => undefined),
+    StoreUnavailableError,
+  );
   t.ok(Date.now() - started < 3000, 'within three seconds');
 });

@@ -26,7 +26,10 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
     }, 600_000);
     sweep.unref();
     const supervisor = startSupervisor({
-      store, bus, log, owner: instance,
+      store,
+      bus,
+      log,
+      owner: instance,
       connector: mmsConnector({ requestTimeoutMs: config.mmsRequestTimeoutMs, idleProbeMs: config.mmsIdleProbeMs, log }),
       leaseMs: config.sessionLeaseMs,
       tickMs: Math.max(500, Math.round(config.sessionLeaseMs / 5)),
@@ -34,11 +37,18 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
     });
     const live = liveHandlers({ store, bus, supervisor, instance });
     // Operations on a device this replica holds, on subjects of its own, for the replica a request reached.
-    const holder = await serve(bus, { name: 'protocol-holder', version: '0.1.0', description: 'live device operations of one replica', instance }, live.holderImplementations, log);
+    const holder = await serve(
+      bus,
+      { name: 'protocol-holder', version: '0.1.0', description: 'live device operations of one replica', instance },
+      live.holderImplementations,
+      log,
+    );
     return {
       implementations: [
-        ...connectionHandlers({ store, bus, config, liveBrowse: live.liveBrowse }), ...live.implementations,
-        ...plainConnectionHandlers({ store, bus, config, supervisor }), ...connectionSetHandlers({ store, bus, config, supervisor }),
+        ...connectionHandlers({ store, bus, config, liveBrowse: live.liveBrowse }),
+        ...live.implementations,
+        ...plainConnectionHandlers({ store, bus, config, supervisor }),
+        ...connectionSetHandlers({ store, bus, config, supervisor }),
         liveSnapshotHandler({ store, bus }),
       ],
       stop: async () => {

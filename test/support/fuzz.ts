@@ -26,7 +26,14 @@ export type FuzzRoute = {
 };
 
 /** A request ready to send. */
-export type FuzzRequest = { route: string; method: string; path: string; headers: Record<string, string>; body?: Uint8Array; mutation: string };
+export type FuzzRequest = {
+  route: string;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: Uint8Array;
+  mutation: string;
+};
 
 const sessionForm = (fields: string[]): Schema => ({
   type: 'object',
@@ -55,7 +62,14 @@ export function fuzzRoutes(): FuzzRoute[] {
   return [
     ...routes,
     { name: 'login', method: 'POST', path: '/login', body: sessionForm(['username', 'password']), consumes: forms, writes: false },
-    { name: 'validate', method: 'POST', path: '/validate', body: sessionForm(['username', 'otp_code', 'otp_token']), consumes: forms, writes: false },
+    {
+      name: 'validate',
+      method: 'POST',
+      path: '/validate',
+      body: sessionForm(['username', 'otp_code', 'otp_token']),
+      consumes: forms,
+      writes: false,
+    },
     { name: 'refresh', method: 'POST', path: '/refresh', body: sessionForm(['refresh_token']), consumes: forms, writes: false },
   ];
 }
@@ -70,7 +84,10 @@ export function arbitraryValue(schema: Schema | undefined, depth = 0): fc.Arbitr
     case 'string':
       return stringOf(schema);
     case 'integer':
-      return fc.integer({ min: Math.max(Number(schema.minimum ?? -1000), -(2 ** 31)), max: Math.min(Number(schema.maximum ?? 100_000), 2 ** 31 - 1) });
+      return fc.integer({
+        min: Math.max(Number(schema.minimum ?? -1000), -(2 ** 31)),
+        max: Math.min(Number(schema.maximum ?? 100_000), 2 ** 31 - 1),
+      });
     case 'number':
       return fc.double({ min: Number(schema.minimum ?? -1e6), max: Number(schema.maximum ?? 1e6), noNaN: true, noDefaultInfinity: true });
     case 'boolean':
@@ -79,12 +96,15 @@ export function arbitraryValue(schema: Schema | undefined, depth = 0): fc.Arbitr
       return fc.constant(null);
     case 'array': {
       const max = Math.min(Number(schema.maxItems ?? 3), 3);
-      return fc.array(arbitraryValue(schema.items as Schema, depth + 1), { minLength: Math.min(Number(schema.minItems ?? 0), max), maxLength: max });
+      return fc.array(arbitraryValue(schema.items as Schema, depth + 1), {
+        minLength: Math.min(Number(schema.minItems ?? 0), max),
+        maxLength: max,
+      });
     }
     case 'object':
       return objectOf(schema, depth);
     default:
-      return depth > 2 ? fc.constant(null) : fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<Json>;
+      return depth > 2 ? fc.constant(null) : (fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<Json>);
   }
 }
 
@@ -105,7 +125,9 @@ function stringOf(schema: Schema): fc.Arbitrary<Json> {
   }
   if (typeof schema.pattern === 'string' && schema.pattern !== '^[^\\u0000]*$') {
     try {
-      return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length >= min && s.length <= Number(schema.maxLength ?? Infinity));
+      return fc
+        .stringMatching(new RegExp(schema.pattern))
+        .filter((s) => s.length >= min && s.length <= Number(schema.maxLength ?? Infinity));
     } catch {
       // a pattern fast-check cannot generate from: plain text below
     }
@@ -130,7 +152,9 @@ type Plan = { params: Record<string, string>; query: Record<string, Json>; body:
 
 function planOf(route: FuzzRoute): fc.Arbitrary<Plan> {
   return fc.record({
-    params: arbitraryValue(route.params).map((v) => Object.fromEntries(Object.entries((v ?? {}) as Record<string, Json>).map(([k, x]) => [k, String(x)]))),
+    params: arbitraryValue(route.params).map((v) =>
+      Object.fromEntries(Object.entries((v ?? {}) as Record<string, Json>).map(([k, x]) => [k, String(x)])),
+    ),
     query: arbitraryValue(route.query).map((v) => (v ?? {}) as Record<string, Json>),
     body: route.body ? arbitraryValue(route.body) : fc.constant(undefined),
     type: fc.constantFrom(...route.consumes),
@@ -141,26 +165,79 @@ const nul = '\u0000';
 const lone = '\ud800';
 
 /** The ways a request is broken; each takes a plan and answers the request to send. */
-const mutations: Record<string, (route: FuzzRoute, plan: Plan, pick: fc.Arbitrary<number>) => fc.Arbitrary<Partial<Built> & { plan?: Plan }>> = {
-  'valid': (_r, plan) => fc.constant({ plan }),
-  'wrong type': (_r, plan) => fc.tuple(fc.constantFrom<Json>(42, 'text', true, null, [], {}, [1, 'a']), fc.nat()).map(([v, n]) => ({ plan: { ...plan, body: replaceOne(plan.body, v, n) } })),
+const mutations: Record<
+  string,
+  (route: FuzzRoute, plan: Plan, pick: fc.Arbitrary<number>) => fc.Arbitrary<Partial<Built> & { plan?: Plan }>
+> = {
+  valid: (_r, plan) => fc.constant({ plan }),
+  'wrong type': (_r, plan) =>
+    fc
+      .tuple(fc.constantFrom<Json>(42, 'text', true, null, [], {}, [1, 'a']), fc.nat())
+      .map(([v, n]) => ({ plan: { ...plan, body: replaceOne(plan.body, v, n) } })),
   'NUL in a string': (_r, plan) => fc.nat().map((n) => ({ plan: taint(plan, nul, n) })),
   'lone surrogate': (_r, plan) => fc.nat().map((n) => ({ plan: taint(plan, lone, n) })),
-  'huge string': (_r, plan) => fc.tuple(fc.constantFrom(70_000, 1_100_000), fc.nat()).map(([size, n]) => ({ plan: { ...plan, body: replaceOne(plan.body, 'x'.repeat(size), n) } })),
-  'deep value': (_r, plan) => fc.tuple(fc.constantFrom(65, 500, 5000), fc.nat()).map(([depth, n]) => ({ deep: depth, plan: { ...plan, body: replaceOne(plan.body, '__DEEP__', n) } })),
-  'unknown fields': (_r, plan) => fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<Json>, { minKeys: 1, maxKeys: 3 }).map((extra) => ({ plan: { ...plan, body: isObject(plan.body) ? { ...plan.body, ...extra } : extra, query: { ...plan.query, ...extra } } })),
-  'random bytes': (_r, plan) => fc.tuple(fc.uint8Array({ maxLength: 512 }), fc.constantFrom(...mediaTypes)).map(([bytes, type]) => ({ raw: bytes, type, plan })),
-  'invalid UTF-8': (_r, plan) => fc.constantFrom<number[]>([0xc0, 0xaf], [0xff], [0xed, 0xa0, 0x80], [0xe2, 0x82]).map((bad) => ({ badBytes: bad, plan })),
+  'huge string': (_r, plan) =>
+    fc
+      .tuple(fc.constantFrom(70_000, 1_100_000), fc.nat())
+      .map(([size, n]) => ({ plan: { ...plan, body: replaceOne(plan.body, 'x'.repeat(size), n) } })),
+  'deep value': (_r, plan) =>
+    fc
+      .tuple(fc.constantFrom(65, 500, 5000), fc.nat())
+      .map(([depth, n]) => ({ deep: depth, plan: { ...plan, body: replaceOne(plan.body, '__DEEP__', n) } })),
+  'unknown fields': (_r, plan) =>
+    fc
+      .dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<Json>, {
+        minKeys: 1,
+        maxKeys: 3,
+      })
+      .map((extra) => ({
+        plan: { ...plan, body: isObject(plan.body) ? { ...plan.body, ...extra } : extra, query: { ...plan.query, ...extra } },
+      })),
+  'random bytes': (_r, plan) =>
+    fc.tuple(fc.uint8Array({ maxLength: 512 }), fc.constantFrom(...mediaTypes)).map(([bytes, type]) => ({ raw: bytes, type, plan })),
+  'invalid UTF-8': (_r, plan) =>
+    fc.constantFrom<number[]>([0xc0, 0xaf], [0xff], [0xed, 0xa0, 0x80], [0xe2, 0x82]).map((bad) => ({ badBytes: bad, plan })),
   'another media type': (_r, plan) => fc.constantFrom(...mediaTypes).map((type) => ({ plan: { ...plan, type } })),
-  'content coding': (_r, plan) => fc.constantFrom('gzip', 'deflate', 'br', 'gzip, gzip', 'identity', 'x-made-up').map((coding) => ({ coding, plan })),
-  'file part': (_r, plan) => fc.uint8Array({ minLength: 1, maxLength: 2048 }).map((bytes) => ({ file: bytes, plan: { ...plan, type: 'multipart/form-data' } })),
-  'bad path': (_r, plan) => fc.constantFrom('%00', '%FF', '%ED%A0%80', 'x'.repeat(3000), '..%2F..', '%C0%AF', 'a%2Fb').map((bad) => ({ plan: { ...plan, params: Object.fromEntries(Object.keys(plan.params).map((k) => [k, `\u0001${bad}`])) } })),
-  'bad query': (_r, plan) => fc.constantFrom('%00', '%FF', '%ED%A0%80', 'x'.repeat(3000), '-1', '1e400', '[]').map((bad) => ({ rawQuery: Object.keys(plan.query).concat('page').map((k) => `${k}=${bad}`).join('&'), plan })),
+  'content coding': (_r, plan) =>
+    fc.constantFrom('gzip', 'deflate', 'br', 'gzip, gzip', 'identity', 'x-made-up').map((coding) => ({ coding, plan })),
+  'file part': (_r, plan) =>
+    fc.uint8Array({ minLength: 1, maxLength: 2048 }).map((bytes) => ({ file: bytes, plan: { ...plan, type: 'multipart/form-data' } })),
+  'bad path': (_r, plan) =>
+    fc
+      .constantFrom('%00', '%FF', '%ED%A0%80', 'x'.repeat(3000), '..%2F..', '%C0%AF', 'a%2Fb')
+      .map((bad) => ({ plan: { ...plan, params: Object.fromEntries(Object.keys(plan.params).map((k) => [k, `\u0001${bad}`])) } })),
+  'bad query': (_r, plan) =>
+    fc.constantFrom('%00', '%FF', '%ED%A0%80', 'x'.repeat(3000), '-1', '1e400', '[]').map((bad) => ({
+      rawQuery: Object.keys(plan.query)
+        .concat('page')
+        .map((k) => `${k}=${bad}`)
+        .join('&'),
+      plan,
+    })),
 };
 
-const mediaTypes = ['application/json', 'text/plain', 'text/plain; charset=iso-8859-1', 'application/x-www-form-urlencoded', 'multipart/form-data', 'multipart/form-data; boundary=zzz', 'application/xml', 'application/octet-stream', 'application/json; charset=utf-16', ''];
+const mediaTypes = [
+  'application/json',
+  'text/plain',
+  'text/plain; charset=iso-8859-1',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data',
+  'multipart/form-data; boundary=zzz',
+  'application/xml',
+  'application/octet-stream',
+  'application/json; charset=utf-16',
+  '',
+];
 
-type Built = { raw: Uint8Array; type: string; coding: string; file: Uint8Array; deep: number; badBytes: readonly number[]; rawQuery: string };
+type Built = {
+  raw: Uint8Array;
+  type: string;
+  coding: string;
+  file: Uint8Array;
+  deep: number;
+  badBytes: readonly number[];
+  rawQuery: string;
+};
 
 /** The names of the mutations, for reports. */
 export const mutationNames = Object.keys(mutations);
@@ -168,9 +245,11 @@ export const mutationNames = Object.keys(mutations);
 /** Requests for one route: a valid plan, then one mutation of it (or none, for `valid`). */
 export function requestsFor(route: FuzzRoute, only?: string[]): fc.Arbitrary<FuzzRequest> {
   const names = only ?? mutationNames;
-  return fc.tuple(planOf(route), fc.constantFrom(...names)).chain(([plan, name]) =>
-    (mutations[name] as (typeof mutations)[string])(route, plan, fc.nat()).map((m) => build(route, name, m.plan ?? plan, m)),
-  );
+  return fc
+    .tuple(planOf(route), fc.constantFrom(...names))
+    .chain(([plan, name]) =>
+      (mutations[name] as (typeof mutations)[string])(route, plan, fc.nat()).map((m) => build(route, name, m.plan ?? plan, m)),
+    );
 }
 
 function build(route: FuzzRoute, mutation: string, plan: Plan, m: Partial<Built>): FuzzRequest {
@@ -178,7 +257,11 @@ function build(route: FuzzRoute, mutation: string, plan: Plan, m: Partial<Built>
     const v = plan.params[k] ?? 'x';
     return v.startsWith('\u0001') ? v.slice(1) : encodeText(v);
   });
-  const query = m.rawQuery ?? Object.entries(plan.query).map(([k, v]) => `${encodeText(k)}=${encodeText(typeof v === 'string' ? v : JSON.stringify(v))}`).join('&');
+  const query =
+    m.rawQuery ??
+    Object.entries(plan.query)
+      .map(([k, v]) => `${encodeText(k)}=${encodeText(typeof v === 'string' ? v : JSON.stringify(v))}`)
+      .join('&');
   if (query) path += `?${query}`;
   const headers: Record<string, string> = {};
   let body: Uint8Array | undefined;
@@ -186,7 +269,9 @@ function build(route: FuzzRoute, mutation: string, plan: Plan, m: Partial<Built>
   if (m.raw) body = m.raw;
   else if (plan.body !== undefined || m.file) body = encodeBody(plan.body, type, m);
   if (body !== undefined) {
-    if (type) headers['content-type'] = type.startsWith('multipart/form-data') && !type.includes('boundary') ? `multipart/form-data; boundary=${boundary}` : type;
+    if (type)
+      headers['content-type'] =
+        type.startsWith('multipart/form-data') && !type.includes('boundary') ? `multipart/form-data; boundary=${boundary}` : type;
     if (m.coding) {
       headers['content-encoding'] = m.coding;
       if (m.coding === 'gzip') body = gzipSync(body);
@@ -209,13 +294,30 @@ function encodeBody(value: Json | undefined, type: string, m: Partial<Built>): U
     return new Uint8Array([...bytes.subarray(0, cut), ...m.badBytes, ...bytes.subarray(cut)]);
   }
   if (type.startsWith('multipart/form-data')) {
-    const parts = isObject(value) ? Object.entries(value).map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${typeof v === 'string' ? v : JSON.stringify(v)}\r\n`) : [];
+    const parts = isObject(value)
+      ? Object.entries(value).map(
+          ([k, v]) =>
+            `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${typeof v === 'string' ? v : JSON.stringify(v)}\r\n`,
+        )
+      : [];
     const head = enc.encode(parts.join(''));
-    const file = m.file ? new Uint8Array([...enc.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`), ...m.file, ...enc.encode('\r\n')]) : new Uint8Array();
+    const file = m.file
+      ? new Uint8Array([
+          ...enc.encode(
+            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+          ),
+          ...m.file,
+          ...enc.encode('\r\n'),
+        ])
+      : new Uint8Array();
     return new Uint8Array([...head, ...file, ...enc.encode(`--${boundary}--\r\n`)]);
   }
   if (type === 'application/x-www-form-urlencoded') {
-    return enc.encode(isObject(value) ? new URLSearchParams(Object.entries(value).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])).toString() : String(value));
+    return enc.encode(
+      isObject(value)
+        ? new URLSearchParams(Object.entries(value).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])).toString()
+        : String(value),
+    );
   }
   if (type.startsWith('text/plain') && typeof value === 'string') return enc.encode(value);
   return enc.encode(json);
@@ -236,10 +338,11 @@ function isObject(v: Json | undefined): v is { [key: string]: Json } {
 function replaceOne(value: Json | undefined, replacement: Json, n: number): Json {
   const slots: { parent: Json[] | { [k: string]: Json }; key: string | number }[] = [];
   const walk = (v: Json) => {
-    if (Array.isArray(v)) v.forEach((x, i) => {
-      slots.push({ parent: v, key: i });
-      walk(x);
-    });
+    if (Array.isArray(v))
+      v.forEach((x, i) => {
+        slots.push({ parent: v, key: i });
+        walk(x);
+      });
     else if (isObject(v)) for (const [k, x] of Object.entries(v)) slots.push({ parent: v, key: k }), walk(x);
   };
   const copy = structuredClone(value ?? null) as Json;
@@ -256,9 +359,10 @@ function taint(plan: Plan, char: string, n: number): Plan {
   const copy = structuredClone(plan);
   const visit = (v: Json, set: (x: Json) => void) => {
     if (typeof v === 'string') strings.push(() => set(`${v}${char}`));
-    else if (Array.isArray(v)) v.forEach((x, i) => {
-      visit(x, (y) => (v[i] = y));
-    });
+    else if (Array.isArray(v))
+      v.forEach((x, i) => {
+        visit(x, (y) => (v[i] = y));
+      });
     else if (isObject(v)) for (const [k, x] of Object.entries(v)) visit(x, (y) => (v[k] = y));
   };
   if (copy.body !== undefined) visit(copy.body, (y) => (copy.body = y));

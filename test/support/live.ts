@@ -24,18 +24,36 @@ export type LiveConnection = {
 };
 
 /** Creates a connection to `port` (with an SCL file when given) in a fresh project. */
-export async function liveConnection(p: TestPlatform, port: number, options: { scl?: string; editor?: SignedIn } = {}): Promise<LiveConnection> {
+export async function liveConnection(
+  p: TestPlatform,
+  port: number,
+  options: { scl?: string; editor?: SignedIn } = {},
+): Promise<LiveConnection> {
   const editor = options.editor ?? (await signIn(p, { role: 'editor' }));
   const json = { ...editor.headers, 'content-type': 'application/json' };
-  const project = (await (await fetch(`${p.url}/api/projects`, { method: 'POST', headers: json, body: JSON.stringify({ name: `live-${Date.now()}-${Math.random()}`, isActive: true }) })).json()) as { id: string };
+  const project = (await (
+    await fetch(`${p.url}/api/projects`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ name: `live-${Date.now()}-${Math.random()}`, isActive: true }),
+    })
+  ).json()) as { id: string };
   const form = new FormData();
   form.set('connection', JSON.stringify({ name: 'sim', ip: '127.0.0.1', port, projectId: project.id, protocol: 'IEC 61850' }));
   if (options.scl) form.set('file', new Blob([options.scl], { type: 'application/xml' }), 'device.icd');
-  const created = await fetch(`${p.url}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers: editor.headers, body: form });
+  const created = await fetch(`${p.url}/api/protocols/iec61850/connections/with-file`, {
+    method: 'POST',
+    headers: editor.headers,
+    body: form,
+  });
   if (created.status !== 200) throw new Error(`creating the connection answered ${created.status}: ${await created.text()}`);
   const id = ((await created.json()) as { id: string }).id;
   const api = (method: string, path: string, body?: unknown) =>
-    fetch(`${p.url}/api/connections/${id}${path}`, { method, headers: body === undefined ? editor.headers : json, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(`${p.url}/api/connections/${id}${path}`, {
+      method,
+      headers: body === undefined ? editor.headers : json,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   const session = async () => (await (await api('GET', '/session')).json()) as Record<string, unknown> & { state: string };
   return {
     id,

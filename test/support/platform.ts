@@ -71,7 +71,11 @@ export async function startTestPlatform(
     ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL, BUS_SUBJECT_PREFIX: `t${randomBytes(6).toString('hex')}` } : {}),
     ...env,
   };
-  const proc = await launchProcess(source, { ...allParts, openStore: openTestStore }, { log, host: '127.0.0.1', ephemeralPorts: true, stderr: options.stderr });
+  const proc = await launchProcess(
+    source,
+    { ...allParts, openStore: openTestStore },
+    { log, host: '127.0.0.1', ephemeralPorts: true, stderr: options.stderr },
+  );
   const mode = `${proc.bus.kind} bus, ${proc.store?.kind ?? 'no'} store`;
   return {
     url: `http://127.0.0.1:${proc.gateway?.httpPort}`,
@@ -98,7 +102,9 @@ let migrated: Promise<Blob> | undefined;
  */
 export function migratedTemplate(): Promise<Blob> {
   migrated ??= (async () => {
-    const schemas = await Promise.all(Object.values(allParts.services).map(async (s) => ({ schema: s.schema, migrations: await s.migrations() })));
+    const schemas = await Promise.all(
+      Object.values(allParts.services).map(async (s) => ({ schema: s.schema, migrations: await s.migrations() })),
+    );
     const key = createHash('sha256').update(JSON.stringify(schemas)).digest('hex').slice(0, 16);
     return cachedDump(`-migrated-${key}`, async () => {
       const store = await PGliteStore.memory({ template: await pgliteTemplate() });
@@ -129,7 +135,10 @@ export async function letAuthTimePass(p: TestPlatform, seconds: number): Promise
   const store = p.proc.store;
   if (!store) throw new Error('letAuthTimePass: the platform runs no store');
   const back = [seconds];
-  await store.query(`update auth.login_failures set locked_until = locked_until - make_interval(secs => $1) where locked_until is not null`, back);
+  await store.query(
+    `update auth.login_failures set locked_until = locked_until - make_interval(secs => $1) where locked_until is not null`,
+    back,
+  );
   await store.query(`update auth.refresh_tokens set used_at = used_at - make_interval(secs => $1) where used_at is not null`, back);
 }
 
@@ -180,7 +189,9 @@ export function secretsKeyOf(p: TestPlatform): Buffer {
 
 /** The platform's current token-signing private key, opened with its secrets key (what a forger would need). */
 export async function signingKeyOf(p: TestPlatform): Promise<{ kid: string; jwk: JWK }> {
-  const { rows } = await p.proc.store!.query<{ kid: string; private_jwk: string }>('select kid, private_jwk from auth.signing_keys order by created desc limit 1');
+  const { rows } = await p.proc.store!.query<{ kid: string; private_jwk: string }>(
+    'select kid, private_jwk from auth.signing_keys order by created desc limit 1',
+  );
   const row = rows[0]!;
   return { kid: row.kid, jwk: JSON.parse(secretBox(secretsKeyOf(p)).open(row.private_jwk, signingKeyPurpose(row.kid))) as JWK };
 }

@@ -38,7 +38,11 @@ export async function freePort(): Promise<number> {
 }
 
 /** Polls a URL until `accept` says yes or the time is up; answers the last response. */
-export async function waitFor(url: string, timeoutMs: number, accept: (res: Response) => boolean | Promise<boolean> = () => true): Promise<Response> {
+export async function waitFor(
+  url: string,
+  timeoutMs: number,
+  accept: (res: Response) => boolean | Promise<boolean> = () => true,
+): Promise<Response> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     try {

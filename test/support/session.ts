@@ -5,13 +5,24 @@ import { testAdminPassword, type TestPlatform } from './platform.ts';
 export type RoleName = 'admin' | 'editor' | 'viewer';
 
 /** A signed-in test user: the headers to send, and who it is. */
-export type SignedIn = { headers: Record<string, string>; userId: string; username: string; password: string; accessToken: string; refreshToken: string };
+export type SignedIn = {
+  headers: Record<string, string>;
+  userId: string;
+  username: string;
+  password: string;
+  accessToken: string;
+  refreshToken: string;
+};
 
 const adminSessions = new WeakMap<TestPlatform, Promise<SignedIn>>();
 
 /** Signs in with a JSON body; the answer as it came. */
 export async function login(p: TestPlatform, username: string, password: string, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${p.url}/login`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ username, password }) });
+  return fetch(`${p.url}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ username, password }),
+  });
 }
 
 /** Signs in and answers bearer headers; fails the test when the login does not succeed. */
@@ -21,7 +32,14 @@ export async function bearerLogin(p: TestPlatform, username: string, password: s
   const body = (await res.json()) as { access_token: string; refresh_token: string };
   const me = await fetch(`${p.url}/api/auth/current-user`, { headers: { authorization: `Bearer ${body.access_token}` } });
   const { id } = (await me.json()) as { id: string };
-  return { headers: { authorization: `Bearer ${body.access_token}` }, userId: id, username, password, accessToken: body.access_token, refreshToken: body.refresh_token };
+  return {
+    headers: { authorization: `Bearer ${body.access_token}` },
+    userId: id,
+    username,
+    password,
+    accessToken: body.access_token,
+    refreshToken: body.refresh_token,
+  };
 }
 
 /** The bootstrap administrator's session, one per platform. */
@@ -37,13 +55,20 @@ export function asAdmin(p: TestPlatform): Promise<SignedIn> {
 /** Creates a space as the administrator; answers its id. */
 export async function createSpace(p: TestPlatform, name: string): Promise<string> {
   const admin = await asAdmin(p);
-  const res = await fetch(`${p.url}/api/spaces`, { method: 'POST', headers: { ...admin.headers, 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+  const res = await fetch(`${p.url}/api/spaces`, {
+    method: 'POST',
+    headers: { ...admin.headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ name }),
+  });
   if (res.status !== 200) throw new Error(`createSpace answered ${res.status}: ${await res.text()}`);
   return ((await res.json()) as { id: string }).id;
 }
 
 /** Creates a user with a role in some spaces (default: `default`); answers its id and password. */
-export async function createUser(p: TestPlatform, who: { role: RoleName; spaces?: string[]; username?: string; password?: string }): Promise<{ userId: string; username: string; password: string }> {
+export async function createUser(
+  p: TestPlatform,
+  who: { role: RoleName; spaces?: string[]; username?: string; password?: string },
+): Promise<{ userId: string; username: string; password: string }> {
   const admin = await asAdmin(p);
   const username = who.username ?? `${who.role}-${randomBytes(4).toString('hex')}`;
   const password = who.password ?? `pw-${randomBytes(8).toString('hex')}`;

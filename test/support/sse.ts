@@ -19,7 +19,9 @@ export async function openSse(url: string, headers: Record<string, string> = {})
   const events: SseEvent[] = [];
   const waiters = new Set<() => void>();
   let done = false;
-  const notify = () => { for (const w of [...waiters]) w(); };
+  const notify = () => {
+    for (const w of [...waiters]) w();
+  };
   if (res.ok && res.body) {
     void (async () => {
       const decoder = new TextDecoder();
@@ -42,20 +44,21 @@ export async function openSse(url: string, headers: Record<string, string> = {})
       notify();
     })();
   } else done = true;
-  const until = (ok: () => boolean, ms: number, what: string) => new Promise<void>((resolve, reject) => {
-    if (ok()) return resolve();
-    const check = () => {
-      if (!ok()) return;
-      clearTimeout(timer);
-      waiters.delete(check);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      waiters.delete(check);
-      reject(new Error(`timed out waiting for ${what}; got ${JSON.stringify(events).slice(0, 2000)}`));
-    }, ms);
-    waiters.add(check);
-  });
+  const until = (ok: () => boolean, ms: number, what: string) =>
+    new Promise<void>((resolve, reject) => {
+      if (ok()) return resolve();
+      const check = () => {
+        if (!ok()) return;
+        clearTimeout(timer);
+        waiters.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`timed out waiting for ${what}; got ${JSON.stringify(events).slice(0, 2000)}`));
+      }, ms);
+      waiters.add(check);
+    });
   return {
     res,
     events,
@@ -71,7 +74,13 @@ export async function openSse(url: string, headers: Record<string, string> = {})
 }
 
 function parse(block: string): SseEvent {
-  if (block.split('\n').every((l) => l.startsWith(':'))) return { comment: block.split('\n').map((l) => l.slice(1).trim()).join('\n') };
+  if (block.split('\n').every((l) => l.startsWith(':')))
+    return {
+      comment: block
+        .split('\n')
+        .map((l) => l.slice(1).trim())
+        .join('\n'),
+    };
   let id: string | null = null;
   let event = 'message';
   const data: string[] = [];
@@ -88,4 +97,7 @@ function parse(block: string): SseEvent {
 }
 
 /** The event (not comment) of a given name. */
-export const isEvent = (name: string, match: (data: any) => boolean = () => true) => (e: SseEvent) => 'event' in e && e.event === name && match(e.data);
+export const isEvent =
+  (name: string, match: (data: any) => boolean = () => true) =>
+  (e: SseEvent) =>
+    'event' in e && e.event === name && match(e.data);

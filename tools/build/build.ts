@@ -125,7 +125,9 @@ async function manifestWithWorkspaces(workspaces: Map<string, Workspace>): Promi
 
 /** Bundles one target into `out`: the bundle, the files it reads at run time, its package.json and lock. */
 async function buildTarget(target: Target, out: string, workspaces: Map<string, Workspace>): Promise<string[]> {
-  const entry = targets[target].startsWith('./') ? join(repoRoot, targets[target]) : resolveWorkspaceSpecifier(workspaces, targets[target])!;
+  const entry = targets[target].startsWith('./')
+    ? join(repoRoot, targets[target])
+    : resolveWorkspaceSpecifier(workspaces, targets[target])!;
   const files = new Map<string, string>();
   const result = await build({
     entryPoints: { [bundleFile.replace(/\.mjs$/, '')]: entry },
@@ -176,7 +178,9 @@ async function buildTarget(target: Target, out: string, workspaces: Map<string, 
 function filesUnder(path: string): string[] {
   if (!existsSync(path)) return [];
   if (!statSync(path).isDirectory()) return [path];
-  return readdirSync(path).sort().flatMap((name) => filesUnder(join(path, name)));
+  return readdirSync(path)
+    .sort()
+    .flatMap((name) => filesUnder(join(path, name)));
 }
 
 /** One hash over the names and contents of the inputs (folders by every file in them). */

@@ -85,7 +85,12 @@ export function closureOf(lock: Lockfile, roots: string[]): string[] {
  * production dependency of the repository (a development one in an image is a mistake, and so is one
  * nobody declared), pinned as the repository pins it.
  */
-export function imagePackage(name: string, root: RootManifest, lock: Lockfile, packages: string[]): { manifest: ImageManifest; lock: Lockfile } {
+export function imagePackage(
+  name: string,
+  root: RootManifest,
+  lock: Lockfile,
+  packages: string[],
+): { manifest: ImageManifest; lock: Lockfile } {
   const dependencies: Record<string, string> = {};
   for (const p of [...packages].sort()) {
     const version = root.dependencies?.[p];

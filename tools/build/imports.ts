@@ -17,11 +17,7 @@ export function packageOf(specifier: string): string | null {
  * Sorted, without duplicates.
  */
 export function packagesImportedBy(bundle: string): string[] {
-  return matched(bundle, [
-    /\bimport\s*(?:[\w$*{][^"'`;]*?)from\s*"([^"]+)"/g,
-    /\bimport\s*"([^"]+)"/g,
-    /\bimport\(\s*"([^"]+)"\s*\)/g,
-  ]);
+  return matched(bundle, [/\bimport\s*(?:[\w$*{][^"'`;]*?)from\s*"([^"]+)"/g, /\bimport\s*"([^"]+)"/g, /\bimport\(\s*"([^"]+)"\s*\)/g]);
 }
 
 /** The packages a source file loads through a `require` (one made with `createRequire`): `require('pkg/…')`. */

@@ -14,7 +14,9 @@ export function readWorkspaces(root: string): Map<string, Workspace> {
   const dirs = (manifest.workspaces ?? []).flatMap((pattern) => {
     if (!pattern.endsWith('/*')) return [join(root, pattern)];
     const parent = join(root, pattern.slice(0, -2));
-    return readdirSync(parent, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => join(parent, d.name));
+    return readdirSync(parent, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => join(parent, d.name));
   });
   const out = new Map<string, Workspace>();
   for (const dir of dirs) {

@@ -5,7 +5,20 @@
  * malformed closes this association only.
  */
 import type { Socket } from 'node:net';
-import { CodecError, createDtReassembler, createTpktDeframer, decodeCotp, decodeMmsPdu, decodeSpdu, decodeTpkt, decodeUserData, encodeTpkt, MMS_CONTEXT_ID, type ConfirmedRequest, type MmsPdu } from '@scada/iec61850';
+import {
+  CodecError,
+  createDtReassembler,
+  createTpktDeframer,
+  decodeCotp,
+  decodeMmsPdu,
+  decodeSpdu,
+  decodeTpkt,
+  decodeUserData,
+  encodeTpkt,
+  MMS_CONTEXT_ID,
+  type ConfirmedRequest,
+  type MmsPdu,
+} from '@scada/iec61850';
 import {
   buildAssociationAccept,
   buildAssociationRefusal,
@@ -124,7 +137,8 @@ export class Association implements ReportSink {
       return;
     }
     if (tpdu.kind === 'DR') return this.close();
-    if (tpdu.kind !== 'DT' || this.#state === 'transport') throw new CodecError('cotp', 'unexpected_tpdu', `${tpdu.kind} in state ${this.#state}`);
+    if (tpdu.kind !== 'DT' || this.#state === 'transport')
+      throw new CodecError('cotp', 'unexpected_tpdu', `${tpdu.kind} in state ${this.#state}`);
     const tsdu = this.#reassembler.push(tpdu);
     if (tsdu === undefined) return;
     if (this.#state === 'session') this.#associate(tsdu);
@@ -170,7 +184,8 @@ export class Association implements ReportSink {
       const unknown = e instanceof CodecError && (e.code === 'unsupported_service' || e.code === 'unknown_tag');
       if (invokeId === undefined || !unknown) throw e;
       if (this.#cut()) return;
-      if (this.#ctx.faults.rejectUnknownServices) this.send({ pdu: 'reject', invokeId, reason: { pduType: 'confirmed-request', code: 1, text: 'unrecognized-service' } });
+      if (this.#ctx.faults.rejectUnknownServices)
+        this.send({ pdu: 'reject', invokeId, reason: { pduType: 'confirmed-request', code: 1, text: 'unrecognized-service' } });
       else this.send({ pdu: 'confirmed-error', invokeId, error: { errorClass: 'service', code: 0, text: 'service not supported' } });
       return;
     }

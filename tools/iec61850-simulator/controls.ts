@@ -16,7 +16,14 @@ import type { ReportSink } from './rcb_model.ts';
 export const CTL_MODEL = { statusOnly: 0, directNormal: 1, sboNormal: 2, directEnhanced: 3, sboEnhanced: 4 } as const;
 
 /** AddCause values the simulator uses (IEC 61850-7-2 AddCause). */
-export const ADD_CAUSE = { unknown: 0, notSupported: 1, blockedByProcess: 9, commandAlreadyInExecution: 12, objectNotSelected: 18, objectAlreadySelected: 19 } as const;
+export const ADD_CAUSE = {
+  unknown: 0,
+  notSupported: 1,
+  blockedByProcess: 9,
+  commandAlreadyInExecution: 12,
+  objectNotSelected: 18,
+  objectAlreadySelected: 19,
+} as const;
 
 /** What happened to one control service, for the `control` event. */
 export type ControlNotice = {
@@ -120,7 +127,8 @@ export class ControlEngine {
       this.#hooks.notify(notice(action, addCause));
       return DATA_ACCESS.objectAccessDenied;
     };
-    if (model === CTL_MODEL.statusOnly) return refuse(node.name === 'SBOw' ? 'select-with-value' : node.name === 'Cancel' ? 'cancel' : 'operate', ADD_CAUSE.notSupported);
+    if (model === CTL_MODEL.statusOnly)
+      return refuse(node.name === 'SBOw' ? 'select-with-value' : node.name === 'Cancel' ? 'cancel' : 'operate', ADD_CAUSE.notSupported);
     if (node.name === 'Cancel') {
       if (holder && holder.sink !== sink) return refuse('cancel', ADD_CAUSE.objectAlreadySelected);
       this.#deselect(o);
@@ -155,9 +163,13 @@ export class ControlEngine {
     const send = () => {
       this.#executing.delete(o.key);
       const oper = { ok: true as const, data: value };
-      if (negativeTermination === undefined) return sink.send({ pdu: 'information-report', report: { variables: { kind: 'variables', names: [name] }, results: [oper] } });
+      if (negativeTermination === undefined)
+        return sink.send({ pdu: 'information-report', report: { variables: { kind: 'variables', names: [name] }, results: [oper] } });
       const error = { ok: true as const, data: this.#lastApplErrorData(o, node, value, negativeTermination) };
-      sink.send({ pdu: 'information-report', report: { variables: { kind: 'variables', names: [{ scope: 'vmd', item: 'LastApplError' }, name] }, results: [error, oper] } });
+      sink.send({
+        pdu: 'information-report',
+        report: { variables: { kind: 'variables', names: [{ scope: 'vmd', item: 'LastApplError' }, name] }, results: [error, oper] },
+      });
     };
     if (terminationDelayMs) setTimeout(send, terminationDelayMs).unref();
     else setImmediate(send);
@@ -206,11 +218,20 @@ export class ControlEngine {
   /** Sends LastApplError (CntrlObj, Error, Origin, ctlNum, AddCause) before the refusing write response. */
   #lastApplError(sink: ReportSink, o: ControlObject, node: DataNode, value: MmsData, addCause: number): void {
     const error = this.#lastApplErrorData(o, node, value, addCause);
-    sink.send({ pdu: 'information-report', report: { variables: { kind: 'variables', names: [{ scope: 'vmd', item: 'LastApplError' }] }, results: [{ ok: true, data: error }] } });
+    sink.send({
+      pdu: 'information-report',
+      report: { variables: { kind: 'variables', names: [{ scope: 'vmd', item: 'LastApplError' }] }, results: [{ ok: true, data: error }] },
+    });
   }
 
   #lastApplErrorData(o: ControlObject, node: DataNode, value: MmsData, addCause: number): MmsData {
-    const origin = component(node, value, 'origin') ?? { type: 'structure', value: [{ type: 'integer', value: 0 }, { type: 'octet-string', value: new Uint8Array(0) }] };
+    const origin = component(node, value, 'origin') ?? {
+      type: 'structure',
+      value: [
+        { type: 'integer', value: 0 },
+        { type: 'octet-string', value: new Uint8Array(0) },
+      ],
+    };
     const ctlNum = component(node, value, 'ctlNum') ?? { type: 'unsigned', value: 0 };
     const error: MmsData = {
       type: 'structure',

@@ -26,7 +26,28 @@ export type DataNode = {
 };
 
 /** The order in which functional constraints appear inside a logical node. */
-export const FC_ORDER = ['ST', 'MX', 'SP', 'SV', 'CF', 'DC', 'SG', 'SE', 'SR', 'OR', 'BL', 'EX', 'CO', 'RP', 'LG', 'BR', 'GO', 'GS', 'MS', 'US'];
+export const FC_ORDER = [
+  'ST',
+  'MX',
+  'SP',
+  'SV',
+  'CF',
+  'DC',
+  'SG',
+  'SE',
+  'SR',
+  'OR',
+  'BL',
+  'EX',
+  'CO',
+  'RP',
+  'LG',
+  'BR',
+  'GO',
+  'GS',
+  'MS',
+  'US',
+];
 const MAX_DEPTH = 24;
 
 /** A leaf with a value (used by report control blocks too). */
@@ -67,7 +88,12 @@ function buildDataObject(index: TemplateIndex, name: string, doTypeId: string, f
   if (!doType || depth > MAX_DEPTH) return undefined;
   const kids: DataNode[] = [];
   for (const child of doType.children) {
-    const node = child.kind === 'SDO' ? buildDataObject(index, child.name, child.type, fc, depth + 1) : child.fc === fc ? buildAttribute(index, child, depth + 1) : undefined;
+    const node =
+      child.kind === 'SDO'
+        ? buildDataObject(index, child.name, child.type, fc, depth + 1)
+        : child.fc === fc
+          ? buildAttribute(index, child, depth + 1)
+          : undefined;
     if (node) kids.push(node);
   }
   return kids.length === 0 ? undefined : struct(name, kids);
@@ -124,7 +150,9 @@ export function buildLogicalNode(index: TemplateIndex, ln: LogicalNode, extra: D
       fcs.push(added);
       continue;
     }
-    const dos = (lnType?.dataObjects ?? []).map((d) => buildDataObject(index, d.name, d.type, fc, 0)).filter((n): n is DataNode => n !== undefined);
+    const dos = (lnType?.dataObjects ?? [])
+      .map((d) => buildDataObject(index, d.name, d.type, fc, 0))
+      .filter((n): n is DataNode => n !== undefined);
     if (dos.length > 0) fcs.push(struct(fc, dos));
   }
   const root = struct(ln.name, fcs);

@@ -40,7 +40,8 @@ export function splitReference(reference: string): ObjectName | undefined {
 
 /** The IED to simulate: the one named, or the first with a server. */
 export function pickIed(model: SclModel, iedName?: string): Ied {
-  const ied = iedName === undefined ? model.ieds.find((i) => i.accessPoints.some((ap) => ap.server)) : model.ieds.find((i) => i.name === iedName);
+  const ied =
+    iedName === undefined ? model.ieds.find((i) => i.accessPoints.some((ap) => ap.server)) : model.ieds.find((i) => i.name === iedName);
   if (!ied) throw new Error(iedName === undefined ? 'the SCL model has no IED with a server' : `the SCL model has no IED named ${iedName}`);
   return ied;
 }

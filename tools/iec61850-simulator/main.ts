@@ -13,7 +13,12 @@ const USAGE = 'usage: main.ts <file.cid|icd|scd> [--ied NAME] [--port 10102] [--
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { ied: { type: 'string' }, port: { type: 'string', default: '10102' }, host: { type: 'string', default: '127.0.0.1' }, help: { type: 'boolean' } },
+    options: {
+      ied: { type: 'string' },
+      port: { type: 'string', default: '10102' },
+      host: { type: 'string', default: '127.0.0.1' },
+      help: { type: 'boolean' },
+    },
   });
   const file = positionals[0];
   if (values.help || file === undefined) {

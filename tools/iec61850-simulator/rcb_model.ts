@@ -41,7 +41,21 @@ const bool = (value: boolean): MmsData => ({ type: 'boolean', value });
 
 /** OptFlds bits: reserved, sequence-number, report-time-stamp, reason-for-inclusion, data-set-name, data-reference, buffer-overflow, entryID, conf-revision, segmentation. */
 export function optFldsBits(o: OptFields): MmsData {
-  return { type: 'bit-string', value: bitStringFromBits([false, o.seqNum, o.timeStamp, o.reasonCode, o.dataSet, o.dataRef, o.bufOvfl, o.entryID, o.configRef, o.segmentation]) };
+  return {
+    type: 'bit-string',
+    value: bitStringFromBits([
+      false,
+      o.seqNum,
+      o.timeStamp,
+      o.reasonCode,
+      o.dataSet,
+      o.dataRef,
+      o.bufOvfl,
+      o.entryID,
+      o.configRef,
+      o.segmentation,
+    ]),
+  };
 }
 
 /** TrgOps bits: reserved, data-changed, quality-changed, data-update, integrity, general-interrogation. */
@@ -85,7 +99,10 @@ function attributes(rc: ReportControl, datSet: string): DataNode[] {
 /** The RP and BR FC nodes of a logical node's report control blocks (none when it has no blocks). */
 export function rcbFcNodes(rcs: readonly ReportControl[], domain: string, lnName: string, indexSingle: boolean): DataNode[] {
   const out: DataNode[] = [];
-  for (const [fc, buffered] of [['RP', false], ['BR', true]] as const) {
+  for (const [fc, buffered] of [
+    ['RP', false],
+    ['BR', true],
+  ] as const) {
     const blocks = rcs
       .filter((rc) => rc.buffered === buffered)
       .flatMap((rc) => {
@@ -106,7 +123,17 @@ export function rcbInstances(lnNode: DataNode, rcs: readonly ReportControl[], do
     for (const node of fcNode.children) {
       const config = rcs.find((rc) => instanceNames(rc, indexSingle).includes(node.name) && rc.buffered === (fcNode.name === 'BR'));
       if (!config) continue;
-      out.push({ domain, ln: lnNode.name, name: node.name, buffered: config.buffered, node, config, pending: new Map(), buffer: [], entryCounter: 0 });
+      out.push({
+        domain,
+        ln: lnNode.name,
+        name: node.name,
+        buffered: config.buffered,
+        node,
+        config,
+        pending: new Map(),
+        buffer: [],
+        entryCounter: 0,
+      });
     }
   }
   return out;

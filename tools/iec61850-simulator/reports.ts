@@ -100,9 +100,10 @@ export class ReportEngine {
     // entries buffered while disabled go out once the response has left
     const queued = rcb.buffer;
     rcb.buffer = [];
-    if (queued.length > 0) setImmediate(() => {
-      for (const e of queued) this.#send(rcb, e.included, e.ms);
-    });
+    if (queued.length > 0)
+      setImmediate(() => {
+        for (const e of queued) this.#send(rcb, e.included, e.ms);
+      });
     return undefined;
   }
 
@@ -213,7 +214,10 @@ export class ReportEngine {
     const opt = (n: number) => attrBit(rcb, 'OptFlds', n) && (rcb.buffered || (n !== OPT.bufOvfl && n !== OPT.entryID));
     const bits = Array.from({ length: 10 }, (_, n) => n !== 0 && opt(n));
     const order = [...included.keys()].sort((a, b) => a - b);
-    const values: MmsData[] = [{ type: 'visible-string', value: String(attrValue(rcb, 'RptID')) }, { type: 'bit-string', value: bitStringFromBits(bits) }];
+    const values: MmsData[] = [
+      { type: 'visible-string', value: String(attrValue(rcb, 'RptID')) },
+      { type: 'bit-string', value: bitStringFromBits(bits) },
+    ];
     const sqNum = Number(attrValue(rcb, 'SqNum'));
     if (opt(OPT.seqNum)) values.push({ type: 'unsigned', value: sqNum });
     if (opt(OPT.timeStamp)) values.push({ type: 'binary-time', value: binaryTimeFromMs(ms) });
@@ -237,13 +241,19 @@ export class ReportEngine {
     if (opt(OPT.reasonCode)) {
       for (const i of order) {
         const reasons = included.get(i)!;
-        values.push({ type: 'bit-string', value: bitStringFromBits(Array.from({ length: 6 }, (_, n) => [...reasons].some((r) => REASON_BIT[r] === n))) });
+        values.push({
+          type: 'bit-string',
+          value: bitStringFromBits(Array.from({ length: 6 }, (_, n) => [...reasons].some((r) => REASON_BIT[r] === n))),
+        });
       }
     }
     set(rcb, 'SqNum', { type: 'unsigned', value: (sqNum + 1) % (rcb.buffered ? 65536 : 256) });
     return {
       pdu: 'information-report',
-      report: { variables: { kind: 'list', name: { scope: 'vmd', item: 'RPT' } }, results: values.map((data) => ({ ok: true as const, data })) },
+      report: {
+        variables: { kind: 'list', name: { scope: 'vmd', item: 'RPT' } },
+        results: values.map((data) => ({ ok: true as const, data })),
+      },
     };
   }
 }

@@ -98,14 +98,24 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     model: options.identity?.model ?? device.ied.type ?? device.ied.name,
     revision: options.identity?.revision ?? device.ied.configVersion ?? '1.0',
   };
-  const reports = new ReportEngine(device, (n) => emit('report', n), () => faults.bufferEntries ?? 1000);
-  const domainOf = (node: DataNode) => [...device.domains.values()].find((d) => d.lns.get(node.item.split('$')[0]) === rootOf(node))?.name ?? '';
+  const reports = new ReportEngine(
+    device,
+    (n) => emit('report', n),
+    () => faults.bufferEntries ?? 1000,
+  );
+  const domainOf = (node: DataNode) =>
+    [...device.domains.values()].find((d) => d.lns.get(node.item.split('$')[0]) === rootOf(node))?.name ?? '';
   const apply = (node: DataNode, value: MmsData) => {
     const changed = assignNode(node, value);
     if (changed.length > 0) emit('change', { reference: `${domainOf(node)}/${node.item}`, value: readNode(node) });
     reports.onChanges(changed);
   };
-  const controls = new ControlEngine(device, { apply, notify: (n) => emit('control', n), refuseAll: () => faults.refuseControls === true, faults: () => faults });
+  const controls = new ControlEngine(device, {
+    apply,
+    notify: (n) => emit('control', n),
+    refuseAll: () => faults.refuseControls === true,
+    faults: () => faults,
+  });
   const services: ServiceContext = { device, faults, reports, controls, identity, pageSize: options.nameListPageSize ?? 100, apply };
   const associations = new Set<Association>();
   const sockets = new Set<Socket>();

@@ -4,7 +4,33 @@
  * with a CPR carrying a rejecting AARE, and session DISCONNECT carrying the RLRE of a release. Frames and
  * field order follow the captured libiec61850 server.
  */
-import { ACSE_ABSTRACT_SYNTAX, ACSE_CONTEXT_ID, BER_TRANSFER_SYNTAX, CodecError, concat, cons, encodeCotpData, encodeDataSpdu, encodeTpkt, encodeUserData, intTlv, MMS_ABSTRACT_SYNTAX, MMS_APPLICATION_CONTEXT, MMS_CONTEXT_ID, oidTlv, peelTsdu, prim, segmentData, type Aarq, type CotpConnect, type InitiateParameters, type MmsPdu, type PresentationConnect, type PresentationContext, type SessionConnect } from '@scada/iec61850';
+import {
+  ACSE_ABSTRACT_SYNTAX,
+  ACSE_CONTEXT_ID,
+  BER_TRANSFER_SYNTAX,
+  CodecError,
+  concat,
+  cons,
+  encodeCotpData,
+  encodeDataSpdu,
+  encodeTpkt,
+  encodeUserData,
+  intTlv,
+  MMS_ABSTRACT_SYNTAX,
+  MMS_APPLICATION_CONTEXT,
+  MMS_CONTEXT_ID,
+  oidTlv,
+  peelTsdu,
+  prim,
+  segmentData,
+  type Aarq,
+  type CotpConnect,
+  type InitiateParameters,
+  type MmsPdu,
+  type PresentationConnect,
+  type PresentationContext,
+  type SessionConnect,
+} from '@scada/iec61850';
 import { encodeServerPdu } from './server_pdus.ts';
 
 /** What a server reads out of the frame that opens an association. */
@@ -68,7 +94,8 @@ export function settleTpduSize(cr: CotpConnect): number {
 export function decodeAssociationRequest(tsdu: Uint8Array): AssociationRequest {
   const peeled = peelTsdu(tsdu);
   const fail = (code: string, message: string) => new CodecError('acse', code, message);
-  if (peeled.session.kind !== 'connect') throw new CodecError('session', 'unexpected_spdu', `${peeled.session.kind} where CONNECT is expected`);
+  if (peeled.session.kind !== 'connect')
+    throw new CodecError('session', 'unexpected_spdu', `${peeled.session.kind} where CONNECT is expected`);
   if (peeled.presentation?.kind !== 'CP') throw new CodecError('presentation', 'unexpected_ppdu', 'CONNECT without a CP PPDU');
   if (peeled.acse?.kind !== 'AARQ') throw fail('unexpected_apdu', 'CP without an AARQ');
   if (peeled.mms?.pdu !== 'initiate-request') throw fail('bad_user_information', 'AARQ without an MMS initiate request');
@@ -77,7 +104,10 @@ export function decodeAssociationRequest(tsdu: Uint8Array): AssociationRequest {
 }
 
 /** The initiate response: the smaller of each proposal and this server's limits, version 1. */
-export function negotiateInitiate(req: InitiateParameters, limits: { maxPduSize: number; maxOutstanding: number; nesting: number }): InitiateParameters {
+export function negotiateInitiate(
+  req: InitiateParameters,
+  limits: { maxPduSize: number; maxOutstanding: number; nesting: number },
+): InitiateParameters {
   const bits = new Uint8Array(11);
   for (const n of SUPPORTED_SERVICES) bits[n >> 3] |= 0x80 >> (n & 7);
   return {
@@ -107,12 +137,17 @@ export function encodeAare(result: 0 | 1 | 2, diagnostic: number, initiate?: Uin
     cons('context', 1, oidTlv('universal', 6, MMS_APPLICATION_CONTEXT)),
     cons('context', 2, intTlv('universal', 2, result)),
     cons('context', 3, cons('context', 1, intTlv('universal', 2, diagnostic))),
-    initiate === undefined ? EMPTY : cons('context', 30, cons('universal', 8, intTlv('universal', 2, MMS_CONTEXT_ID), cons('context', 0, initiate))),
+    initiate === undefined
+      ? EMPTY
+      : cons('context', 30, cons('universal', 8, intTlv('universal', 2, MMS_CONTEXT_ID), cons('context', 0, initiate))),
   );
 }
 
 function acceptedSelectors(req: AssociationRequest): { session: Uint8Array; presentation: Uint8Array } {
-  return { session: req.session.calledSelector ?? Uint8Array.of(0, 1), presentation: req.presentation.calledSelector ?? Uint8Array.of(0, 0, 0, 1) };
+  return {
+    session: req.session.calledSelector ?? Uint8Array.of(0, 1),
+    presentation: req.presentation.calledSelector ?? Uint8Array.of(0, 0, 0, 1),
+  };
 }
 
 function frames(tsdu: Uint8Array, tpduSize: number): Uint8Array[] {

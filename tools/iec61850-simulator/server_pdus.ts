@@ -4,10 +4,46 @@
  * reports, rejects and conclude responses. Also reads the invoke id of a confirmed request whose service
  * this stack does not know, so a server can still answer it. Tags follow ISO 9506-2.
  */
-import { boolTlv, childrenOf, cons, decodeUnsigned, encodeAccessResult, encodeInteger, encodeMmsPdu, encodeObjectName, encodeType, encodeVariableAccess, expectTag, intTlv, prim, primitiveOf, readSingle, visibleTlv, type ConfirmedResponse, type MmsPdu, type ObjectName, type ServiceError, type WriteResult } from '@scada/iec61850';
+import {
+  boolTlv,
+  childrenOf,
+  cons,
+  decodeUnsigned,
+  encodeAccessResult,
+  encodeInteger,
+  encodeMmsPdu,
+  encodeObjectName,
+  encodeType,
+  encodeVariableAccess,
+  expectTag,
+  intTlv,
+  prim,
+  primitiveOf,
+  readSingle,
+  visibleTlv,
+  type ConfirmedResponse,
+  type MmsPdu,
+  type ObjectName,
+  type ServiceError,
+  type WriteResult,
+} from '@scada/iec61850';
 
 /** ServiceError classes in the order of their CHOICE tags (ISO 9506-2 ServiceError.errorClass). */
-export const ERROR_CLASS_TAGS = ['vmd-state', 'application-reference', 'definition', 'resource', 'service', 'service-preempt', 'time-resolution', 'access', 'initiate', 'conclude', 'cancel', 'file', 'others'] as const;
+export const ERROR_CLASS_TAGS = [
+  'vmd-state',
+  'application-reference',
+  'definition',
+  'resource',
+  'service',
+  'service-preempt',
+  'time-resolution',
+  'access',
+  'initiate',
+  'conclude',
+  'cancel',
+  'file',
+  'others',
+] as const;
 
 /** A ServiceError class name. */
 export type ErrorClass = (typeof ERROR_CLASS_TAGS)[number];
@@ -31,7 +67,14 @@ export const DATA_ACCESS = {
   objectValueInvalid: 11,
 } as const;
 
-const SERVICE_TAG = { identify: 2, getNameList: 1, read: 4, write: 5, getVariableAccessAttributes: 6, getNamedVariableListAttributes: 12 } as const;
+const SERVICE_TAG = {
+  identify: 2,
+  getNameList: 1,
+  read: 4,
+  write: 5,
+  getVariableAccessAttributes: 6,
+  getNamedVariableListAttributes: 12,
+} as const;
 
 function namedVariableEntries(names: readonly ObjectName[]): Uint8Array[] {
   return names.map((n) => cons('universal', 16, cons('context', 0, encodeObjectName(n))));
@@ -45,7 +88,13 @@ function encodeWriteResult(r: WriteResult): Uint8Array {
 export function encodeConfirmedResponse(r: ConfirmedResponse): Uint8Array {
   switch (r.service) {
     case 'identify':
-      return cons('context', SERVICE_TAG.identify, visibleTlv('context', 0, r.vendor), visibleTlv('context', 1, r.model), visibleTlv('context', 2, r.revision));
+      return cons(
+        'context',
+        SERVICE_TAG.identify,
+        visibleTlv('context', 0, r.vendor),
+        visibleTlv('context', 1, r.model),
+        visibleTlv('context', 2, r.revision),
+      );
     case 'getNameList':
       return cons(
         'context',
@@ -54,7 +103,12 @@ export function encodeConfirmedResponse(r: ConfirmedResponse): Uint8Array {
         boolTlv('context', 1, r.moreFollows),
       );
     case 'getVariableAccessAttributes':
-      return cons('context', SERVICE_TAG.getVariableAccessAttributes, boolTlv('context', 0, r.deletable), cons('context', 2, encodeType(r.type)));
+      return cons(
+        'context',
+        SERVICE_TAG.getVariableAccessAttributes,
+        boolTlv('context', 0, r.deletable),
+        cons('context', 2, encodeType(r.type)),
+      );
     case 'read':
       return cons(
         'context',
@@ -65,7 +119,12 @@ export function encodeConfirmedResponse(r: ConfirmedResponse): Uint8Array {
     case 'write':
       return cons('context', SERVICE_TAG.write, ...r.results.map(encodeWriteResult));
     case 'getNamedVariableListAttributes':
-      return cons('context', SERVICE_TAG.getNamedVariableListAttributes, boolTlv('context', 0, r.deletable), cons('context', 1, ...namedVariableEntries(r.variables)));
+      return cons(
+        'context',
+        SERVICE_TAG.getNamedVariableListAttributes,
+        boolTlv('context', 0, r.deletable),
+        cons('context', 1, ...namedVariableEntries(r.variables)),
+      );
   }
 }
 

@@ -4,7 +4,15 @@
  * functional constraint, report control blocks and controls by their rules) and
  * GetNamedVariableListAttributes. Each answers a response or a service error.
  */
-import { dataAccessErrorText, type AccessResult, type ConfirmedRequest, type ConfirmedResponse, type MmsData, type ObjectName, type WriteResult } from '@scada/iec61850';
+import {
+  dataAccessErrorText,
+  type AccessResult,
+  type ConfirmedRequest,
+  type ConfirmedResponse,
+  type MmsData,
+  type ObjectName,
+  type WriteResult,
+} from '@scada/iec61850';
 import { DATA_ACCESS, type ServerError } from './server_pdus.ts';
 import { conform } from './basic_types.ts';
 import type { ControlEngine } from './controls.ts';
@@ -77,7 +85,9 @@ function read(ctx: ServiceContext, sink: ReportSink, r: Extract<ConfirmedRequest
   } else {
     results = r.variables.names.map((n) => readOne(ctx, sink, n));
   }
-  const response: ConfirmedResponse = r.specificationWithResult ? { service: 'read', variables: r.variables, results } : { service: 'read', results };
+  const response: ConfirmedResponse = r.specificationWithResult
+    ? { service: 'read', variables: r.variables, results }
+    : { service: 'read', results };
   return { ok: true, response };
 }
 
@@ -104,7 +114,8 @@ function write(ctx: ServiceContext, sink: ReportSink, r: Extract<ConfirmedReques
   if (r.variables.kind === 'list') codes = r.data.map(() => DATA_ACCESS.objectAccessDenied);
   else {
     const names = r.variables.names;
-    if (names.length !== r.data.length) return { ok: false, error: { errorClass: 'definition', code: 4, description: `${names.length} variables, ${r.data.length} values` } };
+    if (names.length !== r.data.length)
+      return { ok: false, error: { errorClass: 'definition', code: 4, description: `${names.length} variables, ${r.data.length} values` } };
     codes = names.map((n, i) => writeOne(ctx, sink, n, r.data[i]));
   }
   const results: WriteResult[] = codes.map((c) => (c === undefined ? { ok: true } : failure(c)));
@@ -124,12 +135,17 @@ export function serve(ctx: ServiceContext, sink: ReportSink, r: ConfirmedRequest
       return write(ctx, sink, r);
     case 'getVariableAccessAttributes': {
       const node = findNode(ctx.device, r.name);
-      return node ? { ok: true, response: { service: 'getVariableAccessAttributes', deletable: false, type: node.type } } : { ok: false, error: NON_EXISTENT };
+      return node
+        ? { ok: true, response: { service: 'getVariableAccessAttributes', deletable: false, type: node.type } }
+        : { ok: false, error: NON_EXISTENT };
     }
     case 'getNamedVariableListAttributes': {
       const ds = findDataSet(ctx.device, r.name);
       if (!ds) return { ok: false, error: NON_EXISTENT };
-      return { ok: true, response: { service: 'getNamedVariableListAttributes', deletable: false, variables: ds.members.map((m) => m.name) } };
+      return {
+        ok: true,
+        response: { service: 'getNamedVariableListAttributes', deletable: false, variables: ds.members.map((m) => m.name) },
+      };
     }
   }
 }

@@ -26,7 +26,8 @@ t.test('the packages a bundle loads are read from its imports and dynamic import
 });
 
 t.test('the packages a source loads through a require made with createRequire', async (t) => {
-  const source = "const require = createRequire(import.meta.url);\nconst abs = require('swagger-ui-dist/absolute-path.js');\nconst x = require2(\"pg\");";
+  const source =
+    'const require = createRequire(import.meta.url);\nconst abs = require(\'swagger-ui-dist/absolute-path.js\');\nconst x = require2("pg");';
   t.same(packagesRequiredBy(source), ['pg', 'swagger-ui-dist']);
 });
 
@@ -37,7 +38,12 @@ const lock: Lockfile = {
   lockfileVersion: 3,
   packages: {
     '': { name: 'repo', version: '1.0.0' },
-    'node_modules/a': { version: '1.0.0', dependencies: { c: '^2.0.0' }, peerDependencies: { p: '*' }, peerDependenciesMeta: { p: { optional: true } } },
+    'node_modules/a': {
+      version: '1.0.0',
+      dependencies: { c: '^2.0.0' },
+      peerDependencies: { p: '*' },
+      peerDependenciesMeta: { p: { optional: true } },
+    },
     'node_modules/a/node_modules/c': { version: '2.1.0' },
     'node_modules/b': { version: '1.0.0', dependencies: { c: '^1.0.0' }, optionalDependencies: { native: '1' } },
     'node_modules/c': { version: '1.4.0' },
@@ -56,7 +62,12 @@ t.test("an image's packages are what its bundle imports and what those need, fou
 
 t.test("an image's package.json and lock file pin exactly the repository's production versions", async (t) => {
   const root = { version: '1.0.0', dependencies: { a: '1.0.0', b: '1.0.0' }, overrides: { c: '1.4.0', z: '9' } };
-  const image = imagePackage('scada-platform-x', root, { ...lock, packages: { ...lock.packages, 'node_modules/a': { ...lock.packages['node_modules/a'], dev: true } } }, ['b', 'a']);
+  const image = imagePackage(
+    'scada-platform-x',
+    root,
+    { ...lock, packages: { ...lock.packages, 'node_modules/a': { ...lock.packages['node_modules/a'], dev: true } } },
+    ['b', 'a'],
+  );
   t.same(image.manifest.dependencies, { a: '1.0.0', b: '1.0.0' });
   t.same(image.manifest.overrides, { c: '1.4.0' }, 'only overrides of installed packages');
   t.same(Object.keys(image.lock.packages), ['', 'node_modules/a', 'node_modules/a/node_modules/c', 'node_modules/b', 'node_modules/c']);
@@ -86,14 +97,26 @@ t.test('each bundle carries its own part only, with its migrations beside it, an
   const own: Record<string, string> = { gateway: 'gateway', auth: 'auth-service', config: 'config-service', protocol: 'protocol-service' };
   for (const [target, folder] of Object.entries(own)) {
     const inputs = await sourcesOf(target);
-    t.same(parts.filter((p) => inputs.has(p)), [folder], `the ${target} bundle holds ${folder} and no other part`);
+    t.same(
+      parts.filter((p) => inputs.has(p)),
+      [folder],
+      `the ${target} bundle holds ${folder} and no other part`,
+    );
   }
   const edge = await sourcesOf('edge');
-  t.same(parts.filter((p) => edge.has(p)), parts, 'the all-in-one bundle holds every part');
+  t.same(
+    parts.filter((p) => edge.has(p)),
+    parts,
+    'the all-in-one bundle holds every part',
+  );
   const configImage = JSON.parse(await readFile(join(dist, 'config', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  for (const name of ['koa', 'saxes', 'jose', 'swagger-ui-dist', 'tsx']) t.notOk(name in configImage.dependencies, `the config image does not install ${name}`);
-  const gatewayImage = JSON.parse(await readFile(join(dist, 'gateway', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  for (const name of ['pg', '@electric-sql/pglite']) t.notOk(name in gatewayImage.dependencies, `the gateway image does not install ${name}`);
+  for (const name of ['koa', 'saxes', 'jose', 'swagger-ui-dist', 'tsx'])
+    t.notOk(name in configImage.dependencies, `the config image does not install ${name}`);
+  const gatewayImage = JSON.parse(await readFile(join(dist, 'gateway', 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  for (const name of ['pg', '@electric-sql/pglite'])
+    t.notOk(name in gatewayImage.dependencies, `the gateway image does not install ${name}`);
   const migration = await readFile(join(dist, 'edge', 'config-service', 'migrations', '0001_configuration_resources.sql'), 'utf8');
   t.equal(migration, await readFile(join(repoRoot, 'config-service', 'migrations', '0001_configuration_resources.sql'), 'utf8'));
   const edgeCode = await readFile(join(dist, 'edge', 'main.mjs'), 'utf8');
@@ -107,5 +130,9 @@ t.test('each bundle carries its own part only, with its migrations beside it, an
   }
   // Packages are bundled in, minified, except those that find their own files at run time.
   t.notOk('koa' in gatewayImage.dependencies, 'Koa is in the gateway bundle, not installed beside it');
-  t.match(gatewayImage.dependencies, { 'swagger-ui-dist': String, pino: String }, 'what reads its own files, or is required by name, is installed');
+  t.match(
+    gatewayImage.dependencies,
+    { 'swagger-ui-dist': String, pino: String },
+    'what reads its own files, or is required by name, is installed',
+  );
 });

@@ -22,7 +22,16 @@ export type CheckTicket = {
   done(): void;
 };
 
-type Waiting = { seq: number; address: string; deadline: number; resolve: () => void; reject: (err: unknown) => void; state: 'waiting' | 'running' | 'out'; timer?: ReturnType<typeof setTimeout>; startedAt?: number };
+type Waiting = {
+  seq: number;
+  address: string;
+  deadline: number;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+  state: 'waiting' | 'running' | 'out';
+  timer?: ReturnType<typeof setTimeout>;
+  startedAt?: number;
+};
 
 const failureHalfLifeMs = 60_000;
 /** How much a refusal for a full queue counts against an address, against 1 for a failed check. */
@@ -79,7 +88,14 @@ export class CheckQueue {
     const key = address ?? '';
     const score = this.#score(key);
     if (this.#runningChecks.size < this.#concurrency && this.#waiting.length === 0) {
-      const entry: Waiting = { seq: this.#seq++, address: key, deadline, resolve: () => undefined, reject: () => undefined, state: 'running' };
+      const entry: Waiting = {
+        seq: this.#seq++,
+        address: key,
+        deadline,
+        resolve: () => undefined,
+        reject: () => undefined,
+        state: 'running',
+      };
       this.#start(entry);
       return this.#ticket(entry);
     }
@@ -101,7 +117,10 @@ export class CheckQueue {
     this.#waiting.push(waiting);
     // A check that can no longer finish in time is answered 503 while its caller still listens, not 504.
     if (Number.isFinite(deadline)) {
-      waiting.timer = setTimeout(() => waiting.state === 'waiting' && this.#pushOut(waiting), Math.max(0, deadline - this.#now() - this.#checkMs * margin));
+      waiting.timer = setTimeout(
+        () => waiting.state === 'waiting' && this.#pushOut(waiting),
+        Math.max(0, deadline - this.#now() - this.#checkMs * margin),
+      );
       waiting.timer.unref?.();
     }
     return this.#ticket(waiting, turn);

@@ -15,9 +15,16 @@ type Params = { log2N: number; r: number; p: number };
 
 function derive(password: string, salt: Buffer, params: Params, length: number): Promise<Buffer> {
   // Room for the hash's own memory (128 * N * r bytes) and a little more; each hash keeps its own cost.
-  const options: ScryptOptions = { N: 2 ** params.log2N, r: params.r, p: params.p, maxmem: 256 * 2 ** params.log2N * params.r + 1024 * 1024 };
+  const options: ScryptOptions = {
+    N: 2 ** params.log2N,
+    r: params.r,
+    p: params.p,
+    maxmem: 256 * 2 ** params.log2N * params.r + 1024 * 1024,
+  };
   // node:crypto runs scrypt on the libuv pool, off the event loop.
-  return new Promise((resolve, reject) => scrypt(password.normalize('NFC'), salt, length, options, (err, key) => (err ? reject(err) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scrypt(password.normalize('NFC'), salt, length, options, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 }
 
 /** Password hashing at one cost for new hashes; checks read the cost from each stored hash. */
@@ -67,7 +74,12 @@ export async function verifyPassword(password: string, phc: string): Promise<boo
   if (!match) return false;
   const [, ln, r, p, saltText, hashText] = match;
   const expected = Buffer.from(hashText as string, 'base64');
-  const key = await derive(password, Buffer.from(saltText as string, 'base64'), { log2N: Number(ln), r: Number(r), p: Number(p) }, expected.length);
+  const key = await derive(
+    password,
+    Buffer.from(saltText as string, 'base64'),
+    { log2N: Number(ln), r: Number(r), p: Number(p) },
+    expected.length,
+  );
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 

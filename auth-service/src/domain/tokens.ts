@@ -3,7 +3,16 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, jwtVerif
 import { ProblemError, tokenProfile } from '@scada/contracts';
 
 /** The claims of one token pair, enough to sign it again byte for byte (Ed25519 is deterministic). */
-export type PairClaims = { sub: string; sid: string; name: string; iat: number; accessJti: string; accessExp: number; refreshJti: string; refreshExp: number };
+export type PairClaims = {
+  sub: string;
+  sid: string;
+  name: string;
+  iat: number;
+  accessJti: string;
+  accessExp: number;
+  refreshJti: string;
+  refreshExp: number;
+};
 
 /** A signing key with its id. */
 export type SigningKey = { kid: string; privateKey: CryptoKey; publicKey: CryptoKey; publicJwk: JWK & { kid: string; alg: string } };
@@ -56,7 +65,8 @@ export async function verifyRefresh(key: SigningKey, token: string): Promise<{ s
       typ: tokenProfile.refreshType,
       requiredClaims: [...tokenProfile.requiredClaims],
     });
-    if (typeof payload.sid !== 'string' || typeof payload.sub !== 'string' || typeof payload.jti !== 'string') throw new joseErrors.JWTInvalid('claims');
+    if (typeof payload.sid !== 'string' || typeof payload.sub !== 'string' || typeof payload.jti !== 'string')
+      throw new joseErrors.JWTInvalid('claims');
     return { sub: payload.sub, sid: payload.sid, jti: payload.jti, exp: payload.exp as number };
   } catch (err) {
     if (err instanceof joseErrors.JOSEError) throw new ProblemError('invalid_token', 'The refresh token is not valid');

@@ -1,6 +1,17 @@
 import {
-  authEvents, findAuthAttempts, findLockedUsers, getCurrentUser, getIpFilterSettings, getLoggedInUsers, ipAllowed, ipFilter,
-  lockedUsers, parseIpFilter, ProblemError, setIpFilterSettings, unlockUser,
+  authEvents,
+  findAuthAttempts,
+  findLockedUsers,
+  getCurrentUser,
+  getIpFilterSettings,
+  getLoggedInUsers,
+  ipAllowed,
+  ipFilter,
+  lockedUsers,
+  parseIpFilter,
+  ProblemError,
+  setIpFilterSettings,
+  unlockUser,
 } from '@scada/contracts';
 import { actorOf, implement, publishEvent, type Implementation } from '@scada/platform';
 import { clearFailures, lockedNames } from '../store/lock.ts';
@@ -42,8 +53,15 @@ export function adminHandlers(deps: AuthDeps): Implementation[] {
       const { total, content } = await attemptsPage(deps.store, page, size);
       const totalPages = Math.ceil(total / size);
       return {
-        content, number: page, size, totalElements: total, totalPages, numberOfElements: content.length,
-        first: page === 0, last: page >= totalPages - 1, empty: content.length === 0,
+        content,
+        number: page,
+        size,
+        totalElements: total,
+        totalPages,
+        numberOfElements: content.length,
+        first: page === 0,
+        last: page >= totalPages - 1,
+        empty: content.length === 0,
       };
     }),
 
@@ -53,7 +71,14 @@ export function adminHandlers(deps: AuthDeps): Implementation[] {
       const user = await findUser(deps.store, { id: actorOf(ctx).id });
       if (!user) throw new ProblemError('invalid_token', 'The user no longer exists');
       const principal = await principalOf(deps, user);
-      return { id: user.id, name: user.username, roles: principal.roles, spaces: principal.spaces, activeSpace: principal.activeSpace, remoteAddress: ctx.clientIp };
+      return {
+        id: user.id,
+        name: user.username,
+        roles: principal.roles,
+        spaces: principal.spaces,
+        activeSpace: principal.activeSpace,
+        remoteAddress: ctx.clientIp,
+      };
     }),
   ];
 }

@@ -12,7 +12,16 @@ import { listSpaces } from '../store/spaces.ts';
 import { findUser, type UserRecord } from '../store/users.ts';
 
 /** What the auth service's handlers use. */
-export type AuthDeps = { store: Store; bus: Bus; config: AuthConfig; keys: KeyRing; passwords: Passwords; checks: CheckQueue; secrets: SecretBox; log: Logger };
+export type AuthDeps = {
+  store: Store;
+  bus: Bus;
+  config: AuthConfig;
+  keys: KeyRing;
+  passwords: Passwords;
+  checks: CheckQueue;
+  secrets: SecretBox;
+  log: Logger;
+};
 
 /** The caller's name for audit fields. */
 export function actorName(ctx: HandlerContext): string | null {

@@ -1,4 +1,13 @@
-import { getAuthFeatures, getOwnDefaultSpace, getProfile, ProblemError, resetOwnPassword, setOwnDefaultSpace, updateProfile, type ProfileUpdateRequest } from '@scada/contracts';
+import {
+  getAuthFeatures,
+  getOwnDefaultSpace,
+  getProfile,
+  ProblemError,
+  resetOwnPassword,
+  setOwnDefaultSpace,
+  updateProfile,
+  type ProfileUpdateRequest,
+} from '@scada/contracts';
 import { actorOf, implement, type HandlerContext, type Implementation } from '@scada/platform';
 import { passwordLength } from '../domain/passwords.ts';
 import { chooseDefaultSpace } from '../store/memberships.ts';
@@ -34,7 +43,9 @@ export function profileHandlers(deps: AuthDeps): Implementation[] {
     implement(resetOwnPassword, async ({ body }, ctx) => {
       const user = await callerRecord(deps, ctx);
       if (body.newPasswordAgain !== body.newPassword) {
-        throw new ProblemError('validation_failed', 'The new password was not the same twice', { errors: [{ path: '/body/newPasswordAgain', message: 'must equal newPassword' }] });
+        throw new ProblemError('validation_failed', 'The new password was not the same twice', {
+          errors: [{ path: '/body/newPasswordAgain', message: 'must equal newPassword' }],
+        });
       }
       await requireStepUp(deps, ctx, user, { currentPassword: body.oldPassword, otpCode: body.otpCode }, 'Changing the password');
       const passwordHash = await deps.passwords.hash(body.newPassword);

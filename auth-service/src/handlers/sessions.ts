@@ -6,7 +6,10 @@ import { liveRevocations, lockRefreshToken, markUsed, revokeSession, rotateSessi
 import { findUser, type UserRecord } from '../store/users.ts';
 import { announceRevoked, freshClaims, grantOf, principalOf, type AuthDeps } from './deps.ts';
 
-type Outcome = { grant: { user: UserRecord; claims: ReturnType<typeof freshClaims> } } | { revoke: { sid: string; until: number } } | { refuse: string };
+type Outcome =
+  | { grant: { user: UserRecord; claims: ReturnType<typeof freshClaims> } }
+  | { revoke: { sid: string; until: number } }
+  | { refuse: string };
 
 /** `refresh`, `logout`, and what gateways read: `signingKeys`, `principal`, `revocations`. */
 export function sessionHandlers(deps: AuthDeps): Implementation[] {
@@ -36,7 +39,8 @@ export function sessionHandlers(deps: AuthDeps): Implementation[] {
         return { grant: { user, claims } };
       }
       const sinceUse = (Date.now() - found.usedAt.getTime()) / 1000;
-      if (sinceUse <= deps.config.refreshReuseGraceSeconds) return { grant: { user, claims: { ...found.session.current, name: user.username } } };
+      if (sinceUse <= deps.config.refreshReuseGraceSeconds)
+        return { grant: { user, claims: { ...found.session.current, name: user.username } } };
       const until = await revokeSession(tx, token.sid);
       return { revoke: { sid: token.sid, until: until ?? found.session.expires } };
     });
@@ -66,7 +70,13 @@ export function sessionHandlers(deps: AuthDeps): Implementation[] {
       issuer: tokenProfile.issuer,
       audience: tokenProfile.accessAudience,
       algorithm: tokenProfile.algorithm,
-      keys: [...deps.keys.byKid.values()].map((k) => ({ kid: k.kid, kty: String(k.publicJwk.kty), alg: k.publicJwk.alg, crv: k.publicJwk.crv, x: k.publicJwk.x })),
+      keys: [...deps.keys.byKid.values()].map((k) => ({
+        kid: k.kid,
+        kty: String(k.publicJwk.kty),
+        alg: k.publicJwk.alg,
+        crv: k.publicJwk.crv,
+        x: k.publicJwk.x,
+      })),
     })),
 
     implement(principal, async ({ params }) => {

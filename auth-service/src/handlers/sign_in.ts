@@ -35,7 +35,14 @@ export function signInHandlers(deps: AuthDeps): Implementation[] {
         const token = randomBytes(32).toString('base64url');
         await saveChallenge(deps.store, token, user.username.toLowerCase(), otpChallengeSeconds);
         await record(ctx, user.username, true, 'otp required');
-        return { kind: 'otp', otp_required: true, otp_type: 'TOTP', username: user.username, otp_token: token, 'expire-seconds': otpChallengeSeconds } as const;
+        return {
+          kind: 'otp',
+          otp_required: true,
+          otp_type: 'TOTP',
+          username: user.username,
+          otp_token: token,
+          'expire-seconds': otpChallengeSeconds,
+        } as const;
       }
       const grant = await openGrant(deps, user);
       await record(ctx, user.username, true, 'login succeeded');
@@ -52,7 +59,9 @@ export function signInHandlers(deps: AuthDeps): Implementation[] {
         const step = matchTotp(deps.secrets.open(user.otpSecret, totpPurpose(user.id)), body.otp_code.trim(), user.otpLastStep);
         // Both claims are atomic, so two requests racing with one code cannot both win.
         const won = step !== null && (await claimOtpStep(deps.store, user.id, step)) && (await useChallenge(deps.store, body.otp_token));
-        return won ? ({ verdict: 'completed', user, msg: 'otp succeeded' } as const) : ({ verdict: 'failed', user, msg: 'otp failed' } as const);
+        return won
+          ? ({ verdict: 'completed', user, msg: 'otp succeeded' } as const)
+          : ({ verdict: 'failed', user, msg: 'otp failed' } as const);
       });
       if (outcome.verdict !== 'completed') {
         await record(ctx, outcome.user?.username ?? body.username, false, outcome.msg);

@@ -30,14 +30,16 @@ export function spaceHandlers(deps: AuthDeps): Implementation[] {
 
     implement(createSpace, async ({ body }, ctx) => {
       const id = randomUUID();
-      if (!(await insertSpace(deps.store, id, body.name, actorName(ctx)))) throw new ProblemError('conflict', `A space named ${body.name} exists`);
+      if (!(await insertSpace(deps.store, id, body.name, actorName(ctx))))
+        throw new ProblemError('conflict', `A space named ${body.name} exists`);
       announce(ctx, 'created', id);
       return (await findSpace(deps.store, id))!;
     }),
 
     implement(updateSpace, async ({ params, body }, ctx) => {
       if (!(await findSpace(deps.store, params.spaceId))) throw new ProblemError('not_found', `No space ${params.spaceId}`);
-      if (!(await renameSpace(deps.store, params.spaceId, body.name, actorName(ctx)))) throw new ProblemError('conflict', `A space named ${body.name} exists`);
+      if (!(await renameSpace(deps.store, params.spaceId, body.name, actorName(ctx))))
+        throw new ProblemError('conflict', `A space named ${body.name} exists`);
       announce(ctx, 'updated', params.spaceId);
       return null;
     }),

@@ -19,7 +19,13 @@ export type StepUpProof = { currentPassword?: string; otpCode?: string };
  * and it waits its turn with the sign-ins' password checks). A code already used (at sign-in or here)
  * does not work again. Administrators acting on themselves are asked the same.
  */
-export async function requireStepUp(deps: AuthDeps, ctx: HandlerContext, user: UserRecord, proof: StepUpProof, what: string): Promise<void> {
+export async function requireStepUp(
+  deps: AuthDeps,
+  ctx: HandlerContext,
+  user: UserRecord,
+  proof: StepUpProof,
+  what: string,
+): Promise<void> {
   const asked = user.otpSecret ? 'currentPassword and otpCode' : 'currentPassword';
   const refuse = (detail: string) => new ProblemError('reauthentication_required', detail);
   const password = proof.currentPassword;
@@ -44,5 +50,10 @@ export async function requireStepUp(deps: AuthDeps, ctx: HandlerContext, user: U
 
 /** Writes an administrator's act on another user's account to the auth log, under the user's name. */
 export function logAdminAct(deps: AuthDeps, ctx: HandlerContext, target: Pick<UserRecord, 'username'>, act: string): Promise<void> {
-  return logAttempt(deps.store, { username: target.username, ip: ctx.clientIp, successful: true, msg: `${act} by administrator ${actorName(ctx) ?? 'unknown'}` });
+  return logAttempt(deps.store, {
+    username: target.username,
+    ip: ctx.clientIp,
+    successful: true,
+    msg: `${act} by administrator ${actorName(ctx) ?? 'unknown'}`,
+  });
 }

@@ -32,7 +32,8 @@ export function userAdminHandlers(deps: AuthDeps): Implementation[] {
         const admins = await lockEnabledAdmins(tx);
         const found = await existingUserIds(tx, ids);
         const missing = ids.filter((id) => !found.has(id));
-        if (missing.length > 0) throw new ProblemError('not_found', `No user ${missing.join(', ')}; nobody was deleted`, { extensions: { missing } });
+        if (missing.length > 0)
+          throw new ProblemError('not_found', `No user ${missing.join(', ')}; nobody was deleted`, { extensions: { missing } });
         keepAdmins(ctx, admins, ids);
         const sessions = [];
         for (const id of ids) sessions.push(...(await revokeUserSessions(tx, id)));

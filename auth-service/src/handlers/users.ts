@@ -1,10 +1,38 @@
 import { randomUUID } from 'node:crypto';
-import { authEvents, createUser, deleteUser, disableUserOtp, enableUserOtp, getUser, getUsers, ProblemError, updateUser } from '@scada/contracts';
-import { actorOf, ConstraintViolation, implement, publishEvent, type HandlerContext, type Implementation, type Queryable } from '@scada/platform';
+import {
+  authEvents,
+  createUser,
+  deleteUser,
+  disableUserOtp,
+  enableUserOtp,
+  getUser,
+  getUsers,
+  ProblemError,
+  updateUser,
+} from '@scada/contracts';
+import {
+  actorOf,
+  ConstraintViolation,
+  implement,
+  publishEvent,
+  type HandlerContext,
+  type Implementation,
+  type Queryable,
+} from '@scada/platform';
 import { totpPurpose } from '../domain/secrets.ts';
 import { newTotpSecret, totpUrl } from '../domain/totp.ts';
 import { listSpaces } from '../store/spaces.ts';
-import { findUser, insertUser, listUsers, otherEnabledAdmins, publicUser, setOtpSecret, setRolesAndSpaces, updateUserFields, type UserRecord } from '../store/users.ts';
+import {
+  findUser,
+  insertUser,
+  listUsers,
+  otherEnabledAdmins,
+  publicUser,
+  setOtpSecret,
+  setRolesAndSpaces,
+  updateUserFields,
+  type UserRecord,
+} from '../store/users.ts';
 import { logAdminAct, requireStepUp, type StepUpProof } from './step_up.ts';
 import { actorName, endUserSessions, type AuthDeps } from './deps.ts';
 
@@ -34,12 +62,14 @@ export function userHandlers(deps: AuthDeps): Implementation[] {
   const guardAdmins = async (ctx: HandlerContext, userId: string, losesAdmin: boolean) => {
     if (!losesAdmin) return;
     if (actorOf(ctx).id === userId) throw new ProblemError('conflict', 'You cannot disable, delete or demote yourself');
-    if ((await otherEnabledAdmins(deps.store, userId)) === 0) throw new ProblemError('conflict', 'The last enabled administrator must stay');
+    if ((await otherEnabledAdmins(deps.store, userId)) === 0)
+      throw new ProblemError('conflict', 'The last enabled administrator must stay');
   };
 
   const selfOrAdmin = (ctx: HandlerContext, userId: string) => {
     const actor = actorOf(ctx);
-    if (actor.id !== userId && !actor.roles.includes('admin')) throw new ProblemError('forbidden', 'Only an administrator or the user may do this');
+    if (actor.id !== userId && !actor.roles.includes('admin'))
+      throw new ProblemError('forbidden', 'Only an administrator or the user may do this');
   };
 
   /** A user acting on their own OTP proves themself again; an administrator acting on another is logged. */
@@ -59,7 +89,17 @@ export function userHandlers(deps: AuthDeps): Implementation[] {
       const passwordHash = await deps.passwords.hash(body.password);
       try {
         await deps.store.transaction((tx) =>
-          insertUser(tx, { id, username: body.username, passwordHash, email: body.email ?? null, phone: body.phone ?? null, enabled: body.enabled ?? true, roles: body.roles, spaces: body.spaces, actor: actorName(ctx) }),
+          insertUser(tx, {
+            id,
+            username: body.username,
+            passwordHash,
+            email: body.email ?? null,
+            phone: body.phone ?? null,
+            enabled: body.enabled ?? true,
+            roles: body.roles,
+            spaces: body.spaces,
+            actor: actorName(ctx),
+          }),
         );
       } catch (err) {
         if (duplicate(err)) throw new ProblemError('conflict', `The username ${body.username} is taken`);
@@ -72,7 +112,8 @@ export function userHandlers(deps: AuthDeps): Implementation[] {
     implement(updateUser, async ({ params, body }, ctx) => {
       const user = await mustExist(deps.store, params.userId);
       const self = actorOf(ctx).id === user.id;
-      if (self && body.password !== undefined) throw new ProblemError('conflict', 'Change your own password with POST /api/users/reset-password');
+      if (self && body.password !== undefined)
+        throw new ProblemError('conflict', 'Change your own password with POST /api/users/reset-password');
       const wasAdmin = user.roles.includes('admin') && user.enabled;
       await guardAdmins(ctx, user.id, wasAdmin && (body.enabled === false || (body.roles !== undefined && !body.roles.includes('admin'))));
       await checkSpaces(body.spaces);
@@ -80,7 +121,19 @@ export function userHandlers(deps: AuthDeps): Implementation[] {
       try {
         await deps.store.transaction(async (tx) => {
           // A password an administrator set for someone else is theirs to replace (requirePasswordReset).
-          await updateUserFields(tx, user.id, { username: body.username, passwordHash, requirePasswordReset: passwordHash !== undefined, email: body.email, phone: body.phone, enabled: body.enabled }, actorName(ctx));
+          await updateUserFields(
+            tx,
+            user.id,
+            {
+              username: body.username,
+              passwordHash,
+              requirePasswordReset: passwordHash !== undefined,
+              email: body.email,
+              phone: body.phone,
+              enabled: body.enabled,
+            },
+            actorName(ctx),
+          );
           await setRolesAndSpaces(tx, user.id, body.roles, body.spaces);
         });
       } catch (err) {
@@ -106,7 +159,13 @@ export function userHandlers(deps: AuthDeps): Implementation[] {
     implement(enableUserOtp, async ({ params, body }, ctx) => {
       selfOrAdmin(ctx, params.userId);
       const user = await mustExist(deps.store, params.userId);
-      await proveOrLog(ctx, user, body ?? {}, user.otpSecret ? 'Enrolling TOTP again' : 'Enrolling TOTP', user.otpSecret ? 'TOTP enrolled again' : 'TOTP enrolled');
+      await proveOrLog(
+        ctx,
+        user,
+        body ?? {},
+        user.otpSecret ? 'Enrolling TOTP again' : 'Enrolling TOTP',
+        user.otpSecret ? 'TOTP enrolled again' : 'TOTP enrolled',
+      );
       const secret = newTotpSecret();
       await setOtpSecret(deps.store, user.id, deps.secrets.seal(secret, totpPurpose(user.id)), actorName(ctx));
       announce(ctx, 'updated', user.id);

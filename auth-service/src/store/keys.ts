@@ -10,7 +10,11 @@ export type KeyRing = { current: SigningKey; byKid: Map<string, SigningKey> };
 async function insertKey(db: Queryable, box: SecretBox): Promise<string> {
   const key = await generateSigningKey();
   const sealed = box.seal(JSON.stringify(key.privateJwk), signingKeyPurpose(key.kid));
-  await db.query('insert into auth.signing_keys (kid, private_jwk, public_jwk) values ($1, $2, $3)', [key.kid, sealed, JSON.stringify(key.publicJwk)]);
+  await db.query('insert into auth.signing_keys (kid, private_jwk, public_jwk) values ($1, $2, $3)', [
+    key.kid,
+    sealed,
+    JSON.stringify(key.publicJwk),
+  ]);
   return key.kid;
 }
 
@@ -27,14 +31,22 @@ export async function sealSecretsAtRest(store: Store, box: SecretBox, log: Logge
     const plain = keys.filter((k) => !box.isSealed(k.private_jwk));
     for (const k of keys.filter((k) => box.isSealed(k.private_jwk) && !box.isCurrent(k.private_jwk))) {
       const purpose = signingKeyPurpose(k.kid);
-      await tx.query('update auth.signing_keys set private_jwk = $2 where kid = $1', [k.kid, box.seal(box.open(k.private_jwk, purpose), purpose)]);
+      await tx.query('update auth.signing_keys set private_jwk = $2 where kid = $1', [
+        k.kid,
+        box.seal(box.open(k.private_jwk, purpose), purpose),
+      ]);
     }
     if (plain.length > 0) {
       const kid = await insertKey(tx, box);
       await tx.query('delete from auth.signing_keys where kid = any($1)', [plain.map((k) => k.kid)]);
-      log.warn({ retired: plain.map((k) => k.kid), kid }, 'a token-signing key was stored in plain: replaced by a new sealed key; tokens it signed no longer work');
+      log.warn(
+        { retired: plain.map((k) => k.kid), kid },
+        'a token-signing key was stored in plain: replaced by a new sealed key; tokens it signed no longer work',
+      );
     }
-    const { rows: users } = await tx.query<{ id: string; otp_secret: string }>('select id, otp_secret from auth.users where otp_secret is not null');
+    const { rows: users } = await tx.query<{ id: string; otp_secret: string }>(
+      'select id, otp_secret from auth.users where otp_secret is not null',
+    );
     let sealed = 0;
     for (const u of users) {
       if (box.isCurrent(u.otp_secret)) continue;
@@ -61,7 +73,9 @@ export async function loadKeyRing(store: Store, box: SecretBox): Promise<KeyRing
     'select kid, private_jwk, public_jwk from auth.signing_keys order by created desc, kid',
   );
   const keys = await Promise.all(
-    rows.map((r) => loadSigningKey(r.kid, JSON.parse(box.open(r.private_jwk, signingKeyPurpose(r.kid))) as JWK, JSON.parse(r.public_jwk) as JWK)),
+    rows.map((r) =>
+      loadSigningKey(r.kid, JSON.parse(box.open(r.private_jwk, signingKeyPurpose(r.kid))) as JWK, JSON.parse(r.public_jwk) as JWK),
+    ),
   );
   return { current: keys[0] as SigningKey, byKid: new Map(keys.map((k) => [k.kid, k])) };
 }

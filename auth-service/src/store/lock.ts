@@ -62,7 +62,10 @@ export async function settleFailure(db: Queryable, usernameKey: string, threshol
 
 /** Settles a place as a completed sign-in: the count starts again. */
 export async function settleSuccess(db: Queryable, usernameKey: string): Promise<void> {
-  await db.query('update auth.login_failures set failures = 0, locked_until = null, pending = greatest(pending - 1, 0) where username_key = $1', [usernameKey]);
+  await db.query(
+    'update auth.login_failures set failures = 0, locked_until = null, pending = greatest(pending - 1, 0) where username_key = $1',
+    [usernameKey],
+  );
 }
 
 /** Gives a place back without counting it (a right password that leads to the OTP step, a dropped check). */
@@ -77,6 +80,8 @@ export async function clearFailures(db: Queryable, usernameKey: string): Promise
 
 /** Names locked now. */
 export async function lockedNames(db: Queryable): Promise<string[]> {
-  const { rows } = await db.query<{ username_key: string }>('select username_key from auth.login_failures where locked_until > now() order by username_key');
+  const { rows } = await db.query<{ username_key: string }>(
+    'select username_key from auth.login_failures where locked_until > now() order by username_key',
+  );
   return rows.map((r) => r.username_key);
 }

@@ -47,7 +47,10 @@ export async function revokeRole(db: Queryable, userId: string, role: string, ac
 
 /** Gives a user a space; false when they had it. */
 export async function grantSpace(db: Queryable, userId: string, spaceId: string, actor: string | null): Promise<boolean> {
-  const { rowCount } = await db.query('insert into auth.user_spaces (user_id, space_id) values ($1, $2) on conflict do nothing', [userId, spaceId]);
+  const { rowCount } = await db.query('insert into auth.user_spaces (user_id, space_id) values ($1, $2) on conflict do nothing', [
+    userId,
+    spaceId,
+  ]);
   if (rowCount === 1) await touch(db, userId, actor);
   return rowCount === 1;
 }
@@ -61,7 +64,11 @@ export async function revokeSpace(db: Queryable, userId: string, spaceId: string
 
 /** Records the space a user's requests work in when they name none. */
 export async function chooseDefaultSpace(db: Queryable, userId: string, spaceId: string, actor: string | null): Promise<void> {
-  await db.query('update auth.users set default_space = $2, last_modified_by = $3, last_modified_date = now() where id = $1', [userId, spaceId, actor]);
+  await db.query('update auth.users set default_space = $2, last_modified_by = $3, last_modified_date = now() where id = $1', [
+    userId,
+    spaceId,
+    actor,
+  ]);
 }
 
 /** Usernames of the users of a space, administrators (who are in every space) included, by name. */

@@ -30,7 +30,11 @@ export async function openSession(db: Queryable, claims: PairClaims): Promise<vo
      values ($1, $2, to_timestamp($6::bigint), $3, $4, $5::bigint, $7::bigint, $6::bigint)`,
     [claims.sid, claims.sub, claims.accessJti, claims.refreshJti, claims.iat, claims.refreshExp, claims.accessExp],
   );
-  await db.query('insert into auth.refresh_tokens (jti, sid, expires) values ($1, $2, to_timestamp($3::bigint))', [claims.refreshJti, claims.sid, claims.refreshExp]);
+  await db.query('insert into auth.refresh_tokens (jti, sid, expires) values ($1, $2, to_timestamp($3::bigint))', [
+    claims.refreshJti,
+    claims.sid,
+    claims.refreshExp,
+  ]);
 }
 
 /** Makes a new pair the family's current one and records its refresh token. */
@@ -40,11 +44,19 @@ export async function rotateSession(db: Queryable, claims: PairClaims): Promise<
        current_refresh_exp = $6::bigint, expires = to_timestamp($6::bigint) where sid = $1`,
     [claims.sid, claims.accessJti, claims.refreshJti, claims.iat, claims.accessExp, claims.refreshExp],
   );
-  await db.query('insert into auth.refresh_tokens (jti, sid, expires) values ($1, $2, to_timestamp($3::bigint))', [claims.refreshJti, claims.sid, claims.refreshExp]);
+  await db.query('insert into auth.refresh_tokens (jti, sid, expires) values ($1, $2, to_timestamp($3::bigint))', [
+    claims.refreshJti,
+    claims.sid,
+    claims.refreshExp,
+  ]);
 }
 
 /** The session of a refresh token, locked for the rotation, with the token's use time (null if unused). */
-export async function lockRefreshToken(db: Queryable, jti: string, sid: string): Promise<{ session: SessionRow; usedAt: Date | null } | null> {
+export async function lockRefreshToken(
+  db: Queryable,
+  jti: string,
+  sid: string,
+): Promise<{ session: SessionRow; usedAt: Date | null } | null> {
   const { rows } = await db.query(
     `select s.*, u.username, t.used_at from auth.refresh_tokens t join auth.sessions s on s.sid = t.sid join auth.users u on u.id = s.user_id
      where t.jti = $1 and t.sid = $2 for update of t, s`,
@@ -69,7 +81,11 @@ export async function revokeSession(db: Queryable, sid: string): Promise<number 
 }
 
 /** Revokes every live family of a user; answers them. */
-export async function revokeUserSessions(db: Queryable, userId: string, keepSid: string | null = null): Promise<{ sid: string; until: number }[]> {
+export async function revokeUserSessions(
+  db: Queryable,
+  userId: string,
+  keepSid: string | null = null,
+): Promise<{ sid: string; until: number }[]> {
   const { rows } = await db.query<{ sid: string; until: string | number }>(
     'update auth.sessions set revoked_at = now() where user_id = $1 and revoked_at is null and expires > now() and sid is distinct from $2 returning sid, current_refresh_exp as until',
     [userId, keepSid],

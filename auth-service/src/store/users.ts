@@ -2,7 +2,12 @@ import type { Queryable } from '@scada/platform';
 import type { UserResponse } from '@scada/contracts';
 
 /** A user row with what sign-in needs, and the default space they chose (null: none). */
-export type UserRecord = UserResponse & { passwordHash: string; otpSecret: string | null; otpLastStep: number | null; defaultSpace: string | null };
+export type UserRecord = UserResponse & {
+  passwordHash: string;
+  otpSecret: string | null;
+  otpLastStep: number | null;
+  defaultSpace: string | null;
+};
 
 const columns = `u.id, u.username, u.email, u.phone, u.enabled, u.password_hash, u.otp_secret, u.otp_last_step,
   u.default_space, u.require_password_reset,
@@ -42,9 +47,10 @@ export function publicUser(user: UserRecord): UserResponse {
 
 /** Users by id or by name (case-insensitive). */
 export async function findUser(db: Queryable, by: { id?: string; username?: string }): Promise<UserRecord | null> {
-  const { rows } = by.id !== undefined
-    ? await db.query(`select ${columns} from auth.users u where u.id = $1`, [by.id])
-    : await db.query(`select ${columns} from auth.users u where u.username_key = $1`, [(by.username ?? '').toLowerCase()]);
+  const { rows } =
+    by.id !== undefined
+      ? await db.query(`select ${columns} from auth.users u where u.id = $1`, [by.id])
+      : await db.query(`select ${columns} from auth.users u where u.username_key = $1`, [(by.username ?? '').toLowerCase()]);
   return rows[0] ? toUser(rows[0]) : null;
 }
 
@@ -55,7 +61,20 @@ export async function listUsers(db: Queryable): Promise<UserRecord[]> {
 }
 
 /** Inserts a user with roles and spaces. */
-export async function insertUser(db: Queryable, user: { id: string; username: string; passwordHash: string; email: string | null; phone: string | null; enabled: boolean; roles: string[]; spaces: string[]; actor: string | null }): Promise<void> {
+export async function insertUser(
+  db: Queryable,
+  user: {
+    id: string;
+    username: string;
+    passwordHash: string;
+    email: string | null;
+    phone: string | null;
+    enabled: boolean;
+    roles: string[];
+    spaces: string[];
+    actor: string | null;
+  },
+): Promise<void> {
   await db.query(
     `insert into auth.users (id, username, username_key, password_hash, email, phone, enabled, created_by, last_modified_by)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
@@ -83,7 +102,14 @@ export async function setRolesAndSpaces(db: Queryable, userId: string, roles?: s
 export async function updateUserFields(
   db: Queryable,
   userId: string,
-  fields: { username?: string; passwordHash?: string; requirePasswordReset?: boolean; email?: string | null; phone?: string | null; enabled?: boolean },
+  fields: {
+    username?: string;
+    passwordHash?: string;
+    requirePasswordReset?: boolean;
+    email?: string | null;
+    phone?: string | null;
+    enabled?: boolean;
+  },
   actor: string | null,
 ): Promise<void> {
   const sets: string[] = [];
@@ -103,17 +129,26 @@ export async function updateUserFields(
   if (fields.email !== undefined) add('email', fields.email);
   if (fields.phone !== undefined) add('phone', fields.phone);
   if (fields.enabled !== undefined) add('enabled', fields.enabled);
-  await db.query(`update auth.users set ${[...sets, 'last_modified_by = $2', 'last_modified_date = now()'].join(', ')} where id = $1`, params);
+  await db.query(
+    `update auth.users set ${[...sets, 'last_modified_by = $2', 'last_modified_date = now()'].join(', ')} where id = $1`,
+    params,
+  );
 }
 
 /** Sets or clears the OTP secret; clearing also forgets the last used step. */
 export async function setOtpSecret(db: Queryable, userId: string, secret: string | null, actor: string | null): Promise<void> {
-  await db.query('update auth.users set otp_secret = $2, otp_last_step = null, last_modified_by = $3, last_modified_date = now() where id = $1', [userId, secret, actor]);
+  await db.query(
+    'update auth.users set otp_secret = $2, otp_last_step = null, last_modified_by = $3, last_modified_date = now() where id = $1',
+    [userId, secret, actor],
+  );
 }
 
 /** Records a used TOTP step unless a later or equal one was recorded first; true when this one won. */
 export async function claimOtpStep(db: Queryable, userId: string, step: number): Promise<boolean> {
-  const { rowCount } = await db.query('update auth.users set otp_last_step = $2 where id = $1 and (otp_last_step is null or otp_last_step < $2)', [userId, step]);
+  const { rowCount } = await db.query(
+    'update auth.users set otp_last_step = $2 where id = $1 and (otp_last_step is null or otp_last_step < $2)',
+    [userId, step],
+  );
   return rowCount === 1;
 }
 

@@ -1,6 +1,13 @@
 import {
-  connectionStatusesOfProject, deleteScriptsByIds, getFaceplatesByProjectId, getFaceplatesByProjectIdAndNames, getProjectByName,
-  getProjectsByActive, getProjectStatus, getScriptsByProject, ProblemError,
+  connectionStatusesOfProject,
+  deleteScriptsByIds,
+  getFaceplatesByProjectId,
+  getFaceplatesByProjectIdAndNames,
+  getProjectByName,
+  getProjectsByActive,
+  getProjectStatus,
+  getScriptsByProject,
+  ProblemError,
 } from '@scada/contracts';
 import { call, implement, notFound, onBehalfOf, spaceOf, type HandlerContext, type Implementation } from '@scada/platform';
 import { faceplates, projects, scripts } from '../store/tables.ts';
@@ -22,16 +29,31 @@ export function lookupHandlers(deps: HandlerDeps): Implementation[] {
       return found as never;
     }),
 
-    implement(getProjectsByActive, async ({ query }, ctx) => (await projects.listWhere(deps.store, spaceOf(ctx), { isActive: query.isActive })) as never),
+    implement(
+      getProjectsByActive,
+      async ({ query }, ctx) => (await projects.listWhere(deps.store, spaceOf(ctx), { isActive: query.isActive })) as never,
+    ),
 
-    implement(getFaceplatesByProjectId, async ({ query }, ctx) =>
-      (await faceplates.listWhere(deps.store, spaceOf(ctx), { projectId: await projectOf(ctx, query.projectId) })) as never),
+    implement(
+      getFaceplatesByProjectId,
+      async ({ query }, ctx) =>
+        (await faceplates.listWhere(deps.store, spaceOf(ctx), { projectId: await projectOf(ctx, query.projectId) })) as never,
+    ),
 
-    implement(getFaceplatesByProjectIdAndNames, async ({ query }, ctx) =>
-      (await faceplates.listWhere(deps.store, spaceOf(ctx), { projectId: await projectOf(ctx, query.projectId), name: query.names })) as never),
+    implement(
+      getFaceplatesByProjectIdAndNames,
+      async ({ query }, ctx) =>
+        (await faceplates.listWhere(deps.store, spaceOf(ctx), {
+          projectId: await projectOf(ctx, query.projectId),
+          name: query.names,
+        })) as never,
+    ),
 
-    implement(getScriptsByProject, async ({ query }, ctx) =>
-      (await scripts.listWhere(deps.store, spaceOf(ctx), { projectId: await projectOf(ctx, query.projectId) })) as never),
+    implement(
+      getScriptsByProject,
+      async ({ query }, ctx) =>
+        (await scripts.listWhere(deps.store, spaceOf(ctx), { projectId: await projectOf(ctx, query.projectId) })) as never,
+    ),
 
     implement(getProjectStatus, async ({ params }, ctx) => {
       const projectId = await projectOf(ctx, params.projectId);
@@ -55,7 +77,9 @@ export function lookupHandlers(deps: HandlerDeps): Implementation[] {
       const ids = [...new Set(query.scriptIds.map((id) => id.toLowerCase()))];
       const missing = await deps.store.transaction((tx) => scripts.removeAll(tx, space, ids));
       if (missing.length > 0) {
-        throw new ProblemError('not_found', `No script ${missing.join(', ')} in this space; nothing was deleted`, { extensions: { missing } });
+        throw new ProblemError('not_found', `No script ${missing.join(', ')} in this space; nothing was deleted`, {
+          extensions: { missing },
+        });
       }
       for (const id of ids) announce(deps, ctx, audit, 'script', 'deleted', id);
       return null;

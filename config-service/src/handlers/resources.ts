@@ -1,6 +1,12 @@
 import {
-  boardGroupResource, boardResource, faceplateResource, placeholderResource, projectResource, scriptResource,
-  type ConfigEntity, type ResourceOperations,
+  boardGroupResource,
+  boardResource,
+  faceplateResource,
+  placeholderResource,
+  projectResource,
+  scriptResource,
+  type ConfigEntity,
+  type ResourceOperations,
 } from '@scada/contracts';
 import type { Implementation } from '@scada/platform';
 import type { EntityTable } from '../store/entity_table.ts';
@@ -16,7 +22,13 @@ type Definition = { entity: ConfigEntity; operations: ResourceOperations; id: { 
 function bind(definition: Definition, table: EntityTable, parentTable?: EntityTable): Resource {
   const { entity, operations, id, parent } = definition;
   if (parent && !parentTable) throw new Error(`the ${entity} resource hangs under ${parent.param}: bind it with its parent's table`);
-  return { entity, table, ops: operations, idParam: id.param, parent: parent && parentTable ? { param: parent.param, table: parentTable } : undefined };
+  return {
+    entity,
+    table,
+    ops: operations,
+    idParam: id.param,
+    parent: parent && parentTable ? { param: parent.param, table: parentTable } : undefined,
+  };
 }
 
 /** The resources of the config service, each bound to its operations and its table. */

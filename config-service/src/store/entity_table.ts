@@ -67,10 +67,11 @@ export function entityTable(spec: TableSpec) {
     }
     return out as Entity;
   };
-  const valuesOf = (body: Record<string, unknown>) => spec.columns.map((c) => {
-    const value = body[c.field] ?? null;
-    return value !== null && c.toDb ? c.toDb(value) : value;
-  });
+  const valuesOf = (body: Record<string, unknown>) =>
+    spec.columns.map((c) => {
+      const value = body[c.field] ?? null;
+      return value !== null && c.toDb ? c.toDb(value) : value;
+    });
 
   return {
     spec,
@@ -93,7 +94,10 @@ export function entityTable(spec: TableSpec) {
         params.push(value);
         return Array.isArray(value) ? `${column} = any($${params.length})` : `${column} = $${params.length}`;
       });
-      const { rows } = await db.query(`select ${selectList} from ${spec.table} where space = $1${terms.map((t) => ` and ${t}`).join('')} order by ${spec.orderBy}`, params);
+      const { rows } = await db.query(
+        `select ${selectList} from ${spec.table} where space = $1${terms.map((t) => ` and ${t}`).join('')} order by ${spec.orderBy}`,
+        params,
+      );
       return rows.map(toEntity);
     },
 
@@ -102,7 +106,10 @@ export function entityTable(spec: TableSpec) {
      * nothing. Run it in a transaction, so that the check and the deletion see the same rows.
      */
     async removeAll(db: Queryable, space: string, ids: readonly string[]): Promise<string[]> {
-      const { rows } = await db.query<{ id: string }>(`select id from ${spec.table} where space = $1 and id = any($2) for update`, [space, ids]);
+      const { rows } = await db.query<{ id: string }>(`select id from ${spec.table} where space = $1 and id = any($2) for update`, [
+        space,
+        ids,
+      ]);
       const found = new Set(rows.map((r) => String(r.id)));
       const missing = ids.filter((id) => !found.has(id));
       if (missing.length === 0) await db.query(`delete from ${spec.table} where space = $1 and id = any($2)`, [space, ids]);
@@ -128,7 +135,14 @@ export function entityTable(spec: TableSpec) {
     },
 
     /** Stores a new row; its parents must be rows of the same space. */
-    async insert(db: Queryable, space: string, id: string, body: Record<string, unknown>, audit: Audit, parentId?: string): Promise<Entity> {
+    async insert(
+      db: Queryable,
+      space: string,
+      id: string,
+      body: Record<string, unknown>,
+      audit: Audit,
+      parentId?: string,
+    ): Promise<Entity> {
       const columns = ['space', 'id', ...(spec.scope ? [spec.scope.column] : []), ...spec.columns.map((c) => c.column)];
       const params = [space, id, ...(spec.scope ? [parentId] : []), ...valuesOf(body)];
       const a = params.length + 1;
@@ -144,7 +158,14 @@ export function entityTable(spec: TableSpec) {
     },
 
     /** Replaces a row's fields; false when the space (and parent) holds no row with that id. */
-    async update(db: Queryable, space: string, id: string, body: Record<string, unknown>, audit: Audit, parentId?: string): Promise<boolean> {
+    async update(
+      db: Queryable,
+      space: string,
+      id: string,
+      body: Record<string, unknown>,
+      audit: Audit,
+      parentId?: string,
+    ): Promise<boolean> {
       const values = valuesOf(body);
       const sets = spec.columns.map((c, i) => `${c.column} = $${i + 3}`);
       const a = values.length + 3;
@@ -209,10 +230,14 @@ async function childrenProblem(db: Queryable, spec: TableSpec, space: string, id
     const n = Number(rows[0]?.n ?? 0);
     if (n > 0) children.push({ entity: child.label, count: n, names: rows[0]?.names ?? [] });
   }
-  const said = children.map((c) => `${c.count} ${c.count === 1 ? c.entity : pluralOf(spec, c.entity)} (${c.names.join(', ')}${c.count > c.names.length ? ', …' : ''})`);
-  const detail = said.length > 0
-    ? `The ${spec.label} still has ${said.join(' and ')}; delete them first`
-    : `The ${spec.label} still has children; delete them first`;
+  const said = children.map(
+    (c) =>
+      `${c.count} ${c.count === 1 ? c.entity : pluralOf(spec, c.entity)} (${c.names.join(', ')}${c.count > c.names.length ? ', …' : ''})`,
+  );
+  const detail =
+    said.length > 0
+      ? `The ${spec.label} still has ${said.join(' and ')}; delete them first`
+      : `The ${spec.label} still has children; delete them first`;
   return new ProblemError('conflict', detail, { extensions: { children } });
 }
 

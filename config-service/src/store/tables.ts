@@ -1,5 +1,11 @@
 import {
-  boardGroupResource, boardResource, faceplateResource, placeholderResource, projectResource, scriptResource, type Fields,
+  boardGroupResource,
+  boardResource,
+  faceplateResource,
+  placeholderResource,
+  projectResource,
+  scriptResource,
+  type Fields,
 } from '@scada/contracts';
 import { entityTable, isoDate, type Column } from './entity_table.ts';
 

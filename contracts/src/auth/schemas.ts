@@ -60,7 +60,9 @@ export const UserResponse = Type.Object({
   otpType: Type.Union([Type.Literal('none'), Type.Literal('totp')]),
   roles: Type.Array(RoleName),
   spaces: Type.Array(EntityId),
-  requirePasswordReset: Type.Boolean({ description: 'Set by an administrator\'s password reset; cleared when the user chooses a new password.' }),
+  requirePasswordReset: Type.Boolean({
+    description: "Set by an administrator's password reset; cleared when the user chooses a new password.",
+  }),
   ...AuditFields,
 });
 export type UserResponse = Static<typeof UserResponse>;
@@ -143,10 +145,18 @@ export const OtpCode = Type.String({ pattern: '^[0-9]{6}$', description: 'The cu
  */
 export const ProfileUpdateRequest = Type.Object(
   {
-    email: Type.Union([Type.String({ format: 'email', maxLength: 320 }), Type.Literal(''), Type.Null()], { description: 'An address; empty or null removes it.' }),
+    email: Type.Union([Type.String({ format: 'email', maxLength: 320 }), Type.Literal(''), Type.Null()], {
+      description: 'An address; empty or null removes it.',
+    }),
     phone: Type.Optional(Type.Union([Type.String({ maxLength: 15 }), Type.Null()])),
-    otpType: Type.Optional(Type.Union([Type.Literal('none'), Type.Literal('totp')], { description: 'The OTP type this platform offers is `totp`; `none` turns it off.' })),
-    currentPassword: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Step-up: the caller\'s password, for a change of the OTP type.' })),
+    otpType: Type.Optional(
+      Type.Union([Type.Literal('none'), Type.Literal('totp')], {
+        description: 'The OTP type this platform offers is `totp`; `none` turns it off.',
+      }),
+    ),
+    currentPassword: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 1024, description: "Step-up: the caller's password, for a change of the OTP type." }),
+    ),
     otpCode: Type.Optional(OtpCode),
   },
   { additionalProperties: false },
@@ -156,7 +166,13 @@ export type ProfileUpdateRequest = Static<typeof ProfileUpdateRequest>;
 /** Step-up for a change of one's own OTP: the password, and the current code when enrolled. */
 export const OtpStepUp = Type.Object(
   {
-    currentPassword: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'The caller\'s password; needed when the user acts on themself (administrators too).' })),
+    currentPassword: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description: "The caller's password; needed when the user acts on themself (administrators too).",
+      }),
+    ),
     otpCode: Type.Optional(OtpCode),
   },
   { additionalProperties: false },
@@ -166,7 +182,9 @@ export type OtpStepUp = Static<typeof OtpStepUp>;
 /** Body of a change of one's own password. */
 export const OwnPasswordChange = Type.Object(
   {
-    oldPassword: Type.Optional(Type.String({ maxLength: 1024, description: 'The current password; without it (or wrong) 403 `reauthentication_required`.' })),
+    oldPassword: Type.Optional(
+      Type.String({ maxLength: 1024, description: 'The current password; without it (or wrong) 403 `reauthentication_required`.' }),
+    ),
     newPassword: Type.String({ minLength: Password.minLength, maxLength: Password.maxLength }),
     newPasswordAgain: Type.String({ maxLength: Password.maxLength, description: 'The new password once more; it must be the same.' }),
     otpCode: Type.Optional(OtpCode),
@@ -178,10 +196,13 @@ export type OwnPasswordChange = Static<typeof OwnPasswordChange>;
 /** Optional body of an administrator's password reset. */
 export const AdminPasswordReset = Type.Object(
   {
-    newPassword: Type.Optional(Type.String({
-      minLength: Password.minLength, maxLength: Password.maxLength,
-      description: 'A temporary password the administrator hands over; never answered or logged.',
-    })),
+    newPassword: Type.Optional(
+      Type.String({
+        minLength: Password.minLength,
+        maxLength: Password.maxLength,
+        description: 'A temporary password the administrator hands over; never answered or logged.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

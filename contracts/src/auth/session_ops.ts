@@ -91,7 +91,14 @@ export const logout = defineOperation({
 });
 
 /** A public signing key as a JWK. */
-export const PublicJwk = Type.Object({ kid: Type.String(), kty: Type.String(), alg: Type.String(), crv: Type.Optional(Type.String()), x: Type.Optional(Type.String()), y: Type.Optional(Type.String()) });
+export const PublicJwk = Type.Object({
+  kid: Type.String(),
+  kty: Type.String(),
+  alg: Type.String(),
+  crv: Type.Optional(Type.String()),
+  x: Type.Optional(Type.String()),
+  y: Type.Optional(Type.String()),
+});
 
 /** The public keys that verify access tokens, newest first. */
 export const signingKeys = defineOperation({

@@ -16,8 +16,10 @@ export const byName = 'Ordered by name (Unicode code point order); names are uni
 
 /** The deletion rule, said once for the descriptions of parents. */
 export function refusedWithChildren(children: string): string {
-  return `Refused with 409 \`conflict\` while it still has ${children}; the problem names them (\`children\`). ` +
-    'Nothing is deleted along with it.';
+  return (
+    `Refused with 409 \`conflict\` while it still has ${children}; the problem names them (\`children\`). ` +
+    'Nothing is deleted along with it.'
+  );
 }
 
 /** What every create and update says about names. */

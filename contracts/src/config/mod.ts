@@ -16,4 +16,10 @@ export * from './script_ops.ts';
 export * from './lookup_ops.ts';
 
 /** Every operation of the config service, for the registry. */
-export const configOperations = [...projectOperations, ...dashboardOperations, ...faceplateOperations, ...scriptOperations, ...lookupOperations];
+export const configOperations = [
+  ...projectOperations,
+  ...dashboardOperations,
+  ...faceplateOperations,
+  ...scriptOperations,
+  ...lookupOperations,
+];

@@ -1,4 +1,14 @@
-import { Type, type Static, type TArray, type TNull, type TObject, type TOptional, type TSchema, type TString, type TUnsafe } from '@sinclair/typebox';
+import {
+  Type,
+  type Static,
+  type TArray,
+  type TNull,
+  type TObject,
+  type TOptional,
+  type TSchema,
+  type TString,
+  type TUnsafe,
+} from '@sinclair/typebox';
 import { defineOperation, NoContent, requestSchema, type Operation } from '../operation.ts';
 import type { ProblemCode } from '../problems.ts';
 import type { ConfigEntity } from './events.ts';
@@ -130,7 +140,9 @@ export function defineResource<F extends Fields, P extends string = never>(spec:
     {
       id: ConfigId,
       ...(spec.parent ? { [spec.parent.param]: ConfigId } : {}),
-      ...(Object.fromEntries(Object.entries(spec.fields).map(([name, f]) => [name, f.optional ? Type.Optional(f.response) : f.response])) as ResponseProperties<F>),
+      ...(Object.fromEntries(
+        Object.entries(spec.fields).map(([name, f]) => [name, f.optional ? Type.Optional(f.response) : f.response]),
+      ) as ResponseProperties<F>),
       ...auditFields,
     },
     { description: `${spec.describe.response} ${responseRule}` },
@@ -139,7 +151,11 @@ export function defineResource<F extends Fields, P extends string = never>(spec:
 }
 
 /** The five operations, named, bound and described by the rules every resource follows. */
-function operationsOf<F extends Fields, P extends string, R extends TObject>(spec: ResourceSpec<F, P>, body: TObject, response: R): ResourceOperations<R> {
+function operationsOf<F extends Fields, P extends string, R extends TObject>(
+  spec: ResourceSpec<F, P>,
+  body: TObject,
+  response: R,
+): ResourceOperations<R> {
   const { stem, label, plural, tags, parent } = spec;
   const collection = spec.path;
   const one = `${collection}/:${spec.id.param}`;
@@ -154,35 +170,49 @@ function operationsOf<F extends Fields, P extends string, R extends TObject>(spe
 
   return {
     list: defineOperation({
-      ...common, operationId: `get${stem.many}`,
+      ...common,
+      operationId: `get${stem.many}`,
       summary: `List the ${plural} of ${parent ? `a ${parent.label}` : 'the space'}`,
       description: spec.docs.list,
-      request: requestSchema(parent ? { params: listParams } : {}), response: Type.Array(response),
+      request: requestSchema(parent ? { params: listParams } : {}),
+      response: Type.Array(response),
       http: readBinding(collection, parent ? ['not_found'] : []),
     }),
     create: defineOperation({
-      ...common, operationId: `create${stem.one}`,
+      ...common,
+      operationId: `create${stem.one}`,
       summary: `Create a ${label}${parent ? ` ${parent.joined} a ${parent.label}` : ''}`,
       description: spec.docs.create ?? sentence(`Answers the ${label}.`, spec.missing?.create, duplicateName),
-      request: requestSchema(parent ? { params: listParams, body } : { body }), response,
+      request: requestSchema(parent ? { params: listParams, body } : { body }),
+      response,
       http: { ...writeBinding('POST', collection, 200, checksParent ? ['not_found', 'conflict'] : ['conflict']), ...wrapped },
     }),
     get: defineOperation({
-      ...common, operationId: `get${stem.one}`, summary: `Read a ${label}`,
+      ...common,
+      operationId: `get${stem.one}`,
+      summary: `Read a ${label}`,
       description: spec.docs.get,
-      request: requestSchema({ params: oneParams }), response,
+      request: requestSchema({ params: oneParams }),
+      response,
       http: readBinding(one, ['not_found']),
     }),
     update: defineOperation({
-      ...common, operationId: `update${stem.one}`, summary: `Replace a ${label}`,
-      description: spec.docs.update ?? sentence('Replaces every field; optional fields left out are cleared.', spec.missing?.update, duplicateName),
-      request: requestSchema({ params: oneParams, body }), response: NoContent,
+      ...common,
+      operationId: `update${stem.one}`,
+      summary: `Replace a ${label}`,
+      description:
+        spec.docs.update ?? sentence('Replaces every field; optional fields left out are cleared.', spec.missing?.update, duplicateName),
+      request: requestSchema({ params: oneParams, body }),
+      response: NoContent,
       http: { ...writeBinding('PUT', one, 204, ['not_found', 'conflict']), ...wrapped },
     }),
     remove: defineOperation({
-      ...common, operationId: `delete${stem.one}`, summary: `Delete a ${label}`,
+      ...common,
+      operationId: `delete${stem.one}`,
+      summary: `Delete a ${label}`,
       description: spec.docs.remove ?? (spec.children ? refusedWithChildren(spec.children) : undefined),
-      request: requestSchema({ params: oneParams }), response: NoContent,
+      request: requestSchema({ params: oneParams }),
+      response: NoContent,
       http: writeBinding('DELETE', one, 204, removeErrors),
     }),
   };

@@ -30,21 +30,27 @@ const field = {
   /** Free text of at most `max` characters. */
   note: (max: number) => required(UnicodeText({ maxLength: max, pattern: noNulPattern }), Type.String()),
   color: () => required(UnicodeText({ maxLength: 7, format: 'color', description: 'A colour as `#rrggbb`.' }), Type.String()),
-  url: () => required(UnicodeText({ maxLength: 2048, format: 'http-url', description: 'An absolute `http:` or `https:` URL.' }), Type.String()),
+  url: () =>
+    required(UnicodeText({ maxLength: 2048, format: 'http-url', description: 'An absolute `http:` or `https:` URL.' }), Type.String()),
   dateTime: () => required(Type.String({ format: 'date-time' }), Type.String({ format: 'date-time' })),
   oneOf: <S extends TSchema>(schema: S) => required(schema, schema),
   projectRef: () => required(ConfigIdOf(projectRef), ConfigId),
 };
 
-const missingProject = 'A `projectId` that does not exist, or names another space\'s project, is 404.';
+const missingProject = "A `projectId` that does not exist, or names another space's project, is 404.";
 const missingGroup = 'A board group that does not exist, or belongs to another space, is 404.';
 const missingFaceplate = 'A faceplate that does not exist, or belongs to another space, is 404.';
 const byNameThenId = 'Ordered by name (Unicode code point order), then id; names are unique per project.';
 
 /** Projects of a space. */
 export const projectResource = defineResource({
-  entity: 'project', stem: { one: 'Project', many: 'Projects' }, label: 'project', plural: 'projects', tags: ['Projects'],
-  path: '/api/projects', id: { param: 'projectId', description: 'Id of a project of the space (a UUID).' },
+  entity: 'project',
+  stem: { one: 'Project', many: 'Projects' },
+  label: 'project',
+  plural: 'projects',
+  tags: ['Projects'],
+  path: '/api/projects',
+  id: { param: 'projectId', description: 'Id of a project of the space (a UUID).' },
   fields: {
     name: field.name('Unique among the projects of the space (compared exactly).'),
     isActive: field.boolean(),
@@ -66,8 +72,13 @@ export const projectResource = defineResource({
 
 /** Dashboard board groups of a space. */
 export const boardGroupResource = defineResource({
-  entity: 'board_group', stem: { one: 'BoardGroup', many: 'BoardGroups' }, label: 'board group', plural: 'board groups', tags: ['Dashboards'],
-  path: '/api/dashboard', id: { param: 'boardGroupId', description: 'Id of a board group of the space (a UUID).' },
+  entity: 'board_group',
+  stem: { one: 'BoardGroup', many: 'BoardGroups' },
+  label: 'board group',
+  plural: 'board groups',
+  tags: ['Dashboards'],
+  path: '/api/dashboard',
+  id: { param: 'boardGroupId', description: 'Id of a board group of the space (a UUID).' },
   fields: {
     name: field.name('Unique among the board groups of the space (compared exactly).'),
     color: optional(field.color()),
@@ -86,8 +97,13 @@ export const BoardType = OneOf(['Animation', 'Html', 'Iframe']);
 
 /** Boards, each in a board group of the same space. */
 export const boardResource = defineResource({
-  entity: 'board', stem: { one: 'Board', many: 'Boards' }, label: 'board', plural: 'boards', tags: ['Dashboards'],
-  path: '/api/dashboard/:boardGroupId/boards', id: { param: 'boardId', description: 'Id of a board of that group (a UUID).' },
+  entity: 'board',
+  stem: { one: 'Board', many: 'Boards' },
+  label: 'board',
+  plural: 'boards',
+  tags: ['Dashboards'],
+  path: '/api/dashboard/:boardGroupId/boards',
+  id: { param: 'boardId', description: 'Id of a board of that group (a UUID).' },
   parent: { param: 'boardGroupId', label: 'board group', joined: 'in', description: 'Id of a board group of the space (a UUID).' },
   fields: {
     name: field.name('Unique among the boards of its group (compared exactly).'),
@@ -107,14 +123,20 @@ export const boardResource = defineResource({
   docs: {
     list: `Ordered by name (Unicode code point order); names are unique in the list. ${missingGroup}`,
     get: 'A board that is not in that group of the space is 404.',
-    update: 'Replaces every field; optional fields left out are cleared; the board stays in its group. A name already used in the same parent is 409 `conflict`.',
+    update:
+      'Replaces every field; optional fields left out are cleared; the board stays in its group. A name already used in the same parent is 409 `conflict`.',
   },
 });
 
 /** Faceplates, each in a project of the same space. */
 export const faceplateResource = defineResource({
-  entity: 'faceplate', stem: { one: 'Faceplate', many: 'Faceplates' }, label: 'faceplate', plural: 'faceplates', tags: ['Faceplates'],
-  path: '/api/faceplates', id: { param: 'faceplateId', description: 'Id of a faceplate of the space (a UUID).' },
+  entity: 'faceplate',
+  stem: { one: 'Faceplate', many: 'Faceplates' },
+  label: 'faceplate',
+  plural: 'faceplates',
+  tags: ['Faceplates'],
+  path: '/api/faceplates',
+  id: { param: 'faceplateId', description: 'Id of a faceplate of the space (a UUID).' },
   fields: {
     name: field.name('Unique among the faceplates of its project (compared exactly).'),
     projectId: field.projectRef(),
@@ -134,8 +156,13 @@ export const PlaceholderType = OneOf(['number', 'text', 'tag', 'combo', 'color',
 
 /** Placeholders, each in a faceplate of the same space. */
 export const placeholderResource = defineResource({
-  entity: 'placeholder', stem: { one: 'FaceplatePlaceholder', many: 'FaceplatePlaceholders' }, label: 'placeholder', plural: 'placeholders', tags: ['Faceplates'],
-  path: '/api/faceplates/:faceplateId/placeholders', id: { param: 'placeholderId', description: 'Id of a placeholder of that faceplate (a UUID).' },
+  entity: 'placeholder',
+  stem: { one: 'FaceplatePlaceholder', many: 'FaceplatePlaceholders' },
+  label: 'placeholder',
+  plural: 'placeholders',
+  tags: ['Faceplates'],
+  path: '/api/faceplates/:faceplateId/placeholders',
+  id: { param: 'placeholderId', description: 'Id of a placeholder of that faceplate (a UUID).' },
   parent: { param: 'faceplateId', label: 'faceplate', joined: 'of', description: 'Id of a faceplate of the space (a UUID).' },
   fields: {
     name: field.name('Unique among the placeholders of its faceplate (compared exactly).'),
@@ -170,8 +197,13 @@ export const ScriptCode = UnicodeText({
 
 /** Scripts, each in a project of the same space. */
 export const scriptResource = defineResource({
-  entity: 'script', stem: { one: 'Script', many: 'Scripts' }, label: 'script', plural: 'scripts', tags: ['Scripts'],
-  path: '/api/scripts', id: { param: 'scriptId', description: 'Id of a script of the space (a UUID).' },
+  entity: 'script',
+  stem: { one: 'Script', many: 'Scripts' },
+  label: 'script',
+  plural: 'scripts',
+  tags: ['Scripts'],
+  path: '/api/scripts',
+  id: { param: 'scriptId', description: 'Id of a script of the space (a UUID).' },
   fields: {
     name: field.name('Unique among the scripts of its project (compared exactly).'),
     projectId: field.projectRef(),
@@ -189,7 +221,14 @@ export const scriptResource = defineResource({
 });
 
 /** Every configuration resource, in the order of the registry. */
-export const configResources = [projectResource, boardGroupResource, boardResource, faceplateResource, placeholderResource, scriptResource] as const;
+export const configResources = [
+  projectResource,
+  boardGroupResource,
+  boardResource,
+  faceplateResource,
+  placeholderResource,
+  scriptResource,
+] as const;
 
 /** Answers the lookups return (`lookup_ops.ts`); every schema of a resource is on its definition. */
 export const ProjectResponse = projectResource.response;

@@ -3,12 +3,25 @@ import { deadlines, defineOperation, NoContent, requestSchema, type HttpBinding 
 import { SclBrowseTree, SclIssue } from './scl_model.ts';
 
 const tags = ['IEC 61850 connections'];
-const uuid = (description: string) => Type.String({ pattern: '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$', description });
+const uuid = (description: string) =>
+  Type.String({ pattern: '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$', description });
 const connectionParams = Type.Object({ connectionId: uuid('Id of a connection of the space (a UUID).') }, { additionalProperties: false });
-const read = (path: string, errors: HttpBinding['errors'] = ['not_found']): HttpBinding => ({ method: 'GET', path, status: 200, access: 'viewer', spaceScoped: true, errors });
+const read = (path: string, errors: HttpBinding['errors'] = ['not_found']): HttpBinding => ({
+  method: 'GET',
+  path,
+  status: 200,
+  access: 'viewer',
+  spaceScoped: true,
+  errors,
+});
 
 /** Host names and addresses a device can be reached at: IPv4, IPv6 or a DNS name. */
-const Host = Type.String({ minLength: 1, maxLength: 253, pattern: '^([A-Za-z0-9.-]+|[0-9A-Fa-f:.]+)$', description: 'An IPv4 or IPv6 address or a host name.' });
+const Host = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  pattern: '^([A-Za-z0-9.-]+|[0-9A-Fa-f:.]+)$',
+  description: 'An IPv4 or IPv6 address or a host name.',
+});
 
 /** The `connection` part of the with-file bodies. Unknown fields are rejected. */
 /**
@@ -22,7 +35,7 @@ export const ConnectionRequest = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 100, description: 'Unique among the connections of its project.' }),
     ip: Host,
     port: Type.Integer({ minimum: 0, maximum: 65535 }),
-    projectId: uuid('A project of the caller\'s space; another space\'s project is 404.'),
+    projectId: uuid("A project of the caller's space; another space's project is 404."),
     protocol: Type.Literal('IEC 61850', { description: 'This service owns IEC 61850 connections only.' }),
     dsc: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
   },
@@ -78,50 +91,104 @@ const WithFileBody = Type.Object(
       contentSchema: Type.Unsafe({ $ref: '#/components/schemas/ConnectionRequest' }),
       description: 'JSON text of a ConnectionRequest (name, ip, port, projectId, protocol, dsc).',
     }),
-    file: Type.Optional(Type.String({ format: 'binary', description: 'An SCL file (ICD, CID, IID, SCD or SSD) of at most MAX_SCL_BYTES.' })),
+    file: Type.Optional(
+      Type.String({ format: 'binary', description: 'An SCL file (ICD, CID, IID, SCD or SSD) of at most MAX_SCL_BYTES.' }),
+    ),
   },
   { additionalProperties: false },
 );
 
 /** The message the gateway sends the service for a with-file operation. */
-const WithFileMessage = Type.Object({ connection: ConnectionRequest, upload: Type.Union([StagedUpload, Type.Null()]) }, { additionalProperties: false });
+const WithFileMessage = Type.Object(
+  { connection: ConnectionRequest, upload: Type.Union([StagedUpload, Type.Null()]) },
+  { additionalProperties: false },
+);
 
-const sclErrors = 'An SCL file that does not parse is 400 `scl_invalid`; each finding is in `errors` as `{path: "/file", message: "line L, column C: …"}`. Larger than MAX_SCL_BYTES: 413.';
+const sclErrors =
+  'An SCL file that does not parse is 400 `scl_invalid`; each finding is in `errors` as `{path: "/file", message: "line L, column C: …"}`. Larger than MAX_SCL_BYTES: 413.';
 
 /** Creates a connection with its SCL file, both stored together or not at all. */
 export const createConnectionWithFile = defineOperation({
-  operationId: 'createConnectionWithFile', service: 'protocol', summary: 'Create an IEC 61850 connection with its SCL file', tags,
+  operationId: 'createConnectionWithFile',
+  service: 'protocol',
+  summary: 'Create an IEC 61850 connection with its SCL file',
+  tags,
   description: `multipart/form-data: a \`connection\` part (JSON) and an optional \`file\` part. ${sclErrors}`,
-  request: requestSchema({ body: WithFileMessage }), response: ConnectionResponse,
-  http: { method: 'POST', path: '/api/protocols/iec61850/connections/with-file', status: 200, access: 'editor', spaceScoped: true, consumes: ['multipart/form-data'], gatewayRoute: 'scl-upload', documentedBody: WithFileBody, errors: ['scl_invalid', 'not_found', 'conflict', 'payload_too_large'] },
+  request: requestSchema({ body: WithFileMessage }),
+  response: ConnectionResponse,
+  http: {
+    method: 'POST',
+    path: '/api/protocols/iec61850/connections/with-file',
+    status: 200,
+    access: 'editor',
+    spaceScoped: true,
+    consumes: ['multipart/form-data'],
+    gatewayRoute: 'scl-upload',
+    documentedBody: WithFileBody,
+    errors: ['scl_invalid', 'not_found', 'conflict', 'payload_too_large'],
+  },
 });
 
 /** Replaces a connection and, when a file is sent, its SCL file; a failed parse keeps both as they were. */
 export const updateConnectionWithFile = defineOperation({
-  operationId: 'updateConnectionWithFile', service: 'protocol', summary: 'Replace an IEC 61850 connection and its SCL file', tags,
+  operationId: 'updateConnectionWithFile',
+  service: 'protocol',
+  summary: 'Replace an IEC 61850 connection and its SCL file',
+  tags,
   description: `As create; without a \`file\` part the stored file is kept. ${sclErrors}`,
-  request: requestSchema({ params: connectionParams, body: WithFileMessage }), response: NoContent,
-  http: { method: 'PUT', path: '/api/protocols/iec61850/connections/:connectionId/with-file', status: 204, access: 'editor', spaceScoped: true, consumes: ['multipart/form-data'], gatewayRoute: 'scl-upload', documentedBody: WithFileBody, errors: ['scl_invalid', 'not_found', 'conflict', 'payload_too_large'] },
+  request: requestSchema({ params: connectionParams, body: WithFileMessage }),
+  response: NoContent,
+  http: {
+    method: 'PUT',
+    path: '/api/protocols/iec61850/connections/:connectionId/with-file',
+    status: 204,
+    access: 'editor',
+    spaceScoped: true,
+    consumes: ['multipart/form-data'],
+    gatewayRoute: 'scl-upload',
+    documentedBody: WithFileBody,
+    errors: ['scl_invalid', 'not_found', 'conflict', 'payload_too_large'],
+  },
 });
 
 /** Deletes a connection with its file. */
 export const deleteConnectionWithFile = defineOperation({
-  operationId: 'deleteConnectionWithFile', service: 'protocol', summary: 'Delete an IEC 61850 connection and its file', tags, deadlineMs: deadlines.deviceMs,
-  description: 'A started connection\'s session is stopped first (its association with the device concluded), then the connection is deleted with its file.',
-  request: requestSchema({ params: connectionParams }), response: NoContent,
-  http: { method: 'DELETE', path: '/api/protocols/iec61850/connections/:connectionId/with-file', status: 204, access: 'editor', spaceScoped: true, errors: ['not_found'] },
+  operationId: 'deleteConnectionWithFile',
+  service: 'protocol',
+  summary: 'Delete an IEC 61850 connection and its file',
+  tags,
+  deadlineMs: deadlines.deviceMs,
+  description:
+    "A started connection's session is stopped first (its association with the device concluded), then the connection is deleted with its file.",
+  request: requestSchema({ params: connectionParams }),
+  response: NoContent,
+  http: {
+    method: 'DELETE',
+    path: '/api/protocols/iec61850/connections/:connectionId/with-file',
+    status: 204,
+    access: 'editor',
+    spaceScoped: true,
+    errors: ['not_found'],
+  },
 });
 
 /** Lists the connections of the space, by name. */
 export const getConnections = defineOperation({
-  operationId: 'getConnections_1', service: 'protocol', summary: 'List the connections of the space', tags,
-  request: requestSchema({}), response: Type.Array(ConnectionResponse),
+  operationId: 'getConnections_1',
+  service: 'protocol',
+  summary: 'List the connections of the space',
+  tags,
+  request: requestSchema({}),
+  response: Type.Array(ConnectionResponse),
   http: read('/api/connections', []),
 });
 
 /** Lists the connections of one project, by name. */
 export const getConnectionsByProject = defineOperation({
-  operationId: 'getConnectionsByProject_1', service: 'protocol', summary: 'List the connections of a project', tags,
+  operationId: 'getConnectionsByProject_1',
+  service: 'protocol',
+  summary: 'List the connections of a project',
+  tags,
   request: requestSchema({ query: Type.Object({ projectId: uuid('A project of the space.') }, { additionalProperties: false }) }),
   response: Type.Array(ConnectionResponse),
   http: read('/api/connections/by-project', []),
@@ -129,29 +196,44 @@ export const getConnectionsByProject = defineOperation({
 
 /** Reads one connection. */
 export const getConnection = defineOperation({
-  operationId: 'getConnection_1', service: 'protocol', summary: 'Read a connection', tags,
-  request: requestSchema({ params: connectionParams }), response: ConnectionResponse,
+  operationId: 'getConnection_1',
+  service: 'protocol',
+  summary: 'Read a connection',
+  tags,
+  request: requestSchema({ params: connectionParams }),
+  response: ConnectionResponse,
   http: read('/api/connections/:connectionId'),
 });
 
 /** Whether a live session with the device runs. */
 export const getConnectionStatus = defineOperation({
-  operationId: 'getConnectionStatus', service: 'protocol', summary: 'Status of a connection', tags,
+  operationId: 'getConnectionStatus',
+  service: 'protocol',
+  summary: 'Status of a connection',
+  tags,
   description: '`Connected` while a live MMS session runs, `Disconnected` otherwise.',
-  request: requestSchema({ params: connectionParams }), response: Type.Union([Type.Literal('Connected'), Type.Literal('Disconnected')]),
+  request: requestSchema({ params: connectionParams }),
+  response: Type.Union([Type.Literal('Connected'), Type.Literal('Disconnected')]),
   http: read('/api/connections/:connectionId/status'),
 });
 
 /** The device model of a connection, from its SCL file. */
 export const browseConnection = defineOperation({
-  operationId: 'browseConnection', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Browse the data model of a connection', tags,
+  operationId: 'browseConnection',
+  service: 'protocol',
+  deadlineMs: deadlines.deviceMs,
+  summary: 'Browse the data model of a connection',
+  tags,
   description:
     'While the connection is connected, the model the device itself declares (`source: "device"`: logical devices, logical nodes, data objects with their functional constraints and types, data sets, report blocks). Otherwise, or with `ied`, the model of the SCL file (`source: "scl"`): ' +
     'IEDs, logical devices, logical nodes, data objects with functional constraints, data sets, report, GOOSE and sampled-value blocks and addresses. A connection without a file has no SCL model: browsing it while it is not connected (or with `ied`) is 409 `no_scl_file`. ' +
     '`ied` limits the answer to one IED (404 when the file has no such IED). A model too large for one answer (a station file of hundreds of IEDs) is refused with 413 `payload_too_large`, whose `ieds` lists the names to browse one at a time.',
   request: requestSchema({
     params: connectionParams,
-    query: Type.Object({ ied: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Only this IED of the file.' })) }, { additionalProperties: false }),
+    query: Type.Object(
+      { ied: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Only this IED of the file.' })) },
+      { additionalProperties: false },
+    ),
   }),
   response: Type.Union([
     Type.Composite([Type.Object({ source: Type.Literal('scl') }), SclBrowseTree]),
@@ -162,23 +244,43 @@ export const browseConnection = defineOperation({
 
 /** The stored SCL file, byte for byte. */
 export const getConnectionFile = defineOperation({
-  operationId: 'getConnectionFile', service: 'protocol', summary: 'Download the SCL file of a connection', tags,
+  operationId: 'getConnectionFile',
+  service: 'protocol',
+  summary: 'Download the SCL file of a connection',
+  tags,
   description: 'The file exactly as uploaded (application/xml). 404 when the connection has no file.',
-  request: requestSchema({ params: connectionParams }), response: Type.String({ format: 'binary' }),
+  request: requestSchema({ params: connectionParams }),
+  response: Type.String({ format: 'binary' }),
   http: { ...read('/api/protocols/iec61850/connections/:connectionId/file'), gatewayRoute: 'file-download', produces: 'application/xml' },
 });
 
 /** Internal: one chunk of an upload, staged until the create or update that uses it. */
 export const stageUploadChunk = defineOperation({
-  operationId: 'stageUploadChunk', service: 'protocol', summary: 'Stage a chunk of an upload', tags,
-  request: requestSchema({ body: Type.Object({ uploadId: uuid('upload'), index: Type.Integer({ minimum: 0, maximum: 1_000_000 }), data: Type.String({ maxLength: 512 * 1024 }) }, { additionalProperties: false }) }),
+  operationId: 'stageUploadChunk',
+  service: 'protocol',
+  summary: 'Stage a chunk of an upload',
+  tags,
+  request: requestSchema({
+    body: Type.Object(
+      { uploadId: uuid('upload'), index: Type.Integer({ minimum: 0, maximum: 1_000_000 }), data: Type.String({ maxLength: 512 * 1024 }) },
+      { additionalProperties: false },
+    ),
+  }),
   response: Type.Null(),
 });
 
 /** Internal: one chunk of a stored file, with what the download needs to know. */
 export const readFileChunk = defineOperation({
-  operationId: 'readFileChunk', service: 'protocol', summary: 'Read a chunk of a stored file', tags,
-  request: requestSchema({ params: Type.Object({ connectionId: uuid('connection'), index: Type.Integer({ minimum: 0, maximum: 1_000_000 }) }, { additionalProperties: false }) }),
+  operationId: 'readFileChunk',
+  service: 'protocol',
+  summary: 'Read a chunk of a stored file',
+  tags,
+  request: requestSchema({
+    params: Type.Object(
+      { connectionId: uuid('connection'), index: Type.Integer({ minimum: 0, maximum: 1_000_000 }) },
+      { additionalProperties: false },
+    ),
+  }),
   response: Type.Object({ name: Type.String(), size: Type.Integer(), chunks: Type.Integer(), data: Type.String() }),
 });
 
@@ -187,7 +289,15 @@ export const uploadChunkBytes = 256 * 1024;
 
 /** Every connection operation, for the registry. */
 export const connectionOperations = [
-  createConnectionWithFile, updateConnectionWithFile, deleteConnectionWithFile,
-  getConnections, getConnectionsByProject, getConnection, getConnectionStatus, browseConnection, getConnectionFile,
-  stageUploadChunk, readFileChunk,
+  createConnectionWithFile,
+  updateConnectionWithFile,
+  deleteConnectionWithFile,
+  getConnections,
+  getConnectionsByProject,
+  getConnection,
+  getConnectionStatus,
+  browseConnection,
+  getConnectionFile,
+  stageUploadChunk,
+  readFileChunk,
 ];

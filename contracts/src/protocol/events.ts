@@ -28,7 +28,11 @@ export type ValueQuality = Static<typeof ValueQuality>;
 
 /** Why an attribute is in a report: `data-change`, `quality-change`, `data-update`, `integrity`, `general-interrogation`. */
 export const InclusionReason = Type.Union([
-  Type.Literal('data-change'), Type.Literal('quality-change'), Type.Literal('data-update'), Type.Literal('integrity'), Type.Literal('general-interrogation'),
+  Type.Literal('data-change'),
+  Type.Literal('quality-change'),
+  Type.Literal('data-update'),
+  Type.Literal('integrity'),
+  Type.Literal('general-interrogation'),
 ]);
 
 /**

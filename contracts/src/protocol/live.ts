@@ -9,51 +9,88 @@ import { ReportedValue, SessionWarning } from './events.ts';
  * Operations on the device are answered by the replica that holds the connection, wherever they arrive.
  */
 const tags = ['IEC 61850 sessions'];
-const uuid = (description: string) => Type.String({ pattern: '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$', description });
+const uuid = (description: string) =>
+  Type.String({ pattern: '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$', description });
 const connectionParams = Type.Object({ connectionId: uuid('Id of a connection of the space (a UUID).') }, { additionalProperties: false });
-const binding = (method: HttpBinding['method'], path: string, status: 200 | 204, access: 'viewer' | 'editor', errors: readonly ProblemCode[] = ['not_found']): HttpBinding => ({
-  method, path, status, access, spaceScoped: true, errors,
+const binding = (
+  method: HttpBinding['method'],
+  path: string,
+  status: 200 | 204,
+  access: 'viewer' | 'editor',
+  errors: readonly ProblemCode[] = ['not_found'],
+): HttpBinding => ({
+  method,
+  path,
+  status,
+  access,
+  spaceScoped: true,
+  errors,
 });
 const notConnected = 'A connection that is not connected now answers 409 `not_connected`.';
-const refused = 'The device\'s refusal is 502 `device_refused`: `detail` names the reason and `deviceError` carries it (`{service, error, addCause?}`).';
+const refused =
+  "The device's refusal is 502 `device_refused`: `detail` names the reason and `deviceError` carries it (`{service, error, addCause?}`).";
 
 /** An object reference: `LD/LN.DO.DA[FC]` (IEC 61850) or `LD/LN$FC$DO$DA` (MMS). */
-export const ObjectReference = Type.String({ minLength: 3, maxLength: 255, pattern: '^[A-Za-z0-9_]+/[A-Za-z0-9_$.\\[\\]()]+$', description: 'An object reference: `LD/LN.DO.DA[FC]` or `LD/LN$FC$DO$DA`.' });
+export const ObjectReference = Type.String({
+  minLength: 3,
+  maxLength: 255,
+  pattern: '^[A-Za-z0-9_]+/[A-Za-z0-9_$.\\[\\]()]+$',
+  description: 'An object reference: `LD/LN.DO.DA[FC]` or `LD/LN$FC$DO$DA`.',
+});
 
 /** What the holding replica reports about a connection's session. */
 export const SessionView = Type.Object({
   started: Type.Boolean({ description: 'Whether the connection is started (kept across restarts).' }),
   status: Type.Union([Type.Literal('Connected'), Type.Literal('Disconnected')]),
-  state: Type.Union([Type.Literal('connecting'), Type.Literal('connected'), Type.Literal('waiting'), Type.Literal('stopped')], { description: '`waiting`: between two attempts to connect.' }),
+  state: Type.Union([Type.Literal('connecting'), Type.Literal('connected'), Type.Literal('waiting'), Type.Literal('stopped')], {
+    description: '`waiting`: between two attempts to connect.',
+  }),
   since: Type.String({ format: 'date-time' }),
   lastError: Type.Union([Type.String(), Type.Null()]),
   reconnects: Type.Integer({ minimum: 0, description: 'Attempts that failed or associations that ended since the connection was taken.' }),
-  identity: Type.Union([Type.Object({ vendor: Type.String(), model: Type.String(), revision: Type.String() }), Type.Null()], { description: 'The device\'s answer to MMS identify.' }),
+  identity: Type.Union([Type.Object({ vendor: Type.String(), model: Type.String(), revision: Type.String() }), Type.Null()], {
+    description: "The device's answer to MMS identify.",
+  }),
   heldBy: Type.Union([Type.String(), Type.Null()], { description: 'The protocol-service replica holding the association.' }),
   warnings: Type.Array(SessionWarning, {
-    description: '`model_mismatch`: the connected device\'s logical devices or nodes differ from the SCL file\'s IED; `buffer_overflow`: a buffered block lost reports while the device buffered them.',
+    description:
+      "`model_mismatch`: the connected device's logical devices or nodes differ from the SCL file's IED; `buffer_overflow`: a buffered block lost reports while the device buffered them.",
   }),
 });
 export type SessionView = Static<typeof SessionView>;
 
 export const startConnection = defineOperation({
-  operationId: 'startConnection', service: 'protocol', summary: 'Start a connection', tags,
-  description: 'Marks the connection started: a protocol-service replica takes it and keeps an association with the device, reconnecting with backoff. Kept across restarts. Starting a started connection changes nothing.',
-  request: requestSchema({ params: connectionParams }), response: NoContent,
+  operationId: 'startConnection',
+  service: 'protocol',
+  summary: 'Start a connection',
+  tags,
+  description:
+    'Marks the connection started: a protocol-service replica takes it and keeps an association with the device, reconnecting with backoff. Kept across restarts. Starting a started connection changes nothing.',
+  request: requestSchema({ params: connectionParams }),
+  response: NoContent,
   http: binding('POST', '/api/connections/:connectionId/start', 204, 'editor'),
 });
 
 export const stopConnection = defineOperation({
-  operationId: 'stopConnection', service: 'protocol', summary: 'Stop a connection', tags,
+  operationId: 'stopConnection',
+  service: 'protocol',
+  summary: 'Stop a connection',
+  tags,
   description: 'Marks the connection stopped; its association is concluded within a few seconds.',
-  request: requestSchema({ params: connectionParams }), response: NoContent,
+  request: requestSchema({ params: connectionParams }),
+  response: NoContent,
   http: binding('POST', '/api/connections/:connectionId/stop', 204, 'editor'),
 });
 
 export const getConnectionSession = defineOperation({
-  operationId: 'getConnectionSession', service: 'protocol', summary: 'The session of a connection', tags,
-  description: 'State, since when, the last error, the reconnect count and the device\'s identity, as the replica holding the connection reports them.',
-  request: requestSchema({ params: connectionParams }), response: SessionView,
+  operationId: 'getConnectionSession',
+  service: 'protocol',
+  summary: 'The session of a connection',
+  tags,
+  description:
+    "State, since when, the last error, the reconnect count and the device's identity, as the replica holding the connection reports them.",
+  request: requestSchema({ params: connectionParams }),
+  response: SessionView,
   http: binding('GET', '/api/connections/:connectionId/session', 200, 'viewer'),
 });
 
@@ -62,39 +99,80 @@ export const ReadResult = Type.Object({
   reference: Type.String(),
   value: Type.Optional(Type.Unknown()),
   error: Type.Optional(Type.String()),
-  members: Type.Optional(Type.Array(Type.Object({ reference: Type.String(), value: Type.Optional(Type.Unknown()), error: Type.Optional(Type.String()) }), { description: 'A data set\'s members in order, each with its value or error.' })),
+  members: Type.Optional(
+    Type.Array(Type.Object({ reference: Type.String(), value: Type.Optional(Type.Unknown()), error: Type.Optional(Type.String()) }), {
+      description: "A data set's members in order, each with its value or error.",
+    }),
+  ),
 });
 
 /** A data set: `LD/LN.Name` or `LD/LN$Name`. */
-const DataSetReference = Type.String({ minLength: 3, maxLength: 255, pattern: '^[A-Za-z0-9_]+/[A-Za-z0-9_]+[.$][A-Za-z0-9_]+$', description: 'A data set: `LD/LN.Name` or `LD/LN$Name`.' });
+const DataSetReference = Type.String({
+  minLength: 3,
+  maxLength: 255,
+  pattern: '^[A-Za-z0-9_]+/[A-Za-z0-9_]+[.$][A-Za-z0-9_]+$',
+  description: 'A data set: `LD/LN.Name` or `LD/LN$Name`.',
+});
 
 export const readConnectionValues = defineOperation({
-  operationId: 'readConnectionValues', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Read values from the device', tags,
+  operationId: 'readConnectionValues',
+  service: 'protocol',
+  deadlineMs: deadlines.deviceMs,
+  summary: 'Read values from the device',
+  tags,
   description: `Reads up to 100 object references, each answering its value or its error, and up to 20 data sets (\`dataSets\`), each answering its members with their values, in that order. At least one of the two. ${notConnected}`,
   request: requestSchema({
     params: connectionParams,
     body: Type.Object(
-      { references: Type.Optional(Type.Array(ObjectReference, { maxItems: 100 })), dataSets: Type.Optional(Type.Array(DataSetReference, { maxItems: 20 })) },
+      {
+        references: Type.Optional(Type.Array(ObjectReference, { maxItems: 100 })),
+        dataSets: Type.Optional(Type.Array(DataSetReference, { maxItems: 20 })),
+      },
       { additionalProperties: false },
     ),
   }),
   response: Type.Array(ReadResult),
-  http: { ...binding('POST', '/api/connections/:connectionId/read', 200, 'viewer', ['not_found', 'not_connected', 'device_refused', 'bad_gateway']), consumes: ['application/json'] },
+  http: {
+    ...binding('POST', '/api/connections/:connectionId/read', 200, 'viewer', [
+      'not_found',
+      'not_connected',
+      'device_refused',
+      'bad_gateway',
+    ]),
+    consumes: ['application/json'],
+  },
 });
 
 export const writeConnectionValue = defineOperation({
-  operationId: 'writeConnectionValue', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Write a value to the device', tags,
+  operationId: 'writeConnectionValue',
+  service: 'protocol',
+  deadlineMs: deadlines.deviceMs,
+  summary: 'Write a value to the device',
+  tags,
   description: `Writes one data attribute, converted to its type on the device; a value of the wrong type, or an attribute the model says is read-only (functional constraint ST, MX, OR, EX or CO), is 400 before the device is asked; an attribute the device does not have is 404. ${notConnected} ${refused}`,
   request: requestSchema({
     params: connectionParams,
     body: Type.Object({ reference: ObjectReference, value: Type.Unknown() }, { additionalProperties: false }),
   }),
   response: NoContent,
-  http: { ...binding('POST', '/api/connections/:connectionId/write', 204, 'editor', ['not_found', 'not_connected', 'device_refused', 'bad_request', 'validation_failed']), consumes: ['application/json'] },
+  http: {
+    ...binding('POST', '/api/connections/:connectionId/write', 204, 'editor', [
+      'not_found',
+      'not_connected',
+      'device_refused',
+      'bad_request',
+      'validation_failed',
+    ]),
+    consumes: ['application/json'],
+  },
 });
 
 export const operateConnectionControl = defineOperation({
-  operationId: 'operateConnectionControl', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Operate a control', tags,
+  operationId: 'operateConnectionControl',
+  service: 'protocol',
+  deadlineMs: deadlines.deviceMs,
+  summary: 'Operate a control',
+  tags,
   description: `Operates a controllable data object (\`LD/LN.DO\`) by its control model: direct, select-before-operate or enhanced security, and answers when the device has (for enhanced security: its CommandTermination), within the request's deadline. One operation per control object at a time: while a select, operate or cancel is pending on it, another answers 409 \`control_in_progress\` at once. A status-only object is 400, an object the device does not have 404, both before anything is operated. ${notConnected} ${refused} For a control, \`addCause\` is the AddCause of the device's LastApplError or negative CommandTermination.`,
   request: requestSchema({
     params: connectionParams,
@@ -110,7 +188,17 @@ export const operateConnectionControl = defineOperation({
     ),
   }),
   response: NoContent,
-  http: { ...binding('POST', '/api/connections/:connectionId/control', 204, 'editor', ['not_found', 'not_connected', 'control_in_progress', 'device_refused', 'bad_request', 'upstream_timeout']), consumes: ['application/json'] },
+  http: {
+    ...binding('POST', '/api/connections/:connectionId/control', 204, 'editor', [
+      'not_found',
+      'not_connected',
+      'control_in_progress',
+      'device_refused',
+      'bad_request',
+      'upstream_timeout',
+    ]),
+    consumes: ['application/json'],
+  },
 });
 
 /** A report block the connection keeps enabled. */
@@ -119,52 +207,103 @@ export const ReportSubscription = Type.Object(
     rcb: ObjectReference,
     integrityPeriodMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400_000 })),
     generalInterrogation: Type.Optional(Type.Boolean()),
-    triggers: Type.Optional(Type.Array(Type.Union([Type.Literal('dchg'), Type.Literal('qchg'), Type.Literal('dupd'), Type.Literal('period'), Type.Literal('gi')]), { uniqueItems: true })),
-    optionalFields: Type.Optional(Type.Array(
-      Type.Union(['sequence-number', 'report-time-stamp', 'reason-for-inclusion', 'data-set-name', 'data-reference', 'buffer-overflow', 'entry-id', 'conf-revision', 'segmentation'].map((f) => Type.Literal(f))),
-      { uniqueItems: true, description: 'OptFlds to set; the block\'s own when absent.' },
-    )),
-    bufferTimeMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000, description: 'BufTm: how long the device gathers changes into one report.' })),
+    triggers: Type.Optional(
+      Type.Array(
+        Type.Union([Type.Literal('dchg'), Type.Literal('qchg'), Type.Literal('dupd'), Type.Literal('period'), Type.Literal('gi')]),
+        { uniqueItems: true },
+      ),
+    ),
+    optionalFields: Type.Optional(
+      Type.Array(
+        Type.Union(
+          [
+            'sequence-number',
+            'report-time-stamp',
+            'reason-for-inclusion',
+            'data-set-name',
+            'data-reference',
+            'buffer-overflow',
+            'entry-id',
+            'conf-revision',
+            'segmentation',
+          ].map((f) => Type.Literal(f)),
+        ),
+        { uniqueItems: true, description: "OptFlds to set; the block's own when absent." },
+      ),
+    ),
+    bufferTimeMs: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 3_600_000, description: 'BufTm: how long the device gathers changes into one report.' }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const enableConnectionReport = defineOperation({
-  operationId: 'enableConnectionReport', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Enable a report block', tags,
-  description: 'Keeps the report block enabled: now when connected, and again after every reconnect (a buffered block resumes after the last EntryID received). Each report is published as `events.protocol.report`, attributed to the block that sent it: when another block enabled on the connection already sends this block\'s RptID, a unique RptID is written into it first; a device that refuses that write answers 409 `rptid_conflict` (`rptIdOf` names the other block) and nothing changes.',
+  operationId: 'enableConnectionReport',
+  service: 'protocol',
+  deadlineMs: deadlines.deviceMs,
+  summary: 'Enable a report block',
+  tags,
+  description:
+    "Keeps the report block enabled: now when connected, and again after every reconnect (a buffered block resumes after the last EntryID received). Each report is published as `events.protocol.report`, attributed to the block that sent it: when another block enabled on the connection already sends this block's RptID, a unique RptID is written into it first; a device that refuses that write answers 409 `rptid_conflict` (`rptIdOf` names the other block) and nothing changes.",
   request: requestSchema({ params: connectionParams, body: ReportSubscription }),
   response: NoContent,
-  http: { ...binding('POST', '/api/connections/:connectionId/reports', 204, 'editor', ['not_found', 'rptid_conflict', 'device_refused']), consumes: ['application/json'] },
+  http: {
+    ...binding('POST', '/api/connections/:connectionId/reports', 204, 'editor', ['not_found', 'rptid_conflict', 'device_refused']),
+    consumes: ['application/json'],
+  },
 });
 
 export const disableConnectionReport = defineOperation({
-  operationId: 'disableConnectionReport', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Disable a report block', tags,
-  description: 'Stops keeping the report block enabled, disables it on the device when connected and gives its reservation up; its values are dropped. No other block is touched. 404 when it was not enabled.',
+  operationId: 'disableConnectionReport',
+  service: 'protocol',
+  deadlineMs: deadlines.deviceMs,
+  summary: 'Disable a report block',
+  tags,
+  description:
+    'Stops keeping the report block enabled, disables it on the device when connected and gives its reservation up; its values are dropped. No other block is touched. 404 when it was not enabled.',
   request: requestSchema({ params: connectionParams, query: Type.Object({ rcb: ObjectReference }, { additionalProperties: false }) }),
   response: NoContent,
   http: binding('DELETE', '/api/connections/:connectionId/reports', 204, 'editor'),
 });
 
 export const getConnectionReports = defineOperation({
-  operationId: 'getConnectionReports', service: 'protocol', summary: 'Report blocks kept enabled', tags,
-  request: requestSchema({ params: connectionParams }), response: Type.Array(ReportSubscription),
+  operationId: 'getConnectionReports',
+  service: 'protocol',
+  summary: 'Report blocks kept enabled',
+  tags,
+  request: requestSchema({ params: connectionParams }),
+  response: Type.Array(ReportSubscription),
   http: binding('GET', '/api/connections/:connectionId/reports', 200, 'viewer'),
 });
 
 export const getConnectionValues = defineOperation({
-  operationId: 'getConnectionValues', service: 'protocol', summary: 'Last reported values', tags,
-  description: 'The last value of every attribute the device has reported since the holding replica took the connection: its quality and the device\'s `timestamp` (of the same data object in the same report, where the data set carries them; else `null`), `receivedAt`, the block that sent it, the reasons for inclusion and the report\'s sequence number. While the device is away the last values answer with `stale: true`. Values of a disabled block are dropped; all are dropped when the device\'s identity or model changes. An empty list when no replica holds the connection.',
+  operationId: 'getConnectionValues',
+  service: 'protocol',
+  summary: 'Last reported values',
+  tags,
+  description:
+    "The last value of every attribute the device has reported since the holding replica took the connection: its quality and the device's `timestamp` (of the same data object in the same report, where the data set carries them; else `null`), `receivedAt`, the block that sent it, the reasons for inclusion and the report's sequence number. While the device is away the last values answer with `stale: true`. Values of a disabled block are dropped; all are dropped when the device's identity or model changes. An empty list when no replica holds the connection.",
   request: requestSchema({ params: connectionParams }),
-  response: Type.Array(Type.Composite([
-    Type.Omit(ReportedValue, ['connectionId']),
-    Type.Object({ stale: Type.Boolean(), at: Type.String({ format: 'date-time', description: 'The same as `receivedAt` (kept for older clients).' }) }),
-  ])),
+  response: Type.Array(
+    Type.Composite([
+      Type.Omit(ReportedValue, ['connectionId']),
+      Type.Object({
+        stale: Type.Boolean(),
+        at: Type.String({ format: 'date-time', description: 'The same as `receivedAt` (kept for older clients).' }),
+      }),
+    ]),
+  ),
   http: binding('GET', '/api/connections/:connectionId/values', 200, 'viewer', ['not_found']),
 });
 
 /** Internal: the live model of a connected device, browsed by the replica holding it (see browseConnection). */
 export const browseConnectionDevice = defineOperation({
-  operationId: 'browseConnectionDevice', service: 'protocol', deadlineMs: deadlines.deviceMs, summary: 'Browse the connected device', tags,
+  operationId: 'browseConnectionDevice',
+  service: 'protocol',
+  deadlineMs: deadlines.deviceMs,
+  summary: 'Browse the connected device',
+  tags,
   request: requestSchema({ params: connectionParams }),
   response: Type.Object({ logicalDevices: Type.Array(Type.Unknown()) }),
 });
@@ -179,17 +318,27 @@ export const ControlLogEntry = Type.Object({
   value: Type.Unknown(),
   outcome: Type.String({ description: '`ok`, or the problem code it was answered with (`device_refused`, `control_in_progress`, …).' }),
   status: Type.Integer({ description: 'The HTTP status it was answered with.' }),
-  deviceError: Type.Union([Type.Object({ service: Type.String(), error: Type.String(), addCause: Type.Optional(Type.String()) }), Type.Null()], { description: 'The device\'s reason, when it refused.' }),
+  deviceError: Type.Union(
+    [Type.Object({ service: Type.String(), error: Type.String(), addCause: Type.Optional(Type.String()) }), Type.Null()],
+    { description: "The device's reason, when it refused." },
+  ),
   detail: Type.Union([Type.String(), Type.Null()]),
 });
 
 export const getConnectionControlLog = defineOperation({
-  operationId: 'getConnectionControlLog', service: 'protocol', summary: 'Writes and controls sent to the device', tags,
-  description: 'Every write and control sent through the platform to this connection\'s device, newest first, paged: who, what, when, the outcome and the device\'s reason (IEC 62443-3-3 SR 2.8). Editors of the space.',
+  operationId: 'getConnectionControlLog',
+  service: 'protocol',
+  summary: 'Writes and controls sent to the device',
+  tags,
+  description:
+    "Every write and control sent through the platform to this connection's device, newest first, paged: who, what, when, the outcome and the device's reason (IEC 62443-3-3 SR 2.8). Editors of the space.",
   request: requestSchema({
     params: connectionParams,
     query: Type.Object(
-      { page: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })), size: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 20 })) },
+      {
+        page: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
+        size: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 20 })),
+      },
       { additionalProperties: false },
     ),
   }),
@@ -204,9 +353,21 @@ export const getConnectionControlLog = defineOperation({
 });
 
 /** The live operations that must run on the replica holding the connection. */
-export const liveOperations = [readConnectionValues, writeConnectionValue, operateConnectionControl, getConnectionValues, browseConnectionDevice];
+export const liveOperations = [
+  readConnectionValues,
+  writeConnectionValue,
+  operateConnectionControl,
+  getConnectionValues,
+  browseConnectionDevice,
+];
 
 export const sessionOperations61850 = [
-  startConnection, stopConnection, getConnectionSession, enableConnectionReport, disableConnectionReport, getConnectionReports, getConnectionControlLog,
+  startConnection,
+  stopConnection,
+  getConnectionSession,
+  enableConnectionReport,
+  disableConnectionReport,
+  getConnectionReports,
+  getConnectionControlLog,
   ...liveOperations,
 ];

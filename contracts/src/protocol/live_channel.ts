@@ -46,12 +46,20 @@ export type LiveConfigChange = Static<typeof LiveConfigChange>;
 
 /** Internal: the snapshot a live stream opens with, for the connections of the caller's space it follows. */
 export const liveSnapshot = defineOperation({
-  operationId: 'liveSnapshot', service: 'protocol', summary: 'Sessions and last values for a live stream', tags: ['Live'],
+  operationId: 'liveSnapshot',
+  service: 'protocol',
+  summary: 'Sessions and last values for a live stream',
+  tags: ['Live'],
   request: requestSchema({
-    body: Type.Object({
-      connections: Type.Union([Type.Array(Type.String({ maxLength: 64 }), { maxItems: maxLiveConnections }), Type.Null()], { description: 'null: every connection of the space.' }),
-      values: Type.Boolean({ description: 'Whether to include the last values.' }),
-    }, { additionalProperties: false }),
+    body: Type.Object(
+      {
+        connections: Type.Union([Type.Array(Type.String({ maxLength: 64 }), { maxItems: maxLiveConnections }), Type.Null()], {
+          description: 'null: every connection of the space.',
+        }),
+        values: Type.Boolean({ description: 'Whether to include the last values.' }),
+      },
+      { additionalProperties: false },
+    ),
   }),
   response: LiveSnapshot,
 });

@@ -194,9 +194,7 @@ export const SclBrowseTree = Type.Object({
   ieds: Type.Array(SclBrowseIed),
   subNetworks: Type.Array(SclBrowseSubNetwork),
   /** Values of the enumerations the attributes name in `type`. */
-  enumTypes: Type.Array(
-    Type.Object({ id: Type.String(), values: Type.Array(Type.Object({ ord: Type.Integer(), value: Type.String() })) }),
-  ),
+  enumTypes: Type.Array(Type.Object({ id: Type.String(), values: Type.Array(Type.Object({ ord: Type.Integer(), value: Type.String() })) })),
 });
 /** The browse tree of an SCL file. */
 export type SclBrowseTree = Static<typeof SclBrowseTree>;

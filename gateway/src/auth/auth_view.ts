@@ -60,7 +60,12 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
   const loadFilter = (requestId: string): Promise<IpFilter> =>
     (filterLoad ??= (async () => {
       try {
-        const settings = await call(deps.bus, ipFilterOp, { params: {}, query: {} }, { requestId, timeoutMs: deadlineOf(ipFilterOp, deps.timeoutMs) });
+        const settings = await call(
+          deps.bus,
+          ipFilterOp,
+          { params: {}, query: {} },
+          { requestId, timeoutMs: deadlineOf(ipFilterOp, deps.timeoutMs) },
+        );
         // The same settings keep the same filter object, so verdicts remembered against it stay valid.
         const text = `${settings.allowedIps ?? ''}\n${settings.deniedIps ?? ''}`;
         if (filter === null || text !== filterText) {
@@ -74,7 +79,12 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
     })());
 
   const loadRevocations = async (): Promise<void> => {
-    const answer = await call(deps.bus, revocationsOp, { params: {}, query: {} }, { requestId: randomUUID(), timeoutMs: deadlineOf(revocationsOp, deps.timeoutMs) });
+    const answer = await call(
+      deps.bus,
+      revocationsOp,
+      { params: {}, query: {} },
+      { requestId: randomUUID(), timeoutMs: deadlineOf(revocationsOp, deps.timeoutMs) },
+    );
     for (const { sid, until } of answer.sessions) revoked.set(sid, until);
   };
 
@@ -100,7 +110,12 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
       const cached = principals.get(userId);
       if (cached && Date.now() - cached.at < principalTtlMs) return cached.value;
       try {
-        const value = await call(deps.bus, principalOp, { params: { userId }, query: {} }, { requestId, timeoutMs: deadlineOf(principalOp, deps.timeoutMs) });
+        const value = await call(
+          deps.bus,
+          principalOp,
+          { params: { userId }, query: {} },
+          { requestId, timeoutMs: deadlineOf(principalOp, deps.timeoutMs) },
+        );
         principals.set(userId, { value, at: Date.now() });
         return value;
       } catch (err) {
@@ -124,12 +139,24 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
     },
     async start() {
       subscriptions.push(
-        deps.bus.subscribe(authEvents.userAny, onEvent((e) => principals.delete(String(e.id)))),
-        deps.bus.subscribe('events.auth.space.*', onEvent(() => principals.clear())),
-        deps.bus.subscribe(authEvents.sessionRevoked, onEvent((e) => {
-          if (typeof e.sid === 'string' && typeof e.until === 'number') revoked.set(e.sid, e.until);
-        })),
-        deps.bus.subscribe(authEvents.ipUpdated, onEvent(() => background('ip filter', () => loadFilter(randomUUID()))())),
+        deps.bus.subscribe(
+          authEvents.userAny,
+          onEvent((e) => principals.delete(String(e.id))),
+        ),
+        deps.bus.subscribe(
+          'events.auth.space.*',
+          onEvent(() => principals.clear()),
+        ),
+        deps.bus.subscribe(
+          authEvents.sessionRevoked,
+          onEvent((e) => {
+            if (typeof e.sid === 'string' && typeof e.until === 'number') revoked.set(e.sid, e.until);
+          }),
+        ),
+        deps.bus.subscribe(
+          authEvents.ipUpdated,
+          onEvent(() => background('ip filter', () => loadFilter(randomUUID()))()),
+        ),
       );
       const refreshIp = background('ip filter', () => loadFilter(randomUUID()));
       const refreshRevocations = background('revocations', async () => {

@@ -23,7 +23,10 @@ export function clearSessionCookie(ctx: Context, name: string): void {
 }
 
 /** Sets both session cookies from a grant. */
-export function setSessionCookies(ctx: Context, grant: { access_token: string; refresh_token: string; 'expire-seconds': number; 'refresh-expire-seconds': number }): void {
+export function setSessionCookies(
+  ctx: Context,
+  grant: { access_token: string; refresh_token: string; 'expire-seconds': number; 'refresh-expire-seconds': number },
+): void {
   setSessionCookie(ctx, cookieNames.access, grant.access_token, grant['expire-seconds']);
   setSessionCookie(ctx, cookieNames.refresh, grant.refresh_token, grant['refresh-expire-seconds']);
 }

@@ -39,11 +39,16 @@ export async function resolveSession(ctx: Context, deps: SessionDeps): Promise<S
 }
 
 async function renew(ctx: Context, deps: SessionDeps, refreshToken: string): Promise<AccessClaims> {
-  const grant = await call(deps.bus, refreshOp, { params: {}, query: {}, body: { refresh_token: refreshToken } }, {
-    requestId: ctx.state.requestId,
-    clientIp: ctx.state.clientIp,
-    timeoutMs: deadlineOf(refreshOp, deps.busTimeoutMs),
-  });
+  const grant = await call(
+    deps.bus,
+    refreshOp,
+    { params: {}, query: {}, body: { refresh_token: refreshToken } },
+    {
+      requestId: ctx.state.requestId,
+      clientIp: ctx.state.clientIp,
+      timeoutMs: deadlineOf(refreshOp, deps.busTimeoutMs),
+    },
+  );
   setSessionCookies(ctx, grant);
   return deps.auth.verifyAccess(grant.access_token, ctx.state.requestId);
 }

@@ -70,7 +70,12 @@ export class TokenVerifier {
   #load(requestId: string): Promise<KeySet> {
     this.#loading ??= (async () => {
       try {
-        const answer = await call(this.#deps.bus, signingKeys, { params: {}, query: {} }, { requestId: requestId || randomUUID(), timeoutMs: deadlineOf(signingKeys, this.#deps.timeoutMs) });
+        const answer = await call(
+          this.#deps.bus,
+          signingKeys,
+          { params: {}, query: {} },
+          { requestId: requestId || randomUUID(), timeoutMs: deadlineOf(signingKeys, this.#deps.timeoutMs) },
+        );
         this.#lastFetch = Date.now();
         const keys: KeySet = {
           getKey: createLocalJWKSet({ keys: answer.keys as never }),

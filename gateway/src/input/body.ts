@@ -44,7 +44,10 @@ export async function readBody(ctx: Context, rules: BodyRules): Promise<Body | u
   if (!hasBody(ctx)) return undefined;
   const type = mediaTypeOf(ctx, rules.accepts);
   if (type === 'multipart/form-data') {
-    const form = await readMultipart(ctx, decodedStream(ctx), { textBytes: rules.limit, maxParts: rules.maxParts ?? 20 } satisfies MultipartRules);
+    const form = await readMultipart(ctx, decodedStream(ctx), {
+      textBytes: rules.limit,
+      maxParts: rules.maxParts ?? 20,
+    } satisfies MultipartRules);
     return { type, value: Object.fromEntries([...form.fields].map(([k, v]) => [k, v.length === 1 ? (v[0] as string) : v])) };
   }
   const text = decodeUtf8(await readBytes(ctx, rules.limit));
@@ -77,7 +80,12 @@ export function mediaTypeOf<T extends BodyType>(ctx: Context, accepts: readonly 
  * deflate; any other answers 415 before a byte is read.
  */
 export function decodedStream(ctx: Context): Readable {
-  const codings = ctx.get('content-encoding').toLowerCase().split(',').map((c) => c.trim()).filter((c) => c !== '' && c !== 'identity');
+  const codings = ctx
+    .get('content-encoding')
+    .toLowerCase()
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '' && c !== 'identity');
   if (codings.length === 0) return ctx.req;
   const make = codings.length === 1 ? decoders[codings[0] as string] : undefined;
   if (!make) throw new ProblemError('unsupported_media_type', 'Send the body with no content coding, or with gzip or deflate');
@@ -93,7 +101,8 @@ async function readBytes(ctx: Context, limit: number): Promise<Buffer> {
   try {
     return await getRawBody(source, { limit, length: plain ? ctx.request.length : undefined });
   } catch (err) {
-    if ((err as { status?: unknown }).status === 413) throw new ProblemError('payload_too_large', `The body is larger than ${limit} bytes`, { cause: err });
+    if ((err as { status?: unknown }).status === 413)
+      throw new ProblemError('payload_too_large', `The body is larger than ${limit} bytes`, { cause: err });
     throw undecodable(err);
   }
 }

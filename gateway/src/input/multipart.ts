@@ -55,8 +55,16 @@ export async function readMultipart(ctx: Context, source: Readable, rules: Multi
       };
       reader.onFail = fail;
       parser.on('file', (name, stream, filename, _encoding, mimeType) => reader.part(name, stream, filename, mimeType));
-      parser.on('partsLimit', () => fail(new ProblemError('validation_failed', `Send at most ${rules.maxParts} parts`, { errors: [{ path: '/body', message: `more than ${rules.maxParts} parts` }] })));
-      parser.on('error', (err: unknown) => fail(new ProblemError('malformed_body', 'The multipart body is not well-formed', { cause: err })));
+      parser.on('partsLimit', () =>
+        fail(
+          new ProblemError('validation_failed', `Send at most ${rules.maxParts} parts`, {
+            errors: [{ path: '/body', message: `more than ${rules.maxParts} parts` }],
+          }),
+        ),
+      );
+      parser.on('error', (err: unknown) =>
+        fail(new ProblemError('malformed_body', 'The multipart body is not well-formed', { cause: err })),
+      );
       parser.on('finish', () => void reader.settled().then(resolve, fail));
       source.on('error', (err) => fail(undecodable(err)));
       ctx.req.once('close', () => {
@@ -75,7 +83,8 @@ export async function readMultipart(ctx: Context, source: Readable, rules: Multi
 export function undecodable(err: unknown): ProblemError {
   if (err instanceof ProblemError) return err;
   const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && code.startsWith('Z_')) return new ProblemError('malformed_body', 'The body does not decode under its Content-Encoding', { cause: err });
+  if (typeof code === 'string' && code.startsWith('Z_'))
+    return new ProblemError('malformed_body', 'The body does not decode under its Content-Encoding', { cause: err });
   return new ProblemError('malformed_body', 'The body ended before it was complete', { cause: err });
 }
 
@@ -101,13 +110,24 @@ class FormReader {
     const field = name ?? '';
     const path = `/body/${field}`;
     if (this.rules.names && !this.rules.names.includes(field)) {
-      return this.refuse(stream, new ProblemError('validation_failed', `Send only the parts ${this.rules.names.join(' and ')}`, { errors: [{ path, message: 'is not a part this route takes' }] }));
+      return this.refuse(
+        stream,
+        new ProblemError('validation_failed', `Send only the parts ${this.rules.names.join(' and ')}`, {
+          errors: [{ path, message: 'is not a part this route takes' }],
+        }),
+      );
     }
     if (this.rules.file && field === this.rules.file.name) return this.toDisk(field, stream, filename ?? null);
     if (filename === undefined || jsonType.test(mimeType)) return this.toText(field, stream);
     const problem = this.rules.file
-      ? new ProblemError('validation_failed', `Send the file in the part named ${this.rules.file.name}; ${field} is text (a field, or application/json)`, { errors: [{ path, message: 'must be text, not a file' }] })
-      : new ProblemError('validation_failed', 'This route takes no file', { errors: [{ path, message: 'is a file; this route takes none' }] });
+      ? new ProblemError(
+          'validation_failed',
+          `Send the file in the part named ${this.rules.file.name}; ${field} is text (a field, or application/json)`,
+          { errors: [{ path, message: 'must be text, not a file' }] },
+        )
+      : new ProblemError('validation_failed', 'This route takes no file', {
+          errors: [{ path, message: 'is a file; this route takes none' }],
+        });
     this.refuse(stream, problem);
   }
 
@@ -123,10 +143,12 @@ class FormReader {
   /** Removes every file this form wrote (its streams closed first). */
   async discard(): Promise<void> {
     this.failed = true;
-    await Promise.all(this.written.map(async ({ path, stream }) => {
-      if (!stream.closed) await new Promise<void>((resolve) => stream.destroy().once('close', () => resolve()));
-      await rm(path, { force: true });
-    }));
+    await Promise.all(
+      this.written.map(async ({ path, stream }) => {
+        if (!stream.closed) await new Promise<void>((resolve) => stream.destroy().once('close', () => resolve()));
+        await rm(path, { force: true });
+      }),
+    );
   }
 
   private refuse(stream: Readable, problem: ProblemError): void {
@@ -142,53 +164,62 @@ class FormReader {
 
   private toText(field: string, stream: Readable): void {
     const chunks: Buffer[] = [];
-    this.pending.push(new Promise<void>((resolve) => {
-      stream.on('data', (chunk: Buffer) => {
-        this.textBytes += chunk.length;
-        if (this.textBytes > this.rules.textBytes) {
-          this.fail(new ProblemError('payload_too_large', `The text parts are larger than ${this.rules.textBytes} bytes`));
-        } else chunks.push(chunk);
-      });
-      stream.on('end', () => {
-        if (this.failed) return resolve();
-        try {
-          const text = decodeUtf8(Buffer.concat(chunks), `The ${field} part is not valid UTF-8`);
-          assertClean(text, `/body/${field}`);
-          const list = this.fields.get(field) ?? [];
-          list.push(text);
-          this.fields.set(field, list);
-        } catch (err) {
-          this.fail(err);
-        }
-        resolve();
-      });
-    }));
+    this.pending.push(
+      new Promise<void>((resolve) => {
+        stream.on('data', (chunk: Buffer) => {
+          this.textBytes += chunk.length;
+          if (this.textBytes > this.rules.textBytes) {
+            this.fail(new ProblemError('payload_too_large', `The text parts are larger than ${this.rules.textBytes} bytes`));
+          } else chunks.push(chunk);
+        });
+        stream.on('end', () => {
+          if (this.failed) return resolve();
+          try {
+            const text = decodeUtf8(Buffer.concat(chunks), `The ${field} part is not valid UTF-8`);
+            assertClean(text, `/body/${field}`);
+            const list = this.fields.get(field) ?? [];
+            list.push(text);
+            this.fields.set(field, list);
+          } catch (err) {
+            this.fail(err);
+          }
+          resolve();
+        });
+      }),
+    );
   }
 
   private toDisk(field: string, stream: BusboyFileStream, filename: string | null): void {
     if (this.file || this.written.length > 0) {
-      return this.refuse(stream, new ProblemError('validation_failed', `Send one file, in the part named ${field}`, { errors: [{ path: `/body/${field}`, message: 'is sent more than once' }] }));
+      return this.refuse(
+        stream,
+        new ProblemError('validation_failed', `Send one file, in the part named ${field}`, {
+          errors: [{ path: `/body/${field}`, message: 'is sent more than once' }],
+        }),
+      );
     }
     const max = this.rules.file?.maxBytes ?? 0;
     const path = join(tmpdir(), `scada-upload-${randomUUID()}`);
     const out = createWriteStream(path, { mode: 0o600 });
     this.written.push({ path, stream: out });
     let size = 0;
-    this.pending.push(new Promise<void>((resolve) => {
-      stream.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > max) {
-          stream.unpipe(out);
-          stream.resume();
-          this.fail(new ProblemError('payload_too_large', `The file is larger than ${max} bytes`));
-        }
-      });
-      out.on('error', (err) => this.fail(err));
-      out.on('close', () => resolve());
-      stream.pipe(out);
-      stream.on('end', () => {
-        if (!this.failed) this.file = { path, name: filename, size };
-      });
-    }));
+    this.pending.push(
+      new Promise<void>((resolve) => {
+        stream.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > max) {
+            stream.unpipe(out);
+            stream.resume();
+            this.fail(new ProblemError('payload_too_large', `The file is larger than ${max} bytes`));
+          }
+        });
+        out.on('error', (err) => this.fail(err));
+        out.on('close', () => resolve());
+        stream.pipe(out);
+        stream.on('end', () => {
+          if (!this.failed) this.file = { path, name: filename, size };
+        });
+      }),
+    );
   }
 }

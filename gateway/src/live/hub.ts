@@ -26,7 +26,12 @@ export type LiveSettings = {
 };
 
 /** The defaults the contract names. */
-export const defaultLiveSettings: LiveSettings = { clientBufferBytes: 1024 * 1024, streamsPerUser: 10, heartbeatMs: 15_000, retentionMs: 120_000 };
+export const defaultLiveSettings: LiveSettings = {
+  clientBufferBytes: 1024 * 1024,
+  streamsPerUser: 10,
+  heartbeatMs: 15_000,
+  retentionMs: 120_000,
+};
 
 const heartbeat = Buffer.from(':\n\n');
 
@@ -66,9 +71,18 @@ export class LiveHub {
       }
     };
     this.#subscriptions.push(
-      this.#deps.bus.subscribe(authEvents.sessionRevoked, onEvent((e) => this.#endSession(String(e.sid)))),
-      this.#deps.bus.subscribe(authEvents.userAny, onEvent((e) => void this.#recheck((c) => c.userId === String(e.id)))),
-      this.#deps.bus.subscribe('events.auth.space.*', onEvent((e) => void this.#recheck((c) => c.filter.space === String(e.id)))),
+      this.#deps.bus.subscribe(
+        authEvents.sessionRevoked,
+        onEvent((e) => this.#endSession(String(e.sid))),
+      ),
+      this.#deps.bus.subscribe(
+        authEvents.userAny,
+        onEvent((e) => void this.#recheck((c) => c.userId === String(e.id))),
+      ),
+      this.#deps.bus.subscribe(
+        'events.auth.space.*',
+        onEvent((e) => void this.#recheck((c) => c.filter.space === String(e.id))),
+      ),
     );
     this.#timer = setInterval(() => this.#beat(), this.settings.heartbeatMs);
     this.#timer.unref();
@@ -124,7 +138,11 @@ export class LiveHub {
 
   /** Registers a new stream; it collects events from now on, to be written once it opens. */
   add(options: Omit<ConstructorParameters<typeof LiveClient>[0], 'bufferBytes' | 'onEnd'>): LiveClient {
-    const client = new LiveClient({ ...options, bufferBytes: this.settings.clientBufferBytes, onEnd: (c, reason) => this.#remove(c, reason) });
+    const client = new LiveClient({
+      ...options,
+      bufferBytes: this.settings.clientBufferBytes,
+      onEnd: (c, reason) => this.#remove(c, reason),
+    });
     let set = this.#bySpace.get(client.filter.space);
     if (!set) this.#bySpace.set(client.filter.space, (set = new Set()));
     set.add(client);
@@ -175,7 +193,12 @@ export class LiveHub {
   /** A user's current state from the auth service (never a cached copy); null when the user is gone, undefined when unknown. */
   async #principal(userId: string): Promise<Principal | null | undefined> {
     try {
-      return await call(this.#deps.bus, principalOp, { params: { userId }, query: {} }, { requestId: randomUUID(), timeoutMs: deadlineOf(principalOp, this.#deps.busTimeoutMs) });
+      return await call(
+        this.#deps.bus,
+        principalOp,
+        { params: { userId }, query: {} },
+        { requestId: randomUUID(), timeoutMs: deadlineOf(principalOp, this.#deps.busTimeoutMs) },
+      );
     } catch (err) {
       if (err instanceof ProblemError && err.code === 'not_found') return null;
       this.#deps.log.warn({ err, userId }, 'could not check a live stream user; keeping the stream');

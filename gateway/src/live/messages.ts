@@ -44,7 +44,8 @@ export function liveMessage(event: LoggedEvent): LiveMessage | null {
   if (!build) return null;
   let frames: Buffer[] | null = null;
   let all: Buffer | null = null;
-  const framesOf = () => (frames ??= build.data().map((d, n, list) => frame(list.length === 1 ? String(event.id) : `${event.id}:${n}`, d.event, d.data)));
+  const framesOf = () =>
+    (frames ??= build.data().map((d, n, list) => frame(list.length === 1 ? String(event.id) : `${event.id}:${n}`, d.event, d.data)));
   return {
     id: event.id,
     space,

@@ -16,8 +16,17 @@ export type LiveMetrics = {
 export function createLiveMetrics(registry: Registry): LiveMetrics {
   const open = new Gauge({ name: 'live_streams_open', help: 'Open live event streams on this gateway', registers: [registry] });
   const sent = new Counter({ name: 'live_events_sent_total', help: 'Events written to live streams', registers: [registry] });
-  const slow = new Counter({ name: 'live_clients_dropped_slow_total', help: 'Live streams closed because the client did not read fast enough', registers: [registry] });
-  const closed = new Counter({ name: 'live_streams_closed_total', help: 'Live streams ended, by reason', labelNames: ['reason'] as const, registers: [registry] });
+  const slow = new Counter({
+    name: 'live_clients_dropped_slow_total',
+    help: 'Live streams closed because the client did not read fast enough',
+    registers: [registry],
+  });
+  const closed = new Counter({
+    name: 'live_streams_closed_total',
+    help: 'Live streams ended, by reason',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
   return {
     opened: () => open.inc(),
     closed: (reason) => {

@@ -3,7 +3,10 @@ import { LiveConfigChange, LiveSession, LiveSnapshot, liveTopics, maxLiveConnect
 type Json = Record<string, unknown>;
 
 const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema)) as Json;
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+});
 
 /** The data schemas of the live channel's events, for `components.schemas`. */
 export function liveSchemas(): Record<string, Json> {
@@ -16,9 +19,21 @@ export function liveSchemas(): Record<string, Json> {
 }
 
 const events = [
-  ['snapshot', 'LiveSnapshot', 'First on every stream that does not resume: the sessions and last values (each with `stale`) of what the filter covers.'],
-  ['value', 'LiveValue', 'One reported attribute: `timestamp` is the device\'s, `receivedAt` the platform\'s; `quality`, `reason`, `seqNum` as the report carried them (null otherwise).'],
-  ['session', 'LiveSession', 'A live session changed state: a device went away (`waiting`) or came back (`connected`), or its warnings changed.'],
+  [
+    'snapshot',
+    'LiveSnapshot',
+    'First on every stream that does not resume: the sessions and last values (each with `stale`) of what the filter covers.',
+  ],
+  [
+    'value',
+    'LiveValue',
+    "One reported attribute: `timestamp` is the device's, `receivedAt` the platform's; `quality`, `reason`, `seqNum` as the report carried them (null otherwise).",
+  ],
+  [
+    'session',
+    'LiveSession',
+    'A live session changed state: a device went away (`waiting`) or came back (`connected`), or its warnings changed.',
+  ],
   ['config', 'LiveConfigChange', 'A configuration change committed (projects, boards, faceplates, scripts, connections, …).'],
 ] as const;
 
@@ -43,11 +58,41 @@ export function livePaths(): Record<string, Json> {
         ].join('\n'),
         security: [{ bearerAuth: [] }, { cookieAuth: [] }],
         parameters: [
-          { name: 'X-Space', in: 'header', required: false, schema: { type: 'string', maxLength: 64 }, description: 'The space; else `space`, else the caller\'s default space.' },
-          { name: 'space', in: 'query', required: false, schema: { type: 'string', maxLength: 64 }, description: 'The space, for clients that cannot set headers (a browser\'s `EventSource`).' },
-          { name: 'connections', in: 'query', required: false, schema: { type: 'string' }, description: `Comma-separated connection ids (at most ${maxLiveConnections}); default every connection of the space. Filters values and sessions.` },
-          { name: 'topics', in: 'query', required: false, schema: { type: 'string' }, description: `Comma-separated of ${liveTopics.map((t) => `\`${t}\``).join(', ')}; default all.` },
-          { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', pattern: '^\\d+(:\\d+)?$' }, description: 'The id of the last event received, to resume after it.' },
+          {
+            name: 'X-Space',
+            in: 'header',
+            required: false,
+            schema: { type: 'string', maxLength: 64 },
+            description: "The space; else `space`, else the caller's default space.",
+          },
+          {
+            name: 'space',
+            in: 'query',
+            required: false,
+            schema: { type: 'string', maxLength: 64 },
+            description: "The space, for clients that cannot set headers (a browser's `EventSource`).",
+          },
+          {
+            name: 'connections',
+            in: 'query',
+            required: false,
+            schema: { type: 'string' },
+            description: `Comma-separated connection ids (at most ${maxLiveConnections}); default every connection of the space. Filters values and sessions.`,
+          },
+          {
+            name: 'topics',
+            in: 'query',
+            required: false,
+            schema: { type: 'string' },
+            description: `Comma-separated of ${liveTopics.map((t) => `\`${t}\``).join(', ')}; default all.`,
+          },
+          {
+            name: 'Last-Event-ID',
+            in: 'header',
+            required: false,
+            schema: { type: 'string', pattern: '^\\d+(:\\d+)?$' },
+            description: 'The id of the last event received, to resume after it.',
+          },
         ],
         responses: {
           '200': {

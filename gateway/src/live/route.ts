@@ -59,7 +59,11 @@ export function liveRoute(deps: { hub: LiveHub; sessions: SessionDeps; bus: Bus;
 }
 
 /** The events after `Last-Event-ID` when the log still holds them all; otherwise a fresh snapshot. */
-async function openingOf(ctx: Context, deps: { hub: LiveHub; bus: Bus; busTimeoutMs: number }, filter: LiveFilter): Promise<{ frames: Buffer[]; after: number }> {
+async function openingOf(
+  ctx: Context,
+  deps: { hub: LiveHub; bus: Bus; busTimeoutMs: number },
+  filter: LiveFilter,
+): Promise<{ frames: Buffer[]; after: number }> {
   const log = deps.hub.log!;
   const resume = lastEventId.exec(ctx.get('last-event-id').trim());
   if (resume) {
@@ -80,11 +84,24 @@ async function openingOf(ctx: Context, deps: { hub: LiveHub; bus: Bus; busTimeou
     }
   }
   const at = log.last();
-  const snapshot = filter.topics.has('sessions') || filter.topics.has('values')
-    ? await call(deps.bus, liveSnapshot, {
-      params: {}, query: {}, body: { connections: filter.connections ? [...filter.connections] : null, values: filter.topics.has('values') },
-    }, { requestId: ctx.state.requestId, space: filter.space, actor: ctx.state.actor, timeoutMs: deadlineOf(liveSnapshot, deps.busTimeoutMs) })
-    : { sessions: [], values: [] };
+  const snapshot =
+    filter.topics.has('sessions') || filter.topics.has('values')
+      ? await call(
+          deps.bus,
+          liveSnapshot,
+          {
+            params: {},
+            query: {},
+            body: { connections: filter.connections ? [...filter.connections] : null, values: filter.topics.has('values') },
+          },
+          {
+            requestId: ctx.state.requestId,
+            space: filter.space,
+            actor: ctx.state.actor,
+            timeoutMs: deadlineOf(liveSnapshot, deps.busTimeoutMs),
+          },
+        )
+      : { sessions: [], values: [] };
   if (!filter.topics.has('sessions')) snapshot.sessions = [];
   return { frames: [frame(String(at), 'snapshot', snapshot)], after: at };
 }
@@ -99,12 +116,19 @@ function filterOf(ctx: Context): Omit<LiveFilter, 'space'> {
   for (const name of Object.keys(ctx.query)) {
     if (!known.has(name)) throw invalid(name, 'is not a parameter of the live channel');
   }
-  const connections = listOf(ctx, 'connections')?.flatMap((v) => v.split(',')).map((v) => v.trim().toLowerCase()).filter((v) => v !== '');
+  const connections = listOf(ctx, 'connections')
+    ?.flatMap((v) => v.split(','))
+    .map((v) => v.trim().toLowerCase())
+    .filter((v) => v !== '');
   for (const id of connections ?? []) if (!uuid.test(id)) throw invalid('connections', `"${id.slice(0, 80)}" is not a connection id`);
   if (connections && connections.length > maxLiveConnections) throw invalid('connections', `at most ${maxLiveConnections} connections`);
-  const topics = listOf(ctx, 'topics')?.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  const topics = listOf(ctx, 'topics')
+    ?.flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
   for (const topic of topics ?? []) {
-    if (!(liveTopics as readonly string[]).includes(topic)) throw invalid('topics', `"${topic.slice(0, 80)}" is not one of ${liveTopics.join(', ')}`);
+    if (!(liveTopics as readonly string[]).includes(topic))
+      throw invalid('topics', `"${topic.slice(0, 80)}" is not one of ${liveTopics.join(', ')}`);
   }
   return {
     connections: connections?.length ? new Set(connections) : null,

@@ -43,7 +43,8 @@ export function resolveSpace(ctx: Context, session: Session, fromQuery?: string[
     // Clients that fold a repeated header into one line send `a, b`; a space id has no comma either way.
     if (values.length !== 1 || (values[0] ?? '').includes(',')) throw new ProblemError('bad_header', 'Send X-Space once');
     space = (values[0] ?? '').trim();
-    if (space === '' || space.length > maxSpaceHeader) throw new ProblemError('bad_header', `X-Space must be 1 to ${maxSpaceHeader} characters`);
+    if (space === '' || space.length > maxSpaceHeader)
+      throw new ProblemError('bad_header', `X-Space must be 1 to ${maxSpaceHeader} characters`);
   }
   if (!session.principal.spaces.includes(space)) throw new ProblemError('space_forbidden', 'You have no access to this space');
   return space;

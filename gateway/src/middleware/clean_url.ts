@@ -26,7 +26,9 @@ function check(raw: string, part: 'path' | 'query', pointer: string): string {
   try {
     decoded = decodeURIComponent(part === 'query' ? raw.replaceAll('+', ' ') : raw);
   } catch {
-    throw new ProblemError('validation_failed', `The ${part} is not UTF-8 percent-encoding`, { errors: [{ path: pointer, message: 'is not UTF-8 percent-encoding' }] });
+    throw new ProblemError('validation_failed', `The ${part} is not UTF-8 percent-encoding`, {
+      errors: [{ path: pointer, message: 'is not UTF-8 percent-encoding' }],
+    });
   }
   const why = stringFault(decoded);
   if (why) throw new ProblemError('validation_failed', `The ${part} ${why}`, { errors: [{ path: pointer, message: why }] });

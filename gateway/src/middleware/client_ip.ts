@@ -25,8 +25,8 @@ export function clientIp(trustedProxies: readonly string[]): Middleware {
   };
   return async (ctx, next) => {
     const { peer, viaProxy } = peerOf(ctx.req.socket);
-    ctx.state.clientIp = viaProxy ? fromForwarded(ctx.get('x-forwarded-for'), isTrusted) ?? peer : peer;
-    ctx.state.scheme = viaProxy ? forwardedProto(ctx.get('x-forwarded-proto')) ?? ctx.protocol : ctx.protocol;
+    ctx.state.clientIp = viaProxy ? (fromForwarded(ctx.get('x-forwarded-for'), isTrusted) ?? peer) : peer;
+    ctx.state.scheme = viaProxy ? (forwardedProto(ctx.get('x-forwarded-proto')) ?? ctx.protocol) : ctx.protocol;
     await next();
   };
 }

@@ -38,7 +38,9 @@ export function problemDetails(): Middleware {
       if (ctx.body == null && ctx.status === 404) throw new ProblemError('not_found', `No resource at ${ctx.path}`);
       if (ctx.body == null && (ctx.status === 405 || ctx.status === 501)) {
         const allow = ctx.response.get('Allow');
-        throw new ProblemError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`, { headers: allow ? { Allow: allow } : undefined });
+        throw new ProblemError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`, {
+          headers: allow ? { Allow: allow } : undefined,
+        });
       }
     } catch (err) {
       const problem = asProblem(err);
@@ -59,7 +61,15 @@ export function problemDetails(): Middleware {
 /** Maps an error of any layer to a problem. */
 export function asProblem(err: unknown): ProblemError {
   if (err instanceof ProblemError) return err;
-  const e = err as { status?: unknown; statusCode?: unknown; httpCode?: unknown; expose?: boolean; message?: string; type?: string; headers?: Record<string, string> };
+  const e = err as {
+    status?: unknown;
+    statusCode?: unknown;
+    httpCode?: unknown;
+    expose?: boolean;
+    message?: string;
+    type?: string;
+    headers?: Record<string, string>;
+  };
   const status = [e?.status, e?.statusCode, e?.httpCode].find((s): s is number => typeof s === 'number' && s >= 400 && s < 600);
   if (status === 501) return new ProblemError('method_not_allowed', 'The method is not supported', { cause: err });
   if (status === undefined || status >= 500) return toProblem(err);

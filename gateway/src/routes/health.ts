@@ -30,7 +30,11 @@ export function healthRoutes(deps: HealthDeps): Router {
     }
     ctx.status = 503;
     ctx.set('Retry-After', '5');
-    setJson(ctx, { ...problemBody('service_unavailable', `Not ready: ${failing.join(', ')}`), failing, services }, 'application/problem+json');
+    setJson(
+      ctx,
+      { ...problemBody('service_unavailable', `Not ready: ${failing.join(', ')}`), failing, services },
+      'application/problem+json',
+    );
   });
   return router;
 }

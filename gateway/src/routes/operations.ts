@@ -94,7 +94,9 @@ function unwrap(body: unknown, wrapper: string): unknown {
   const { [wrapper]: inner, ...rest } = body as Record<string, unknown>;
   const extra = Object.keys(rest);
   if (extra.length > 0) {
-    throw new ProblemError('validation_failed', `Only the ${wrapper} part is accepted`, { errors: extra.map((k) => ({ path: `/body/${k}`, message: 'is not accepted' })) });
+    throw new ProblemError('validation_failed', `Only the ${wrapper} part is accepted`, {
+      errors: extra.map((k) => ({ path: `/body/${k}`, message: 'is not accepted' })),
+    });
   }
   return typeof inner === 'string' ? parseJsonText(inner, `/body/${wrapper}`, `The ${wrapper} part`) : inner;
 }

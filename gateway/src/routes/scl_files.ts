@@ -3,7 +3,13 @@ import { open, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import {
-  ConnectionRequest, deadlineOf, ProblemError, readFileChunk, stageUploadChunk, uploadChunkBytes, validate,
+  ConnectionRequest,
+  deadlineOf,
+  ProblemError,
+  readFileChunk,
+  stageUploadChunk,
+  uploadChunkBytes,
+  validate,
   type Operation,
 } from '@scada/contracts';
 import { call, type Bus, type CallContext } from '@scada/platform';
@@ -46,13 +52,20 @@ export function sclFileRoutes(ops: readonly Operation[], deps: SclFileRouteDeps)
 
 /** The context of one call of the route: the caller, and the deadline of the operation called. */
 function callContext(ctx: Context, deps: SclFileRouteDeps, op: Operation): CallContext {
-  return { requestId: ctx.state.requestId, space: ctx.state.space, actor: ctx.state.actor, clientIp: ctx.state.clientIp, timeoutMs: deadlineOf(op, deps.busTimeoutMs) };
+  return {
+    requestId: ctx.state.requestId,
+    space: ctx.state.space,
+    actor: ctx.state.actor,
+    clientIp: ctx.state.clientIp,
+    timeoutMs: deadlineOf(op, deps.busTimeoutMs),
+  };
 }
 
 async function upload(ctx: Context, op: Operation, deps: SclFileRouteDeps): Promise<unknown> {
   mediaTypeOf(ctx, ['multipart/form-data']);
   // A body declared larger than the file limit plus room for the connection part is refused unread.
-  if ((ctx.request.length ?? 0) > deps.maxSclBytes + textLimit) throw new ProblemError('payload_too_large', 'The upload is larger than MAX_SCL_BYTES');
+  if ((ctx.request.length ?? 0) > deps.maxSclBytes + textLimit)
+    throw new ProblemError('payload_too_large', 'The upload is larger than MAX_SCL_BYTES');
   const form = await readMultipart(ctx, decodedStream(ctx), {
     textBytes: textLimit,
     maxParts: 4,
@@ -75,7 +88,9 @@ async function upload(ctx: Context, op: Operation, deps: SclFileRouteDeps): Prom
  */
 function parseConnection(parts: string[] | undefined): unknown {
   if (parts?.length !== 1) {
-    throw new ProblemError('validation_failed', 'The connection part is required, once', { errors: [{ path: '/body/connection', message: 'is required, once' }] });
+    throw new ProblemError('validation_failed', 'The connection part is required, once', {
+      errors: [{ path: '/body/connection', message: 'is required, once' }],
+    });
   }
   const value = parseJsonText(parts[0] as string, '/body/connection', 'The connection part');
   const checked = validate(ConnectionRequest, value);
@@ -115,15 +130,18 @@ async function stage(ctx: Context, deps: SclFileRouteDeps, file: ReceivedFile) {
 
 async function download(ctx: Context, deps: SclFileRouteDeps): Promise<void> {
   const connectionId = ctx.params.connectionId as string;
-  const chunkOf = (index: number) => call(deps.bus, readFileChunk, { params: { connectionId, index }, query: {} }, callContext(ctx, deps, readFileChunk));
+  const chunkOf = (index: number) =>
+    call(deps.bus, readFileChunk, { params: { connectionId, index }, query: {} }, callContext(ctx, deps, readFileChunk));
   const first = await chunkOf(0);
   ctx.set('Content-Type', 'application/xml');
   ctx.set('Content-Length', String(first.size));
   ctx.set('Content-Disposition', `attachment; filename="${first.name.replace(/[^\w.\- ]/g, '_')}"`);
   ctx.set('Cache-Control', 'no-store');
   ctx.status = 200;
-  ctx.body = Readable.from((async function* () {
-    yield Buffer.from(first.data, 'base64');
-    for (let i = 1; i < first.chunks; i++) yield Buffer.from((await chunkOf(i)).data, 'base64');
-  })());
+  ctx.body = Readable.from(
+    (async function* () {
+      yield Buffer.from(first.data, 'base64');
+      for (let i = 1; i < first.chunks; i++) yield Buffer.from((await chunkOf(i)).data, 'base64');
+    })(),
+  );
 }

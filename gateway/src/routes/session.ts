@@ -1,5 +1,15 @@
 import Router from '@koa/router';
-import { deadlineOf, login, logout, otpChallengeSeconds, ProblemError, refresh, validateOtp, type Operation, type SessionGrant } from '@scada/contracts';
+import {
+  deadlineOf,
+  login,
+  logout,
+  otpChallengeSeconds,
+  ProblemError,
+  refresh,
+  validateOtp,
+  type Operation,
+  type SessionGrant,
+} from '@scada/contracts';
 import { call } from '@scada/platform';
 import type { Context } from 'koa';
 import { readBody } from '../input/body.ts';
@@ -43,13 +53,16 @@ export function sessionRoutes(deps: SessionRouteDeps): Router {
     const address = ctx.state.clientIp as string;
     const wait = limiter.take(address);
     if (wait > 0) throw new ProblemError('rate_limited', 'Too many sign-in attempts from this address', { retryAfter: wait });
-    if (!inFlight.enter(address)) throw new ProblemError('rate_limited', 'Too many sign-in attempts from this address at once', { retryAfter: 1 });
+    if (!inFlight.enter(address))
+      throw new ProblemError('rate_limited', 'Too many sign-in attempts from this address at once', { retryAfter: 1 });
     try {
       const held = cooldown.remainingMs(address);
       if (held > 0) {
         deps.onHeldBack?.();
         await new Promise((resolve) => setTimeout(resolve, Math.min(held, heldBackMaxMs)));
-        throw new ProblemError('rate_limited', 'This address was told to wait and asked again before its Retry-After', { retryAfter: Math.max(1, Math.ceil(cooldown.remainingMs(address) / 1000)) });
+        throw new ProblemError('rate_limited', 'This address was told to wait and asked again before its Retry-After', {
+          retryAfter: Math.max(1, Math.ceil(cooldown.remainingMs(address) / 1000)),
+        });
       }
       await step();
     } catch (err) {
@@ -59,30 +72,42 @@ export function sessionRoutes(deps: SessionRouteDeps): Router {
       inFlight.leave(address);
     }
   };
-  const callCtx = (ctx: Context, op: Operation) => ({ requestId: ctx.state.requestId, clientIp: ctx.state.clientIp, timeoutMs: deadlineOf(op, deps.busTimeoutMs) });
+  const callCtx = (ctx: Context, op: Operation) => ({
+    requestId: ctx.state.requestId,
+    clientIp: ctx.state.clientIp,
+    timeoutMs: deadlineOf(op, deps.busTimeoutMs),
+  });
 
-  router.post('/login', (ctx) => limited(ctx, async () => {
-    const form = await parse(ctx);
-    const body = { username: field(form, 'username', true) as string, password: field(form, 'password', true) as string };
-    const answer = await call(deps.bus, login, { params: {}, query: {}, body }, callCtx(ctx, login));
-    if (answer.kind === 'otp') {
-      setSessionCookie(ctx, cookieNames.otp, answer.otp_token, otpChallengeSeconds);
-      const { kind: _kind, 'expire-seconds': _ttl, ...challenge } = answer;
-      answerNoStore(ctx, challenge);
-      return;
-    }
-    grantSession(ctx, answer);
-  }));
+  router.post('/login', (ctx) =>
+    limited(ctx, async () => {
+      const form = await parse(ctx);
+      const body = { username: field(form, 'username', true) as string, password: field(form, 'password', true) as string };
+      const answer = await call(deps.bus, login, { params: {}, query: {}, body }, callCtx(ctx, login));
+      if (answer.kind === 'otp') {
+        setSessionCookie(ctx, cookieNames.otp, answer.otp_token, otpChallengeSeconds);
+        const { kind: _kind, 'expire-seconds': _ttl, ...challenge } = answer;
+        answerNoStore(ctx, challenge);
+        return;
+      }
+      grantSession(ctx, answer);
+    }),
+  );
 
-  router.post('/validate', (ctx) => limited(ctx, async () => {
-    const form = await parse(ctx);
-    const otpToken = field(form, 'otp_token', false) ?? ctx.cookies.get(cookieNames.otp);
-    if (!otpToken) throw new ProblemError('unauthenticated', 'No sign-in challenge: sign in with your password first');
-    const body = { username: field(form, 'username', true) as string, otp_code: field(form, 'otp_code', true) as string, otp_token: otpToken };
-    const grant = await call(deps.bus, validateOtp, { params: {}, query: {}, body }, callCtx(ctx, validateOtp));
-    clearSessionCookie(ctx, cookieNames.otp);
-    grantSession(ctx, grant);
-  }));
+  router.post('/validate', (ctx) =>
+    limited(ctx, async () => {
+      const form = await parse(ctx);
+      const otpToken = field(form, 'otp_token', false) ?? ctx.cookies.get(cookieNames.otp);
+      if (!otpToken) throw new ProblemError('unauthenticated', 'No sign-in challenge: sign in with your password first');
+      const body = {
+        username: field(form, 'username', true) as string,
+        otp_code: field(form, 'otp_code', true) as string,
+        otp_token: otpToken,
+      };
+      const grant = await call(deps.bus, validateOtp, { params: {}, query: {}, body }, callCtx(ctx, validateOtp));
+      clearSessionCookie(ctx, cookieNames.otp);
+      grantSession(ctx, grant);
+    }),
+  );
 
   router.post('/refresh', async (ctx) => {
     const cookie = ctx.cookies.get(cookieNames.refresh);
@@ -138,7 +163,8 @@ function answerNoStore(ctx: Context, body: unknown): void {
 /** The fields of a session form (JSON, urlencoded or multipart, no files), checked at the edge. */
 async function readForm(ctx: Context, limit: number): Promise<Record<string, unknown>> {
   const body = (await readBody(ctx, { accepts: formTypes, limit }))?.value ?? {};
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ProblemError('malformed_body', 'The body must be an object of fields');
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new ProblemError('malformed_body', 'The body must be an object of fields');
   return body as Record<string, unknown>;
 }
 
@@ -146,9 +172,13 @@ async function readForm(ctx: Context, limit: number): Promise<Record<string, unk
 function field(form: Record<string, unknown>, name: string, required: boolean): string | undefined {
   const value = form[name];
   if (value === undefined || value === null || value === '') {
-    if (required) throw new ProblemError('validation_failed', `${name} is required`, { errors: [{ path: `/body/${name}`, message: 'is required' }] });
+    if (required)
+      throw new ProblemError('validation_failed', `${name} is required`, { errors: [{ path: `/body/${name}`, message: 'is required' }] });
     return undefined;
   }
-  if (typeof value !== 'string') throw new ProblemError('validation_failed', `${name} must be one text value`, { errors: [{ path: `/body/${name}`, message: 'must be a string' }] });
+  if (typeof value !== 'string')
+    throw new ProblemError('validation_failed', `${name} must be one text value`, {
+      errors: [{ path: `/body/${name}`, message: 'must be a string' }],
+    });
   return value;
 }

@@ -13,13 +13,29 @@ import { childOf, parseReference, toMmsReference, toObjectName, type DataReferen
 import { fromJson, toJson } from './values.ts';
 
 /** The control models of IEC 61850-7-3 ctlModel, by value 0..4. */
-export const CONTROL_MODELS = ['status-only', 'direct-with-normal-security', 'sbo-with-normal-security', 'direct-with-enhanced-security', 'sbo-with-enhanced-security'] as const;
+export const CONTROL_MODELS = [
+  'status-only',
+  'direct-with-normal-security',
+  'sbo-with-normal-security',
+  'direct-with-enhanced-security',
+  'sbo-with-enhanced-security',
+] as const;
 
 /** A control model. */
 export type ControlModel = (typeof CONTROL_MODELS)[number];
 
 /** Originator categories (orCat), by value. */
-export const OR_CATEGORIES = ['not-supported', 'bay-control', 'station-control', 'remote-control', 'automatic-bay', 'automatic-station', 'automatic-remote', 'maintenance', 'process'] as const;
+export const OR_CATEGORIES = [
+  'not-supported',
+  'bay-control',
+  'station-control',
+  'remote-control',
+  'automatic-bay',
+  'automatic-station',
+  'automatic-remote',
+  'maintenance',
+  'process',
+] as const;
 
 /** Who operates: a category (name or value) and an identity (text, sent as octets). */
 export type Origin = { orCat?: number | (typeof OR_CATEGORIES)[number]; orIdent?: string };
@@ -38,12 +54,34 @@ export type OperateOptions = {
 export type LastApplError = { cntrlObj: string; error: number; errorText: string; addCause: number; addCauseText: string; ctlNum?: number };
 
 const ADD_CAUSES = [
-  'Unknown', 'Not-supported', 'Blocked-by-switching-hierarchy', 'Select-failed', 'Invalid-position', 'Position-reached',
-  'Parameter-change-in-execution', 'Step-limit', 'Blocked-by-Mode', 'Blocked-by-process', 'Blocked-by-interlocking',
-  'Blocked-by-synchrocheck', 'Command-already-in-execution', 'Blocked-by-health', '1-of-n-control', 'Abortion-by-cancel',
-  'Time-limit-over', 'Abortion-by-trip', 'Object-not-selected', 'Object-already-selected', 'No-access-authority',
-  'Ended-with-overshoot', 'Abortion-due-to-deviation', 'Abortion-by-communication-loss', 'Blocked-by-command', 'None',
-  'Inconsistent-parameters', 'Locked-by-other-client',
+  'Unknown',
+  'Not-supported',
+  'Blocked-by-switching-hierarchy',
+  'Select-failed',
+  'Invalid-position',
+  'Position-reached',
+  'Parameter-change-in-execution',
+  'Step-limit',
+  'Blocked-by-Mode',
+  'Blocked-by-process',
+  'Blocked-by-interlocking',
+  'Blocked-by-synchrocheck',
+  'Command-already-in-execution',
+  'Blocked-by-health',
+  '1-of-n-control',
+  'Abortion-by-cancel',
+  'Time-limit-over',
+  'Abortion-by-trip',
+  'Object-not-selected',
+  'Object-already-selected',
+  'No-access-authority',
+  'Ended-with-overshoot',
+  'Abortion-due-to-deviation',
+  'Abortion-by-communication-loss',
+  'Blocked-by-command',
+  'None',
+  'Inconsistent-parameters',
+  'Locked-by-other-client',
 ];
 const CONTROL_ERRORS = ['No-error', 'Unknown', 'Timeout-test-not-ok', 'Operator-test-not-ok'];
 
@@ -81,7 +119,8 @@ export class ControlTracker {
       // CntrlObj names the structure written (`…$CO$DO$Oper`, as libiec61850 sends it) or the object itself
       if (error) this.#lastErrors.set(error.cntrlObj.replace(/\$(Oper|SBOw|SBO|Cancel)$/, ''), error);
       // a LastApplError followed by the Oper value is a negative CommandTermination
-      if (error && second?.scope === 'domain' && second.item.endsWith('$Oper')) this.#terminate(`${second.domain}/${second.item}`, refusal('operate', error.cntrlObj, error, undefined, true));
+      if (error && second?.scope === 'domain' && second.item.endsWith('$Oper'))
+        this.#terminate(`${second.domain}/${second.item}`, refusal('operate', error.cntrlObj, error, undefined, true));
       return true;
     }
     if (first?.scope === 'domain' && first.item.endsWith('$Oper')) {
@@ -125,10 +164,12 @@ export class ControlTracker {
     if (model === 'status-only') throw new Iec61850Error('unsupported', `${obj} is status-only and cannot be operated`);
     if (model === 'sbo-with-normal-security') {
       const [sbo] = await this.#ctx.client.read([toObjectName(childOf(d, 'SBO'))]);
-      if (!sbo.ok || sbo.data.type !== 'visible-string' || sbo.data.value === '') throw refusal('select', obj, this.#lastErrors.get(obj), sbo.ok ? undefined : sbo.errorText);
+      if (!sbo.ok || sbo.data.type !== 'visible-string' || sbo.data.value === '')
+        throw refusal('select', obj, this.#lastErrors.get(obj), sbo.ok ? undefined : sbo.errorText);
     }
     if (model === 'sbo-with-enhanced-security') await this.#write(d, 'SBOw', value, ctlNum, o, 'select');
-    if (model === 'direct-with-normal-security' || model === 'sbo-with-normal-security') return this.#write(d, 'Oper', value, ctlNum, o, 'operate');
+    if (model === 'direct-with-normal-security' || model === 'sbo-with-normal-security')
+      return this.#write(d, 'Oper', value, ctlNum, o, 'operate');
     const operRef = toMmsReference(childOf(d, 'Oper'));
     const terminated = this.#awaitTermination(operRef, o.terminationTimeoutMs ?? 10_000);
     // a negative termination may come before the write's answer: keep it from being an unhandled rejection
@@ -157,16 +198,28 @@ export class ControlTracker {
   async #model(d: DataReference): Promise<ControlModel> {
     const ref = { ...d, fc: 'CF' as const, path: [...d.path, 'ctlModel'] };
     const [r] = await this.#ctx.client.read([toObjectName(ref)]);
-    if (!r.ok || (r.data.type !== 'integer' && r.data.type !== 'unsigned')) throw new Iec61850Error('not_found', `${toMmsReference(d)} is not a control object on this device: its ctlModel (${toMmsReference(ref)}) cannot be read`);
+    if (!r.ok || (r.data.type !== 'integer' && r.data.type !== 'unsigned'))
+      throw new Iec61850Error(
+        'not_found',
+        `${toMmsReference(d)} is not a control object on this device: its ctlModel (${toMmsReference(ref)}) cannot be read`,
+      );
     const model = CONTROL_MODELS[Number(r.data.value)];
     if (!model) throw new Iec61850Error('unsupported', `ctlModel ${r.data.value} of ${toMmsReference(d)} is unknown`);
     return model;
   }
 
-  async #write(d: DataReference, what: 'Oper' | 'SBOw' | 'Cancel', value: unknown, ctlNum: number, o: OperateOptions, step: string): Promise<void> {
+  async #write(
+    d: DataReference,
+    what: 'Oper' | 'SBOw' | 'Cancel',
+    value: unknown,
+    ctlNum: number,
+    o: OperateOptions,
+    step: string,
+  ): Promise<void> {
     const ref = childOf(d, what);
     const type = await this.#ctx.typeOf(toMmsReference(ref));
-    if (type?.type !== 'structure') throw new Iec61850Error('not_found', `${toMmsReference(ref)} is not a control structure on this device`);
+    if (type?.type !== 'structure')
+      throw new Iec61850Error('not_found', `${toMmsReference(ref)} is not a control structure on this device`);
     const data = this.#structure(type, value, ctlNum, o, toMmsReference(ref));
     const obj = toMmsReference(d);
     this.#lastErrors.delete(obj);
@@ -191,7 +244,8 @@ export class ControlTracker {
     return {
       type: 'structure',
       value: type.components.map((c) => {
-        if (c.name === undefined || !(c.name in fields)) throw new Iec61850Error('unsupported', `${path} has a component '${c.name ?? '?'}' this client cannot fill`);
+        if (c.name === undefined || !(c.name in fields))
+          throw new Iec61850Error('unsupported', `${path} has a component '${c.name ?? '?'}' this client cannot fill`);
         return fromJson(fields[c.name], c.type, c.name, `${path}.${c.name}`);
       }),
     };
@@ -235,7 +289,14 @@ export function lastApplErrorOf(d: MmsData): LastApplError | undefined {
   if (!Array.isArray(v) || v.length < 5 || typeof v[0] !== 'string') return undefined;
   const error = Number(v[1]);
   const addCause = Number(v[4]);
-  return { cntrlObj: v[0], error, errorText: CONTROL_ERRORS[error] ?? `Error ${error}`, addCause, addCauseText: addCauseText(addCause), ctlNum: Number(v[3]) };
+  return {
+    cntrlObj: v[0],
+    error,
+    errorText: CONTROL_ERRORS[error] ?? `Error ${error}`,
+    addCause,
+    addCauseText: addCauseText(addCause),
+    ctlNum: Number(v[3]),
+  };
 }
 
 /**
@@ -244,7 +305,12 @@ export function lastApplErrorOf(d: MmsData): LastApplError | undefined {
  */
 function refusal(step: string, obj: string, e: LastApplError | undefined, accessText?: string, termination = false): Iec61850Error {
   const code = step === 'select' ? 'select_failed' : 'control_failed';
-  const details: Record<string, unknown> = { step, ...(accessText ? { accessError: accessText } : {}), ...(termination ? { termination } : {}), ...(e ? { lastApplError: e } : {}) };
+  const details: Record<string, unknown> = {
+    step,
+    ...(accessText ? { accessError: accessText } : {}),
+    ...(termination ? { termination } : {}),
+    ...(e ? { lastApplError: e } : {}),
+  };
   const how = termination ? 'ended by a negative CommandTermination' : 'refused';
   if (e) return new Iec61850Error(code, `${step} of ${obj} ${how}: ${e.addCauseText} (${e.errorText})`, details);
   return new Iec61850Error(code, `${step} of ${obj} ${how}${accessText ? `: ${accessText}` : ''}`, details);

@@ -13,7 +13,16 @@ import { browseDevice, type DeviceModel } from './browse.ts';
 import { ControlTracker, type OperateOptions, type Origin } from './control.ts';
 import { Iec61850Error } from './errors.ts';
 import { fromObjectName, parseReference, toMmsReference, toObjectName, toObjectReference } from './reference.ts';
-import { dataSetName, decodeReport, disableReport, enableReport, isRpt, type Report, type ReportOptions, type ReportSubscription } from './reports.ts';
+import {
+  dataSetName,
+  decodeReport,
+  disableReport,
+  enableReport,
+  isRpt,
+  type Report,
+  type ReportOptions,
+  type ReportSubscription,
+} from './reports.ts';
 import { fromJson, toJson, type Json } from './values.ts';
 
 /** Functional constraints of status, measurements and controls: the model says a client cannot write them (IEC 61850-7-2 §6.2). */
@@ -82,13 +91,19 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
     const parsed = refs.map(parseReference);
     const types = await Promise.all(refs.map((r) => this.typeOf(r).catch(() => undefined)));
     const results = await this.client.read(parsed.map(toObjectName));
-    return results.map((r, i) => (r.ok ? { ref: refs[i], value: toJson(r.data, types[i], parsed[i].path.at(-1)) } : { ref: refs[i], value: null, error: r.errorText }));
+    return results.map((r, i) =>
+      r.ok ? { ref: refs[i], value: toJson(r.data, types[i], parsed[i].path.at(-1)) } : { ref: refs[i], value: null, error: r.errorText },
+    );
   }
 
   /** Writes a JSON value, converted to the variable's type; a value that does not fit is refused before sending. */
   async write(ref: string, value: unknown): Promise<void> {
     const parsed = parseReference(ref);
-    if (parsed.fc !== undefined && READ_ONLY_FCS.has(parsed.fc)) throw new Iec61850Error('read_only', `${toObjectReference(parsed)} is ${parsed.fc}, which a client cannot write${parsed.fc === 'CO' ? ' (operate it as a control)' : ''}`);
+    if (parsed.fc !== undefined && READ_ONLY_FCS.has(parsed.fc))
+      throw new Iec61850Error(
+        'read_only',
+        `${toObjectReference(parsed)} is ${parsed.fc}, which a client cannot write${parsed.fc === 'CO' ? ' (operate it as a control)' : ''}`,
+      );
     const type = await this.typeOf(ref);
     const data = fromJson(value, type, parsed.path.at(-1), toObjectReference(parsed));
     await this.client.write(toObjectName(parsed), data);
@@ -101,13 +116,16 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
     const members = variables.map((v) => (v.scope === 'domain' ? fromObjectName(v) : undefined));
     const types = await Promise.all(members.map((m) => (m ? this.typeOf(toMmsReference(m)).catch(() => undefined) : undefined)));
     const results = await this.client.readNamedVariableList(name);
-    if (results.length !== variables.length) throw new Iec61850Error('bad_value', `data set ${ref} has ${variables.length} members but the read gave ${results.length} values`);
+    if (results.length !== variables.length)
+      throw new Iec61850Error('bad_value', `data set ${ref} has ${variables.length} members but the read gave ${results.length} values`);
     return {
       ref: `${name.domain}/${name.item}`,
       members: results.map((r, i) => {
         const m = members[i];
         const memberRef = m ? toObjectReference(m) : variables[i].item;
-        return r.ok ? { ref: memberRef, value: toJson(r.data, types[i], m?.path.at(-1)) } : { ref: memberRef, value: null, error: r.errorText };
+        return r.ok
+          ? { ref: memberRef, value: toJson(r.data, types[i], m?.path.at(-1)) }
+          : { ref: memberRef, value: null, error: r.errorText };
       }),
     };
   }
@@ -118,7 +136,13 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
       for (const [id, known] of this.#subscriptions) if (known.rcb === s.rcb) this.#subscriptions.delete(id);
       this.#subscriptions.set(s.rptId, s);
     };
-    return enableReport({ client: this.client, typeOf: (r) => this.typeOf(r) }, rcbRef, o, register, (rptId) => this.#subscriptions.get(rptId)?.rcb);
+    return enableReport(
+      { client: this.client, typeOf: (r) => this.typeOf(r) },
+      rcbRef,
+      o,
+      register,
+      (rptId) => this.#subscriptions.get(rptId)?.rcb,
+    );
   }
 
   /** Disables a report control block and forgets its reports. */
@@ -155,7 +179,11 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
 
   #report(r: InformationReport): void {
     if (this.#controls.handle(r)) return;
-    if (!isRpt(r)) return void this.emit('reportError', new Iec61850Error('bad_report', 'an InformationReport that is neither a report (RPT) nor a control answer'));
+    if (!isRpt(r))
+      return void this.emit(
+        'reportError',
+        new Iec61850Error('bad_report', 'an InformationReport that is neither a report (RPT) nor a control answer'),
+      );
     let report: Report;
     try {
       report = decodeReport(r, (id) => this.#subscriptions.get(id));

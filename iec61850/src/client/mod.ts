@@ -3,9 +3,25 @@
  */
 export { Iec61850Device, type DataSetValues, type DeviceEvents, type DeviceOptions, type ValueResult } from './device.ts';
 export type { DaNode, DeviceModel, DoNode, LdNode, LnNode, RcbNode } from './browse.ts';
-export { addCauseText, CONTROL_MODELS, OR_CATEGORIES, type ControlModel, type LastApplError, type OperateOptions, type Origin } from './control.ts';
+export {
+  addCauseText,
+  CONTROL_MODELS,
+  OR_CATEGORIES,
+  type ControlModel,
+  type LastApplError,
+  type OperateOptions,
+  type Origin,
+} from './control.ts';
 export { Iec61850Error, type Iec61850ErrorCode } from './errors.ts';
-export { FUNCTIONAL_CONSTRAINTS, parseReference, toMmsReference, toObjectName, toObjectReference, type DataReference, type Fc } from './reference.ts';
+export {
+  FUNCTIONAL_CONSTRAINTS,
+  parseReference,
+  toMmsReference,
+  toObjectName,
+  toObjectReference,
+  type DataReference,
+  type Fc,
+} from './reference.ts';
 export type { Report, ReportOptions, ReportSubscription, ReportValue } from './reports.ts';
 export { fromJson, toJson, typeName, type Json } from './values.ts';
 export type { QualityJson, TimestampJson } from './values_bits.ts';

@@ -7,7 +7,28 @@ import type { ObjectName } from '../mms/mms_access.ts';
 import { Iec61850Error } from './errors.ts';
 
 /** The functional constraints of IEC 61850-7-2 (and the 8-1 mapping's RP/BR for report blocks). */
-export const FUNCTIONAL_CONSTRAINTS = ['ST', 'MX', 'CO', 'CF', 'DC', 'SP', 'SG', 'SE', 'SV', 'SR', 'OR', 'BL', 'EX', 'RP', 'BR', 'LG', 'GO', 'GS', 'MS', 'US'] as const;
+export const FUNCTIONAL_CONSTRAINTS = [
+  'ST',
+  'MX',
+  'CO',
+  'CF',
+  'DC',
+  'SP',
+  'SG',
+  'SE',
+  'SV',
+  'SR',
+  'OR',
+  'BL',
+  'EX',
+  'RP',
+  'BR',
+  'LG',
+  'GO',
+  'GS',
+  'MS',
+  'US',
+] as const;
 
 /** A functional constraint. */
 export type Fc = (typeof FUNCTIONAL_CONSTRAINTS)[number];
@@ -76,7 +97,8 @@ export function parseReference(text: string): DataReference {
   const rest = ref.slice(slash + 1);
   if (rest === '') throw bad(text, "no logical node after '/'");
   if (rest.includes('/')) throw bad(text, "more than one '/'");
-  if (rest.includes('$') && (rest.includes('.') || rest.includes('['))) throw bad(text, "mixes MMS ('$') and object ('.', '[FC]') notation");
+  if (rest.includes('$') && (rest.includes('.') || rest.includes('[')))
+    throw bad(text, "mixes MMS ('$') and object ('.', '[FC]') notation");
   return rest.includes('$') ? parseMms(text, ld, rest) : parseObject(text, ld, rest);
 }
 

@@ -75,7 +75,8 @@ export function dataSetName(ref: string): Extract<ObjectName, { scope: 'domain' 
 /** The block reference, checked to name an RP or BR block. */
 export function rcbReference(ref: string): DataReference {
   const r = parseReference(ref);
-  if ((r.fc !== 'RP' && r.fc !== 'BR') || r.path.length !== 1) throw new Iec61850Error('bad_reference', `'${ref}' is not a report control block (LD/LN$RP$name or LD/LN$BR$name)`);
+  if ((r.fc !== 'RP' && r.fc !== 'BR') || r.path.length !== 1)
+    throw new Iec61850Error('bad_reference', `'${ref}' is not a report control block (LD/LN$RP$name or LD/LN$BR$name)`);
   return r;
 }
 
@@ -113,7 +114,13 @@ async function membersOf(ctx: ReportContext, dataSet: string): Promise<ReportMem
  * Enables a block: reserves it, sets what the options give and RptEna in one write, then GI when asked.
  * `register` receives the subscription before RptEna so the first reports are not missed.
  */
-export async function enableReport(ctx: ReportContext, ref: string, o: ReportOptions, register: (s: ReportSubscription) => void, ownerOf: RptIdOwner = () => undefined): Promise<ReportSubscription> {
+export async function enableReport(
+  ctx: ReportContext,
+  ref: string,
+  o: ReportOptions,
+  register: (s: ReportSubscription) => void,
+  ownerOf: RptIdOwner = () => undefined,
+): Promise<ReportSubscription> {
   const rcb = rcbReference(ref);
   const buffered = rcb.fc === 'BR';
   const rcbType = await ctx.typeOf(toMmsReference(rcb));
@@ -128,7 +135,8 @@ export async function enableReport(ctx: ReportContext, ref: string, o: ReportOpt
   const block = toJson(current.data, rcbType) as Record<string, Json>;
   const rptId = await distinctRptId(ctx, rcb, String(block.RptID ?? '') || toMmsReference(rcb), ownerOf, typeFor);
   if (!buffered && has.has('Resv')) await writeAll(ctx.client, rcb, [{ name: 'Resv', data: { type: 'boolean', value: true } }]);
-  if (buffered && has.has('ResvTms')) await writeAll(ctx.client, rcb, [{ name: 'ResvTms', data: fromJson(o.resvTms ?? 60, typeFor('ResvTms'), 'ResvTms') }]);
+  if (buffered && has.has('ResvTms'))
+    await writeAll(ctx.client, rcb, [{ name: 'ResvTms', data: fromJson(o.resvTms ?? 60, typeFor('ResvTms'), 'ResvTms') }]);
   const settings: { name: string; data: MmsData }[] = [];
   const set = (name: string, value: unknown) => value !== undefined && settings.push({ name, data: fromJson(value, typeFor(name), name) });
   set('DatSet', o.dataSet === undefined ? undefined : `${dataSetName(o.dataSet).domain}/${dataSetName(o.dataSet).item}`);
@@ -136,7 +144,8 @@ export async function enableReport(ctx: ReportContext, ref: string, o: ReportOpt
   set('TrgOps', o.trgOps);
   set('IntgPd', o.intgPd);
   set('BufTm', o.bufTm);
-  if (buffered && o.entryId !== undefined && has.has('EntryID')) settings.push({ name: 'EntryID', data: { type: 'octet-string', value: new Uint8Array(Buffer.from(o.entryId, 'hex')) } });
+  if (buffered && o.entryId !== undefined && has.has('EntryID'))
+    settings.push({ name: 'EntryID', data: { type: 'octet-string', value: new Uint8Array(Buffer.from(o.entryId, 'hex')) } });
   const given = o.dataSet ?? String(block.DatSet ?? '');
   if (given === '') throw new Iec61850Error('not_found', `${toMmsReference(rcb)} has no data set; give one with dataSet`);
   const ds = dataSetName(given);
@@ -153,7 +162,13 @@ export async function enableReport(ctx: ReportContext, ref: string, o: ReportOpt
  * sends that one, a unique one written into the block (its own reference). A device that refuses the write
  * leaves both blocks as they were: `rptid_conflict`, naming the other block.
  */
-async function distinctRptId(ctx: ReportContext, rcb: DataReference, rptId: string, ownerOf: RptIdOwner, typeFor: (name: string) => MmsType): Promise<string> {
+async function distinctRptId(
+  ctx: ReportContext,
+  rcb: DataReference,
+  rptId: string,
+  ownerOf: RptIdOwner,
+  typeFor: (name: string) => MmsType,
+): Promise<string> {
   const self = toMmsReference(rcb);
   const other = ownerOf(rptId);
   if (other === undefined || other === self) return rptId;
@@ -163,7 +178,11 @@ async function distinctRptId(ctx: ReportContext, rcb: DataReference, rptId: stri
     await writeAll(ctx.client, rcb, [{ name: 'RptID', data: fromJson(unique, typeFor('RptID'), 'RptID') }]);
   } catch (err) {
     if (!(err instanceof MmsError)) throw err;
-    throw new Iec61850Error('rptid_conflict', `${self} sends RptID '${rptId}' like ${other}, which is enabled here, and the device refused a unique RptID (${err.text})`, { rptIdOf: other });
+    throw new Iec61850Error(
+      'rptid_conflict',
+      `${self} sends RptID '${rptId}' like ${other}, which is enabled here, and the device refused a unique RptID (${err.text})`,
+      { rptIdOf: other },
+    );
   }
   return unique;
 }
@@ -226,7 +245,10 @@ export function decodeReport(r: InformationReport, lookup: (rptId: string) => Re
     if (ms !== undefined) out.timeOfEntry = new Date(ms).toISOString();
   }
   if (opt.dataSetName) out.dataSet = f.take('visible-string', 'DatSet').value;
-  if (out.dataSet !== undefined && out.dataSet !== sub.dataSet) throw new Iec61850Error('unknown_report', `report '${rptId}' is for data set ${out.dataSet}, not the announced ${sub.dataSet}`, { rptId });
+  if (out.dataSet !== undefined && out.dataSet !== sub.dataSet)
+    throw new Iec61850Error('unknown_report', `report '${rptId}' is for data set ${out.dataSet}, not the announced ${sub.dataSet}`, {
+      rptId,
+    });
   if (opt.bufferOverflow) out.bufferOverflow = f.take('boolean', 'BufOvfl').value;
   if (opt.entryId) out.entryId = Buffer.from(f.take('octet-string', 'EntryID').value).toString('hex');
   if (opt.configRevision) out.confRev = num(f.take('unsigned', 'ConfRev').value);
@@ -235,7 +257,8 @@ export function decodeReport(r: InformationReport, lookup: (rptId: string) => Re
     out.moreSegmentsFollow = f.take('boolean', 'MoreSegmentsFollow').value;
   }
   const inclusion: BitString = f.take('bit-string', 'inclusion bit string').value;
-  if (inclusion.bitLength !== sub.members.length) throw bad(`inclusion has ${inclusion.bitLength} bits, data set ${sub.dataSet} has ${sub.members.length} members`);
+  if (inclusion.bitLength !== sub.members.length)
+    throw bad(`inclusion has ${inclusion.bitLength} bits, data set ${sub.dataSet} has ${sub.members.length} members`);
   const included = sub.members.filter((_, i) => bitsOf(inclusion)[i]);
   if (opt.dataReference) for (const m of included) f.take('visible-string', `data reference of ${m.ref}`);
   out.values = included.map((m) => {

@@ -8,7 +8,20 @@ import { binaryTimeFromMs, binaryTimeToMs, bitsOf, bitStringFromBits, type BitSt
 import type { MmsData } from '../mms/mms_data.ts';
 import type { MmsType } from '../mms/mms_types.ts';
 import { Iec61850Error } from './errors.ts';
-import { DBPOS, enumBits, enumBitsOf, flagBits, flagsOf, msOf, NAMED_BITS, qualityBits, qualityOf, TCMD, timestampFrom, timestampOf } from './values_bits.ts';
+import {
+  DBPOS,
+  enumBits,
+  enumBitsOf,
+  flagBits,
+  flagsOf,
+  msOf,
+  NAMED_BITS,
+  qualityBits,
+  qualityOf,
+  TCMD,
+  timestampFrom,
+  timestampOf,
+} from './values_bits.ts';
 
 /** A JSON value. */
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -106,7 +119,8 @@ function stringFrom(value: unknown, size: number, visible: boolean, path: string
 function octetsFrom(value: unknown, size: number, path: string): Uint8Array {
   let bytes: Uint8Array;
   if (value instanceof Uint8Array) bytes = value;
-  else if (typeof value === 'string' && /^([0-9a-f]{2})*$/i.test(value)) bytes = Uint8Array.from(value.match(/../g) ?? [], (h) => parseInt(h, 16));
+  else if (typeof value === 'string' && /^([0-9a-f]{2})*$/i.test(value))
+    bytes = Uint8Array.from(value.match(/../g) ?? [], (h) => parseInt(h, 16));
   else if (Array.isArray(value) && value.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)) bytes = Uint8Array.from(value);
   else throw bad(path, 'expected octets as hex text or an array of bytes');
   const max = Math.abs(size);
@@ -119,11 +133,16 @@ function bitStringFrom(value: unknown, size: number, name: string | undefined, p
   const meaning = bitMeaning(name, max);
   if (meaning?.kind === 'quality') return qualityBits(value, path);
   if (meaning?.kind === 'enum') return enumBits(value, meaning.names, path);
-  if (meaning?.kind === 'flags' && typeof value === 'object' && value !== null && !Array.isArray(value)) return flagBits(value, meaning.names, max, path);
+  if (meaning?.kind === 'flags' && typeof value === 'object' && value !== null && !Array.isArray(value))
+    return flagBits(value, meaning.names, max, path);
   let bits: boolean[];
   if (Array.isArray(value) && value.every((b) => typeof b === 'boolean')) bits = value;
   else if (typeof value === 'string' && /^[01]*$/.test(value)) bits = [...value].map((c) => c === '1');
-  else throw bad(path, `expected bits as an array of booleans or a '0101' string${meaning ? ` or an object of flags (${meaning.names.filter((n) => n !== 'reserved').join(', ')})` : ''}`);
+  else
+    throw bad(
+      path,
+      `expected bits as an array of booleans or a '0101' string${meaning ? ` or an object of flags (${meaning.names.filter((n) => n !== 'reserved').join(', ')})` : ''}`,
+    );
   if (size > 0 && bits.length !== size) throw bad(path, `${bits.length} bits where the type has exactly ${size}`);
   if (size < 0 && bits.length > max) throw bad(path, `${bits.length} bits, at most ${max} fit`);
   return bitStringFromBits(bits);
@@ -139,7 +158,11 @@ function structureFrom(value: unknown, type: Extract<MmsType, { type: 'structure
   const given = value as Record<string, unknown>;
   const known = new Set(c.map((x) => x.name));
   const extra = Object.keys(given).filter((k) => !known.has(k));
-  if (extra.length > 0) throw bad(path, `unknown component${extra.length > 1 ? 's' : ''} ${extra.join(', ')} (the type has ${c.map((x) => x.name).join(', ')})`);
+  if (extra.length > 0)
+    throw bad(
+      path,
+      `unknown component${extra.length > 1 ? 's' : ''} ${extra.join(', ')} (the type has ${c.map((x) => x.name).join(', ')})`,
+    );
   const missing = c.filter((x) => x.name === undefined || !(x.name in given)).map((x) => x.name ?? '?');
   if (missing.length > 0) throw bad(path, `missing ${missing.join(', ')}`);
   return { type: 'structure', value: c.map((comp) => fromJson(given[comp.name!], comp.type, comp.name, `${path}.${comp.name}`)) };
@@ -206,7 +229,13 @@ export function typeName(type: MmsType, name?: string): string {
       return `Octet${Math.abs(type.size)}`;
     case 'bit-string': {
       const meaning = bitMeaning(name, Math.abs(type.size));
-      return meaning?.kind === 'quality' ? 'Quality' : meaning?.kind === 'enum' ? (meaning.names === DBPOS ? 'Dbpos' : 'Tcmd') : `BitString${Math.abs(type.size)}`;
+      return meaning?.kind === 'quality'
+        ? 'Quality'
+        : meaning?.kind === 'enum'
+          ? meaning.names === DBPOS
+            ? 'Dbpos'
+            : 'Tcmd'
+          : `BitString${Math.abs(type.size)}`;
     }
     case 'utc-time':
       return 'Timestamp';

@@ -6,18 +6,45 @@ import { bitsOf, bitStringFromBits, type BitString, type UtcTime, utcTimeFromMs,
 import { Iec61850Error } from './errors.ts';
 
 /** Quality as JSON: the validity, the detail flags that are set, the source. */
-export type QualityJson = { validity: 'good' | 'invalid' | 'reserved' | 'questionable'; flags: string[]; source: 'process' | 'substituted' };
+export type QualityJson = {
+  validity: 'good' | 'invalid' | 'reserved' | 'questionable';
+  flags: string[];
+  source: 'process' | 'substituted';
+};
 
 /** A TimeStamp as JSON: ISO time, the time-quality flags that are set, the accuracy in bits (31: unspecified). */
 export type TimestampJson = { time: string; flags: string[]; accuracy: number };
 
 const VALIDITY = ['good', 'invalid', 'reserved', 'questionable'] as const;
 /** Quality bits 2..12 after validity; bit 10 is the source, the rest are flags. */
-const QUALITY_BITS = ['overflow', 'outOfRange', 'badReference', 'oscillatory', 'failure', 'oldData', 'inconsistent', 'inaccurate', 'source', 'test', 'operatorBlocked'];
+const QUALITY_BITS = [
+  'overflow',
+  'outOfRange',
+  'badReference',
+  'oscillatory',
+  'failure',
+  'oldData',
+  'inconsistent',
+  'inaccurate',
+  'source',
+  'test',
+  'operatorBlocked',
+];
 /** Named bits of the bit strings the client reads and writes; index = bit number. */
 export const NAMED_BITS: Record<string, readonly string[]> = {
   TrgOps: ['reserved', 'dataChange', 'qualityChange', 'dataUpdate', 'integrity', 'gi'],
-  OptFlds: ['reserved', 'sequenceNumber', 'reportTimeStamp', 'reasonForInclusion', 'dataSetName', 'dataReference', 'bufferOverflow', 'entryId', 'configRevision', 'segmentation'],
+  OptFlds: [
+    'reserved',
+    'sequenceNumber',
+    'reportTimeStamp',
+    'reasonForInclusion',
+    'dataSetName',
+    'dataReference',
+    'bufferOverflow',
+    'entryId',
+    'configRevision',
+    'segmentation',
+  ],
   ReasonCode: ['reserved', 'dataChange', 'qualityChange', 'dataUpdate', 'integrity', 'gi', 'applicationTrigger'],
 };
 /** Two-bit enumerations carried as bit strings. */
@@ -69,11 +96,13 @@ export function flagsOf(bits: BitString, names: readonly string[]): Record<strin
 
 /** A bit string of `size` bits from an object of named flags; unknown names are refused. */
 export function flagBits(value: unknown, names: readonly string[], size: number, path: string): BitString {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad(path, `expected an object of flags (${names.filter((n) => n !== 'reserved').join(', ')})`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw bad(path, `expected an object of flags (${names.filter((n) => n !== 'reserved').join(', ')})`);
   const bits = new Array<boolean>(size).fill(false);
   for (const [k, v] of Object.entries(value)) {
     const i = names.indexOf(k);
-    if (i < 0 || k === 'reserved' || i >= size) throw bad(path, `'${k}' is not a flag here (${names.filter((n) => n !== 'reserved').join(', ')})`);
+    if (i < 0 || k === 'reserved' || i >= size)
+      throw bad(path, `'${k}' is not a flag here (${names.filter((n) => n !== 'reserved').join(', ')})`);
     if (typeof v !== 'boolean') throw bad(path, `flag '${k}' must be true or false`);
     bits[i] = v;
   }
@@ -95,7 +124,11 @@ export function enumBits(value: unknown, names: readonly string[], path: string)
 
 /** A TimeStamp as JSON. */
 export function timestampOf(t: UtcTime): TimestampJson {
-  return { time: new Date(utcTimeToMs(t)).toISOString(), flags: TIME_FLAGS.filter(([bit]) => (t.quality & bit) !== 0).map(([, n]) => n), accuracy: t.quality & 0x1f };
+  return {
+    time: new Date(utcTimeToMs(t)).toISOString(),
+    flags: TIME_FLAGS.filter(([bit]) => (t.quality & bit) !== 0).map(([, n]) => n),
+    accuracy: t.quality & 0x1f,
+  };
 }
 
 /** A TimeStamp from an ISO string, a Date, ms since 1970, or a {@link TimestampJson}. */
@@ -117,7 +150,8 @@ export function timestampFrom(value: unknown, path: string): UtcTime {
 
 /** Milliseconds since 1970 of an ISO string, a Date or a number. */
 export function msOf(value: unknown, path: string): number {
-  const ms = value instanceof Date ? value.getTime() : typeof value === 'number' ? value : typeof value === 'string' ? Date.parse(value) : NaN;
+  const ms =
+    value instanceof Date ? value.getTime() : typeof value === 'number' ? value : typeof value === 'string' ? Date.parse(value) : NaN;
   if (!Number.isFinite(ms)) throw bad(path, `expected a time (ISO string, Date or ms since 1970), got ${JSON.stringify(value)}`);
   if (ms < 0) throw bad(path, 'a time before 1970 cannot be sent');
   return ms;

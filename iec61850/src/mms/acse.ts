@@ -105,13 +105,14 @@ function userInformation(data: Uint8Array, contextId: number): Uint8Array {
 /** The AARQ APDU, fields in the order of the capture. */
 export function encodeAarq(o: AarqOptions): Uint8Array {
   const optional = (present: boolean, make: () => Uint8Array) => (present ? make() : EMPTY);
-  const auth = o.password === undefined
-    ? EMPTY
-    : concat(
-        prim('context', 10, Uint8Array.of(0x07, 0x80)),
-        oidTlv('context', 11, PASSWORD_MECHANISM),
-        cons('context', 12, prim('context', 0, new TextEncoder().encode(o.password))),
-      );
+  const auth =
+    o.password === undefined
+      ? EMPTY
+      : concat(
+          prim('context', 10, Uint8Array.of(0x07, 0x80)),
+          oidTlv('context', 11, PASSWORD_MECHANISM),
+          cons('context', 12, prim('context', 0, new TextEncoder().encode(o.password))),
+        );
   return cons(
     'application',
     0,
@@ -202,7 +203,10 @@ function decodeAare(fields: Tlv[]): Aare {
 
 function decodeRelease(kind: 'RLRQ' | 'RLRE', fields: Tlv[]): AcseApdu {
   const reasons = kind === 'RLRQ' ? RELEASE_REQUEST_REASONS : RELEASE_RESPONSE_REASONS;
-  const out: { kind: 'RLRQ' | 'RLRE'; reason?: number; reasonText: string; userInformation?: Uint8Array } = { kind, reasonText: 'no reason given' };
+  const out: { kind: 'RLRQ' | 'RLRE'; reason?: number; reasonText: string; userInformation?: Uint8Array } = {
+    kind,
+    reasonText: 'no reason given',
+  };
   for (const f of fields) {
     if (isTag(f, 'context', 0)) {
       out.reason = intOf(f);
@@ -216,7 +220,11 @@ function decodeAbrt(fields: Tlv[]): AcseApdu {
   const source = fields.find((f) => isTag(f, 'context', 0));
   if (source === undefined) throw acseError('bad_abrt', 'an ABRT without abort source');
   const code = intOf(source);
-  const out: AcseApdu = { kind: 'ABRT', source: code, sourceText: code === 0 ? 'service user' : code === 1 ? 'service provider' : `source ${code}` };
+  const out: AcseApdu = {
+    kind: 'ABRT',
+    source: code,
+    sourceText: code === 0 ? 'service user' : code === 1 ? 'service provider' : `source ${code}`,
+  };
   const diagnostic = fields.find((f) => isTag(f, 'context', 1));
   if (diagnostic) {
     out.diagnostic = intOf(diagnostic);
@@ -251,6 +259,8 @@ export function decodeAcse(bytes: Uint8Array): AcseApdu {
 /** Why an AARE refuses the association, in words, or undefined when it accepts it. */
 export function aareRefusal(aare: Aare): string | undefined {
   if (aare.result === 0) return undefined;
-  const why = aare.diagnostic ? `: ${aare.diagnostic.text} (${aare.diagnostic.source === 'service-user' ? 'peer application' : 'peer ACSE'})` : '';
+  const why = aare.diagnostic
+    ? `: ${aare.diagnostic.text} (${aare.diagnostic.source === 'service-user' ? 'peer application' : 'peer ACSE'})`
+    : '';
   return `association ${aare.resultText}${why}`;
 }

@@ -59,7 +59,8 @@ export function encodeUnsigned(value: number | bigint): Uint8Array {
 
 function checkIntegerLength(content: Uint8Array): void {
   if (content.length === 0) throw valueError('bad_integer', 'an integer has no content octets');
-  if (content.length > MAX_INTEGER_OCTETS) throw valueError('integer_too_long', `an integer of ${content.length} octets (at most ${MAX_INTEGER_OCTETS})`);
+  if (content.length > MAX_INTEGER_OCTETS)
+    throw valueError('integer_too_long', `an integer of ${content.length} octets (at most ${MAX_INTEGER_OCTETS})`);
 }
 
 /** A two's-complement integer. */
@@ -269,7 +270,8 @@ export function encodeBinaryTime(t: BinaryTime): Uint8Array {
 
 /** BinaryTime content: exactly 4 or 6 octets. */
 export function decodeBinaryTime(content: Uint8Array): BinaryTime {
-  if (content.length !== 4 && content.length !== 6) throw valueError('bad_binary_time', `a BinaryTime of ${content.length} octets (4 or 6 expected)`);
+  if (content.length !== 4 && content.length !== 6)
+    throw valueError('bad_binary_time', `a BinaryTime of ${content.length} octets (4 or 6 expected)`);
   const view = new DataView(content.buffer, content.byteOffset, content.length);
   return content.length === 4 ? { msOfDay: view.getUint32(0) } : { msOfDay: view.getUint32(0), days: view.getUint16(4) };
 }

@@ -56,15 +56,24 @@ export type MmsClientEvents = { report: [InformationReport]; close: [MmsConnecti
 
 type Service = ConfirmedRequest['service'];
 type ResponseOf<S extends Service> = Extract<ConfirmedResponse, { service: S }>;
-type Pending = { request: ConfirmedRequest; invokeId?: number; deadline: number; resolve(r: ConfirmedResponse): void; reject(e: Error): void };
+type Pending = {
+  request: ConfirmedRequest;
+  invokeId?: number;
+  deadline: number;
+  resolve(r: ConfirmedResponse): void;
+  reject(e: Error): void;
+};
 
 /** `work`'s value, or undefined once `ms` have passed; the timer never outlives the race. */
 async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([work, new Promise<undefined>((r) => {
-      timer = setTimeout(() => r(undefined), ms);
-    })]);
+    return await Promise.race([
+      work,
+      new Promise<undefined>((r) => {
+        timer = setTimeout(() => r(undefined), ms);
+      }),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -97,7 +106,11 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     this.negotiated = negotiated;
     this.#requestTimeoutMs = o.requestTimeoutMs ?? 10_000;
     this.#idleTimeoutMs = o.idleTimeoutMs ?? 0;
-    link.handler = { tsdu: (p) => this.#receive(p), cotp: () => this.#fail('protocol_error', 'unexpected COTP TPDU after the connect phase'), failure: (e) => this.#closed(e) };
+    link.handler = {
+      tsdu: (p) => this.#receive(p),
+      cotp: () => this.#fail('protocol_error', 'unexpected COTP TPDU after the connect phase'),
+      failure: (e) => this.#closed(e),
+    };
     if (o.signal) {
       const onAbort = () => this.abort();
       o.signal.addEventListener('abort', onAbort, { once: true });
@@ -140,7 +153,8 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
 
   /** One page of names. */
   async getNameList(q: NameListQuery): Promise<NameListPage> {
-    const scope = q.domain !== undefined ? { scope: 'domain' as const, domain: q.domain } : q.aa ? { scope: 'aa' as const } : { scope: 'vmd' as const };
+    const scope =
+      q.domain !== undefined ? { scope: 'domain' as const, domain: q.domain } : q.aa ? { scope: 'aa' as const } : { scope: 'vmd' as const };
     const request: ConfirmedRequest = { service: 'getNameList', objectClass: q.objectClass, scope };
     if (q.continueAfter !== undefined) request.continueAfter = q.continueAfter;
     const { identifiers, moreFollows } = await this.request(request);
@@ -157,7 +171,8 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
       const last = page.identifiers.at(-1);
       if (!page.moreFollows) return all;
       // a server that claims more but gives nothing new would loop forever
-      if (last === undefined || last === continueAfter) throw new MmsConnectionError('protocol_error', 'GetNameList says more follow but names nothing new');
+      if (last === undefined || last === continueAfter)
+        throw new MmsConnectionError('protocol_error', 'GetNameList says more follow but names nothing new');
       continueAfter = last;
     }
   }
@@ -171,7 +186,8 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   async read(refs: VariableRef[]): Promise<AccessResult[]> {
     const names = refs.map(nameOf);
     const { results } = await this.request({ service: 'read', specificationWithResult: false, variables: { kind: 'variables', names } });
-    if (results.length !== names.length) throw new MmsConnectionError('protocol_error', `read of ${names.length} variables answered with ${results.length} results`);
+    if (results.length !== names.length)
+      throw new MmsConnectionError('protocol_error', `read of ${names.length} variables answered with ${results.length} results`);
     return results;
   }
 
@@ -190,7 +206,8 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   async writeMany(items: { ref: VariableRef; data: MmsData }[]): Promise<WriteResult[]> {
     const names = items.map((i) => nameOf(i.ref));
     const { results } = await this.request({ service: 'write', variables: { kind: 'variables', names }, data: items.map((i) => i.data) });
-    if (results.length !== names.length) throw new MmsConnectionError('protocol_error', `write of ${names.length} variables answered with ${results.length} results`);
+    if (results.length !== names.length)
+      throw new MmsConnectionError('protocol_error', `write of ${names.length} variables answered with ${results.length} results`);
     return results;
   }
 
@@ -203,7 +220,8 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   /** Sends any confirmed request and resolves with the response of the same service. */
   request<S extends Service>(request: Extract<ConfirmedRequest, { service: S }>): Promise<ResponseOf<S>> {
     return new Promise<ConfirmedResponse>((resolve, reject) => {
-      if (this.#closeReason) return reject(new MmsConnectionError('not_connected', `not connected: ${this.#closeReason.message}`, this.#closeReason));
+      if (this.#closeReason)
+        return reject(new MmsConnectionError('not_connected', `not connected: ${this.#closeReason.message}`, this.#closeReason));
       if (this.#concluding) return reject(new MmsConnectionError('not_connected', 'the association is concluding'));
       const p: Pending = { request, resolve, reject, deadline: performance.now() + this.#requestTimeoutMs };
       this.#live.add(p);
@@ -211,7 +229,8 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
       if (this.#pending.size < this.negotiated.maxOutstanding) this.#send(p);
       else this.#queue.push(p);
     }).then((response) => {
-      if (response.service !== request.service) throw new MmsConnectionError('protocol_error', `${request.service} answered with a ${response.service} response`);
+      if (response.service !== request.service)
+        throw new MmsConnectionError('protocol_error', `${request.service} answered with a ${response.service} response`);
       return response as ResponseOf<S>;
     });
   }
@@ -225,15 +244,19 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     const within = <T>(work: Promise<T>) => withTimeout(work, timeoutMs);
     if (this.#pending.size + this.#queue.length > 0) await within(new Promise<void>((r) => this.#drained.push(r)));
     if (this.#closeReason) return;
-    const concluded = await within(new Promise<boolean>((resolve) => {
-      this.#concluding = { resolve };
-      this.#link.sendMms(encodeMmsPdu({ pdu: 'conclude-request' }));
-    }));
+    const concluded = await within(
+      new Promise<boolean>((resolve) => {
+        this.#concluding = { resolve };
+        this.#link.sendMms(encodeMmsPdu({ pdu: 'conclude-request' }));
+      }),
+    );
     if (!concluded || this.#closeReason) return this.abort();
-    const released = await within(new Promise<true>((resolve) => {
-      this.#releasing = () => resolve(true);
-      this.#link.send([buildReleaseRequest()]);
-    }));
+    const released = await within(
+      new Promise<true>((resolve) => {
+        this.#releasing = () => resolve(true);
+        this.#link.send([buildReleaseRequest()]);
+      }),
+    );
     if (!released) return this.abort();
     this.#link.fail(new MmsConnectionError('closed', 'association concluded'));
   }
@@ -259,7 +282,10 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
       return this.#settle(p, () => p.reject(e instanceof Error ? e : new Error(String(e))));
     }
     if (pdu.length > this.negotiated.maxPduSize) {
-      const error = new MmsConnectionError('too_large', `a ${p.request.service} request of ${pdu.length} octets exceeds the negotiated PDU size ${this.negotiated.maxPduSize}; not sent`);
+      const error = new MmsConnectionError(
+        'too_large',
+        `a ${p.request.service} request of ${pdu.length} octets exceeds the negotiated PDU size ${this.negotiated.maxPduSize}; not sent`,
+      );
       return this.#settle(p, () => p.reject(error));
     }
     p.invokeId = invokeId;
@@ -274,7 +300,8 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     const queued = this.#queue.indexOf(p);
     if (queued >= 0) this.#queue.splice(queued, 1);
     outcome();
-    while (!this.#closeReason && this.#queue.length > 0 && this.#pending.size < this.negotiated.maxOutstanding) this.#send(this.#queue.shift()!);
+    while (!this.#closeReason && this.#queue.length > 0 && this.#pending.size < this.negotiated.maxOutstanding)
+      this.#send(this.#queue.shift()!);
     if (this.#pending.size + this.#queue.length === 0) for (const r of this.#drained.splice(0)) r();
   }
 
@@ -295,12 +322,20 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
 
   #timeout(p: Pending): void {
     const where = p.invokeId === undefined ? 'queued' : `invoke id ${p.invokeId}`;
-    this.#settle(p, () => p.reject(new MmsConnectionError('request_timeout', `${p.request.service} (${where}) not answered within ${this.#requestTimeoutMs} ms`)));
+    this.#settle(p, () =>
+      p.reject(
+        new MmsConnectionError('request_timeout', `${p.request.service} (${where}) not answered within ${this.#requestTimeoutMs} ms`),
+      ),
+    );
   }
 
   #receive(t: PeeledTsdu): void {
     const kind = t.session.kind;
-    if (kind === 'abort') return this.#fail('aborted', `association aborted by the peer${t.presentation?.kind === 'ARP' ? `: ${t.presentation.reasonText}` : ''}`);
+    if (kind === 'abort')
+      return this.#fail(
+        'aborted',
+        `association aborted by the peer${t.presentation?.kind === 'ARP' ? `: ${t.presentation.reasonText}` : ''}`,
+      );
     if (kind === 'disconnect' && this.#releasing) return this.#releasing();
     if (kind !== 'data') return this.#fail(kind === 'disconnect' ? 'closed' : 'protocol_error', `session ${kind} from the peer`);
     if (t.mms) this.#mms(t.mms);
@@ -312,7 +347,13 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
       case 'confirmed-error':
       case 'reject': {
         const p = pdu.invokeId === undefined ? undefined : this.#pending.get(pdu.invokeId);
-        if (!p) return void this.emit('warning', new Error(`${pdu.pdu} for invoke id ${pdu.invokeId ?? '(none)'} matches no request${pdu.pdu === 'reject' ? `: ${pdu.reason.text}` : ''}`));
+        if (!p)
+          return void this.emit(
+            'warning',
+            new Error(
+              `${pdu.pdu} for invoke id ${pdu.invokeId ?? '(none)'} matches no request${pdu.pdu === 'reject' ? `: ${pdu.reason.text}` : ''}`,
+            ),
+          );
         if (pdu.pdu === 'confirmed-response') return this.#settle(p, () => p.resolve(pdu.response));
         const error = pdu.pdu === 'reject' ? MmsError.fromReject(pdu.reason) : MmsError.fromServiceError(pdu.error);
         return this.#settle(p, () => p.reject(error));
@@ -357,7 +398,8 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
         () => this.#armIdle(),
         (e: unknown) => {
           // any answer, even a refusal, shows the peer is alive
-          if (e instanceof MmsConnectionError && e.code === 'request_timeout') this.#fail('peer_unresponsive', `no answer to an Identify probe after ${this.#idleTimeoutMs} ms of silence`);
+          if (e instanceof MmsConnectionError && e.code === 'request_timeout')
+            this.#fail('peer_unresponsive', `no answer to an Identify probe after ${this.#idleTimeoutMs} ms of silence`);
           else this.#armIdle();
         },
       );

@@ -72,7 +72,10 @@ export function selectorBytes(s: Selector | undefined, fallback: Uint8Array): Ui
 }
 
 function dotted(title: string | undefined): string | undefined {
-  return title?.trim().split(/[\s.]+/).join('.');
+  return title
+    ?.trim()
+    .split(/[\s.]+/)
+    .join('.');
 }
 
 /** One TCP connection carrying TPKT/COTP; the handler may be replaced once the association stands. */
@@ -167,18 +170,30 @@ function refusalOf(p: PeeledTsdu): MmsConnectionError | undefined {
     return new MmsConnectionError('session_refused', `session refused: ${p.session.reasonText}`);
   }
   if (p.session.kind === 'abort') {
-    const why = p.presentation?.kind === 'ARP' ? p.presentation.reasonText : p.acse?.kind === 'ABRT' ? `ACSE abort by ${p.acse.sourceText}` : 'no reason given';
+    const why =
+      p.presentation?.kind === 'ARP'
+        ? p.presentation.reasonText
+        : p.acse?.kind === 'ABRT'
+          ? `ACSE abort by ${p.acse.sourceText}`
+          : 'no reason given';
     return new MmsConnectionError('aborted', `association aborted by the peer: ${why}`);
   }
   if (p.session.kind !== 'accept') return new MmsConnectionError('protocol_error', `session ${p.session.kind} where ACCEPT was expected`);
   if (p.presentation?.kind === 'CPA' && p.presentation.results.some((r) => r.result !== 0)) {
-    return new MmsConnectionError('association_refused', `presentation context refused: ${p.presentation.results.map((r) => r.resultText).join(', ')}`);
+    return new MmsConnectionError(
+      'association_refused',
+      `presentation context refused: ${p.presentation.results.map((r) => r.resultText).join(', ')}`,
+    );
   }
   if (p.acse?.kind !== 'AARE') return new MmsConnectionError('protocol_error', 'session ACCEPT without an AARE');
   const refusal = aareRefusal(p.acse);
   if (refusal) return new MmsConnectionError('association_refused', refusal);
   if (p.mms?.pdu === 'initiate-error') {
-    return new MmsConnectionError('association_refused', `MMS initiate refused: ${p.mms.error.text}`, MmsError.fromServiceError(p.mms.error, 'initiate-error'));
+    return new MmsConnectionError(
+      'association_refused',
+      `MMS initiate refused: ${p.mms.error.text}`,
+      MmsError.fromServiceError(p.mms.error, 'initiate-error'),
+    );
   }
   if (p.mms?.pdu !== 'initiate-response') return new MmsConnectionError('protocol_error', 'AARE without an MMS initiate response');
   return undefined;
@@ -207,8 +222,14 @@ function associationRequest(o: LinkOptions): Uint8Array {
     ...(o.password === undefined ? {} : { password: o.password }),
   };
   return buildAssociationRequest({
-    sessionSelectors: { calling: selectorBytes(s.callingSsel, Uint8Array.of(0, 1)), called: selectorBytes(s.calledSsel, Uint8Array.of(0, 1)) },
-    presentationSelectors: { calling: selectorBytes(s.callingPsel, Uint8Array.of(0, 0, 0, 1)), called: selectorBytes(s.calledPsel, Uint8Array.of(0, 0, 0, 1)) },
+    sessionSelectors: {
+      calling: selectorBytes(s.callingSsel, Uint8Array.of(0, 1)),
+      called: selectorBytes(s.calledSsel, Uint8Array.of(0, 1)),
+    },
+    presentationSelectors: {
+      calling: selectorBytes(s.callingPsel, Uint8Array.of(0, 0, 0, 1)),
+      called: selectorBytes(s.calledPsel, Uint8Array.of(0, 0, 0, 1)),
+    },
     acse,
     initiate: o.initiate,
   });
@@ -221,11 +242,19 @@ export function connectLink(o: LinkOptions): Promise<{ link: IsoLink; negotiated
     let request: { cr: Uint8Array; aarq: Uint8Array };
     try {
       request = {
-        cr: buildConnectionRequest({ callingTsap: selectorBytes(o.selectors.callingTsel, Uint8Array.of(0, 1)), calledTsap: selectorBytes(o.selectors.calledTsel, Uint8Array.of(0, 1)), tpduSize: o.tpduSize }),
+        cr: buildConnectionRequest({
+          callingTsap: selectorBytes(o.selectors.callingTsel, Uint8Array.of(0, 1)),
+          calledTsap: selectorBytes(o.selectors.calledTsel, Uint8Array.of(0, 1)),
+          tpduSize: o.tpduSize,
+        }),
         aarq: associationRequest(o),
       };
     } catch (e) {
-      return reject(e instanceof MmsConnectionError ? e : new MmsConnectionError('connect_failed', `bad connect options: ${e instanceof Error ? e.message : e}`, e));
+      return reject(
+        e instanceof MmsConnectionError
+          ? e
+          : new MmsConnectionError('connect_failed', `bad connect options: ${e instanceof Error ? e.message : e}`, e),
+      );
     }
     const socket = tcpConnect({ host: o.host, port: o.port });
     socket.setNoDelay(true);
@@ -266,7 +295,10 @@ export function connectLink(o: LinkOptions): Promise<{ link: IsoLink; negotiated
       (o.initiate.localDetail ?? 65000) + 4096,
     );
     socket.once('connect', () => link.send([request.cr]));
-    const timer = setTimeout(() => finish(new MmsConnectionError('connect_timeout', `no association with ${where} within ${o.connectTimeoutMs} ms`)), o.connectTimeoutMs);
+    const timer = setTimeout(
+      () => finish(new MmsConnectionError('connect_timeout', `no association with ${where} within ${o.connectTimeoutMs} ms`)),
+      o.connectTimeoutMs,
+    );
     const onAbort = () => finish(new MmsConnectionError('cancelled', `connect to ${where} cancelled`));
     o.signal?.addEventListener('abort', onAbort, { once: true });
   });
@@ -274,5 +306,10 @@ export function connectLink(o: LinkOptions): Promise<{ link: IsoLink; negotiated
 
 /** Initiate parameters proposing `maxOutstanding` requests and `maxPduSize` octets. */
 export function initiateFor(maxOutstanding: number, maxPduSize: number): InitiateParameters {
-  return { ...DEFAULT_INITIATE, maxServOutstandingCalling: maxOutstanding, maxServOutstandingCalled: maxOutstanding, localDetail: maxPduSize };
+  return {
+    ...DEFAULT_INITIATE,
+    maxServOutstandingCalling: maxOutstanding,
+    maxServOutstandingCalled: maxOutstanding,
+    localDetail: maxPduSize,
+  };
 }

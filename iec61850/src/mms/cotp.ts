@@ -87,7 +87,8 @@ function param(code: number, value: Uint8Array): Uint8Array {
 export function encodeConnectionRequest(o: ConnectionRequestOptions): Uint8Array {
   const size = o.tpduSize ?? 8192;
   const sizeCode = Math.log2(size);
-  if (!Number.isInteger(sizeCode) || sizeCode < 7 || sizeCode > 13) throw cotpError('bad_tpdu_size', `TPDU size ${size} is not a power of two from 128 to 8192`);
+  if (!Number.isInteger(sizeCode) || sizeCode < 7 || sizeCode > 13)
+    throw cotpError('bad_tpdu_size', `TPDU size ${size} is not a power of two from 128 to 8192`);
   const params = concat(
     param(PARAM_TPDU_SIZE, Uint8Array.of(sizeCode)),
     o.calledTsap ? param(PARAM_CALLED_TSAP, o.calledTsap) : new Uint8Array(0),
@@ -134,7 +135,8 @@ function decodeConnect(kind: 'CR' | 'CC', tpdu: Uint8Array, end: number): CotpCo
   const parameters = readParameters(tpdu, 7, end);
   const find = (code: number) => parameters.find((p) => p.code === code)?.value;
   const size = find(PARAM_TPDU_SIZE);
-  if (size !== undefined && (size.length !== 1 || size[0] < 7 || size[0] > 13)) throw cotpError('bad_tpdu_size', 'TPDU size parameter is invalid');
+  if (size !== undefined && (size.length !== 1 || size[0] < 7 || size[0] > 13))
+    throw cotpError('bad_tpdu_size', 'TPDU size parameter is invalid');
   const result: CotpConnect = { kind, dstRef: u16(tpdu, 2), srcRef: u16(tpdu, 4), classOption: tpdu[6], parameters };
   if (size !== undefined) result.tpduSize = 1 << size[0];
   const calling = find(PARAM_CALLING_TSAP);
@@ -148,7 +150,8 @@ function decodeConnect(kind: 'CR' | 'CC', tpdu: Uint8Array, end: number): CotpCo
 export function decodeCotp(tpdu: Uint8Array): CotpTpdu {
   if (tpdu.length < 2) throw cotpError('truncated', `a TPDU of ${tpdu.length} octets`);
   const end = tpdu[0] + 1;
-  if (tpdu[0] === 255 || end > tpdu.length) throw cotpError('bad_length', `length indicator ${tpdu[0]} exceeds the TPDU of ${tpdu.length} octets`);
+  if (tpdu[0] === 255 || end > tpdu.length)
+    throw cotpError('bad_length', `length indicator ${tpdu[0]} exceeds the TPDU of ${tpdu.length} octets`);
   const code = tpdu[1];
   switch (code & 0xf0) {
     case CR:
@@ -167,7 +170,13 @@ export function decodeCotp(tpdu: Uint8Array): CotpTpdu {
     case ER: {
       if (end < 5) throw cotpError('bad_length', `ER header of ${end} octets`);
       const cause = tpdu[4];
-      return { kind: 'ER', dstRef: u16(tpdu, 2), cause, causeText: REJECT_CAUSES[cause] ?? `cause ${cause}`, parameters: readParameters(tpdu, 5, end) };
+      return {
+        kind: 'ER',
+        dstRef: u16(tpdu, 2),
+        cause,
+        causeText: REJECT_CAUSES[cause] ?? `cause ${cause}`,
+        parameters: readParameters(tpdu, 5, end),
+      };
     }
     default:
       throw cotpError('unknown_tpdu', `TPDU code 0x${code.toString(16).padStart(2, '0')} is not used in class 0`);

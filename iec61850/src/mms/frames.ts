@@ -37,16 +37,33 @@ export type AssociationOptions = {
 };
 
 /** A presentation PDU as the session SPDU around it decides its type. */
-export type PresentationPdu = PresentationConnect | PresentationAccept | PresentationReject | PresentationAbort | { kind: 'TD'; userData: Pdv[] };
+export type PresentationPdu =
+  | PresentationConnect
+  | PresentationAccept
+  | PresentationReject
+  | PresentationAbort
+  | { kind: 'TD'; userData: Pdv[] };
 
 /** A session data unit peeled layer by layer; `top` names the highest layer present. */
 export type PeeledTsdu = { top: Layer; session: SessionSpdu; presentation?: PresentationPdu; acse?: AcseApdu; mms?: MmsPdu };
 
 /** A frame peeled layer by layer. A DT without EOT stops at COTP: its TSDU needs the following DTs. */
-export type PeeledFrame = { top: Layer; cotp: CotpTpdu; session?: SessionSpdu; presentation?: PresentationPdu; acse?: AcseApdu; mms?: MmsPdu };
+export type PeeledFrame = {
+  top: Layer;
+  cotp: CotpTpdu;
+  session?: SessionSpdu;
+  presentation?: PresentationPdu;
+  acse?: AcseApdu;
+  mms?: MmsPdu;
+};
 
 /** The association request the captured client sends (AP titles 1.1.1.999.1 / 1.1.1.999, AE qualifiers 12). */
-export const CAPTURED_ACSE: Omit<AarqOptions, 'userInformation'> = { calledApTitle: '1.1.1.999.1', calledAeQualifier: 12, callingApTitle: '1.1.1.999', callingAeQualifier: 12 };
+export const CAPTURED_ACSE: Omit<AarqOptions, 'userInformation'> = {
+  calledApTitle: '1.1.1.999.1',
+  calledAeQualifier: 12,
+  callingApTitle: '1.1.1.999',
+  callingAeQualifier: 12,
+};
 
 /** The TPKT frame of a COTP connection request (TSAP selectors 0001 by default, as captured). */
 export function buildConnectionRequest(o: Partial<ConnectionRequestOptions> = {}): Uint8Array {
@@ -57,7 +74,11 @@ export function buildConnectionRequest(o: Partial<ConnectionRequestOptions> = {}
 export function buildAssociationRequest(o: AssociationOptions = {}): Uint8Array {
   const initiate = encodeMmsPdu({ pdu: 'initiate-request', ...(o.initiate ?? DEFAULT_INITIATE) });
   const aarq = encodeAarq({ ...(o.acse ?? CAPTURED_ACSE), userInformation: initiate });
-  const cp = encodeConnectPresentation({ callingSelector: o.presentationSelectors?.calling, calledSelector: o.presentationSelectors?.called, userData: aarq });
+  const cp = encodeConnectPresentation({
+    callingSelector: o.presentationSelectors?.calling,
+    calledSelector: o.presentationSelectors?.called,
+    userData: aarq,
+  });
   const spdu = encodeConnect({ callingSelector: o.sessionSelectors?.calling, calledSelector: o.sessionSelectors?.called, userData: cp });
   return encodeTpkt(encodeData(spdu));
 }
@@ -123,7 +144,8 @@ function upper(pdvs: Pdv[]): { acse?: AcseApdu; mms?: MmsPdu } {
   const pdv = pdvs[0];
   if (pdv === undefined) return {};
   if (pdv.contextId === MMS_CONTEXT_ID) return { mms: decodeMmsPdu(pdv.data) };
-  if (pdv.contextId !== ACSE_CONTEXT_ID) throw new CodecError('presentation', 'unknown_context', `presentation context ${pdv.contextId} was not proposed`);
+  if (pdv.contextId !== ACSE_CONTEXT_ID)
+    throw new CodecError('presentation', 'unknown_context', `presentation context ${pdv.contextId} was not proposed`);
   const acse = decodeAcse(pdv.data);
   const info = acse.userInformation;
   return info === undefined ? { acse } : { acse, mms: decodeMmsPdu(info) };

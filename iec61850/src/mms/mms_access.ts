@@ -45,7 +45,9 @@ export function dataAccessErrorText(code: number): string {
 /** A domain-specific name from `LD/rest`, or a VMD-specific one when there is no slash. */
 export function objectNameOf(reference: string): ObjectName {
   const slash = reference.indexOf('/');
-  return slash < 0 ? { scope: 'vmd', item: reference } : { scope: 'domain', domain: reference.slice(0, slash), item: reference.slice(slash + 1) };
+  return slash < 0
+    ? { scope: 'vmd', item: reference }
+    : { scope: 'domain', domain: reference.slice(0, slash), item: reference.slice(slash + 1) };
 }
 
 /** A name as text: `domain/item`, `item`, or `@aa/item` for association-specific names. */
@@ -65,8 +67,13 @@ export function decodeObjectName(t: Tlv): ObjectName {
   if (isTag(t, 'context', 2)) return { scope: 'aa', item: visibleOf(t) };
   if (isTag(t, 'context', 1)) {
     const [domain, item, extra] = childrenOf(t);
-    if (item === undefined || extra !== undefined) throw mmsError('bad_object_name', 'a domain-specific name needs exactly a domain and an item');
-    return { scope: 'domain', domain: visibleOf(expectTag(domain, 'universal', 26, 'domain id')), item: visibleOf(expectTag(item, 'universal', 26, 'item id')) };
+    if (item === undefined || extra !== undefined)
+      throw mmsError('bad_object_name', 'a domain-specific name needs exactly a domain and an item');
+    return {
+      scope: 'domain',
+      domain: visibleOf(expectTag(domain, 'universal', 26, 'domain id')),
+      item: visibleOf(expectTag(item, 'universal', 26, 'item id')),
+    };
   }
   throw mmsError('unknown_tag', `${tagName(t)} is not an ObjectName`);
 }
@@ -82,7 +89,8 @@ export function decodeNamedVariables(t: Tlv): ObjectName[] {
   return childrenOf(t).map((entry) => {
     const spec = childrenOf(expectTag(entry, 'universal', 16, 'variable'))[0];
     if (spec === undefined) throw mmsError('bad_variable', 'an empty variable entry');
-    if (!isTag(spec, 'context', 0)) throw mmsError('unsupported_variable', `variable specification ${tagName(spec)} (only names are supported)`);
+    if (!isTag(spec, 'context', 0))
+      throw mmsError('unsupported_variable', `variable specification ${tagName(spec)} (only names are supported)`);
     return decodeObjectName(onlyChildOf(spec));
   });
 }

@@ -144,7 +144,10 @@ export function decodeData(t: Tlv, depth = 0): MmsData {
       return { type: 'utc-time', value: decodeUtcTime(primitiveOf(t)) };
     default: {
       const known = UNSUPPORTED[t.tag];
-      throw mmsError(known ? 'unsupported_data' : 'unknown_tag', `${tagName(t)}${known ? ` (${known})` : ''} is not a supported MMS Data tag`);
+      throw mmsError(
+        known ? 'unsupported_data' : 'unknown_tag',
+        `${tagName(t)}${known ? ` (${known})` : ''} is not a supported MMS Data tag`,
+      );
     }
   }
 }

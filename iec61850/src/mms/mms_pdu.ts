@@ -7,8 +7,21 @@ import { childrenOf, cons, expectTag, isTag, onlyChildOf, prim, primitiveOf, rea
 import { bitStringOf, intOf, intTlv, nullTlv, visibleOf } from './ber_fields.ts';
 import { decodeUnsigned, encodeBitString, type BitString } from './ber_values.ts';
 import { CodecError } from './codec_error.ts';
-import { decodeAccessResult, decodeVariableAccess, encodeAccessResult, encodeVariableAccess, type AccessResult, type VariableAccess } from './mms_access.ts';
-import { decodeConfirmedRequest, decodeConfirmedResponse, encodeConfirmedRequest, type ConfirmedRequest, type ConfirmedResponse } from './mms_services.ts';
+import {
+  decodeAccessResult,
+  decodeVariableAccess,
+  encodeAccessResult,
+  encodeVariableAccess,
+  type AccessResult,
+  type VariableAccess,
+} from './mms_access.ts';
+import {
+  decodeConfirmedRequest,
+  decodeConfirmedResponse,
+  encodeConfirmedRequest,
+  type ConfirmedRequest,
+  type ConfirmedResponse,
+} from './mms_services.ts';
 
 /** The parameters an initiate request proposes and its response settles. */
 export type InitiateParameters = {
@@ -53,17 +66,87 @@ export const DEFAULT_INITIATE: InitiateParameters = {
   servicesSupported: { bitLength: 85, bytes: Uint8Array.of(0xee, 0x1c, 0x00, 0x00, 0x04, 0x08, 0x00, 0x00, 0x79, 0xef, 0x18) },
 };
 
-const ERROR_CLASSES = ['vmd-state', 'application-reference', 'definition', 'resource', 'service', 'service-preempt', 'time-resolution', 'access', 'initiate', 'conclude', 'cancel', 'file', 'others'];
+const ERROR_CLASSES = [
+  'vmd-state',
+  'application-reference',
+  'definition',
+  'resource',
+  'service',
+  'service-preempt',
+  'time-resolution',
+  'access',
+  'initiate',
+  'conclude',
+  'cancel',
+  'file',
+  'others',
+];
 const ERROR_CODES: Record<string, string[]> = {
-  definition: ['other', 'object-undefined', 'invalid-address', 'type-unsupported', 'type-inconsistent', 'object-exists', 'object-attribute-inconsistent'],
-  service: ['other', 'primitives-out-of-sequence', 'object-state-conflict', 'pdu-size', 'continuation-invalid', 'object-constraint-conflict'],
+  definition: [
+    'other',
+    'object-undefined',
+    'invalid-address',
+    'type-unsupported',
+    'type-inconsistent',
+    'object-exists',
+    'object-attribute-inconsistent',
+  ],
+  service: [
+    'other',
+    'primitives-out-of-sequence',
+    'object-state-conflict',
+    'pdu-size',
+    'continuation-invalid',
+    'object-constraint-conflict',
+  ],
   access: ['other', 'object-access-unsupported', 'object-non-existent', 'object-access-denied', 'object-invalidated'],
-  initiate: ['other', 'version-incompatible', 'max-segment-insufficient', 'max-services-outstanding-calling-insufficient', 'max-services-outstanding-called-insufficient', 'service-CBB-insufficient', 'parameter-CBB-insufficient', 'nesting-level-insufficient'],
+  initiate: [
+    'other',
+    'version-incompatible',
+    'max-segment-insufficient',
+    'max-services-outstanding-calling-insufficient',
+    'max-services-outstanding-called-insufficient',
+    'service-CBB-insufficient',
+    'parameter-CBB-insufficient',
+    'nesting-level-insufficient',
+  ],
 };
-const REJECT_TYPES = ['', 'confirmed-request', 'confirmed-response', 'confirmed-error', 'unconfirmed', 'pdu-error', 'cancel-request', 'cancel-response', 'cancel-error', 'conclude-request', 'conclude-response', 'conclude-error'];
+const REJECT_TYPES = [
+  '',
+  'confirmed-request',
+  'confirmed-response',
+  'confirmed-error',
+  'unconfirmed',
+  'pdu-error',
+  'cancel-request',
+  'cancel-response',
+  'cancel-error',
+  'conclude-request',
+  'conclude-response',
+  'conclude-error',
+];
 const REJECT_CODES: Record<string, string[]> = {
-  'confirmed-request': ['other', 'unrecognized-service', 'unrecognized-modifier', 'invalid-invokeID', 'invalid-argument', 'invalid-modifier', 'max-serv-outstanding-exceeded', '', 'max-recursion-exceeded', 'value-out-of-range'],
-  'confirmed-response': ['other', 'unrecognized-service', 'invalid-invokeID', 'invalid-result', '', 'max-recursion-exceeded', 'value-out-of-range'],
+  'confirmed-request': [
+    'other',
+    'unrecognized-service',
+    'unrecognized-modifier',
+    'invalid-invokeID',
+    'invalid-argument',
+    'invalid-modifier',
+    'max-serv-outstanding-exceeded',
+    '',
+    'max-recursion-exceeded',
+    'value-out-of-range',
+  ],
+  'confirmed-response': [
+    'other',
+    'unrecognized-service',
+    'invalid-invokeID',
+    'invalid-result',
+    '',
+    'max-recursion-exceeded',
+    'value-out-of-range',
+  ],
   'pdu-error': ['unknown-pdu-type', 'invalid-pdu', 'illegal-acse-mapping'],
 };
 
@@ -80,7 +163,13 @@ function encodeInitiate(tag: 8 | 9, p: InitiateParameters): Uint8Array {
     intTlv('context', 1, p.maxServOutstandingCalling),
     intTlv('context', 2, p.maxServOutstandingCalled),
     optional(p.nestingLevel, 3),
-    cons('context', 4, intTlv('context', 0, p.version), prim('context', 1, encodeBitString(p.parameterCbb)), prim('context', 2, encodeBitString(p.servicesSupported))),
+    cons(
+      'context',
+      4,
+      intTlv('context', 0, p.version),
+      prim('context', 1, encodeBitString(p.parameterCbb)),
+      prim('context', 2, encodeBitString(p.servicesSupported)),
+    ),
   );
 }
 
@@ -218,11 +307,20 @@ export function encodeMmsPdu(p: MmsPdu): Uint8Array {
     case 'confirmed-request':
       return cons('context', 0, intTlv('universal', 2, p.invokeId), encodeConfirmedRequest(p.request));
     case 'information-report':
-      return cons('context', 3, cons('context', 0, encodeVariableAccess(p.report.variables), cons('context', 0, ...p.report.results.map(encodeAccessResult))));
+      return cons(
+        'context',
+        3,
+        cons('context', 0, encodeVariableAccess(p.report.variables), cons('context', 0, ...p.report.results.map(encodeAccessResult))),
+      );
     case 'reject': {
       const code = REJECT_TYPES.indexOf(p.reason.pduType);
       if (code < 1) throw mmsError('bad_reject', `reject of PDU type ${p.reason.pduType}`);
-      return cons('context', 4, p.invokeId === undefined ? new Uint8Array(0) : intTlv('context', 0, p.invokeId), intTlv('context', code, p.reason.code));
+      return cons(
+        'context',
+        4,
+        p.invokeId === undefined ? new Uint8Array(0) : intTlv('context', 0, p.invokeId),
+        intTlv('context', code, p.reason.code),
+      );
     }
     case 'cancel-request':
     case 'cancel-response':

@@ -64,10 +64,26 @@ export type ConfirmedResponse =
   | { service: 'write'; results: WriteResult[] }
   | { service: 'getNamedVariableListAttributes'; deletable: boolean; variables: ObjectName[] };
 
-const SERVICE_TAG = { identify: 2, getNameList: 1, read: 4, write: 5, getVariableAccessAttributes: 6, getNamedVariableListAttributes: 12 } as const;
+const SERVICE_TAG = {
+  identify: 2,
+  getNameList: 1,
+  read: 4,
+  write: 5,
+  getVariableAccessAttributes: 6,
+  getNamedVariableListAttributes: 12,
+} as const;
 const SERVICE_NAMES: Record<number, string> = {
-  0: 'status', 3: 'rename', 7: 'defineNamedVariable', 11: 'defineNamedVariableList', 13: 'deleteNamedVariableList',
-  72: 'fileOpen', 73: 'fileRead', 74: 'fileClose', 75: 'fileRename', 76: 'fileDelete', 77: 'fileDirectory',
+  0: 'status',
+  3: 'rename',
+  7: 'defineNamedVariable',
+  11: 'defineNamedVariableList',
+  13: 'deleteNamedVariableList',
+  72: 'fileOpen',
+  73: 'fileRead',
+  74: 'fileClose',
+  75: 'fileRename',
+  76: 'fileDelete',
+  77: 'fileDirectory',
 };
 
 function mmsError(code: string, message: string): CodecError {
@@ -122,9 +138,15 @@ function decodeGetNameListRequest(t: Tlv): ConfirmedRequest {
   const objectClass = OBJECT_CLASSES[code];
   if (objectClass === undefined) throw mmsError('bad_request', `object class ${code} is unknown`);
   const s = onlyChildOf(scopeField);
-  const scope: NameScope = isTag(s, 'context', 1) ? { scope: 'domain', domain: visibleOf(s) } : isTag(s, 'context', 2) ? { scope: 'aa' } : { scope: 'vmd' };
+  const scope: NameScope = isTag(s, 'context', 1)
+    ? { scope: 'domain', domain: visibleOf(s) }
+    : isTag(s, 'context', 2)
+      ? { scope: 'aa' }
+      : { scope: 'vmd' };
   const after = fields.find((f) => isTag(f, 'context', 2));
-  return after ? { service: 'getNameList', objectClass, scope, continueAfter: visibleOf(after) } : { service: 'getNameList', objectClass, scope };
+  return after
+    ? { service: 'getNameList', objectClass, scope, continueAfter: visibleOf(after) }
+    : { service: 'getNameList', objectClass, scope };
 }
 
 /** A ConfirmedServiceRequest from its CHOICE TLV. */
@@ -136,18 +158,29 @@ export function decodeConfirmedRequest(t: Tlv): ConfirmedRequest {
     case SERVICE_TAG.getNameList:
       return decodeGetNameListRequest(t);
     case SERVICE_TAG.getVariableAccessAttributes:
-      return { service: 'getVariableAccessAttributes', name: decodeObjectName(onlyChildOf(expectTag(onlyChildOf(t), 'context', 0, 'name'))) };
+      return {
+        service: 'getVariableAccessAttributes',
+        name: decodeObjectName(onlyChildOf(expectTag(onlyChildOf(t), 'context', 0, 'name'))),
+      };
     case SERVICE_TAG.read: {
       const fields = childrenOf(t);
       const withResult = fields.find((f) => isTag(f, 'context', 0));
       const spec = fields.find((f) => isTag(f, 'context', 1));
       if (!spec) throw mmsError('bad_request', 'Read without variable access specification');
-      return { service: 'read', specificationWithResult: withResult ? boolOf(withResult) : false, variables: decodeVariableAccess(onlyChildOf(spec)) };
+      return {
+        service: 'read',
+        specificationWithResult: withResult ? boolOf(withResult) : false,
+        variables: decodeVariableAccess(onlyChildOf(spec)),
+      };
     }
     case SERVICE_TAG.write: {
       const [spec, data] = childrenOf(t);
       if (!data) throw mmsError('bad_request', 'Write without data');
-      return { service: 'write', variables: decodeVariableAccess(spec), data: childrenOf(expectTag(data, 'context', 0, 'list of data')).map((d) => decodeData(d)) };
+      return {
+        service: 'write',
+        variables: decodeVariableAccess(spec),
+        data: childrenOf(expectTag(data, 'context', 0, 'list of data')).map((d) => decodeData(d)),
+      };
     }
     case SERVICE_TAG.getNamedVariableListAttributes:
       return { service: 'getNamedVariableListAttributes', name: decodeObjectName(onlyChildOf(t)) };
@@ -212,7 +245,11 @@ export function decodeConfirmedResponse(t: Tlv): ConfirmedResponse {
       const deletable = fields.find((f) => isTag(f, 'context', 0));
       const list = fields.find((f) => isTag(f, 'context', 1));
       if (!list) throw mmsError('bad_response', 'GetNamedVariableListAttributes response without variables');
-      return { service: 'getNamedVariableListAttributes', deletable: deletable ? boolOf(deletable) : false, variables: decodeNamedVariables(list) };
+      return {
+        service: 'getNamedVariableListAttributes',
+        deletable: deletable ? boolOf(deletable) : false,
+        variables: decodeNamedVariables(list),
+      };
     }
     default:
       throw unknownService(t);

@@ -29,7 +29,10 @@ const SIZED = { 4: 'bit-string', 9: 'octet-string', 10: 'visible-string', 16: 'm
 const WIDTH = { 5: 'integer', 6: 'unsigned', 13: 'bcd' } as const;
 const BARE = { 3: 'boolean', 11: 'generalized-time', 15: 'obj-id', 17: 'utc-time' } as const;
 const TAG_OF: Record<string, number> = Object.fromEntries(
-  Object.entries({ ...SIZED, ...WIDTH, ...BARE, 1: 'array', 2: 'structure', 7: 'float', 12: 'binary-time' }).map(([k, v]) => [v, Number(k)]),
+  Object.entries({ ...SIZED, ...WIDTH, ...BARE, 1: 'array', 2: 'structure', 7: 'float', 12: 'binary-time' }).map(([k, v]) => [
+    v,
+    Number(k),
+  ]),
 );
 
 function mmsError(code: string, message: string): CodecError {
@@ -46,7 +49,12 @@ function decodeArray(t: Tlv, depth: number): MmsType {
   const { packed, rest } = packedAnd(childrenOf(t));
   const [count, element] = rest;
   if (element === undefined) throw mmsError('bad_type', 'an array type without element count or type');
-  return { type: 'array', packed, elements: intOf(expectTag(count, 'context', 1, 'number of elements')), element: decodeType(onlyChildOf(expectTag(element, 'context', 2, 'element type')), depth + 1) };
+  return {
+    type: 'array',
+    packed,
+    elements: intOf(expectTag(count, 'context', 1, 'number of elements')),
+    element: decodeType(onlyChildOf(expectTag(element, 'context', 2, 'element type')), depth + 1),
+  };
 }
 
 function decodeStructure(t: Tlv, depth: number): MmsType {
@@ -94,10 +102,21 @@ export function encodeType(m: MmsType, depth = 0): Uint8Array {
     case 'named':
       return cons('context', 0, encodeObjectName(m.name));
     case 'array':
-      return cons('context', 1, boolTlv('context', 0, m.packed), intTlv('context', 1, m.elements), cons('context', 2, encodeType(m.element, depth + 1)));
+      return cons(
+        'context',
+        1,
+        boolTlv('context', 0, m.packed),
+        intTlv('context', 1, m.elements),
+        cons('context', 2, encodeType(m.element, depth + 1)),
+      );
     case 'structure': {
       const components = m.components.map((c) =>
-        cons('universal', 16, c.name === undefined ? new Uint8Array(0) : visibleTlv('context', 0, c.name), cons('context', 1, encodeType(c.type, depth + 1))),
+        cons(
+          'universal',
+          16,
+          c.name === undefined ? new Uint8Array(0) : visibleTlv('context', 0, c.name),
+          cons('context', 1, encodeType(c.type, depth + 1)),
+        ),
       );
       return cons('context', 2, cons('context', 1, ...components));
     }

@@ -28,13 +28,26 @@ export type Pdv = { contextId: number; transferSyntax?: string; data: Uint8Array
 export type ContextResult = { result: number; resultText: string; transferSyntax?: string; providerReason?: number };
 
 /** A CP PPDU (what the client sends; decoded for checks and tests). */
-export type PresentationConnect = { kind: 'CP'; callingSelector?: Uint8Array; calledSelector?: Uint8Array; contexts: PresentationContext[]; userData: Pdv[] };
+export type PresentationConnect = {
+  kind: 'CP';
+  callingSelector?: Uint8Array;
+  calledSelector?: Uint8Array;
+  contexts: PresentationContext[];
+  userData: Pdv[];
+};
 
 /** A CPA PPDU. */
 export type PresentationAccept = { kind: 'CPA'; respondingSelector?: Uint8Array; results: ContextResult[]; userData: Pdv[] };
 
 /** A CPR PPDU. */
-export type PresentationReject = { kind: 'CPR'; respondingSelector?: Uint8Array; results: ContextResult[]; providerReason?: number; reasonText: string; userData: Pdv[] };
+export type PresentationReject = {
+  kind: 'CPR';
+  respondingSelector?: Uint8Array;
+  results: ContextResult[];
+  providerReason?: number;
+  reasonText: string;
+  userData: Pdv[];
+};
 
 /** An abort: from the peer user (ARU, normally carrying an ACSE ABRT) or from the peer provider (ARP). */
 export type PresentationAbort = { kind: 'ARU'; userData: Pdv[] } | { kind: 'ARP'; reason?: number; reasonText: string; eventId?: number };
@@ -90,7 +103,13 @@ export function encodeUserData(...pdvs: readonly Pdv[]): Uint8Array {
 /** The CP PPDU in normal mode, with the capture's order of fields. */
 export function encodeConnectPresentation(o: ConnectPresentationOptions): Uint8Array {
   const contexts = (o.contexts ?? DEFAULT_CONTEXTS).map((c) =>
-    cons('universal', 16, intTlv('universal', 2, c.id), oidTlv('universal', 6, c.abstractSyntax), cons('universal', 16, ...c.transferSyntaxes.map((s) => oidTlv('universal', 6, s)))),
+    cons(
+      'universal',
+      16,
+      intTlv('universal', 2, c.id),
+      oidTlv('universal', 6, c.abstractSyntax),
+      cons('universal', 16, ...c.transferSyntaxes.map((s) => oidTlv('universal', 6, s))),
+    ),
   );
   return cons(
     'universal',
@@ -117,8 +136,11 @@ function decodePdv(list: Tlv): Pdv {
     else if (isTag(item, 'context', 1)) pdv.data = primitiveOf(item);
     else throw presentationError('unknown_tag', `${tagName(item)} in a PDV-list`);
   }
-  if (pdv.contextId === undefined || pdv.data === undefined) throw presentationError('bad_user_data', 'a PDV-list without context id or value');
-  return pdv.transferSyntax === undefined ? { contextId: pdv.contextId, data: pdv.data } : { contextId: pdv.contextId, transferSyntax: pdv.transferSyntax, data: pdv.data };
+  if (pdv.contextId === undefined || pdv.data === undefined)
+    throw presentationError('bad_user_data', 'a PDV-list without context id or value');
+  return pdv.transferSyntax === undefined
+    ? { contextId: pdv.contextId, data: pdv.data }
+    : { contextId: pdv.contextId, transferSyntax: pdv.transferSyntax, data: pdv.data };
 }
 
 /** The bytes of the single ASN.1 value inside an explicit tag (the inner TLV, header included). */

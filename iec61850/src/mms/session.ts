@@ -34,7 +34,17 @@ export type SessionRefuse = { kind: 'refuse'; parameters: SessionParameter[]; re
 /** What a CONNECT carries; the selectors default to 0001 as in the capture. */
 export type ConnectOptions = { callingSelector?: Uint8Array; calledSelector?: Uint8Array; userData: Uint8Array };
 
-const SI = { DATA: 1, NOT_FINISHED: 8, FINISH: 9, DISCONNECT: 10, REFUSE: 12, CONNECT: 13, ACCEPT: 14, ABORT: 25, ABORT_ACCEPT: 26 } as const;
+const SI = {
+  DATA: 1,
+  NOT_FINISHED: 8,
+  FINISH: 9,
+  DISCONNECT: 10,
+  REFUSE: 12,
+  CONNECT: 13,
+  ACCEPT: 14,
+  ABORT: 25,
+  ABORT_ACCEPT: 26,
+} as const;
 const PGI_CONNECT_ACCEPT = 5;
 const PI_PROTOCOL_OPTIONS = 19;
 const PI_VERSION = 22;
@@ -122,7 +132,8 @@ function readUnits(buf: Uint8Array, groups: boolean): SessionParameter[] {
   for (let at = 0; at < buf.length; ) {
     const code = buf[at];
     const { length, next } = readLength(buf, at + 1);
-    if (next + length > buf.length) throw sessionError('length_past_end', `parameter ${code} declares ${length} octets, ${buf.length - next} remain`);
+    if (next + length > buf.length)
+      throw sessionError('length_past_end', `parameter ${code} declares ${length} octets, ${buf.length - next} remain`);
     const value = buf.subarray(next, next + length);
     // PGI 1 and 5 group PIs; user data (193) is opaque
     out.push(groups && (code === 1 || code === PGI_CONNECT_ACCEPT) ? { code, value, children: readUnits(value, false) } : { code, value });
@@ -135,7 +146,8 @@ function readUnits(buf: Uint8Array, groups: boolean): SessionParameter[] {
 function readSpdu(buf: Uint8Array, at: number): { si: number; parameters: SessionParameter[]; next: number } {
   if (at >= buf.length) throw sessionError('truncated', `SPDU expected at offset ${at}`);
   const { length, next } = readLength(buf, at + 1);
-  if (next + length > buf.length) throw sessionError('length_past_end', `SPDU ${buf[at]} declares ${length} octets, ${buf.length - next} remain`);
+  if (next + length > buf.length)
+    throw sessionError('length_past_end', `SPDU ${buf[at]} declares ${length} octets, ${buf.length - next} remain`);
   return { si: buf[at], parameters: readUnits(buf.subarray(next, next + length), true), next: next + length };
 }
 

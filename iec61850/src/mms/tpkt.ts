@@ -24,7 +24,11 @@ export type TpktDeframer = {
 export function encodeTpkt(tpdu: Uint8Array): Uint8Array {
   const length = tpdu.length + TPKT_HEADER_LENGTH;
   if (length < TPKT_MIN_LENGTH || length > TPKT_MAX_LENGTH) {
-    throw new CodecError('tpkt', 'bad_length', `a TPDU of ${tpdu.length} octets cannot be framed (frame ${TPKT_MIN_LENGTH}..${TPKT_MAX_LENGTH})`);
+    throw new CodecError(
+      'tpkt',
+      'bad_length',
+      `a TPDU of ${tpdu.length} octets cannot be framed (frame ${TPKT_MIN_LENGTH}..${TPKT_MAX_LENGTH})`,
+    );
   }
   return concat(Uint8Array.of(3, 0, length >> 8, length & 0xff), tpdu);
 }

@@ -42,7 +42,14 @@ function dataObjects(index: TemplateIndex, domain: string, ln: LogicalNode): Bro
       };
     });
     const desc = definition.desc ?? doType?.desc;
-    return { name: definition.name, cdc: doType?.cdc ?? '', type: definition.type, ...(desc ? { desc } : {}), fcs: expanded?.fcs ?? [], attributes };
+    return {
+      name: definition.name,
+      cdc: doType?.cdc ?? '',
+      type: definition.type,
+      ...(desc ? { desc } : {}),
+      fcs: expanded?.fcs ?? [],
+      attributes,
+    };
   });
 }
 
@@ -71,7 +78,9 @@ function logicalNode(index: TemplateIndex, ied: Ied, ld: LogicalDevice, ln: Logi
     reportControls: ln.reportControls.map(({ clients: _clients, trgOps, optFields, instances, ...rcb }) => ({
       ...rcb,
       trgOps: TRG_OPS.filter((name) => trgOps[name]),
-      optFields: Object.entries(optFields).filter(([, on]) => on).map(([name]) => name),
+      optFields: Object.entries(optFields)
+        .filter(([, on]) => on)
+        .map(([name]) => name),
       instances: instances.map((name) => ({ name, ref: lnMemberReference(domain, ln.name, name, rcb.buffered ? 'BR' : 'RP') })),
     })),
     gooseControls: ln.gooseControls.map((gc) => ({
@@ -121,7 +130,10 @@ function ied(model: SclModel, index: TemplateIndex, node: Ied): BrowseIed {
 /** The browse tree of a parsed model, for every IED or for one. */
 export function toBrowseTree(model: SclModel, options: BrowseOptions = {}): SclBrowseTree {
   const index = new TemplateIndex(model.templates);
-  return { ...treeFrame(model), ieds: model.ieds.filter((i) => options.iedName === undefined || i.name === options.iedName).map((i) => ied(model, index, i)) };
+  return {
+    ...treeFrame(model),
+    ieds: model.ieds.filter((i) => options.iedName === undefined || i.name === options.iedName).map((i) => ied(model, index, i)),
+  };
 }
 
 /**
@@ -145,7 +157,12 @@ function treeFrame(model: SclModel): SclBrowseTree {
       name: sn.name,
       ...(sn.type ? { type: sn.type } : {}),
       ...(sn.desc ? { desc: sn.desc } : {}),
-      connectedAPs: sn.connectedAPs.map((c) => ({ iedName: c.iedName, apName: c.apName, described: described.has(c.iedName), address: plain(c.address) })),
+      connectedAPs: sn.connectedAPs.map((c) => ({
+        iedName: c.iedName,
+        apName: c.apName,
+        described: described.has(c.iedName),
+        address: plain(c.address),
+      })),
     })),
     enumTypes: model.templates.enumTypes.map((e) => ({ id: e.id, values: e.values.map((v) => ({ ...v })) })),
   };

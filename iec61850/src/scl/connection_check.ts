@@ -25,13 +25,17 @@ export function canonicalIp(text: string): string | undefined {
     const parts = v4.slice(1).map(Number);
     return parts.every((p) => p <= 255) ? parts.join('.') : undefined;
   }
-  const v6 = text.trim().toLowerCase().replace(/^\[|\]$/g, '');
+  const v6 = text
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
   if (!/^[0-9a-f:]+$/.test(v6) || !v6.includes(':') || v6.split('::').length > 2) return undefined;
   const [head, tail] = v6.includes('::') ? v6.split('::') : [v6, undefined];
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
   const missing = 8 - left.length - right.length;
-  if (missing < 0 || (tail === undefined && missing !== 0) || [...left, ...right].some((g) => g.length < 1 || g.length > 4)) return undefined;
+  if (missing < 0 || (tail === undefined && missing !== 0) || [...left, ...right].some((g) => g.length < 1 || g.length > 4))
+    return undefined;
   return [...left, ...Array(missing).fill('0'), ...right].map((g) => String(parseInt(g, 16))).join(':');
 }
 
@@ -59,8 +63,14 @@ function pickIed(model: SclModel, target: ConnectionTarget): Ied | ConnectionWar
   const ip = canonicalIp(target.ip);
   const matching = servers.filter((i) => serverAddresses(model, i).some((c) => ip !== undefined && canonicalIp(ipOf(c) ?? '') === ip));
   if (matching.length === 1) return matching[0];
-  const names = servers.slice(0, 5).map((i) => i.name).join(', ');
-  return { code: 'ied_ambiguous', message: `the SCL file describes ${servers.length} IEDs (${names}${servers.length > 5 ? ', …' : ''}); name the IED of the connection` };
+  const names = servers
+    .slice(0, 5)
+    .map((i) => i.name)
+    .join(', ');
+  return {
+    code: 'ied_ambiguous',
+    message: `the SCL file describes ${servers.length} IEDs (${names}${servers.length > 5 ? ', …' : ''}); name the IED of the connection`,
+  };
 }
 
 /**
@@ -77,19 +87,26 @@ export function checkConnection(model: SclModel, target: ConnectionTarget): Conn
   const listed = caps.map((c) => ipOf(c)!);
   let cap = caps[0];
   if (ip === undefined) {
-    warnings.push({ code: 'ip_unchecked', message: `the connection names host ${target.ip}; the SCL file gives IED ${ied.name} ${listed.join(', ')}` });
+    warnings.push({
+      code: 'ip_unchecked',
+      message: `the connection names host ${target.ip}; the SCL file gives IED ${ied.name} ${listed.join(', ')}`,
+    });
   } else {
     const same = caps.find((c) => canonicalIp(ipOf(c)!) === ip);
     const open = caps.find((c) => WILDCARDS.has(canonicalIp(ipOf(c)!) ?? ''));
     cap = same ?? open ?? cap;
     if (!same && !open) {
-      warnings.push({ code: 'ip_mismatch', message: `the connection uses ${target.ip}; the SCL file gives IED ${ied.name} ${listed.join(', ')}` });
+      warnings.push({
+        code: 'ip_mismatch',
+        message: `the connection uses ${target.ip}; the SCL file gives IED ${ied.name} ${listed.join(', ')}`,
+      });
     }
   }
   const declared = cap.address['MMS-Port'];
   const port = declared !== undefined && /^\d{1,5}$/.test(declared) ? Number(declared) : MMS_PORT;
   if (port !== target.port) {
-    const source = declared === undefined ? `names no MMS port for IED ${ied.name} (${MMS_PORT} by default)` : `gives IED ${ied.name} MMS port ${port}`;
+    const source =
+      declared === undefined ? `names no MMS port for IED ${ied.name} (${MMS_PORT} by default)` : `gives IED ${ied.name} MMS port ${port}`;
     warnings.push({ code: 'port_mismatch', message: `the connection uses port ${target.port}; the SCL file ${source}` });
   }
   return warnings;

@@ -50,7 +50,8 @@ function sniff(head: Uint8Array): { label: string; warning?: string } {
   for (const byte of head) ascii += byte < 0x80 ? String.fromCharCode(byte) : ' ';
   const declared = /^<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z0-9._-]+)["']/.exec(ascii)?.[1]?.toLowerCase();
   if (declared === undefined || declared === 'utf-8' || declared === 'utf8') return { label: 'utf-8' };
-  if (declared.startsWith('utf-16')) return { label: 'utf-8', warning: `the file declares ${declared} but its bytes are not UTF-16; read as UTF-8` };
+  if (declared.startsWith('utf-16'))
+    return { label: 'utf-8', warning: `the file declares ${declared} but its bytes are not UTF-16; read as UTF-8` };
   return { label: declared, warning: `the file is encoded as ${declared}; SCL files should be UTF-8` };
 }
 

@@ -39,11 +39,20 @@ function emptyModel(): SclModel {
 export async function parseScl(input: SclInput, options: SclParseOptions = {}): Promise<SclParseResult> {
   const reporter = new Reporter();
   const model = emptyModel();
-  const ctx: ReadContext = { model, reporter, edition1: false, maxValueLength: options.maxValueLength ?? 65_536, iedName: '', strings: new Map() };
+  const ctx: ReadContext = {
+    model,
+    reporter,
+    edition1: false,
+    maxValueLength: options.maxValueLength ?? 65_536,
+    iedName: '',
+    strings: new Map(),
+  };
   const complete = await readXml(input, new SclReader(ctx), reporter, { maxDepth: options.maxDepth ?? 128 });
   if (complete) {
     const index = new TemplateIndex(model.templates);
-    const lnTypes = model.ieds.flatMap((ied) => ied.accessPoints.flatMap((ap) => ap.server?.logicalDevices.flatMap((ld) => ld.logicalNodes.map((ln) => ln.lnType)) ?? []));
+    const lnTypes = model.ieds.flatMap((ied) =>
+      ied.accessPoints.flatMap((ap) => ap.server?.logicalDevices.flatMap((ld) => ld.logicalNodes.map((ln) => ln.lnType)) ?? []),
+    );
     validateTemplates(reporter, model.templates, index, lnTypes);
     validateModel(reporter, model, index);
   }

@@ -79,7 +79,17 @@ export class SclReader implements XmlEvents {
       this.#skipping = 1;
       return;
     }
-    const origin: Frame = { element: tag.local, key: keyOf(tag), line, column, parent, kind: '', node: undefined, text: false, close: undefined };
+    const origin: Frame = {
+      element: tag.local,
+      key: keyOf(tag),
+      line,
+      column,
+      parent,
+      kind: '',
+      node: undefined,
+      text: false,
+      close: undefined,
+    };
     const opened = opener === undefined ? openRoot(this.#ctx, tag, origin) : opener(this.#ctx, tag, parent!.node, origin);
     if (opened === undefined) {
       this.#skipping = 1;

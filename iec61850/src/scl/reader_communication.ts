@@ -52,7 +52,11 @@ const connectedAp: Opener = (ctx, tag, parent, origin) => {
 
 function controlBlockAddress(list: 'gse' | 'smv'): Opener {
   return (ctx, tag, parent, origin) => {
-    const node: ControlBlockAddress = { ldInst: need(ctx, tag, 'ldInst', origin), cbName: need(ctx, tag, 'cbName', origin), address: bareRecord() };
+    const node: ControlBlockAddress = {
+      ldInst: need(ctx, tag, 'ldInst', origin),
+      cbName: need(ctx, tag, 'cbName', origin),
+      address: bareRecord(),
+    };
     (parent as ConnectedAp)[list].push(node);
     ctx.reporter.place(node, origin);
     return enter(origin, 'CbAddress', node);

@@ -139,7 +139,11 @@ export function edition2Only(ctx: ReadContext, tag: Tag, origin: Origin, names: 
   if (!ctx.edition1) return;
   for (const name of names) {
     if (tag.attributes[name] === undefined) continue;
-    ctx.reporter.warnOnce(`ed2:${origin.element}@${name}`, `${origin.element}@${name} is an edition-2 attribute in an edition-1 (2003) file`, origin);
+    ctx.reporter.warnOnce(
+      `ed2:${origin.element}@${name}`,
+      `${origin.element}@${name} is an edition-2 attribute in an edition-1 (2003) file`,
+      origin,
+    );
   }
 }
 

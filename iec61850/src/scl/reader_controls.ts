@@ -4,7 +4,19 @@
  * blocks (`GSEControl`) and sampled-value control blocks (`SampledValueControl`/`SmvOpts`).
  */
 import type { DataSet, Fcda, GooseControl, LogicalNode, OptFields, ReportControl, SampledValueControl, TrgOps } from './model.ts';
-import { attr, edition2Only, flag, enter, need, optional, whole, type Closer, type Opener, type ReadContext, type Tag } from './reader_context.ts';
+import {
+  attr,
+  edition2Only,
+  flag,
+  enter,
+  need,
+  optional,
+  whole,
+  type Closer,
+  type Opener,
+  type ReadContext,
+  type Tag,
+} from './reader_context.ts';
 import type { Origin } from './report.ts';
 
 /**
@@ -128,7 +140,8 @@ const clientLn: Opener = (ctx, tag, parent, origin) => {
 const gseControl: Opener = (ctx, tag, parent, origin) => {
   edition2Only(ctx, tag, origin, ['fixedOffs', 'securityEnable']);
   const type = attr(ctx, tag, 'type', origin) ?? 'GOOSE';
-  if (type !== 'GOOSE' && type !== 'GSSE') ctx.reporter.warning(`GSEControl type ${type} is neither GOOSE nor GSSE; GOOSE is assumed`, origin);
+  if (type !== 'GOOSE' && type !== 'GSSE')
+    ctx.reporter.warning(`GSEControl type ${type} is neither GOOSE nor GSSE; GOOSE is assumed`, origin);
   const node: GooseControl = {
     name: need(ctx, tag, 'name', origin),
     type: type === 'GSSE' ? 'GSSE' : 'GOOSE',

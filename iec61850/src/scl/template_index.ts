@@ -49,7 +49,15 @@ function stop(walk: Walk, problem: string): false {
   return false;
 }
 
-function walkStruct(index: TemplateIndex, walk: Walk, typeId: string, path: string, fc: string, ancestors: string[], depth: number): boolean {
+function walkStruct(
+  index: TemplateIndex,
+  walk: Walk,
+  typeId: string,
+  path: string,
+  fc: string,
+  ancestors: string[],
+  depth: number,
+): boolean {
   const daType = index.daTypes.get(typeId);
   if (!daType) return true;
   if (ancestors.includes(`DA:${typeId}`)) return stop(walk, `DAType ${typeId} contains itself`);
@@ -58,7 +66,12 @@ function walkStruct(index: TemplateIndex, walk: Walk, typeId: string, path: stri
     const name = `${path}.${bda.name}`;
     if (!pushNode(walk, { ...bda, name, fc })) return false;
     addFc(walk, name, fc);
-    if (bda.bType === 'Struct' && bda.type !== undefined && !walkStruct(index, walk, bda.type, name, fc, [...ancestors, `DA:${typeId}`], depth + 1)) return false;
+    if (
+      bda.bType === 'Struct' &&
+      bda.type !== undefined &&
+      !walkStruct(index, walk, bda.type, name, fc, [...ancestors, `DA:${typeId}`], depth + 1)
+    )
+      return false;
   }
   return true;
 }
@@ -87,7 +100,8 @@ function walkDo(index: TemplateIndex, walk: Walk, doTypeId: string, prefix: stri
     const { kind: _kind, ...fields } = child;
     if (!pushNode(walk, { ...fields, name })) return false;
     addFc(walk, name, child.fc);
-    if (child.bType === 'Struct' && child.type !== undefined && !walkStruct(index, walk, child.type, name, child.fc, inner, depth + 1)) return false;
+    if (child.bType === 'Struct' && child.type !== undefined && !walkStruct(index, walk, child.type, name, child.fc, inner, depth + 1))
+      return false;
   }
   return true;
 }

@@ -37,7 +37,11 @@ function checkValues(reporter: Reporter, index: TemplateIndex, ln: LogicalNode) 
     const value = ln.values[i];
     const fcs = fcsAt(index, ln.lnType, value.path);
     if (fcs?.size === 1) value.fc = fcs.values().next().value;
-    else reporter.warning(`LN ${ln.name}: configured value ${value.path} names no attribute of LNodeType ${ln.lnType}`, reporter.itemOrigin(ln, i, 'DAI', value.path));
+    else
+      reporter.warning(
+        `LN ${ln.name}: configured value ${value.path} names no attribute of LNodeType ${ln.lnType}`,
+        reporter.itemOrigin(ln, i, 'DAI', value.path),
+      );
   }
 }
 
@@ -48,7 +52,10 @@ function checkControlBlocks(reporter: Reporter, ln: LogicalNode) {
   const dataSets = new Set(ln.dataSets.map((d) => d.name));
   for (const block of blocks) {
     if (block.datSet && !dataSets.has(block.datSet)) {
-      reporter.error(`control block ${block.name} names DataSet ${block.datSet}, which LN ${ln.name} does not have`, reporter.origin(block));
+      reporter.error(
+        `control block ${block.name} names DataSet ${block.datSet}, which LN ${ln.name} does not have`,
+        reporter.origin(block),
+      );
     }
   }
 }
@@ -70,7 +77,10 @@ function checkLogicalNode(reporter: Reporter, index: TemplateIndex, ied: Ied, ld
   const lnType = index.lNodeTypes.get(ln.lnType);
   if (!lnType) reporter.error(`LN ${ln.name} names LNodeType ${shownId(ln.lnType)}, which is not defined`, reporter.origin(ln));
   if (lnType && ln.lnClass && lnType.lnClass !== ln.lnClass) {
-    reporter.warning(`LN ${ln.name} has lnClass ${ln.lnClass} but its LNodeType ${lnType.id} is of class ${lnType.lnClass}`, reporter.origin(ln));
+    reporter.warning(
+      `LN ${ln.name} has lnClass ${ln.lnClass} but its LNodeType ${lnType.id} is of class ${lnType.lnClass}`,
+      reporter.origin(ln),
+    );
   }
   if (lnType) checkValues(reporter, index, ln);
   if (ln.dataSets.length + ln.reportControls.length + ln.gooseControls.length + ln.sampledValueControls.length > 0) {
@@ -88,7 +98,10 @@ function checkIed(reporter: Reporter, index: TemplateIndex, ied: Ied) {
   const byInst = indexIed(ied);
   for (const ap of ied.accessPoints) {
     if (ap.serverAt !== undefined && !apNames.has(ap.serverAt)) {
-      reporter.warning(`AccessPoint ${ap.name} points at the server of AccessPoint ${ap.serverAt}, which IED ${ied.name} does not have`, reporter.origin(ap));
+      reporter.warning(
+        `AccessPoint ${ap.name} points at the server of AccessPoint ${ap.serverAt}, which IED ${ied.name} does not have`,
+        reporter.origin(ap),
+      );
     }
   }
   for (const ld of lds) {
@@ -115,7 +128,11 @@ function checkCommunication(reporter: Reporter, model: SclModel) {
       for (const block of [...cap.gse, ...cap.smv]) {
         const ln0 = lds.get(block.ldInst)?.ld.logicalNodes.find((ln) => ln.lnClass === 'LLN0');
         const known = [...(ln0?.gooseControls ?? []), ...(ln0?.sampledValueControls ?? [])].some((c) => c.name === block.cbName);
-        if (!known) reporter.warning(`address for control block ${block.ldInst}/${block.cbName}, which IED ${cap.iedName} does not have`, reporter.origin(block));
+        if (!known)
+          reporter.warning(
+            `address for control block ${block.ldInst}/${block.cbName}, which IED ${cap.iedName} does not have`,
+            reporter.origin(block),
+          );
       }
     }
   }

@@ -72,10 +72,16 @@ function emptyIds(reporter: Reporter, kind: string, items: { id: string }[], ref
 /** Every type id the templates and the IEDs refer to, by the kind of type referred to. */
 function referencesOf(model: { templates: DataTypeTemplates; lnTypes: string[] }) {
   const { templates } = model;
-  const attributes = [...templates.doTypes.flatMap((d) => d.children.filter((c) => c.kind === 'DA')), ...templates.daTypes.flatMap((d) => d.components)];
+  const attributes = [
+    ...templates.doTypes.flatMap((d) => d.children.filter((c) => c.kind === 'DA')),
+    ...templates.daTypes.flatMap((d) => d.components),
+  ];
   return {
     lNodeType: countReferences(model.lnTypes),
-    doType: countReferences([...templates.lNodeTypes.flatMap((l) => l.dataObjects.map((d) => d.type)), ...templates.doTypes.flatMap((d) => d.children.filter((c) => c.kind === 'SDO').map((c) => c.type))]),
+    doType: countReferences([
+      ...templates.lNodeTypes.flatMap((l) => l.dataObjects.map((d) => d.type)),
+      ...templates.doTypes.flatMap((d) => d.children.filter((c) => c.kind === 'SDO').map((c) => c.type)),
+    ]),
     daType: countReferences(attributes.filter((a) => a.bType === 'Struct' && a.type !== undefined).map((a) => a.type!)),
     enumType: countReferences(attributes.filter((a) => a.bType === 'Enum' && a.type !== undefined).map((a) => a.type!)),
   };
@@ -88,10 +94,12 @@ function checkAttributeType(reporter: Reporter, index: TemplateIndex, node: BdaD
   }
   if (node.bType === 'Struct') {
     if (node.type === undefined) reporter.error(`${owner}.${node.name} is a Struct without a type`, at);
-    else if (!index.daTypes.has(node.type)) reporter.error(`${owner}.${node.name} names DAType ${shownId(node.type)}, which is not defined`, at);
+    else if (!index.daTypes.has(node.type))
+      reporter.error(`${owner}.${node.name} names DAType ${shownId(node.type)}, which is not defined`, at);
   } else if (node.bType === 'Enum') {
     if (node.type === undefined) reporter.warning(`${owner}.${node.name} is an Enum without a type: its values are unknown`, at);
-    else if (!index.enumTypes.has(node.type)) reporter.error(`${owner}.${node.name} names EnumType ${shownId(node.type)}, which is not defined`, at);
+    else if (!index.enumTypes.has(node.type))
+      reporter.error(`${owner}.${node.name} names EnumType ${shownId(node.type)}, which is not defined`, at);
   }
 }
 
@@ -114,7 +122,10 @@ export function validateTemplates(reporter: Reporter, templates: DataTypeTemplat
       if (names.has(dataObject.name)) reporter.error(`LNodeType ${lnType.id} has two DOs named ${dataObject.name}`, at);
       names.add(dataObject.name);
       if (!index.doTypes.has(dataObject.type)) {
-        reporter.error(`DO ${dataObject.name} of LNodeType ${shownId(lnType.id)} names DOType ${shownId(dataObject.type)}, which is not defined`, at);
+        reporter.error(
+          `DO ${dataObject.name} of LNodeType ${shownId(lnType.id)} names DOType ${shownId(dataObject.type)}, which is not defined`,
+          at,
+        );
       }
     }
   }
@@ -126,7 +137,10 @@ export function validateTemplates(reporter: Reporter, templates: DataTypeTemplat
     for (const child of doType.children) {
       if (child.kind === 'DA') checkAttributeType(reporter, index, child, `DOType ${doType.id}`);
       else if (!index.doTypes.has(child.type)) {
-        reporter.error(`SDO ${child.name} of DOType ${shownId(doType.id)} names DOType ${shownId(child.type)}, which is not defined`, reporter.origin(child));
+        reporter.error(
+          `SDO ${child.name} of DOType ${shownId(doType.id)} names DOType ${shownId(child.type)}, which is not defined`,
+          reporter.origin(child),
+        );
       }
     }
     const problem = index.expand(doType.id)?.problem;

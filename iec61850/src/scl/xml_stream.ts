@@ -12,7 +12,6 @@ import type { Position, Reporter } from './report.ts';
 /** Thrown (by this layer or by an element handler) to stop reading after a fatal error was reported. */
 export class ParseStop extends Error {}
 
-
 /** What the element layer hears. Handlers may throw `ParseStop`. */
 export type XmlEvents = {
   /** `line` and `column` are where the start tag begins. */
@@ -64,7 +63,8 @@ export async function readXml(input: SclInput, events: XmlEvents, reporter: Repo
     rootSeen = true;
     startLine = parser.line;
     startColumn = Math.max(1, parser.column - tag.name.length - 1);
-    if (++depth > limits.maxDepth) stop(`elements are nested deeper than ${limits.maxDepth} levels`, { line: startLine, column: startColumn });
+    if (++depth > limits.maxDepth)
+      stop(`elements are nested deeper than ${limits.maxDepth} levels`, { line: startLine, column: startColumn });
   });
   parser.on('opentag', (tag) => events.open(tag, startLine, startColumn));
   parser.on('closetag', (tag) => {
@@ -89,7 +89,8 @@ export async function readXml(input: SclInput, events: XmlEvents, reporter: Repo
       return void parser.write(text.slice(0, text.length - keep));
     }
     parser.write(text.slice(0, at));
-    if (!rootSeen) stop('a DOCTYPE is not allowed in an SCL file (no DTD, no entity declarations)', { line: parser.line, column: parser.column + 1 });
+    if (!rootSeen)
+      stop('a DOCTYPE is not allowed in an SCL file (no DTD, no entity declarations)', { line: parser.line, column: parser.column + 1 });
     parser.write(text.slice(at));
   };
 

@@ -19,7 +19,13 @@ const lastApplError = (obj: string, addCause: number, ctlNum: number): MmsData =
   value: [
     { type: 'visible-string', value: obj },
     { type: 'integer', value: 1 },
-    { type: 'structure', value: [{ type: 'integer', value: 3 }, { type: 'octet-string', value: new Uint8Array(0) }] },
+    {
+      type: 'structure',
+      value: [
+        { type: 'integer', value: 3 },
+        { type: 'octet-string', value: new Uint8Array(0) },
+      ],
+    },
     { type: 'unsigned', value: ctlNum },
     { type: 'integer', value: addCause },
   ],
@@ -47,11 +53,20 @@ function controlHandler(b: Behaviour) {
     const obj = `${LD}/${item.split('$').slice(0, 3).join('$')}`;
     const ctlNum = r.data[0].type === 'structure' ? Number(r.data[0].value[2].value) : 0;
     if (b.refuseOper !== undefined && item.endsWith('$Oper')) {
-      return [variablesReportPdu([{ scope: 'vmd', item: 'LastApplError' }], [lastApplError(obj, b.refuseOper, ctlNum)]), writeResponse(x.invokeId, [3])];
+      return [
+        variablesReportPdu([{ scope: 'vmd', item: 'LastApplError' }], [lastApplError(obj, b.refuseOper, ctlNum)]),
+        writeResponse(x.invokeId, [3]),
+      ];
     }
     const answer = [writeResponse(x.invokeId, [true])];
     if (item.endsWith('$Oper') && MODELS[item.split('$')[2]] >= 3 && !b.noTermination) {
-      if (b.negativeTermination !== undefined) answer.push(variablesReportPdu([{ scope: 'vmd', item: 'LastApplError' }, name], [lastApplError(obj, b.negativeTermination, ctlNum), r.data[0]]));
+      if (b.negativeTermination !== undefined)
+        answer.push(
+          variablesReportPdu(
+            [{ scope: 'vmd', item: 'LastApplError' }, name],
+            [lastApplError(obj, b.negativeTermination, ctlNum), r.data[0]],
+          ),
+        );
       else answer.push(variablesReportPdu([name], [r.data[0]]));
     }
     return answer;
@@ -60,21 +75,30 @@ function controlHandler(b: Behaviour) {
 
 async function deviceFor(t: Teardown, b: Behaviour = {}) {
   const server = await startFakeServer({ handle: controlHandler(b) });
-  const device = await Iec61850Device.connect({ host: '127.0.0.1', port: server.port, requestTimeoutMs: 1000, origin: { orCat: 'station-control', orIdent: 'scada-1' } });
+  const device = await Iec61850Device.connect({
+    host: '127.0.0.1',
+    port: server.port,
+    requestTimeoutMs: 1000,
+    origin: { orCat: 'station-control', orIdent: 'scada-1' },
+  });
   t.teardown(async () => {
     device.close();
     await server.close();
   });
   const writes = () =>
     server.connections[0].received.flatMap((p) =>
-      p.pdu === 'confirmed-request' && p.request.service === 'write' && p.request.variables.kind === 'variables' && p.request.variables.names[0].scope === 'domain'
+      p.pdu === 'confirmed-request' &&
+      p.request.service === 'write' &&
+      p.request.variables.kind === 'variables' &&
+      p.request.variables.names[0].scope === 'domain'
         ? [{ item: p.request.variables.names[0].item, data: p.request.data[0] }]
         : [],
     );
   return { server, device, writes };
 }
 
-const fields = (d: MmsData) => (d.type === 'structure' ? d.value.map((v) => (v.type === 'structure' ? v.value.map((w) => w.value) : v.value)) : []);
+const fields = (d: MmsData) =>
+  d.type === 'structure' ? d.value.map((v) => (v.type === 'structure' ? v.value.map((w) => w.value) : v.value)) : [];
 
 t.test('direct with normal security writes Oper with ctlVal, origin, ctlNum, T, Test and Check', async (t) => {
   const { device, writes } = await deviceFor(t);
@@ -103,34 +127,54 @@ t.test('without a model the ctlModel is read; ctlNum increments per control', as
 t.test('SBO with normal security reads SBO, then writes Oper', async (t) => {
   const { device, server, writes } = await deviceFor(t);
   await device.operate(`${LD}/GGIO1.SPCSO2`, true);
-  const reads = server.connections[0].received.flatMap((p) => (p.pdu === 'confirmed-request' && p.request.service === 'read' && p.request.variables.kind === 'variables' ? p.request.variables.names.map((n) => n.item) : []));
+  const reads = server.connections[0].received.flatMap((p) =>
+    p.pdu === 'confirmed-request' && p.request.service === 'read' && p.request.variables.kind === 'variables'
+      ? p.request.variables.names.map((n) => n.item)
+      : [],
+  );
   t.same(reads, ['GGIO1$CF$SPCSO2$ctlModel', 'GGIO1$CO$SPCSO2$SBO']);
-  t.same(writes().map((w) => w.item), ['GGIO1$CO$SPCSO2$Oper']);
+  t.same(
+    writes().map((w) => w.item),
+    ['GGIO1$CO$SPCSO2$Oper'],
+  );
 });
 
 t.test('direct with enhanced security waits for the CommandTermination', async (t) => {
   const { device, writes } = await deviceFor(t);
   await device.operate(`${LD}/GGIO1.SPCSO3`, true);
-  t.same(writes().map((w) => w.item), ['GGIO1$CO$SPCSO3$Oper']);
+  t.same(
+    writes().map((w) => w.item),
+    ['GGIO1$CO$SPCSO3$Oper'],
+  );
 });
 
 t.test('SBO with enhanced security writes SBOw then Oper with the same ctlNum', async (t) => {
   const { device, writes } = await deviceFor(t);
   await device.operate(`${LD}/GGIO1.SPCSO4`, false);
   const w = writes();
-  t.same(w.map((x) => x.item), ['GGIO1$CO$SPCSO4$SBOw', 'GGIO1$CO$SPCSO4$Oper']);
+  t.same(
+    w.map((x) => x.item),
+    ['GGIO1$CO$SPCSO4$SBOw', 'GGIO1$CO$SPCSO4$Oper'],
+  );
   t.equal(fields(w[0].data)[2], fields(w[1].data)[2]);
 });
 
 t.test('a negative CommandTermination rejects with the AddCause in words', async (t) => {
   const { device } = await deviceFor(t, { negativeTermination: 16 });
-  await t.rejects(device.operate(`${LD}/GGIO1.SPCSO3`, true), { code: 'control_failed', message: `operate of ${LD}/GGIO1$CO$SPCSO3 ended by a negative CommandTermination: Time-limit-over (Unknown)` });
+  await t.rejects(device.operate(`${LD}/GGIO1.SPCSO3`, true), {
+    code: 'control_failed',
+    message: `operate of ${LD}/GGIO1$CO$SPCSO3 ended by a negative CommandTermination: Time-limit-over (Unknown)`,
+  });
 });
 
 t.test('a refused Oper is explained by the LastApplError sent before the write response', async (t) => {
   const { device } = await deviceFor(t, { refuseOper: 10 });
   const error = await device.operate(`${LD}/GGIO1.SPCSO1`, true).catch((e: unknown) => e);
-  t.match(error, { code: 'control_failed', message: /Blocked-by-interlocking/, details: { lastApplError: { addCause: 10, cntrlObj: `${LD}/GGIO1$CO$SPCSO1` } } });
+  t.match(error, {
+    code: 'control_failed',
+    message: /Blocked-by-interlocking/,
+    details: { lastApplError: { addCause: 10, cntrlObj: `${LD}/GGIO1$CO$SPCSO1` } },
+  });
 });
 
 t.test('no CommandTermination within the wait is a termination_timeout', async (t) => {
@@ -140,9 +184,15 @@ t.test('no CommandTermination within the wait is a termination_timeout', async (
 
 t.test('a ctlVal of the wrong type is refused before anything is written; cancel writes Cancel', async (t) => {
   const { device, writes } = await deviceFor(t);
-  await t.rejects(device.operate(`${LD}/GGIO1.SPCSO1`, 'on', { model: 'direct-with-normal-security' }), { code: 'bad_value', message: /Oper\.ctlVal: expected true or false/ });
+  await t.rejects(device.operate(`${LD}/GGIO1.SPCSO1`, 'on', { model: 'direct-with-normal-security' }), {
+    code: 'bad_value',
+    message: /Oper\.ctlVal: expected true or false/,
+  });
   await t.rejects(device.operate(`${LD}/GGIO1.SPCSO1`, true, { model: 'status-only' }), { code: 'unsupported' });
   t.same(writes(), []);
   await device.cancel(`${LD}/GGIO1.SPCSO4`, true);
-  t.same(writes().map((w) => w.item), ['GGIO1$CO$SPCSO4$Cancel']);
+  t.same(
+    writes().map((w) => w.item),
+    ['GGIO1$CO$SPCSO4$Cancel'],
+  );
 });

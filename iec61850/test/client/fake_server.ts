@@ -70,7 +70,8 @@ function writer(socket: Socket, chunking: FakeServerOptions['chunking']): (bytes
   return (bytes) => {
     if (!chunking) return void (socket.destroyed || socket.write(bytes));
     // separate writes a tick apart so each chunk is its own TCP segment
-    for (const c of chunking(bytes)) chain = chain.then(() => new Promise<void>((r) => setTimeout(() => (socket.destroyed || socket.write(c), r()), 1)));
+    for (const c of chunking(bytes))
+      chain = chain.then(() => new Promise<void>((r) => setTimeout(() => (socket.destroyed || socket.write(c), r()), 1)));
   };
 }
 
@@ -203,4 +204,3 @@ export function captureReplay(file = 'capture-basic-io.log'): ReplayEntry[] {
   }
   return out;
 }
-

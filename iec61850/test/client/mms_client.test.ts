@@ -7,8 +7,28 @@ import { MmsClient, MmsConnectionError, MmsError, type MmsClientOptions } from '
 import type { MmsData } from '../../src/mms/mms_data.ts';
 import type { InformationReport } from '../../src/mms/mms_pdu.ts';
 import { haveCaptures } from '../mms/helpers.ts';
-import { captureReplay, REFUSED_ACCEPT, requestKey, startFakeServer, until, type Exchange, type FakeServer, type FakeServerOptions } from './fake_server.ts';
-import { ccFrame, confirmedError, drFrame, identifyResponse, mmsFrame, nameListResponse, readResponse, rejectPdu, withInvokeId, writeResponse } from './pdus.ts';
+import {
+  captureReplay,
+  REFUSED_ACCEPT,
+  requestKey,
+  startFakeServer,
+  until,
+  type Exchange,
+  type FakeServer,
+  type FakeServerOptions,
+} from './fake_server.ts';
+import {
+  ccFrame,
+  confirmedError,
+  drFrame,
+  identifyResponse,
+  mmsFrame,
+  nameListResponse,
+  readResponse,
+  rejectPdu,
+  withInvokeId,
+  writeResponse,
+} from './pdus.ts';
 
 const skipCaptures = haveCaptures ? false : 'the shared captures are absent';
 const LD = 'simpleIOGenericIO';
@@ -34,7 +54,10 @@ function replay(x: Exchange): void {
   else x.conn.send(confirmedError(x.invokeId, 7, 2));
 }
 
-const bits = (bitLength: number, ...bytes: number[]): MmsData => ({ type: 'bit-string', value: { bitLength, bytes: Uint8Array.from(bytes) } });
+const bits = (bitLength: number, ...bytes: number[]): MmsData => ({
+  type: 'bit-string',
+  value: { bitLength, bytes: Uint8Array.from(bytes) },
+});
 
 async function enableCapturedReport(client: MmsClient): Promise<InformationReport[]> {
   const reports: InformationReport[] = [];
@@ -59,7 +82,10 @@ t.test('with the captured answers: associates, reads AnIn1, writes the vendor, r
   t.ok(mag.ok && mag.data.type === 'float' && Math.abs(mag.data.value + 0.6391589) < 1e-6, 'the captured float');
   await client.write(`${LD}/GGIO1$DC$NamPlt$vendor`, { type: 'visible-string', value: 'libiec61850.com' });
   const members = await client.readNamedVariableList(`${LD}/LLN0$Events`);
-  t.same(members.map((m) => m.ok && m.data.value), [true, false, true, false]);
+  t.same(
+    members.map((m) => m.ok && m.data.value),
+    [true, false, true, false],
+  );
   const refused = await client.read([`${LD}/GGIO1$XX$nothing`]).catch((e: unknown) => e);
   t.ok(refused instanceof MmsError && refused.errorClass === 'access', 'an unknown request gets a confirmed error');
 });
@@ -88,7 +114,10 @@ t.test('several frames in one segment, and a frame split across the segment boun
   const warnings: Error[] = [];
   client.on('warning', (w) => warnings.push(w));
   const results = await Promise.all([client.read(['a/x']), client.read(['a/y']), client.read(['a/z'])]);
-  t.same(results.map(([r]) => r.ok && r.data.value), [1, 2, 3]);
+  t.same(
+    results.map(([r]) => r.ok && r.data.value),
+    [1, 2, 3],
+  );
   await until(() => warnings.length === 3);
   t.match(warnings[0].message, /matches no request/);
 });
@@ -152,7 +181,9 @@ t.test('a server closing mid-read rejects the read, emits close once, and refuse
 });
 
 t.test('a reject PDU becomes an MmsError and the association goes on', async (t) => {
-  const server = await serverFor(t, { handle: (x) => (x.request.service === 'read' ? rejectPdu(x.invokeId, 1) : identifyResponse(x.invokeId)) });
+  const server = await serverFor(t, {
+    handle: (x) => (x.request.service === 'read' ? rejectPdu(x.invokeId, 1) : identifyResponse(x.invokeId)),
+  });
   const client = await clientOf(t, server);
   const error = await client.read(['a/b']).catch((e: unknown) => e);
   t.ok(error instanceof MmsError);
@@ -161,10 +192,21 @@ t.test('a reject PDU becomes an MmsError and the association goes on', async (t)
 });
 
 t.test('a confirmed error carries class, code and text; a write refusal carries the data access error', async (t) => {
-  const server = await serverFor(t, { handle: (x) => (x.request.service === 'read' ? confirmedError(x.invokeId, 2, 1) : writeResponse(x.invokeId, [3])) });
+  const server = await serverFor(t, {
+    handle: (x) => (x.request.service === 'read' ? confirmedError(x.invokeId, 2, 1) : writeResponse(x.invokeId, [3])),
+  });
   const client = await clientOf(t, server);
-  t.match(await client.read(['a/b']).catch((e: unknown) => e), { kind: 'service-error', errorClass: 'definition', code: 1, text: 'definition: object-undefined' });
-  t.match(await client.write('a/b', { type: 'boolean', value: true }).catch((e: unknown) => e), { kind: 'access', code: 3, message: /a\/b: object-access-denied/ });
+  t.match(await client.read(['a/b']).catch((e: unknown) => e), {
+    kind: 'service-error',
+    errorClass: 'definition',
+    code: 1,
+    text: 'definition: object-undefined',
+  });
+  t.match(await client.write('a/b', { type: 'boolean', value: true }).catch((e: unknown) => e), {
+    kind: 'access',
+    code: 3,
+    message: /a\/b: object-access-denied/,
+  });
 });
 
 t.test('malformed bytes from the server close the connection with a protocol error', async (t) => {
@@ -209,7 +251,10 @@ t.test('requests are cut into DTs of the TPDU size the CC settled, and PDUs abov
   const conn = server.connections[0];
   t.ok(conn.largestDt <= 128, `largest DT ${conn.largestDt}`);
   const sent = conn.received.at(-1);
-  t.ok(sent?.pdu === 'confirmed-request' && sent.request.service === 'write' && sent.request.data[0].value === text, 'the server reassembled the write');
+  t.ok(
+    sent?.pdu === 'confirmed-request' && sent.request.service === 'write' && sent.request.data[0].value === text,
+    'the server reassembled the write',
+  );
   const huge = await client.write('a/b', { type: 'octet-string', value: new Uint8Array(70000) }).catch((e: unknown) => e);
   t.match(huge, { code: 'too_large' });
 });
@@ -218,7 +263,9 @@ t.test('getAllNames follows moreFollows; getNameList returns one page', async (t
   const server = await serverFor(t, {
     handle: (x) => {
       if (x.request.service !== 'getNameList') return;
-      return x.request.continueAfter === undefined ? nameListResponse(x.invokeId, ['A', 'B'], true) : nameListResponse(x.invokeId, ['C'], false);
+      return x.request.continueAfter === undefined
+        ? nameListResponse(x.invokeId, ['A', 'B'], true)
+        : nameListResponse(x.invokeId, ['C'], false);
     },
   });
   const client = await clientOf(t, server);

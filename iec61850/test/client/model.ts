@@ -7,7 +7,11 @@ import type { MmsComponent, MmsType } from '../../src/mms/mms_types.ts';
 
 export const LD = 'simpleIOGenericIO';
 
-const s = (...components: [string, MmsType][]): MmsType => ({ type: 'structure', packed: false, components: components.map(([name, type]): MmsComponent => ({ name, type })) });
+const s = (...components: [string, MmsType][]): MmsType => ({
+  type: 'structure',
+  packed: false,
+  components: components.map(([name, type]): MmsComponent => ({ name, type })),
+});
 const BOOL: MmsType = { type: 'boolean' };
 const Q: MmsType = { type: 'bit-string', size: 13 };
 const T: MmsType = { type: 'utc-time' };
@@ -18,8 +22,21 @@ const I8: MmsType = { type: 'integer', bits: 8 };
 const BITS = (size: number): MmsType => ({ type: 'bit-string', size });
 
 /** The control structure of an SPC (Oper, SBOw; Cancel without Check). */
-export const OPER = s(['ctlVal', BOOL], ['origin', s(['orCat', I8], ['orIdent', { type: 'octet-string', size: -64 }])], ['ctlNum', U(8)], ['T', T], ['Test', BOOL], ['Check', BITS(2)]);
-const CANCEL = s(['ctlVal', BOOL], ['origin', s(['orCat', I8], ['orIdent', { type: 'octet-string', size: -64 }])], ['ctlNum', U(8)], ['T', T], ['Test', BOOL]);
+export const OPER = s(
+  ['ctlVal', BOOL],
+  ['origin', s(['orCat', I8], ['orIdent', { type: 'octet-string', size: -64 }])],
+  ['ctlNum', U(8)],
+  ['T', T],
+  ['Test', BOOL],
+  ['Check', BITS(2)],
+);
+const CANCEL = s(
+  ['ctlVal', BOOL],
+  ['origin', s(['orCat', I8], ['orIdent', { type: 'octet-string', size: -64 }])],
+  ['ctlNum', U(8)],
+  ['T', T],
+  ['Test', BOOL],
+);
 const SPC_ST = s(['stVal', BOOL], ['q', Q], ['t', T]);
 const spcs = ['SPCSO1', 'SPCSO2', 'SPCSO3', 'SPCSO4'];
 
@@ -34,7 +51,25 @@ export const LN_TYPES: Record<string, MmsType> = {
   ),
   LLN0: s(
     ['ST', s(['Mod', s(['stVal', I8], ['q', Q], ['t', T])])],
-    ['RP', s(['EventsRCB01', s(['RptID', VIS(-129)], ['RptEna', BOOL], ['Resv', BOOL], ['DatSet', VIS(-129)], ['ConfRev', U(32)], ['OptFlds', BITS(10)], ['BufTm', U(32)], ['SqNum', U(8)], ['TrgOps', BITS(6)], ['IntgPd', U(32)], ['GI', BOOL])])],
+    [
+      'RP',
+      s([
+        'EventsRCB01',
+        s(
+          ['RptID', VIS(-129)],
+          ['RptEna', BOOL],
+          ['Resv', BOOL],
+          ['DatSet', VIS(-129)],
+          ['ConfRev', U(32)],
+          ['OptFlds', BITS(10)],
+          ['BufTm', U(32)],
+          ['SqNum', U(8)],
+          ['TrgOps', BITS(6)],
+          ['IntgPd', U(32)],
+          ['GI', BOOL],
+        ),
+      ]),
+    ],
   ),
 };
 

@@ -42,17 +42,26 @@ export function readResponse(invokeId: number, results: (MmsData | { error: numb
 
 /** A write response: `true` for success, a number for a DataAccessError. */
 export function writeResponse(invokeId: number, results: (true | number)[]): Uint8Array {
-  return confirmed(invokeId, cons('context', 5, ...results.map((r) => (r === true ? prim('context', 1, new Uint8Array(0)) : intTlv('context', 0, r)))));
+  return confirmed(
+    invokeId,
+    cons('context', 5, ...results.map((r) => (r === true ? prim('context', 1, new Uint8Array(0)) : intTlv('context', 0, r)))),
+  );
 }
 
 /** A GetNameList response. */
 export function nameListResponse(invokeId: number, names: string[], moreFollows: boolean): Uint8Array {
-  return confirmed(invokeId, cons('context', 1, cons('context', 0, ...names.map((n) => visibleTlv('universal', 26, n))), boolTlv('context', 1, moreFollows)));
+  return confirmed(
+    invokeId,
+    cons('context', 1, cons('context', 0, ...names.map((n) => visibleTlv('universal', 26, n))), boolTlv('context', 1, moreFollows)),
+  );
 }
 
 /** An Identify response. */
 export function identifyResponse(invokeId: number, vendor = 'acme', model = 'fake', revision = '1.0'): Uint8Array {
-  return confirmed(invokeId, cons('context', 2, visibleTlv('context', 0, vendor), visibleTlv('context', 1, model), visibleTlv('context', 2, revision)));
+  return confirmed(
+    invokeId,
+    cons('context', 2, visibleTlv('context', 0, vendor), visibleTlv('context', 1, model), visibleTlv('context', 2, revision)),
+  );
 }
 
 /** A GetVariableAccessAttributes response. */
@@ -73,17 +82,27 @@ export function confirmedError(invokeId: number, errorClass: number, code: numbe
 
 /** A reject of a confirmed request. */
 export function rejectPdu(invokeId: number | undefined, code = 1): Uint8Array {
-  return encodeMmsPdu(invokeId === undefined ? { pdu: 'reject', reason: { pduType: 'confirmed-request', code, text: '' } } : { pdu: 'reject', invokeId, reason: { pduType: 'confirmed-request', code, text: '' } });
+  return encodeMmsPdu(
+    invokeId === undefined
+      ? { pdu: 'reject', reason: { pduType: 'confirmed-request', code, text: '' } }
+      : { pdu: 'reject', invokeId, reason: { pduType: 'confirmed-request', code, text: '' } },
+  );
 }
 
 /** An InformationReport of a named variable list (`RPT` for IEC 61850 reports). */
 export function reportPdu(listName: ObjectName, values: MmsData[]): Uint8Array {
-  return encodeMmsPdu({ pdu: 'information-report', report: { variables: { kind: 'list', name: listName }, results: values.map((data) => ({ ok: true, data })) } });
+  return encodeMmsPdu({
+    pdu: 'information-report',
+    report: { variables: { kind: 'list', name: listName }, results: values.map((data) => ({ ok: true, data })) },
+  });
 }
 
 /** An InformationReport of named variables (CommandTermination, LastApplError). */
 export function variablesReportPdu(names: ObjectName[], values: MmsData[]): Uint8Array {
-  return encodeMmsPdu({ pdu: 'information-report', report: { variables: { kind: 'variables', names }, results: values.map((data) => ({ ok: true, data })) } });
+  return encodeMmsPdu({
+    pdu: 'information-report',
+    report: { variables: { kind: 'variables', names }, results: values.map((data) => ({ ok: true, data })) },
+  });
 }
 
 /** A COTP CC frame confirming `tpduSize`. */

@@ -16,7 +16,11 @@ t.test('object and MMS notation parse to the same reference', async (t) => {
     [`${LD}/GGIO1[ST]`, `${LD}/GGIO1$ST`, { ld: LD, ln: 'GGIO1', fc: 'ST', path: [] }],
     [`${LD}/GGIO1`, `${LD}/GGIO1`, { ld: LD, ln: 'GGIO1', path: [] }],
     ['LD0/Q0XCBR1.Pos.stVal[ST]', 'LD0/Q0XCBR1$ST$Pos$stVal', { ld: 'LD0', ln: 'Q0XCBR1', fc: 'ST', path: ['Pos', 'stVal'] }],
-    ['IED1LD0/MMXU1.PhV.phsA.cVal.mag.f[MX]', 'IED1LD0/MMXU1$MX$PhV$phsA$cVal$mag$f', { ld: 'IED1LD0', ln: 'MMXU1', fc: 'MX', path: ['PhV', 'phsA', 'cVal', 'mag', 'f'] }],
+    [
+      'IED1LD0/MMXU1.PhV.phsA.cVal.mag.f[MX]',
+      'IED1LD0/MMXU1$MX$PhV$phsA$cVal$mag$f',
+      { ld: 'IED1LD0', ln: 'MMXU1', fc: 'MX', path: ['PhV', 'phsA', 'cVal', 'mag', 'f'] },
+    ],
   ];
   for (const [object, mms, shape] of cases) {
     t.same(parseReference(object), shape, object);
@@ -27,7 +31,28 @@ t.test('object and MMS notation parse to the same reference', async (t) => {
 });
 
 t.test('every functional constraint is accepted', async (t) => {
-  for (const fc of ['ST', 'MX', 'CO', 'CF', 'DC', 'SP', 'SG', 'SE', 'SV', 'SR', 'OR', 'BL', 'EX', 'RP', 'BR', 'LG', 'GO', 'GS', 'MS', 'US']) {
+  for (const fc of [
+    'ST',
+    'MX',
+    'CO',
+    'CF',
+    'DC',
+    'SP',
+    'SG',
+    'SE',
+    'SV',
+    'SR',
+    'OR',
+    'BL',
+    'EX',
+    'RP',
+    'BR',
+    'LG',
+    'GO',
+    'GS',
+    'MS',
+    'US',
+  ]) {
     t.equal(parseReference(`LD/LN0$${fc}$X`).fc, fc);
     t.equal(parseReference(`LD/LN0.X[${fc}]`).fc, fc);
   }

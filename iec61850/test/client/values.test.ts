@@ -14,7 +14,15 @@ const INT32U: MmsType = { type: 'unsigned', bits: 32 };
 const F32: MmsType = { type: 'float', formatWidth: 32, exponentWidth: 8 };
 const Q: MmsType = { type: 'bit-string', size: 13 };
 const TS: MmsType = { type: 'utc-time' };
-const MV: MmsType = { type: 'structure', packed: false, components: [{ name: 'mag', type: { type: 'structure', packed: false, components: [{ name: 'f', type: F32 }] } }, { name: 'q', type: Q }, { name: 't', type: TS }] };
+const MV: MmsType = {
+  type: 'structure',
+  packed: false,
+  components: [
+    { name: 'mag', type: { type: 'structure', packed: false, components: [{ name: 'f', type: F32 }] } },
+    { name: 'q', type: Q },
+    { name: 't', type: TS },
+  ],
+};
 
 t.test('basic values read as JSON', async (t) => {
   t.equal(toJson({ type: 'boolean', value: true }), true);
@@ -37,7 +45,18 @@ t.test('quality reads as validity, flags and source', async (t) => {
   t.same(toJson(bits('1000000000000'), Q, 'q'), { validity: 'reserved', flags: [], source: 'process' });
   t.same(toJson(bits('0011111111111'), Q, 'q'), {
     validity: 'good',
-    flags: ['overflow', 'outOfRange', 'badReference', 'oscillatory', 'failure', 'oldData', 'inconsistent', 'inaccurate', 'test', 'operatorBlocked'],
+    flags: [
+      'overflow',
+      'outOfRange',
+      'badReference',
+      'oscillatory',
+      'failure',
+      'oldData',
+      'inconsistent',
+      'inaccurate',
+      'test',
+      'operatorBlocked',
+    ],
     source: 'substituted',
   });
 });
@@ -50,12 +69,31 @@ t.test('quality round-trips through JSON', async (t) => {
 });
 
 t.test('double points, tap commands and flag sets read by name', async (t) => {
-  t.same(['00', '01', '10', '11'].map((b) => toJson(bits(b), undefined, 'stVal')), ['intermediate-state', 'off', 'on', 'bad-state']);
-  t.same(['00', '01', '10', '11'].map((b) => toJson(bits(b), undefined, 'ctlVal')), ['stop', 'lower', 'higher', 'reserved']);
-  t.same(toJson(bits('000111'), undefined, 'TrgOps'), { dataChange: false, qualityChange: false, dataUpdate: true, integrity: true, gi: true });
+  t.same(
+    ['00', '01', '10', '11'].map((b) => toJson(bits(b), undefined, 'stVal')),
+    ['intermediate-state', 'off', 'on', 'bad-state'],
+  );
+  t.same(
+    ['00', '01', '10', '11'].map((b) => toJson(bits(b), undefined, 'ctlVal')),
+    ['stop', 'lower', 'higher', 'reserved'],
+  );
+  t.same(toJson(bits('000111'), undefined, 'TrgOps'), {
+    dataChange: false,
+    qualityChange: false,
+    dataUpdate: true,
+    integrity: true,
+    gi: true,
+  });
   t.same(toJson(bits('0111100010'), undefined, 'OptFlds'), {
-    sequenceNumber: true, reportTimeStamp: true, reasonForInclusion: true, dataSetName: true, dataReference: false,
-    bufferOverflow: false, entryId: false, configRevision: true, segmentation: false,
+    sequenceNumber: true,
+    reportTimeStamp: true,
+    reasonForInclusion: true,
+    dataSetName: true,
+    dataReference: false,
+    bufferOverflow: false,
+    entryId: false,
+    configRevision: true,
+    segmentation: false,
   });
   const dbpos: MmsType = { type: 'bit-string', size: 2 };
   t.same(fromJson('on', dbpos, 'stVal'), bits('10'));
@@ -68,27 +106,71 @@ t.test('double points, tap commands and flag sets read by name', async (t) => {
 
 t.test('time stamps read as ISO time with their quality, and write from several forms', async (t) => {
   const ms = Date.UTC(2024, 4, 1, 12, 30, 15, 250);
-  t.same(toJson({ type: 'utc-time', value: utcTimeFromMs(ms, 0x80 | 0x20 | 10) }), { time: '2024-05-01T12:30:15.250Z', flags: ['leapSecondsKnown', 'clockNotSynchronized'], accuracy: 10 });
+  t.same(toJson({ type: 'utc-time', value: utcTimeFromMs(ms, 0x80 | 0x20 | 10) }), {
+    time: '2024-05-01T12:30:15.250Z',
+    flags: ['leapSecondsKnown', 'clockNotSynchronized'],
+    accuracy: 10,
+  });
   t.same(fromJson('2024-05-01T12:30:15.250Z', TS), { type: 'utc-time', value: utcTimeFromMs(ms) });
   t.same(fromJson(ms, TS), { type: 'utc-time', value: utcTimeFromMs(ms) });
   t.same(fromJson(new Date(ms), TS), { type: 'utc-time', value: utcTimeFromMs(ms) });
-  t.same(fromJson({ time: '2024-05-01T12:30:15.250Z', flags: ['clockFailure'], accuracy: 3 }, TS), { type: 'utc-time', value: utcTimeFromMs(ms, 0x43) });
+  t.same(fromJson({ time: '2024-05-01T12:30:15.250Z', flags: ['clockFailure'], accuracy: 3 }, TS), {
+    type: 'utc-time',
+    value: utcTimeFromMs(ms, 0x43),
+  });
   const back = toJson(fromJson({ time: '2024-05-01T12:30:15.250Z', flags: ['clockFailure'], accuracy: 3 }, TS));
   t.same(back, { time: '2024-05-01T12:30:15.250Z', flags: ['clockFailure'], accuracy: 3 });
-  t.same(fromJson('1984-01-02T00:00:00.500Z', { type: 'binary-time', withDate: true }), { type: 'binary-time', value: { msOfDay: 500, days: 1 } });
+  t.same(fromJson('1984-01-02T00:00:00.500Z', { type: 'binary-time', withDate: true }), {
+    type: 'binary-time',
+    value: { msOfDay: 500, days: 1 },
+  });
 });
 
 t.test('structures read as objects keyed by the type, and write from objects or arrays', async (t) => {
   const ms = Date.UTC(2024, 0, 1);
-  const data: MmsData = { type: 'structure', value: [{ type: 'structure', value: [{ type: 'float', value: 2.5, double: false }] }, bits('0000000000000'), { type: 'utc-time', value: utcTimeFromMs(ms) }] };
+  const data: MmsData = {
+    type: 'structure',
+    value: [
+      { type: 'structure', value: [{ type: 'float', value: 2.5, double: false }] },
+      bits('0000000000000'),
+      { type: 'utc-time', value: utcTimeFromMs(ms) },
+    ],
+  };
   const json = toJson(data, MV);
-  t.same(json, { mag: { f: 2.5 }, q: { validity: 'good', flags: [], source: 'process' }, t: { time: '2024-01-01T00:00:00.000Z', flags: [], accuracy: 0 } });
+  t.same(json, {
+    mag: { f: 2.5 },
+    q: { validity: 'good', flags: [], source: 'process' },
+    t: { time: '2024-01-01T00:00:00.000Z', flags: [], accuracy: 0 },
+  });
   t.same(fromJson(json, MV), data);
-  t.same(toJson(data), [[2.5], [false, false, false, false, false, false, false, false, false, false, false, false, false], toJson(data.value[2])], 'without a type: arrays');
-  const pair: MmsType = { type: 'structure', packed: false, components: [{ name: 'a', type: INT8 }, { name: 'b', type: { type: 'boolean' } }] };
-  t.same(fromJson([1, true], pair), { type: 'structure', value: [{ type: 'integer', value: 1 }, { type: 'boolean', value: true }] });
+  t.same(
+    toJson(data),
+    [[2.5], [false, false, false, false, false, false, false, false, false, false, false, false, false], toJson(data.value[2])],
+    'without a type: arrays',
+  );
+  const pair: MmsType = {
+    type: 'structure',
+    packed: false,
+    components: [
+      { name: 'a', type: INT8 },
+      { name: 'b', type: { type: 'boolean' } },
+    ],
+  };
+  t.same(fromJson([1, true], pair), {
+    type: 'structure',
+    value: [
+      { type: 'integer', value: 1 },
+      { type: 'boolean', value: true },
+    ],
+  });
   const arr: MmsType = { type: 'array', packed: false, elements: 2, element: INT8 };
-  t.same(fromJson([1, 2], arr), { type: 'array', value: [{ type: 'integer', value: 1 }, { type: 'integer', value: 2 }] });
+  t.same(fromJson([1, 2], arr), {
+    type: 'array',
+    value: [
+      { type: 'integer', value: 1 },
+      { type: 'integer', value: 2 },
+    ],
+  });
   t.same(toJson({ type: 'array', value: [{ type: 'integer', value: 1 }] }, arr), [1]);
 });
 
@@ -140,7 +222,8 @@ t.test('values that do not fit the type are refused with where and why', async (
     [[1, 2, 3], { type: 'array', packed: false, elements: 2, element: INT8 }, 'a', /an array of 2 elements/],
     ['1', { type: 'obj-id' }, 'o', /dotted object identifier/],
   ];
-  for (const [value, type, name, why] of cases) t.throws(() => fromJson(value, type, name), { code: 'bad_value', message: why }, `${JSON.stringify(value)} as ${type.type}`);
+  for (const [value, type, name, why] of cases)
+    t.throws(() => fromJson(value, type, name), { code: 'bad_value', message: why }, `${JSON.stringify(value)} as ${type.type}`);
   t.throws(() => fromJson(1, { type: 'generalized-time' }), { code: 'unsupported' });
 });
 

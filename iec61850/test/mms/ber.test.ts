@@ -31,7 +31,14 @@ t.test('single-octet identifiers carry class, constructed bit and number', async
 });
 
 t.test('multi-octet tag numbers round-trip from 31 up to four base-128 octets', async (t) => {
-  for (const [tag, hex] of [[31, 'bf1f'], [72, 'bf48'], [127, 'bf7f'], [128, 'bf8100'], [16383, 'bfff7f'], [0x0fffffff, 'bfffffff7f']] as const) {
+  for (const [tag, hex] of [
+    [31, 'bf1f'],
+    [72, 'bf48'],
+    [127, 'bf7f'],
+    [128, 'bf8100'],
+    [16383, 'bfff7f'],
+    [0x0fffffff, 'bfffffff7f'],
+  ] as const) {
     t.equal(toHex(encodeTag('context', true, tag)), hex, `tag ${tag}`);
     t.same(readTag(fromHex(hex), 0), { cls: 'context', constructed: true, tag, next: hex.length / 2 });
   }
@@ -44,8 +51,17 @@ t.test('multi-octet tag numbers round-trip from 31 up to four base-128 octets', 
 
 t.test('lengths use the short form up to 127 and the shortest long form above', async (t) => {
   const cases: [number, string][] = [
-    [0, '00'], [1, '01'], [127, '7f'], [128, '8180'], [255, '81ff'], [256, '820100'], [65535, '82ffff'],
-    [65536, '83010000'], [0xffffff, '83ffffff'], [0x1000000, '8401000000'], [0xffffffff, '84ffffffff'],
+    [0, '00'],
+    [1, '01'],
+    [127, '7f'],
+    [128, '8180'],
+    [255, '81ff'],
+    [256, '820100'],
+    [65535, '82ffff'],
+    [65536, '83010000'],
+    [0xffffff, '83ffffff'],
+    [0x1000000, '8401000000'],
+    [0xffffffff, '84ffffffff'],
   ];
   for (const [n, hex] of cases) {
     t.equal(toHex(encodeLength(n)), hex, `${n}`);
@@ -102,7 +118,12 @@ t.test('every prefix of a nested value is refused with a CodecError', async (t) 
 });
 
 t.test('constructed values nest and read back child by child', async (t) => {
-  const bytes = cons('context', 0, prim('universal', 2, Uint8Array.of(1)), cons('context', 4, cons('context', 1, prim('universal', 26, new TextEncoder().encode('LD')))));
+  const bytes = cons(
+    'context',
+    0,
+    prim('universal', 2, Uint8Array.of(1)),
+    cons('context', 4, cons('context', 1, prim('universal', 26, new TextEncoder().encode('LD')))),
+  );
   t.equal(toHex(bytes), 'a00b020101a406a1041a024c44');
   const top = readSingle(bytes);
   const [id, service] = childrenOf(top);

@@ -6,11 +6,25 @@ import t from 'tap';
 import * as v from '../../src/mms/ber_values.ts';
 import { codecError, fromHex, toHex } from './helpers.ts';
 
-t.test('integers use the shortest two\'s complement and read back, bigints beyond 2^53', async (t) => {
+t.test("integers use the shortest two's complement and read back, bigints beyond 2^53", async (t) => {
   const cases: [number | bigint, string][] = [
-    [0, '00'], [1, '01'], [127, '7f'], [128, '0080'], [255, '00ff'], [256, '0100'], [65000, '00fde8'],
-    [-1, 'ff'], [-128, '80'], [-129, 'ff7f'], [-32768, '8000'], [2 ** 31 - 1, '7fffffff'], [-(2 ** 31), '80000000'], [2 ** 31, '0080000000'], [-(2 ** 31) - 1, 'ff7fffffff'],
-    [9223372036854775807n, '7fffffffffffffff'], [-9223372036854775808n, '8000000000000000'],
+    [0, '00'],
+    [1, '01'],
+    [127, '7f'],
+    [128, '0080'],
+    [255, '00ff'],
+    [256, '0100'],
+    [65000, '00fde8'],
+    [-1, 'ff'],
+    [-128, '80'],
+    [-129, 'ff7f'],
+    [-32768, '8000'],
+    [2 ** 31 - 1, '7fffffff'],
+    [-(2 ** 31), '80000000'],
+    [2 ** 31, '0080000000'],
+    [-(2 ** 31) - 1, 'ff7fffffff'],
+    [9223372036854775807n, '7fffffffffffffff'],
+    [-9223372036854775808n, '8000000000000000'],
   ];
   for (const [n, hex] of cases) {
     t.equal(toHex(v.encodeInteger(n)), hex, `${n}`);
@@ -68,15 +82,22 @@ t.test('visible strings refuse what they cannot hold; MMS strings are UTF-8', as
 
 t.test('object identifiers of the ISO stack round-trip in dotted form', async (t) => {
   const cases: [string, string][] = [
-    ['2.2.1.0.1', '52010001'], ['1.0.9506.2.1', '28ca220201'], ['1.0.9506.2.3', '28ca220203'], ['2.1.1', '5101'],
-    ['1.1.1.999.1', '2901876701'], ['2.2.3.1', '520301'], ['2.999.3', '883703'], ['0.0', '00'],
+    ['2.2.1.0.1', '52010001'],
+    ['1.0.9506.2.1', '28ca220201'],
+    ['1.0.9506.2.3', '28ca220203'],
+    ['2.1.1', '5101'],
+    ['1.1.1.999.1', '2901876701'],
+    ['2.2.3.1', '520301'],
+    ['2.999.3', '883703'],
+    ['0.0', '00'],
   ];
   for (const [oid, hex] of cases) {
     t.equal(toHex(v.encodeOid(oid)), hex, oid);
     t.equal(v.decodeOid(fromHex(hex)), oid);
   }
   for (const bad of ['1', '3.1', '1.40', '1.a', '', '1..2']) t.equal(codecError(() => v.encodeOid(bad)).code, 'bad_oid', bad);
-  for (const hex of ['', '2887', '28800a', 'ffffffffffffffffff7f']) t.equal(codecError(() => v.decodeOid(fromHex(hex))).code, 'bad_oid', hex);
+  for (const hex of ['', '2887', '28800a', 'ffffffffffffffffff7f'])
+    t.equal(codecError(() => v.decodeOid(fromHex(hex))).code, 'bad_oid', hex);
 });
 
 t.test('MMS floats are an exponent width then IEEE 754 single or double', async (t) => {
@@ -84,7 +105,8 @@ t.test('MMS floats are an exponent width then IEEE 754 single or double', async 
   t.equal(toHex(v.encodeMmsFloat({ value: 1.5, double: false })), '083fc00000');
   t.equal(toHex(v.encodeMmsFloat({ value: 1.5, double: true })), '0b3ff8000000000000');
   t.same(v.decodeMmsFloat(fromHex('0b3ff8000000000000')), { value: 1.5, double: true });
-  for (const hex of ['', '08', '083fc000', '0b3fc00000', '083ff8000000000000', '0a3fc00000']) t.equal(codecError(() => v.decodeMmsFloat(fromHex(hex))).code, 'bad_float', hex);
+  for (const hex of ['', '08', '083fc000', '0b3fc00000', '083ff8000000000000', '0a3fc00000'])
+    t.equal(codecError(() => v.decodeMmsFloat(fromHex(hex))).code, 'bad_float', hex);
 });
 
 t.test('UtcTime is 4 octets of seconds, 3 of fraction and 1 of quality', async (t) => {
@@ -94,7 +116,8 @@ t.test('UtcTime is 4 octets of seconds, 3 of fraction and 1 of quality', async (
   t.equal(v.utcTimeToMs(time), 1795315169500);
   t.same(v.utcTimeFromMs(1795315169500, 0x0a), time);
   t.equal(v.utcTimeToMs(v.utcTimeFromMs(1795315169257)), 1795315169256, 'the fraction keeps ms to within one');
-  for (const hex of ['', '6b0255e1800000', '6b0255e18000000a00']) t.equal(codecError(() => v.decodeUtcTime(fromHex(hex))).code, 'bad_utc_time');
+  for (const hex of ['', '6b0255e1800000', '6b0255e18000000a00'])
+    t.equal(codecError(() => v.decodeUtcTime(fromHex(hex))).code, 'bad_utc_time');
   t.equal(codecError(() => v.encodeUtcTime({ seconds: -1, fraction: 0, quality: 0 })).code, 'bad_utc_time');
   t.equal(codecError(() => v.encodeUtcTime({ seconds: 0, fraction: 0x1000000, quality: 0 })).code, 'bad_utc_time');
 });
@@ -107,6 +130,7 @@ t.test('BinaryTime is 4 octets of time of day or 6 with days since 1984', async 
   t.same(v.binaryTimeFromMs(Date.UTC(2026, 10, 22, 2, 39, 29, 256)), { msOfDay: 9569256, days: 15666 });
   t.equal(toHex(v.encodeBinaryTime({ msOfDay: 9569256, days: 15666 })), '009203e83d32');
   t.equal(toHex(v.encodeBinaryTime({ msOfDay: 9569256 })), '009203e8');
-  for (const hex of ['', '0092', '009203e83d', '009203e83d3200']) t.equal(codecError(() => v.decodeBinaryTime(fromHex(hex))).code, 'bad_binary_time');
+  for (const hex of ['', '0092', '009203e83d', '009203e83d3200'])
+    t.equal(codecError(() => v.decodeBinaryTime(fromHex(hex))).code, 'bad_binary_time');
   t.equal(codecError(() => v.encodeBinaryTime({ msOfDay: 86400000 })).code, 'bad_binary_time');
 });

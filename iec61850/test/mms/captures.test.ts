@@ -31,7 +31,8 @@ const mmsOf = (f: CapturedFrame): MmsPdu => {
 };
 const responseOf = (invokeId: number) => mmsFrames().find((p) => p.pdu === 'confirmed-response' && p.invokeId === invokeId);
 const plainResults = (p: MmsPdu | undefined) => {
-  if (p?.pdu === 'confirmed-response' && p.response.service === 'read') return p.response.results.map((r) => (r.ok ? dataToPlain(r.data) : r.errorText));
+  if (p?.pdu === 'confirmed-response' && p.response.service === 'read')
+    return p.response.results.map((r) => (r.ok ? dataToPlain(r.data) : r.errorText));
   if (p?.pdu === 'information-report') return p.report.results.map((r) => (r.ok ? dataToPlain(r.data) : r.errorText));
   throw new Error('not a read response or report');
 };
@@ -66,8 +67,21 @@ t.test('the association request built with the capture parameters is the capture
 t.test('the association request and answer decode layer by layer', { skip }, async (t) => {
   const request = peel(basic.find((f) => f.length === 187)!);
   t.match(request, { top: 'mms', cotp: { kind: 'DT', eot: true }, session: { kind: 'connect', version: 2, userRequirements: 2 } });
-  t.match(request.presentation, { kind: 'CP', contexts: [{ id: 1, abstractSyntax: '2.2.1.0.1', transferSyntaxes: ['2.1.1'] }, { id: 3, abstractSyntax: '1.0.9506.2.1' }] });
-  t.match(request.acse, { kind: 'AARQ', applicationContext: '1.0.9506.2.3', calledApTitle: '1.1.1.999.1', calledAeQualifier: 12, callingApTitle: '1.1.1.999', callingAeQualifier: 12 });
+  t.match(request.presentation, {
+    kind: 'CP',
+    contexts: [
+      { id: 1, abstractSyntax: '2.2.1.0.1', transferSyntaxes: ['2.1.1'] },
+      { id: 3, abstractSyntax: '1.0.9506.2.1' },
+    ],
+  });
+  t.match(request.acse, {
+    kind: 'AARQ',
+    applicationContext: '1.0.9506.2.3',
+    calledApTitle: '1.1.1.999.1',
+    calledAeQualifier: 12,
+    callingApTitle: '1.1.1.999',
+    callingAeQualifier: 12,
+  });
   t.match(request.mms, { pdu: 'initiate-request', localDetail: 65000, maxServOutstandingCalling: 5, nestingLevel: 10, version: 1 });
   const answer = peel(basic.find((f) => f.direction === 'S->C' && f.length === 143)!);
   t.match(answer.presentation, { kind: 'CPA', results: [{ result: 0, resultText: 'acceptance', transferSyntax: '2.1.1' }, { result: 0 }] });
@@ -80,7 +94,15 @@ t.test('the read of AnIn1.mag.f names the variable and answers a float', { skip 
   const [request] = mmsFrames();
   t.match(request, { pdu: 'initiate-request' });
   const read = mmsFrames().find((p) => p.pdu === 'confirmed-request' && p.invokeId === 1);
-  t.same(read, { pdu: 'confirmed-request', invokeId: 1, request: { service: 'read', specificationWithResult: false, variables: { kind: 'variables', names: [{ scope: 'domain', domain: 'simpleIOGenericIO', item: 'GGIO1$MX$AnIn1$mag$f' }] } } });
+  t.same(read, {
+    pdu: 'confirmed-request',
+    invokeId: 1,
+    request: {
+      service: 'read',
+      specificationWithResult: false,
+      variables: { kind: 'variables', names: [{ scope: 'domain', domain: 'simpleIOGenericIO', item: 'GGIO1$MX$AnIn1$mag$f' }] },
+    },
+  });
   const answer = responseOf(1);
   t.match(answer, { response: { service: 'read', results: [{ ok: true, data: { type: 'float', double: false } }] } });
   t.equal(Math.fround(plainResults(answer)[0] as number), Math.fround(-0.6391589641571045));
@@ -89,19 +111,32 @@ t.test('the read of AnIn1.mag.f names the variable and answers a float', { skip 
 t.test('the writes carry their names and values and every one succeeds', { skip }, async (t) => {
   const requests = mmsFrames().filter((p) => p.pdu === 'confirmed-request' && p.request.service === 'write');
   t.equal(requests.length, 3);
-  t.match(requests[0], { invokeId: 2, request: { variables: { names: [{ item: 'GGIO1$DC$NamPlt$vendor' }] }, data: [{ type: 'visible-string', value: 'libiec61850.com' }] } });
+  t.match(requests[0], {
+    invokeId: 2,
+    request: { variables: { names: [{ item: 'GGIO1$DC$NamPlt$vendor' }] }, data: [{ type: 'visible-string', value: 'libiec61850.com' }] },
+  });
   const rcb = requests[1].pdu === 'confirmed-request' && requests[1].request.service === 'write' ? requests[1].request : undefined;
-  t.same(rcb?.variables.kind === 'variables' && rcb.variables.names.map((n) => n.scope === 'domain' && n.item), ['LLN0$RP$EventsRCB01$TrgOps', 'LLN0$RP$EventsRCB01$IntgPd', 'LLN0$RP$EventsRCB01$RptEna']);
+  t.same(rcb?.variables.kind === 'variables' && rcb.variables.names.map((n) => n.scope === 'domain' && n.item), [
+    'LLN0$RP$EventsRCB01$TrgOps',
+    'LLN0$RP$EventsRCB01$IntgPd',
+    'LLN0$RP$EventsRCB01$RptEna',
+  ]);
   t.same(rcb?.data.map(dataToPlain), ['000111', 5000, true]);
   t.match(requests[2], { invokeId: 6, request: { data: [{ type: 'boolean', value: true }] } });
-  t.same(responseOf(5), { pdu: 'confirmed-response', invokeId: 5, response: { service: 'write', results: [{ ok: true }, { ok: true }, { ok: true }] } });
+  t.same(responseOf(5), {
+    pdu: 'confirmed-response',
+    invokeId: 5,
+    response: { service: 'write', results: [{ ok: true }, { ok: true }, { ok: true }] },
+  });
   t.match(responseOf(2), { response: { service: 'write', results: [{ ok: true }] } });
 });
 
 t.test('the data-set read names the list and the report block read answers its attributes', { skip }, async (t) => {
   t.match(responseOf(3), { response: { variables: { kind: 'list', name: { domain: 'simpleIOGenericIO', item: 'LLN0$Events' } } } });
   t.same(plainResults(responseOf(3)), [true, false, true, false]);
-  t.same(plainResults(responseOf(4)), [['Events1', false, false, 'simpleIOGenericIO/LLN0$Events', 1, '0111100010', 50, 13, '000111', 5000, false]]);
+  t.same(plainResults(responseOf(4)), [
+    ['Events1', false, false, 'simpleIOGenericIO/LLN0$Events', 1, '0111100010', 50, 13, '000111', 5000, false],
+  ]);
 });
 
 t.test('the information reports are RPT with the data set values, GI then integrity', { skip }, async (t) => {
@@ -122,7 +157,11 @@ t.test('the information reports are RPT with the data set values, GI then integr
     t.ok(stamp !== undefined && Math.abs(stamp - reportFrames[i].time) < 5, 'the entry time is the capture time, within 5 ms');
   }
   const first = reports[0].pdu === 'information-report' ? reports[0].report.results[1] : undefined;
-  t.same(first?.ok && first.data.type === 'bit-string' && bitsOf(first.data.value), [false, true, true, true, true, false, false, false, true, false], 'OptFlds: seqNum, time, reason, data set, confRev');
+  t.same(
+    first?.ok && first.data.type === 'bit-string' && bitsOf(first.data.value),
+    [false, true, true, true, true, false, false, false, true, false],
+    'OptFlds: seqNum, time, reason, data set, confRev',
+  );
 });
 
 t.test('the control capture asks the VMD for its domains and gets the one logical device', { skip }, async (t) => {
@@ -131,7 +170,12 @@ t.test('the control capture asks the VMD for its domains and gets the one logica
   for (const f of control) {
     const p = mmsOf(f);
     if (p.pdu === 'confirmed-request') t.same(p.request, { service: 'getNameList', objectClass: 'domain', scope: { scope: 'vmd' } });
-    else t.same(p, { pdu: 'confirmed-response', invokeId: 1, response: { service: 'getNameList', identifiers: ['simpleIOGenericIO'], moreFollows: false } });
+    else
+      t.same(p, {
+        pdu: 'confirmed-response',
+        invokeId: 1,
+        response: { service: 'getNameList', identifiers: ['simpleIOGenericIO'], moreFollows: false },
+      });
   }
 });
 
@@ -183,8 +227,12 @@ t.test('each MMS PDU of the captures decodes on its own and every prefix of it i
   t.ok(pdus.length > 15);
   const accepted: string[] = [];
   for (const pdu of pdus) {
-    t.equal(outcome(() => decodeMmsPdu(pdu)), 'ok');
-    for (let n = 0; n < pdu.length; n++) if (outcome(() => decodeMmsPdu(pdu.subarray(0, n))) === 'ok') accepted.push(`${toHex(pdu)} cut at ${n}`);
+    t.equal(
+      outcome(() => decodeMmsPdu(pdu)),
+      'ok',
+    );
+    for (let n = 0; n < pdu.length; n++)
+      if (outcome(() => decodeMmsPdu(pdu.subarray(0, n))) === 'ok') accepted.push(`${toHex(pdu)} cut at ${n}`);
   }
   t.same(accepted, []);
 });

@@ -8,7 +8,16 @@ import { intTlv } from '../../src/mms/ber_fields.ts';
 import { aareRefusal, type Aare } from '../../src/mms/acse.ts';
 import { CodecError } from '../../src/mms/codec_error.ts';
 import { createDtReassembler, decodeCotp, encodeData, segmentData } from '../../src/mms/cotp.ts';
-import { buildAbort, buildAssociationRequest, buildConnectionRequest, buildMmsDataFrame, buildMmsFrames, buildReleaseRequest, peelFrame, peelTsdu } from '../../src/mms/frames.ts';
+import {
+  buildAbort,
+  buildAssociationRequest,
+  buildConnectionRequest,
+  buildMmsDataFrame,
+  buildMmsFrames,
+  buildReleaseRequest,
+  peelFrame,
+  peelTsdu,
+} from '../../src/mms/frames.ts';
 import { objectNameOf } from '../../src/mms/mms_access.ts';
 import type { MmsPdu } from '../../src/mms/mms_pdu.ts';
 import { encodeAbortPresentation, encodeUserData } from '../../src/mms/presentation.ts';
@@ -24,15 +33,35 @@ const peeled = (frame: Uint8Array) => {
 const frameOf = (spdu: Uint8Array) => encodeTpkt(encodeData(spdu));
 /** An SPDU with one user-data parameter (short lengths only). */
 const spduWith = (si: number, userData: Uint8Array) => Uint8Array.of(si, userData.length + 2, 0xc1, userData.length, ...userData);
-const READ: MmsPdu = { pdu: 'confirmed-request', invokeId: 42, request: { service: 'read', specificationWithResult: false, variables: { kind: 'variables', names: [objectNameOf('LD0/GGIO1$ST$Ind1$stVal')] } } };
+const READ: MmsPdu = {
+  pdu: 'confirmed-request',
+  invokeId: 42,
+  request: {
+    service: 'read',
+    specificationWithResult: false,
+    variables: { kind: 'variables', names: [objectNameOf('LD0/GGIO1$ST$Ind1$stVal')] },
+  },
+};
 /** An AARE rejecting the association: authentication failure. */
 const REJECTING_AARE = fromHex('6115a107060528ca220203a203020101a305a10302010d');
 
 t.test('the connection request and association request peel back to their layers', async (t) => {
   t.match(peeled(buildConnectionRequest()), { top: 'cotp', cotp: { kind: 'CR', tpduSize: 8192 } });
   t.match(peeled(buildConnectionRequest({ tpduSize: 1024, srcRef: 7 })), { cotp: { kind: 'CR', srcRef: 7, tpduSize: 1024 } });
-  const association = peeled(buildAssociationRequest({ acse: { password: 'secret' }, sessionSelectors: { called: fromHex('0002') }, presentationSelectors: { called: fromHex('00000002') } }));
-  t.match(association, { top: 'mms', session: { kind: 'connect', calledSelector: fromHex('0002') }, presentation: { kind: 'CP', calledSelector: fromHex('00000002') }, acse: { kind: 'AARQ', mechanism: '2.2.3.1' }, mms: { pdu: 'initiate-request' } });
+  const association = peeled(
+    buildAssociationRequest({
+      acse: { password: 'secret' },
+      sessionSelectors: { called: fromHex('0002') },
+      presentationSelectors: { called: fromHex('00000002') },
+    }),
+  );
+  t.match(association, {
+    top: 'mms',
+    session: { kind: 'connect', calledSelector: fromHex('0002') },
+    presentation: { kind: 'CP', calledSelector: fromHex('00000002') },
+    acse: { kind: 'AARQ', mechanism: '2.2.3.1' },
+    mms: { pdu: 'initiate-request' },
+  });
 });
 
 t.test('the one-allocation frame of a request holds the octets of the layered encoders, at every length form', async (t) => {
@@ -49,7 +78,13 @@ t.test('the one-allocation frame of a request holds the octets of the layered en
 t.test('an MMS PDU is framed in one DT, or in several that reassemble, and peels back', async (t) => {
   const [frame, ...rest] = buildMmsFrames(READ);
   t.equal(rest.length, 0);
-  t.match(peeled(frame), { top: 'mms', cotp: { kind: 'DT', eot: true }, session: { kind: 'data' }, presentation: { kind: 'TD', userData: [{ contextId: 3 }] }, mms: READ });
+  t.match(peeled(frame), {
+    top: 'mms',
+    cotp: { kind: 'DT', eot: true },
+    session: { kind: 'data' },
+    presentation: { kind: 'TD', userData: [{ contextId: 3 }] },
+    mms: READ,
+  });
   const small = buildMmsFrames(READ, 128).concat(buildMmsFrames(READ, 16));
   const reassembler = createDtReassembler();
   const tsdus: Uint8Array[] = [];
@@ -68,7 +103,12 @@ t.test('an MMS PDU is framed in one DT, or in several that reassemble, and peels
 t.test('release and abort frames peel to RLRQ and ABRT', async (t) => {
   t.equal(toHex(buildReleaseRequest()), '0300001902f0800910c10e610c300a020101a0056203800100');
   t.match(peeled(buildReleaseRequest()), { top: 'acse', session: { kind: 'finish' }, acse: { kind: 'RLRQ', reason: 0 } });
-  t.match(peeled(buildAbort()), { top: 'acse', session: { kind: 'abort' }, presentation: { kind: 'ARU' }, acse: { kind: 'ABRT', source: 0 } });
+  t.match(peeled(buildAbort()), {
+    top: 'acse',
+    session: { kind: 'abort' },
+    presentation: { kind: 'ARU' },
+    acse: { kind: 'ABRT', source: 0 },
+  });
 });
 
 t.test('frames without MMS data name their layer: CC, DR, ER', async (t) => {
@@ -85,22 +125,46 @@ t.test('a session REFUSE without user data stops at the session layer', async (t
 t.test('a REFUSE with a CPR holding a rejecting AARE says why the association was refused', async (t) => {
   const cpr = cons('universal', 16, intTlv('context', 10, 0), encodeUserData({ contextId: 1, data: REJECTING_AARE }));
   const p = peeled(frameOf(Uint8Array.of(0x0c, cpr.length + 3, 50, cpr.length + 1, 2, ...cpr)));
-  t.match(p, { top: 'acse', session: { kind: 'refuse', reason: 2 }, presentation: { kind: 'CPR', reasonText: 'reason not specified' }, acse: { kind: 'AARE', result: 1 } });
+  t.match(p, {
+    top: 'acse',
+    session: { kind: 'refuse', reason: 2 },
+    presentation: { kind: 'CPR', reasonText: 'reason not specified' },
+    acse: { kind: 'AARE', result: 1 },
+  });
   t.equal(aareRefusal(p.acse as Aare), 'association rejected (permanent): authentication failure (peer application)');
 });
 
 t.test('an ACCEPT carrying a rejecting AARE peels to the AARE and its reason', async (t) => {
-  const cpa = cons('universal', 17, cons('context', 0, intTlv('context', 0, 1)), cons('context', 2, encodeUserData({ contextId: 1, data: REJECTING_AARE })));
+  const cpa = cons(
+    'universal',
+    17,
+    cons('context', 0, intTlv('context', 0, 1)),
+    cons('context', 2, encodeUserData({ contextId: 1, data: REJECTING_AARE })),
+  );
   const p = peeled(frameOf(spduWith(0x0e, cpa)));
-  t.match(p, { top: 'acse', session: { kind: 'accept' }, presentation: { kind: 'CPA' }, acse: { kind: 'AARE', resultText: 'rejected (permanent)' } });
+  t.match(p, {
+    top: 'acse',
+    session: { kind: 'accept' },
+    presentation: { kind: 'CPA' },
+    acse: { kind: 'AARE', resultText: 'rejected (permanent)' },
+  });
   t.notOk(p.mms);
 });
 
 t.test('DISCONNECT with an RLRE, and ABORT with an ARP, name their layers', async (t) => {
   const rlre = encodeUserData({ contextId: 1, data: fromHex('6303800100') });
-  t.match(peeled(frameOf(spduWith(0x0a, rlre))), { top: 'acse', session: { kind: 'disconnect' }, acse: { kind: 'RLRE', reasonText: 'normal' } });
-  t.match(peeled(frameOf(encodeAbort(fromHex('3003800102')))), { top: 'presentation', presentation: { kind: 'ARP', reasonText: 'unexpected PPDU' } });
-  t.match(peeled(frameOf(encodeAbort(encodeAbortPresentation(fromHex('6406800101810102'))))), { acse: { kind: 'ABRT', sourceText: 'service provider', diagnosticText: 'protocol error' } });
+  t.match(peeled(frameOf(spduWith(0x0a, rlre))), {
+    top: 'acse',
+    session: { kind: 'disconnect' },
+    acse: { kind: 'RLRE', reasonText: 'normal' },
+  });
+  t.match(peeled(frameOf(encodeAbort(fromHex('3003800102')))), {
+    top: 'presentation',
+    presentation: { kind: 'ARP', reasonText: 'unexpected PPDU' },
+  });
+  t.match(peeled(frameOf(encodeAbort(encodeAbortPresentation(fromHex('6406800101810102'))))), {
+    acse: { kind: 'ABRT', sourceText: 'service provider', diagnosticText: 'protocol error' },
+  });
   t.match(peeled(frameOf(encodeFinish(encodeUserData()))), { top: 'presentation', presentation: { kind: 'TD', userData: [] } });
 });
 

@@ -13,7 +13,14 @@ export const CAPTURES = fileURLToPath(new URL('../../../../shared/iec61850/', im
 export const haveCaptures = existsSync(CAPTURES);
 
 /** One captured frame. */
-export type CapturedFrame = { file: string; line: number; /** Capture time, ms since 1970. */ time: number; direction: 'C->S' | 'S->C'; length: number; bytes: Uint8Array };
+export type CapturedFrame = {
+  file: string;
+  line: number /** Capture time, ms since 1970. */;
+  time: number;
+  direction: 'C->S' | 'S->C';
+  length: number;
+  bytes: Uint8Array;
+};
 
 /** Bytes from hex, spaces allowed. */
 export function fromHex(hex: string): Uint8Array {
@@ -31,12 +38,23 @@ export function toHex(bytes: Uint8Array): string {
 export function capturedFrames(): CapturedFrame[] {
   if (!haveCaptures) return [];
   const out: CapturedFrame[] = [];
-  for (const file of readdirSync(CAPTURES).filter((f) => f.endsWith('.log')).sort()) {
-    readFileSync(`${CAPTURES}${file}`, 'utf8').split('\n').forEach((text, i) => {
-      const [stamp, direction, len, hex] = text.trim().split(/\s+/);
-      if (direction !== 'C->S' && direction !== 'S->C') return;
-      out.push({ file, line: i + 1, time: Math.round(Number(stamp) * 1000), direction, length: Number(len.replace('len=', '')), bytes: fromHex(hex ?? '') });
-    });
+  for (const file of readdirSync(CAPTURES)
+    .filter((f) => f.endsWith('.log'))
+    .sort()) {
+    readFileSync(`${CAPTURES}${file}`, 'utf8')
+      .split('\n')
+      .forEach((text, i) => {
+        const [stamp, direction, len, hex] = text.trim().split(/\s+/);
+        if (direction !== 'C->S' && direction !== 'S->C') return;
+        out.push({
+          file,
+          line: i + 1,
+          time: Math.round(Number(stamp) * 1000),
+          direction,
+          length: Number(len.replace('len=', '')),
+          bytes: fromHex(hex ?? ''),
+        });
+      });
   }
   return out;
 }

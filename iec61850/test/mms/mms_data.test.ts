@@ -23,8 +23,26 @@ const cases: [MmsData, string][] = [
   [{ type: 'obj-id', value: '1.0.9506.2.1' }, '8f0528ca220201'],
   [{ type: 'mms-string', value: 'Ölweg' }, '9006c3966c776567'],
   [{ type: 'utc-time', value: { seconds: 1795315169, fraction: 0x800000, quality: 0x0a } }, '91086b0255e18000000a'],
-  [{ type: 'structure', value: [{ type: 'boolean', value: false }, { type: 'array', value: [] }] }, 'a205830100a100'],
-  [{ type: 'array', value: [{ type: 'integer', value: 1 }, { type: 'integer', value: 2 }] }, 'a106850101850102'],
+  [
+    {
+      type: 'structure',
+      value: [
+        { type: 'boolean', value: false },
+        { type: 'array', value: [] },
+      ],
+    },
+    'a205830100a100',
+  ],
+  [
+    {
+      type: 'array',
+      value: [
+        { type: 'integer', value: 1 },
+        { type: 'integer', value: 2 },
+      ],
+    },
+    'a106850101850102',
+  ],
 ];
 
 t.test('every supported type round-trips with its context tag', async (t) => {
@@ -40,9 +58,18 @@ t.test('a plain view of values serves logs and tests', async (t) => {
 });
 
 t.test('unknown and unsupported Data tags are refused naming the tag', async (t) => {
-  t.match(codecError(() => decodeData(readSingle(fromHex('9f3201ff')))), { layer: 'mms', code: 'unknown_tag', message: /\[C50\]/ });
-  t.match(codecError(() => decodeData(readSingle(fromHex('8b00')))), { code: 'unsupported_data', message: /\[C11\] \(generalized-time\)/ });
-  t.match(codecError(() => decodeData(readSingle(fromHex('0101ff')))), { code: 'unknown_tag', message: /\[U1\]/ });
+  t.match(
+    codecError(() => decodeData(readSingle(fromHex('9f3201ff')))),
+    { layer: 'mms', code: 'unknown_tag', message: /\[C50\]/ },
+  );
+  t.match(
+    codecError(() => decodeData(readSingle(fromHex('8b00')))),
+    { code: 'unsupported_data', message: /\[C11\] \(generalized-time\)/ },
+  );
+  t.match(
+    codecError(() => decodeData(readSingle(fromHex('0101ff')))),
+    { code: 'unknown_tag', message: /\[U1\]/ },
+  );
 });
 
 t.test('a primitive where a structure belongs, and malformed values, are typed errors', async (t) => {

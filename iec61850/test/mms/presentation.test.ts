@@ -43,7 +43,10 @@ t.test('a CPA reads its responding selector and one result per proposed context'
   t.same(decodeConnectAccept(CPA), {
     kind: 'CPA',
     respondingSelector: fromHex('00000001'),
-    results: [{ result: 0, resultText: 'acceptance', transferSyntax: '2.1.1' }, { result: 0, resultText: 'acceptance', transferSyntax: '2.1.1' }],
+    results: [
+      { result: 0, resultText: 'acceptance', transferSyntax: '2.1.1' },
+      { result: 0, resultText: 'acceptance', transferSyntax: '2.1.1' },
+    ],
     userData: [{ contextId: 1, data: AARE }],
   });
   t.equal(AARE[0], 0x61, 'the AARE');
@@ -58,11 +61,18 @@ t.test('user data is a PDV list per value, read back with its context id', async
 });
 
 t.test('user data that is not fully encoded or lacks fields is refused', async (t) => {
-  t.match(codecError(() => decodeUserData(fromHex('6000'))), { layer: 'presentation', code: 'unsupported' });
+  t.match(
+    codecError(() => decodeUserData(fromHex('6000'))),
+    { layer: 'presentation', code: 'unsupported' },
+  );
   t.equal(codecError(() => decodeUserData(fromHex('61063004a002a100'))).code, 'bad_user_data');
   t.equal(codecError(() => decodeUserData(fromHex('61073005020103a300'))).code, 'unknown_tag');
   t.equal(codecError(() => decodeUserData(fromHex('61093007020103a003a100'))).code, 'length_past_end');
-  t.equal(codecError(() => decodeUserData(fromHex('610b3009020103a00401000100'))).code, 'bad_structure', 'an explicit value holding two values');
+  t.equal(
+    codecError(() => decodeUserData(fromHex('610b3009020103a00401000100'))).code,
+    'bad_structure',
+    'an explicit value holding two values',
+  );
 });
 
 t.test('a CP-type in x.410 mode or without normal-mode parameters is refused', async (t) => {
@@ -73,8 +83,15 @@ t.test('a CP-type in x.410 mode or without normal-mode parameters is refused', a
 });
 
 t.test('a CPR gives the provider reason in words', async (t) => {
-  t.match(decodeConnectReject(fromHex('30038a0103')), { kind: 'CPR', providerReason: 3, reasonText: 'called presentation address unknown' });
-  t.match(decodeConnectReject(fromHex('300ba509300780010281025101')), { results: [{ result: 2, resultText: 'provider-rejection' }], reasonText: 'no provider reason' });
+  t.match(decodeConnectReject(fromHex('30038a0103')), {
+    kind: 'CPR',
+    providerReason: 3,
+    reasonText: 'called presentation address unknown',
+  });
+  t.match(decodeConnectReject(fromHex('300ba509300780010281025101')), {
+    results: [{ result: 2, resultText: 'provider-rejection' }],
+    reasonText: 'no provider reason',
+  });
 });
 
 t.test('ARU carries the ACSE ABRT; ARP gives the abort reason', async (t) => {
@@ -90,8 +107,14 @@ t.test('ARU carries the ACSE ABRT; ARP gives the abort reason', async (t) => {
 t.test('every prefix of a CP and a CPA is refused with a CodecError', async (t) => {
   for (const bytes of [encodeConnectPresentation({ userData: fromHex('6000') }), CPA]) {
     for (let n = 0; n < bytes.length; n++) {
-      t.not(outcome(() => decodeConnectPresentation(bytes.subarray(0, n))), 'ok');
-      t.not(outcome(() => decodeConnectAccept(bytes.subarray(0, n))), 'ok');
+      t.not(
+        outcome(() => decodeConnectPresentation(bytes.subarray(0, n))),
+        'ok',
+      );
+      t.not(
+        outcome(() => decodeConnectAccept(bytes.subarray(0, n))),
+        'ok',
+      );
     }
   }
 });

@@ -7,10 +7,17 @@ import { codecError, fromHex, outcome, toHex } from './helpers.ts';
 
 const ACCEPT = fromHex('0e1505061301001601021402000234020001c103aabbcc');
 
-t.test('CONNECT carries the capture\'s parameters before the user data', async (t) => {
+t.test("CONNECT carries the capture's parameters before the user data", async (t) => {
   const spdu = encodeConnect({ userData: fromHex('3100') });
   t.equal(toHex(spdu), '0d180506130100160102140200023302000134020001c1023100');
-  t.match(decodeSpdu(spdu), { kind: 'connect', version: 2, userRequirements: 2, callingSelector: fromHex('0001'), calledSelector: fromHex('0001'), userData: fromHex('3100') });
+  t.match(decodeSpdu(spdu), {
+    kind: 'connect',
+    version: 2,
+    userRequirements: 2,
+    callingSelector: fromHex('0001'),
+    calledSelector: fromHex('0001'),
+    userData: fromHex('3100'),
+  });
 });
 
 t.test('user data over 254 octets gets the three-octet length, over 512 the extended user data parameter', async (t) => {
@@ -24,7 +31,13 @@ t.test('user data over 254 octets gets the three-octet length, over 512 the exte
 });
 
 t.test('ACCEPT reads its version, requirements, selector and user data', async (t) => {
-  t.match(decodeSpdu(ACCEPT), { kind: 'accept', version: 2, userRequirements: 2, calledSelector: fromHex('0001'), userData: fromHex('aabbcc') });
+  t.match(decodeSpdu(ACCEPT), {
+    kind: 'accept',
+    version: 2,
+    userRequirements: 2,
+    calledSelector: fromHex('0001'),
+    userData: fromHex('aabbcc'),
+  });
 });
 
 t.test('DATA is GIVE TOKENS then DATA TRANSFER, the rest is user information', async (t) => {
@@ -54,7 +67,10 @@ t.test('REFUSE gives its reason in words and the user data of reason 2', async (
 });
 
 t.test('unknown SPDUs, trailing octets and lengths that lie are refused with typed errors', async (t) => {
-  t.match(codecError(() => decodeSpdu(fromHex('0200'))), { layer: 'session', code: 'unknown_spdu' });
+  t.match(
+    codecError(() => decodeSpdu(fromHex('0200'))),
+    { layer: 'session', code: 'unknown_spdu' },
+  );
   t.equal(codecError(() => decodeSpdu(fromHex('0e00ff'))).code, 'trailing_bytes');
   t.equal(codecError(() => decodeSpdu(fromHex('0e05c10a00'))).code, 'length_past_end', 'SPDU length past the end');
   t.equal(codecError(() => decodeSpdu(fromHex('0e03c10a00'))).code, 'length_past_end', 'parameter length past the SPDU');
@@ -65,6 +81,10 @@ t.test('unknown SPDUs, trailing octets and lengths that lie are refused with typ
 
 t.test('every prefix of a CONNECT and an ACCEPT is refused with a CodecError', async (t) => {
   for (const spdu of [encodeConnect({ userData: fromHex('31023000') }), ACCEPT]) {
-    for (let n = 0; n < spdu.length; n++) t.not(outcome(() => decodeSpdu(spdu.subarray(0, n))), 'ok');
+    for (let n = 0; n < spdu.length; n++)
+      t.not(
+        outcome(() => decodeSpdu(spdu.subarray(0, n))),
+        'ok',
+      );
   }
 });

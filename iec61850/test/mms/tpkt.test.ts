@@ -21,8 +21,16 @@ t.test('frames that would be shorter than 7 or longer than 65535 octets are refu
 });
 
 t.test('a header with another version or a length below 7 is refused with a typed error', async (t) => {
-  for (const hex of ['0400000702f080', '00', '0200']) t.match(codecError(() => readTpkt(fromHex(hex))), { layer: 'tpkt', code: 'bad_version' });
-  for (const hex of ['03000006f0f080', '03000000', '03000004']) t.match(codecError(() => readTpkt(fromHex(hex))), { layer: 'tpkt', code: 'bad_length' });
+  for (const hex of ['0400000702f080', '00', '0200'])
+    t.match(
+      codecError(() => readTpkt(fromHex(hex))),
+      { layer: 'tpkt', code: 'bad_version' },
+    );
+  for (const hex of ['03000006f0f080', '03000000', '03000004'])
+    t.match(
+      codecError(() => readTpkt(fromHex(hex))),
+      { layer: 'tpkt', code: 'bad_length' },
+    );
 });
 
 t.test('a frame cut short needs more bytes; decodeTpkt says it was truncated', async (t) => {

@@ -23,38 +23,88 @@ t.test('the tree of the fixture matches its schema and survives a JSON round tri
 t.test('the tree lists IEDs → logical devices → logical nodes → data objects with FCs, types and references', async (t) => {
   const tree = toBrowseTree(await modelOf(sclText()));
   const [ied] = tree.ieds;
-  t.match(ied, { name: 'relay1', manufacturer: 'ACME', accessPoints: [{ name: 'S1', subNetwork: 'station', address: { IP: '192.0.2.10', 'MMS-Port': '102', 'OSI-TSEL': '0001' } }] });
+  t.match(ied, {
+    name: 'relay1',
+    manufacturer: 'ACME',
+    accessPoints: [{ name: 'S1', subNetwork: 'station', address: { IP: '192.0.2.10', 'MMS-Port': '102', 'OSI-TSEL': '0001' } }],
+  });
   const [ld] = ied.logicalDevices;
   t.match(ld, { name: 'Feeder1Ctrl', inst: 'CTRL', accessPoint: 'S1' });
   const ggio = ld.logicalNodes[1];
-  t.same(ggio.dataObjects.map((d) => [d.name, d.cdc, d.type, d.fcs]), [['Ind1', 'SPS', 'T_SPS', ['ST']], ['SPCSO1', 'SPC', 'T_SPC', ['CF', 'ST']], ['AnIn1', 'MV', 'T_MV', ['MX']]]);
+  t.same(
+    ggio.dataObjects.map((d) => [d.name, d.cdc, d.type, d.fcs]),
+    [
+      ['Ind1', 'SPS', 'T_SPS', ['ST']],
+      ['SPCSO1', 'SPC', 'T_SPC', ['CF', 'ST']],
+      ['AnIn1', 'MV', 'T_MV', ['MX']],
+    ],
+  );
   t.same(ggio.dataObjects[2].attributes, [
     { name: 'mag', fc: 'MX', bType: 'Struct', type: 'T_AV', ref: 'Feeder1Ctrl/GGIO1$MX$AnIn1$mag' },
     { name: 'mag.f', fc: 'MX', bType: 'FLOAT32', ref: 'Feeder1Ctrl/GGIO1$MX$AnIn1$mag$f' },
   ]);
-  t.match(ggio.dataObjects[1].attributes[1], { name: 'ctlModel', type: 'CtlModel', ref: 'Feeder1Ctrl/GGIO1$CF$SPCSO1$ctlModel', value: 'direct-with-normal-security' });
+  t.match(ggio.dataObjects[1].attributes[1], {
+    name: 'ctlModel',
+    type: 'CtlModel',
+    ref: 'Feeder1Ctrl/GGIO1$CF$SPCSO1$ctlModel',
+    value: 'direct-with-normal-security',
+  });
   const lln0 = ld.logicalNodes[0];
-  t.same(lln0.dataSets[0].members.map((m) => m.ref), ['Feeder1Ctrl/GGIO1$ST$Ind1$stVal', 'Feeder1Ctrl/GGIO1$ST$Ind1']);
-  t.match(lln0.reportControls[0], { trgOps: ['dchg', 'qchg', 'gi'], optFields: ['seqNum', 'timeStamp', 'entryID', 'bufOvfl'], instances: [{ name: 'brcbEvents01', ref: 'Feeder1Ctrl/LLN0$BR$brcbEvents01' }] });
+  t.same(
+    lln0.dataSets[0].members.map((m) => m.ref),
+    ['Feeder1Ctrl/GGIO1$ST$Ind1$stVal', 'Feeder1Ctrl/GGIO1$ST$Ind1'],
+  );
+  t.match(lln0.reportControls[0], {
+    trgOps: ['dchg', 'qchg', 'gi'],
+    optFields: ['seqNum', 'timeStamp', 'entryID', 'bufOvfl'],
+    instances: [{ name: 'brcbEvents01', ref: 'Feeder1Ctrl/LLN0$BR$brcbEvents01' }],
+  });
   t.match(lln0.gooseControls[0], { ref: 'Feeder1Ctrl/LLN0$GO$gcb1', address: { 'MAC-Address': '01-0C-CD-01-00-01', APPID: '0001' } });
-  t.same(tree.enumTypes.map((e) => e.id), ['Mod', 'CtlModel']);
+  t.same(
+    tree.enumTypes.map((e) => e.id),
+    ['Mod', 'CtlModel'],
+  );
 });
 
 t.test('one IED can be asked for; the subnetworks mark which connected IEDs the file describes', async (t) => {
-  const communication = validParts.communication.replace('</SubNetwork>', '<ConnectedAP iedName="hmi" apName="A1"><Address><P type="IP">192.0.2.99</P></Address></ConnectedAP></SubNetwork>');
+  const communication = validParts.communication.replace(
+    '</SubNetwork>',
+    '<ConnectedAP iedName="hmi" apName="A1"><Address><P type="IP">192.0.2.99</P></Address></ConnectedAP></SubNetwork>',
+  );
   const model = await modelOf(sclText({ communication }));
   t.same(toBrowseTree(model, { iedName: 'nobody' }).ieds, []);
   t.equal(toBrowseTree(model, { iedName: 'relay1' }).ieds.length, 1);
-  t.same(toBrowseTree(model).subNetworks[0].connectedAPs.map((c) => [c.iedName, c.described]), [['relay1', true], ['hmi', false]]);
+  t.same(
+    toBrowseTree(model).subNetworks[0].connectedAPs.map((c) => [c.iedName, c.described]),
+    [
+      ['relay1', true],
+      ['hmi', false],
+    ],
+  );
 });
 
 t.test('every shared SCL file gives a tree that matches the schema', { skip: !haveSharedScl }, async (t) => {
-  for (const name of ['simpleIO_direct_control.cid', 'simpleIO_control_tests.cid', 'cid_example_deadband.cid', 'sampleModel.icd', 'complexModel.icd', 'sv.icd']) {
+  for (const name of [
+    'simpleIO_direct_control.cid',
+    'simpleIO_control_tests.cid',
+    'cid_example_deadband.cid',
+    'sampleModel.icd',
+    'complexModel.icd',
+    'sv.icd',
+  ]) {
     const tree = toBrowseTree(await modelOf(await sharedScl(name)));
     t.ok(Value.Check(SclBrowseTree, tree), name);
   }
   const basic = toBrowseTree(await modelOf(await sharedScl('simpleIO_direct_control.cid')));
   const ggio = basic.ieds[0].logicalDevices[0].logicalNodes[2];
-  t.match(ggio.dataObjects.find((d) => d.name === 'Ind1')?.attributes[0], { name: 'stVal', fc: 'ST', bType: 'BOOLEAN', ref: 'simpleIOGenericIO/GGIO1$ST$Ind1$stVal' });
-  t.same(basic.ieds[0].logicalDevices[0].logicalNodes[0].reportControls.map((r) => r.instances.length), [1, 1, 1, 1, 3, 3]);
+  t.match(ggio.dataObjects.find((d) => d.name === 'Ind1')?.attributes[0], {
+    name: 'stVal',
+    fc: 'ST',
+    bType: 'BOOLEAN',
+    ref: 'simpleIOGenericIO/GGIO1$ST$Ind1$stVal',
+  });
+  t.same(
+    basic.ieds[0].logicalDevices[0].logicalNodes[0].reportControls.map((r) => r.instances.length),
+    [1, 1, 1, 1, 3, 3],
+  );
 });

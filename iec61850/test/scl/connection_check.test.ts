@@ -36,7 +36,9 @@ t.test('an IED the file does not describe is a warning', async (t) => {
 t.test('without an MMS-Port the default 102 is expected', async (t) => {
   const model = await modelOf(sclText({ communication: validParts.communication.replace('<P type="MMS-Port">102</P>', '') }));
   t.same(checkConnection(model, { ip: '192.0.2.10', port: 102 }), []);
-  t.match(checkConnection(model, { ip: '192.0.2.10', port: 10102 }), [{ code: 'port_mismatch', message: /names no MMS port for IED relay1 \(102 by default\)/ }]);
+  t.match(checkConnection(model, { ip: '192.0.2.10', port: 10102 }), [
+    { code: 'port_mismatch', message: /names no MMS port for IED relay1 \(102 by default\)/ },
+  ]);
 });
 
 t.test('a host name cannot be compared and says so; a file without an address says so too', async (t) => {
@@ -47,10 +49,15 @@ t.test('a host name cannot be compared and says so; a file without an address sa
 
 t.test('with several IEDs the address picks one; when it picks none, the IED must be named', async (t) => {
   const second = validParts.ied.replace('name="relay1"', 'name="relay2"');
-  const communication = validParts.communication.replace('</SubNetwork>', '<ConnectedAP iedName="relay2" apName="S1"><Address><P type="IP">192.0.2.20</P></Address></ConnectedAP></SubNetwork>');
+  const communication = validParts.communication.replace(
+    '</SubNetwork>',
+    '<ConnectedAP iedName="relay2" apName="S1"><Address><P type="IP">192.0.2.20</P></Address></ConnectedAP></SubNetwork>',
+  );
   const model = await modelOf(sclText({ ied: `${validParts.ied}\n${second}`, communication }));
   t.same(checkConnection(model, { ip: '192.0.2.20', port: 102 }), []);
-  t.match(checkConnection(model, { ip: '192.0.2.30', port: 102 }), [{ code: 'ied_ambiguous', message: /describes 2 IEDs \(relay1, relay2\)/ }]);
+  t.match(checkConnection(model, { ip: '192.0.2.30', port: 102 }), [
+    { code: 'ied_ambiguous', message: /describes 2 IEDs \(relay1, relay2\)/ },
+  ]);
   t.same(codes(checkConnection(model, { ip: '192.0.2.10', port: 102, iedName: 'relay2' })), ['ip_mismatch']);
 });
 

@@ -18,7 +18,9 @@ t.test('an external entity (XXE) is refused at its DOCTYPE and the local file is
   const doc = `<?xml version="1.0"?>\n<!DOCTYPE SCL [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n<SCL ${NS}><Header id="&xxe;"/></SCL>`;
   const result = await parseScl(doc);
   t.equal(result.ok, false);
-  t.same(result.report.errors, [{ message: 'a DOCTYPE is not allowed in an SCL file (no DTD, no entity declarations)', line: 2, column: 1 }]);
+  t.same(result.report.errors, [
+    { message: 'a DOCTYPE is not allowed in an SCL file (no DTD, no entity declarations)', line: 2, column: 1 },
+  ]);
   t.notMatch(JSON.stringify(result), /root:/);
 });
 
@@ -38,7 +40,9 @@ t.test('a DOCTYPE with only an internal subset of element declarations is an err
 });
 
 t.test('a DOCTYPE naming an external DTD is an error', async (t) => {
-  t.match(await errorsOf(`<?xml version="1.0"?>\n\n<!DOCTYPE SCL SYSTEM "http://example.invalid/scl.dtd">\n<SCL ${NS}/>`), [{ line: 3, column: 1 }]);
+  t.match(await errorsOf(`<?xml version="1.0"?>\n\n<!DOCTYPE SCL SYSTEM "http://example.invalid/scl.dtd">\n<SCL ${NS}/>`), [
+    { line: 3, column: 1 },
+  ]);
 });
 
 t.test('an entity reference beyond the five predefined ones is an error even without a DOCTYPE', async (t) => {
@@ -76,10 +80,18 @@ t.test('an empty file, plain text and a PNG renamed .icd are not SCL', async (t)
 });
 
 t.test('a root other than SCL in the SCL namespace is refused', async (t) => {
-  t.match(await errorsOf('<html><body/></html>'), [{ message: /not an SCL file: the root element is html in no namespace/, line: 1, column: 1 }]);
+  t.match(await errorsOf('<html><body/></html>'), [
+    { message: /not an SCL file: the root element is html in no namespace/, line: 1, column: 1 },
+  ]);
   t.match(await errorsOf('<SCL><Header id="x"/></SCL>'), [{ message: /root element is SCL in no namespace/ }]);
-  t.match(await errorsOf('<SCL xmlns="http://www.iec.ch/61850/2007/SCL"/>'), [{ message: /in namespace http:\/\/www.iec.ch\/61850\/2007\/SCL/ }]);
-  t.equal((await parseScl(`<scl:SCL xmlns:scl="http://www.iec.ch/61850/2003/SCL"><scl:Header id="p"/></scl:SCL>`)).ok, true, 'a prefixed root is fine');
+  t.match(await errorsOf('<SCL xmlns="http://www.iec.ch/61850/2007/SCL"/>'), [
+    { message: /in namespace http:\/\/www.iec.ch\/61850\/2007\/SCL/ },
+  ]);
+  t.equal(
+    (await parseScl(`<scl:SCL xmlns:scl="http://www.iec.ch/61850/2003/SCL"><scl:Header id="p"/></scl:SCL>`)).ok,
+    true,
+    'a prefixed root is fine',
+  );
 });
 
 t.test('a huge attribute value is refused instead of being kept', async (t) => {
@@ -106,15 +118,22 @@ t.test('data types that expand without bound (a template billion laughs) are an 
     const bdas = Array.from({ length: 10 }, (_, k) => `<BDA name="b${k}" bType="Struct" type="T${i + 1}"/>`).join('');
     types += `<DAType id="T${i}">${bdas}</DAType>`;
   }
-  const templates = validParts.templates.replace('<DAType id="T_AV">', `${types}<DAType id="T_AV">`).replace('<BDA name="f" bType="FLOAT32"/></DAType>\n<Enum', '<BDA name="f" bType="Struct" type="T0"/></DAType>\n<Enum');
+  const templates = validParts.templates
+    .replace('<DAType id="T_AV">', `${types}<DAType id="T_AV">`)
+    .replace('<BDA name="f" bType="FLOAT32"/></DAType>\n<Enum', '<BDA name="f" bType="Struct" type="T0"/></DAType>\n<Enum');
   const started = performance.now();
   const errors = await errorsOf(sclText({ templates }));
-  t.match(errors, [{ message: 'DOType T_MV cannot be expanded: expands to more than 20000 attributes', path: '/SCL/DataTypeTemplates/DOType[T_MV]' }]);
+  t.match(errors, [
+    { message: 'DOType T_MV cannot be expanded: expands to more than 20000 attributes', path: '/SCL/DataTypeTemplates/DOType[T_MV]' },
+  ]);
   t.ok(performance.now() - started < 2000, 'answers within two seconds');
 });
 
 t.test('a data type that contains itself is an error', async (t) => {
-  const templates = validParts.templates.replace('<BDA name="f" bType="FLOAT32"/>', '<BDA name="f" bType="FLOAT32"/><BDA name="again" bType="Struct" type="T_AV"/>');
+  const templates = validParts.templates.replace(
+    '<BDA name="f" bType="FLOAT32"/>',
+    '<BDA name="f" bType="FLOAT32"/><BDA name="again" bType="Struct" type="T_AV"/>',
+  );
   t.match(await errorsOf(sclText({ templates })), [{ message: 'DOType T_MV cannot be expanded: DAType T_AV contains itself' }]);
 });
 

@@ -58,7 +58,10 @@ export class NatsBus implements Bus {
 
   /** Connects, retrying until a server answers. */
   static async connect(options: NatsBusOptions): Promise<NatsBus> {
-    const servers = options.servers.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    const servers = options.servers
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0);
     options.log?.info({ servers }, 'connecting to NATS');
     const nc = await connect({
       servers,
@@ -176,7 +179,9 @@ export class NatsBus implements Bus {
     await Promise.allSettled([...this.services].map((s) => s.stop()));
     if (!this.nc.isClosed() && !this.nc.isDraining()) {
       // A drain needs the server to answer; while disconnected it cannot finish, so it gives way to close().
-      await Promise.race([this.nc.drain(), this.lost()]).catch((err: unknown) => this.log?.warn({ err }, 'draining the NATS connection failed'));
+      await Promise.race([this.nc.drain(), this.lost()]).catch((err: unknown) =>
+        this.log?.warn({ err }, 'draining the NATS connection failed'),
+      );
     }
     if (!this.nc.isClosed()) await this.nc.close();
     await Promise.allSettled([...this.deliveries]);
@@ -238,7 +243,8 @@ export class NatsBus implements Bus {
     }
     if (is(TimeoutError)) return new BusError('timeout', `${what} timed out after ${timeoutMs} ms`, { cause: err });
     if (is(InvalidSubjectError)) return new BusError('invalid_subject', `${what}: invalid subject`, { cause: err });
-    if (chain.some(isPayloadError)) return new BusError('payload_too_large', `${what}: message exceeds ${this.maxPayload} bytes`, { cause: err });
+    if (chain.some(isPayloadError))
+      return new BusError('payload_too_large', `${what}: message exceeds ${this.maxPayload} bytes`, { cause: err });
     if (is(ClosedConnectionError) || is(DrainingConnectionError) || this.nc.isClosed()) {
       return new BusError('closed', `${what}: bus is closed`, { cause: err });
     }

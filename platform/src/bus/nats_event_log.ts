@@ -5,7 +5,16 @@
  * process keeps the held window in memory (`EventTail`) and replays from there.
  */
 import type { NatsConnection } from '@nats-io/nats-core';
-import { DeliverPolicy, DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type ConsumerMessages, type StreamConfig } from '@nats-io/jetstream';
+import {
+  DeliverPolicy,
+  DiscardPolicy,
+  jetstream,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+  type ConsumerMessages,
+  type StreamConfig,
+} from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import { EventTail, eventSubjects, type EventLog, type EventLogOptions } from './event_log.ts';
 

@@ -37,7 +37,9 @@ export async function addNatsService(nc: NatsConnection, spec: ServiceSpec, endp
         handler: (err, msg) => {
           // An error here means the subscription failed; the library stops the service itself.
           if (err) return;
-          const work = serveOne(endpoint, msg, stats, log).catch((error: unknown) => log?.error({ err: error }, 'serving a request failed'));
+          const work = serveOne(endpoint, msg, stats, log).catch((error: unknown) =>
+            log?.error({ err: error }, 'serving a request failed'),
+          );
           inFlight.add(work);
           void work.finally(() => inFlight.delete(work));
         },
@@ -122,7 +124,8 @@ function libraryStats(service: Service, name: string): LibraryStats | undefined 
   const handlers = (service as unknown as { handlers?: { name?: string; stats?: Partial<LibraryStats> }[] }).handlers;
   const last = handlers?.at(-1);
   const stats = last?.name === name ? last.stats : undefined;
-  const usable = typeof stats?.countError === 'function' && typeof stats.processing_time === 'number' && typeof stats.num_requests === 'number';
+  const usable =
+    typeof stats?.countError === 'function' && typeof stats.processing_time === 'number' && typeof stats.num_requests === 'number';
   return usable ? (stats as LibraryStats) : undefined;
 }
 

@@ -1,5 +1,15 @@
 import type { EventLog, EventLogOptions } from './event_log.ts';
-import type { Bus, BusService, BusSubscription, EndpointSpec, EventHandler, RequestOptions, ServiceSpec, BusMessage, BusHeaders } from './bus.ts';
+import type {
+  Bus,
+  BusService,
+  BusSubscription,
+  EndpointSpec,
+  EventHandler,
+  RequestOptions,
+  ServiceSpec,
+  BusMessage,
+  BusHeaders,
+} from './bus.ts';
 
 /**
  * A bus whose subjects all live under a prefix (`<prefix>.config.v1.echo`), so that several platforms

@@ -10,7 +10,9 @@ export class FolderLockedError extends Error {
   readonly ownerPid: number;
   constructor(folder: string, lockPath: string, ownerPid: number) {
     const who = ownerPid === process.pid ? 'this process' : `process ${ownerPid}`;
-    super(`data folder ${folder} is in use by ${who} (lock file ${lockPath}); stop it, or delete the lock file if that process is not a platform`);
+    super(
+      `data folder ${folder} is in use by ${who} (lock file ${lockPath}); stop it, or delete the lock file if that process is not a platform`,
+    );
     this.name = 'FolderLockedError';
     this.lockPath = lockPath;
     this.ownerPid = ownerPid;

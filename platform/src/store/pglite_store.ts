@@ -168,7 +168,9 @@ export class PGliteStore implements Store {
    */
   #refuseInsideTransaction(): void {
     if (this.#scope.getStore()?.open === true) {
-      throw new Error('a store call inside a transaction of the same store: use the transaction\'s tx (PGlite has one connection and would wait forever)');
+      throw new Error(
+        "a store call inside a transaction of the same store: use the transaction's tx (PGlite has one connection and would wait forever)",
+      );
     }
   }
 

@@ -1,9 +1,28 @@
 import { createHash } from 'node:crypto';
 import { getProject, ProblemError, type ConnectionRequest } from '@scada/contracts';
-import { actorOf, call, ConstraintViolation, notFound, onBehalfOf, publishEvent, spaceOf, type Bus, type HandlerContext, type Store } from '@scada/platform';
+import {
+  actorOf,
+  call,
+  ConstraintViolation,
+  notFound,
+  onBehalfOf,
+  publishEvent,
+  spaceOf,
+  type Bus,
+  type HandlerContext,
+  type Store,
+} from '@scada/platform';
 import { browseParts, checkConnection, parseScl } from '@scada/iec61850';
 import { findConnection, saveConnection } from '../store/connections.ts';
-import { adoptUpload, fileChunk, packBrowsePart, setConnectionWarnings, stagedChunks, stagedCount, type FileFacts } from '../store/files.ts';
+import {
+  adoptUpload,
+  fileChunk,
+  packBrowsePart,
+  setConnectionWarnings,
+  stagedChunks,
+  stagedCount,
+  type FileFacts,
+} from '../store/files.ts';
 
 /** A staged upload as the gateway names it once every chunk arrived. */
 export type Upload = { id: string; name: string; size: number; sha256: string; chunks: number };
@@ -25,7 +44,8 @@ export function connectionSaver(deps: { store: Store; bus: Bus }) {
 
   /** Parses a staged upload as it is read from the store, checking its size and digest on the way. */
   const parseUpload = async (space: string, upload: Upload, connection: ConnectionRequest): Promise<FileFacts> => {
-    if ((await stagedCount(deps.store, space, upload.id)) !== upload.chunks) throw new ProblemError('bad_request', 'The upload is incomplete');
+    if ((await stagedCount(deps.store, space, upload.id)) !== upload.chunks)
+      throw new ProblemError('bad_request', 'The upload is incomplete');
     const hash = createHash('sha256');
     let size = 0;
     const counted = (async function* () {
@@ -36,14 +56,22 @@ export function connectionSaver(deps: { store: Store; bus: Bus }) {
       }
     })();
     const result = await parseScl(counted);
-    if (size !== upload.size || hash.digest('hex') !== upload.sha256) throw new ProblemError('bad_request', 'The upload does not match its size or digest');
+    if (size !== upload.size || hash.digest('hex') !== upload.sha256)
+      throw new ProblemError('bad_request', 'The upload does not match its size or digest');
     if (!result.ok) {
-      const errors = result.report.errors.slice(0, 50).map((e) => ({ path: '/file', message: `line ${e.line}, column ${e.column}: ${e.message}` }));
+      const errors = result.report.errors
+        .slice(0, 50)
+        .map((e) => ({ path: '/file', message: `line ${e.line}, column ${e.column}: ${e.message}` }));
       throw new ProblemError('scl_invalid', `The file is not valid SCL: ${errors[0]?.message ?? 'unreadable'}`, { errors });
     }
     return {
-      name: upload.name, size, sha256: upload.sha256, edition: result.report.edition, chunks: upload.chunks,
-      warnings: result.report.warnings, connectionWarnings: checkConnection(result.model, { ip: connection.ip, port: connection.port }),
+      name: upload.name,
+      size,
+      sha256: upload.sha256,
+      edition: result.report.edition,
+      chunks: upload.chunks,
+      warnings: result.report.warnings,
+      connectionWarnings: checkConnection(result.model, { ip: connection.ip, port: connection.port }),
       browse: [...browseParts(result.model)].map((p) => packBrowsePart(p.iedName, p.tree)),
     };
   };
@@ -56,7 +84,8 @@ export function connectionSaver(deps: { store: Store; bus: Bus }) {
       for (let i = 0; i < first.chunks; i++) yield new Uint8Array((await fileChunk(deps.store, space, id, i))!.data);
     })();
     const result = await parseScl(chunks);
-    if (result.ok) await setConnectionWarnings(deps.store, space, id, checkConnection(result.model, { ip: connection.ip, port: connection.port }));
+    if (result.ok)
+      await setConnectionWarnings(deps.store, space, id, checkConnection(result.model, { ip: connection.ip, port: connection.port }));
   };
 
   const save = async (ctx: HandlerContext, id: string, body: { connection: ConnectionRequest; upload: Upload | null }, create: boolean) => {
@@ -71,7 +100,8 @@ export function connectionSaver(deps: { store: Store; bus: Bus }) {
         if (facts && body.upload) await adoptUpload(tx, space, id, body.upload.id, facts);
       });
     } catch (err) {
-      if (err instanceof ConstraintViolation && err.kind === 'unique') throw new ProblemError('conflict', `The project has a connection named ${body.connection.name}`);
+      if (err instanceof ConstraintViolation && err.kind === 'unique')
+        throw new ProblemError('conflict', `The project has a connection named ${body.connection.name}`);
       throw err;
     }
     if (!facts && !create) await recheck(space, id, body.connection);

@@ -4,8 +4,14 @@
  * as `POST /api/connections/{connectionId}/start|stop`.
  */
 import {
-  connectionStatusesOfProject, getConnectionStatusByProjectAndName, getConnectionStatusesByIds, ProblemError,
-  startConnectionByName, startConnectionByProjectAndName, startConnectionsByProject, stopConnectionByProjectAndName,
+  connectionStatusesOfProject,
+  getConnectionStatusByProjectAndName,
+  getConnectionStatusesByIds,
+  ProblemError,
+  startConnectionByName,
+  startConnectionByProjectAndName,
+  startConnectionsByProject,
+  stopConnectionByProjectAndName,
   stopConnectionsByProject,
 } from '@scada/contracts';
 import { implement, spaceOf, type HandlerContext, type Implementation } from '@scada/platform';
@@ -29,16 +35,20 @@ export function connectionSetHandlers(deps: PlainConnectionDeps): Implementation
     if (ids.length > 0) await deps.supervisor.kick();
     return null;
   };
-  const byName = (started: boolean) => async ({ query }: { query: ByName }, ctx: HandlerContext) => {
-    const ids = await connectionIds(deps.store, spaceOf(ctx), named(query));
-    if (ids.length === 0) throw noSuch(query);
-    return switchAll(ctx, ids, started);
-  };
-  const byProject = (started: boolean) => async ({ query }: { query: { projectId: string } }, ctx: HandlerContext) => {
-    // A project without connections is no error, but another space's project is.
-    await checkProject(ctx, query.projectId);
-    return switchAll(ctx, await connectionIds(deps.store, spaceOf(ctx), { projectId: query.projectId.toLowerCase() }), started);
-  };
+  const byName =
+    (started: boolean) =>
+    async ({ query }: { query: ByName }, ctx: HandlerContext) => {
+      const ids = await connectionIds(deps.store, spaceOf(ctx), named(query));
+      if (ids.length === 0) throw noSuch(query);
+      return switchAll(ctx, ids, started);
+    };
+  const byProject =
+    (started: boolean) =>
+    async ({ query }: { query: { projectId: string } }, ctx: HandlerContext) => {
+      // A project without connections is no error, but another space's project is.
+      await checkProject(ctx, query.projectId);
+      return switchAll(ctx, await connectionIds(deps.store, spaceOf(ctx), { projectId: query.projectId.toLowerCase() }), started);
+    };
 
   return [
     implement(startConnectionByName, byName(true)),
@@ -51,7 +61,8 @@ export function connectionSetHandlers(deps: PlainConnectionDeps): Implementation
       const ids = [...new Set(query.connectionIds.map((id) => id.toLowerCase()))];
       const statuses = await connectionStatuses(deps.store, spaceOf(ctx), { ids });
       const missing = ids.filter((id) => !(id in statuses));
-      if (missing.length > 0) throw new ProblemError('not_found', `No connection ${missing.join(', ')} in this space`, { extensions: { missing } });
+      if (missing.length > 0)
+        throw new ProblemError('not_found', `No connection ${missing.join(', ')} in this space`, { extensions: { missing } });
       return statuses;
     }),
 
@@ -61,6 +72,8 @@ export function connectionSetHandlers(deps: PlainConnectionDeps): Implementation
       return status;
     }),
 
-    implement(connectionStatusesOfProject, async ({ query }, ctx) => connectionStatuses(deps.store, spaceOf(ctx), { projectId: query.projectId.toLowerCase() })),
+    implement(connectionStatusesOfProject, async ({ query }, ctx) =>
+      connectionStatuses(deps.store, spaceOf(ctx), { projectId: query.projectId.toLowerCase() }),
+    ),
   ];
 }

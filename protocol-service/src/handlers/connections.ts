@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import {
-  browseConnection, createConnectionWithFile, getConnection, getConnections,
-  getConnectionsByProject, ProblemError, readFileChunk, stageUploadChunk, uploadChunkBytes, updateConnectionWithFile,
+  browseConnection,
+  createConnectionWithFile,
+  getConnection,
+  getConnections,
+  getConnectionsByProject,
+  ProblemError,
+  readFileChunk,
+  stageUploadChunk,
+  uploadChunkBytes,
+  updateConnectionWithFile,
 } from '@scada/contracts';
 import { implement, spaceOf, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
 import type { ProtocolConfig } from '../config.ts';
@@ -34,7 +42,12 @@ export function connectionHandlers(deps: ConnectionDeps): Implementation[] {
     }),
     implement(getConnections, async (_m, ctx) => listConnections(deps.store, spaceOf(ctx))),
     implement(getConnectionsByProject, async ({ query }, ctx) => listConnections(deps.store, spaceOf(ctx), query.projectId.toLowerCase())),
-    implement(getConnection, async ({ params }, ctx) => (await findConnection(deps.store, spaceOf(ctx), params.connectionId.toLowerCase())) ?? Promise.reject(connectionNotFound(params.connectionId))),
+    implement(
+      getConnection,
+      async ({ params }, ctx) =>
+        (await findConnection(deps.store, spaceOf(ctx), params.connectionId.toLowerCase())) ??
+        Promise.reject(connectionNotFound(params.connectionId)),
+    ),
     implement(browseConnection, async ({ params, query }, ctx) => {
       const space = spaceOf(ctx);
       const id = params.connectionId.toLowerCase();
@@ -44,10 +57,14 @@ export function connectionHandlers(deps: ConnectionDeps): Implementation[] {
       // The answer travels as one bus message: leave room for the envelope.
       const found = await browseOf(deps.store, space, id, { iedName: query.ied, maxJsonBytes: deps.bus.maxPayload - 64 * 1024 });
       if (found === null) {
-        throw new ProblemError('no_scl_file', `Connection ${params.connectionId} has no SCL file: its model comes from the device while it is connected (start it), or from a file uploaded with PUT /api/protocols/iec61850/connections/${params.connectionId}/with-file`);
+        throw new ProblemError(
+          'no_scl_file',
+          `Connection ${params.connectionId} has no SCL file: its model comes from the device while it is connected (start it), or from a file uploaded with PUT /api/protocols/iec61850/connections/${params.connectionId}/with-file`,
+        );
       }
       if ('tree' in found) return { source: 'scl', ...found.tree } as never;
-      if (found.refused === 'unknown_ied') throw new ProblemError('not_found', `The file of connection ${params.connectionId} describes no IED ${query.ied}`);
+      if (found.refused === 'unknown_ied')
+        throw new ProblemError('not_found', `The file of connection ${params.connectionId} describes no IED ${query.ied}`);
       throw new ProblemError(
         'payload_too_large',
         `The model of ${found.ieds.length} IEDs is ${(found.jsonBytes / 1e6).toFixed(1)} MB as JSON, more than one answer carries; browse one IED at a time with ?ied=<name> (the names are in "ieds")`,
@@ -57,7 +74,8 @@ export function connectionHandlers(deps: ConnectionDeps): Implementation[] {
     implement(stageUploadChunk, async ({ body }, ctx) => {
       const data = Buffer.from(body.data, 'base64');
       if (data.length > uploadChunkBytes) throw new ProblemError('payload_too_large', 'A chunk is larger than the chunk size');
-      if (body.index * uploadChunkBytes + data.length > deps.config.maxSclBytes) throw new ProblemError('payload_too_large', 'The file is larger than MAX_SCL_BYTES');
+      if (body.index * uploadChunkBytes + data.length > deps.config.maxSclBytes)
+        throw new ProblemError('payload_too_large', 'The file is larger than MAX_SCL_BYTES');
       await stageChunk(deps.store, spaceOf(ctx), body.uploadId.toLowerCase(), body.index, data);
       return null;
     }),

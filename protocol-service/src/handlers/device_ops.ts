@@ -6,10 +6,27 @@
  * control is kept in the control log by the replica the request reached, with its outcome.
  */
 import {
-  browseConnectionDevice, disableConnectionReport, enableConnectionReport, getConnectionValues, operateConnectionControl, ProblemError,
-  readConnectionValues, writeConnectionValue, type Operation,
+  browseConnectionDevice,
+  disableConnectionReport,
+  enableConnectionReport,
+  getConnectionValues,
+  operateConnectionControl,
+  ProblemError,
+  readConnectionValues,
+  writeConnectionValue,
+  type Operation,
 } from '@scada/contracts';
-import { call, implement, onBehalfOf, remainingMs, spaceOf, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
+import {
+  call,
+  implement,
+  onBehalfOf,
+  remainingMs,
+  spaceOf,
+  type Bus,
+  type HandlerContext,
+  type Implementation,
+  type Store,
+} from '@scada/platform';
 import { connectionNotFound, notConnected, type DeviceRouter } from '../sessions/device_router.ts';
 import type { LiveDevice } from '../sessions/live_device.ts';
 import type { Session } from '../sessions/session.ts';
@@ -37,13 +54,21 @@ function controlTimeoutMs(ctx: HandlerContext): number {
 
 /** A failure that is not already a problem (a device stand-in in a test, a bug) is the device's failure. */
 function asDeviceProblem(err: unknown): ProblemError {
-  return err instanceof ProblemError ? err : new ProblemError('bad_gateway', `The device failed: ${(err as Error).message}`, { cause: err });
+  return err instanceof ProblemError
+    ? err
+    : new ProblemError('bad_gateway', `The device failed: ${(err as Error).message}`, { cause: err });
 }
 
 /** Runs `work` on the connected device here, or forwards the request to the replica holding it. */
 export function deviceRunner(deps: DeviceOpsDeps) {
-  return async <T>(op: Operation, request: unknown, ctx: HandlerContext, work: (device: LiveDevice, session: Session) => Promise<T>, forward = true): Promise<T> => {
-    const id = ((request as { params: { connectionId: string } }).params.connectionId).toLowerCase();
+  return async <T>(
+    op: Operation,
+    request: unknown,
+    ctx: HandlerContext,
+    work: (device: LiveDevice, session: Session) => Promise<T>,
+    forward = true,
+  ): Promise<T> => {
+    const id = (request as { params: { connectionId: string } }).params.connectionId.toLowerCase();
     const route = await deps.router.route(spaceOf(ctx), id, forward);
     if (route.kind === 'forwarded') return (await call(deps.bus, atInstance(op, route.owner), request as never, onBehalfOf(ctx))) as T;
     if (route.kind === 'not_connected' || !route.device) throw notConnected(id);
@@ -63,7 +88,12 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
   const onDevice = deviceRunner(deps);
 
   /** Runs a write or a control and keeps it in the control log with its outcome, whatever that is. */
-  const logged = async (action: 'write' | 'control', req: { params: { connectionId: string }; body: { reference: string; value: unknown } }, ctx: HandlerContext, run: () => Promise<null>) => {
+  const logged = async (
+    action: 'write' | 'control',
+    req: { params: { connectionId: string }; body: { reference: string; value: unknown } },
+    ctx: HandlerContext,
+    run: () => Promise<null>,
+  ) => {
     if (!forward) return run();
     let problem: ProblemError | null = null;
     try {
@@ -74,8 +104,15 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
     } finally {
       const deviceError = (problem?.extensions.deviceError as ControlLogRecord['deviceError'] | undefined) ?? null;
       await appendControlLog(deps.store, spaceOf(ctx), req.params.connectionId.toLowerCase(), {
-        userId: ctx.actor?.id ?? null, username: ctx.actor?.name ?? null, action, reference: req.body.reference, value: req.body.value,
-        outcome: problem ? problem.code : 'ok', status: problem ? problem.status : 204, deviceError, detail: problem?.expose ? problem.detail : null,
+        userId: ctx.actor?.id ?? null,
+        username: ctx.actor?.name ?? null,
+        action,
+        reference: req.body.reference,
+        value: req.body.value,
+        outcome: problem ? problem.code : 'ok',
+        status: problem ? problem.status : 204,
+        deviceError,
+        detail: problem?.expose ? problem.detail : null,
       }).catch((err: unknown) => ctx.log.error({ err }, 'a control log entry was not kept'));
     }
   };
@@ -84,28 +121,50 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
     implement(readConnectionValues, (req, ctx) => {
       const references = req.body.references ?? [];
       const dataSets = req.body.dataSets ?? [];
-      if (references.length + dataSets.length === 0) throw new ProblemError('validation_failed', 'Name at least one reference or data set', { errors: [{ path: '/body/references', message: 'empty, and no dataSets either' }] });
-      return onDevice(readConnectionValues, req, ctx, async (device) => {
-        const values = references.length ? await device.read(references) : [];
-        const sets = dataSets.length ? await device.readDataSets(dataSets) : [];
-        return [
-          ...references.map((reference, i) => {
-            const v = values[i] as { error?: string } | undefined;
-            return v && typeof v === 'object' && 'error' in v && typeof v.error === 'string' ? { reference, error: v.error } : { reference, value: values[i] };
-          }),
-          ...sets,
-        ];
-      }, forward);
+      if (references.length + dataSets.length === 0)
+        throw new ProblemError('validation_failed', 'Name at least one reference or data set', {
+          errors: [{ path: '/body/references', message: 'empty, and no dataSets either' }],
+        });
+      return onDevice(
+        readConnectionValues,
+        req,
+        ctx,
+        async (device) => {
+          const values = references.length ? await device.read(references) : [];
+          const sets = dataSets.length ? await device.readDataSets(dataSets) : [];
+          return [
+            ...references.map((reference, i) => {
+              const v = values[i] as { error?: string } | undefined;
+              return v && typeof v === 'object' && 'error' in v && typeof v.error === 'string'
+                ? { reference, error: v.error }
+                : { reference, value: values[i] };
+            }),
+            ...sets,
+          ];
+        },
+        forward,
+      );
     }),
     implement(writeConnectionValue, (req, ctx) =>
-      logged('write', req, ctx, () => onDevice(writeConnectionValue, req, ctx, async (device) => (await device.write(req.body.reference, req.body.value), null), forward))),
+      logged('write', req, ctx, () =>
+        onDevice(writeConnectionValue, req, ctx, async (device) => (await device.write(req.body.reference, req.body.value), null), forward),
+      ),
+    ),
     implement(operateConnectionControl, (req, ctx) =>
       logged('control', req, ctx, () =>
-        onDevice(operateConnectionControl, req, ctx, async (device) => {
-          const { reference, ...control } = req.body;
-          await device.operate(reference, { ...control, timeoutMs: controlTimeoutMs(ctx) });
-          return null;
-        }, forward))),
+        onDevice(
+          operateConnectionControl,
+          req,
+          ctx,
+          async (device) => {
+            const { reference, ...control } = req.body;
+            await device.operate(reference, { ...control, timeoutMs: controlTimeoutMs(ctx) });
+            return null;
+          },
+          forward,
+        ),
+      ),
+    ),
     implement(browseConnectionDevice, (req, ctx) =>
       onDevice(browseConnectionDevice, req, ctx, async (device) => (await device.browse()) as { logicalDevices: unknown[] }, forward),
     ),
@@ -118,7 +177,13 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
       const { rcb, ...options } = req.body;
       const keep = () => subscribeReport(deps.store, space, id, rcb, options);
       try {
-        await onDevice(enableConnectionReport, req, ctx, async (device) => (await device.enableReport(rcb, options), await keep(), null), forward);
+        await onDevice(
+          enableConnectionReport,
+          req,
+          ctx,
+          async (device) => (await device.enableReport(rcb, options), await keep(), null),
+          forward,
+        );
       } catch (err) {
         if (!(err instanceof ProblemError && err.code === 'not_connected')) throw err;
         await keep();

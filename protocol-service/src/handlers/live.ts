@@ -3,7 +3,14 @@
  * itself are in `device_ops.ts`.
  */
 import {
-  browseConnectionDevice, getConnectionControlLog, getConnectionReports, getConnectionSession, getConnectionStatus, ProblemError, startConnection, stopConnection,
+  browseConnectionDevice,
+  getConnectionControlLog,
+  getConnectionReports,
+  getConnectionSession,
+  getConnectionStatus,
+  ProblemError,
+  startConnection,
+  stopConnection,
 } from '@scada/contracts';
 import { implement, spaceOf, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
 import { connectionNotFound, deviceRouter } from '../sessions/device_router.ts';
@@ -45,7 +52,7 @@ export function liveHandlers(deps: LiveDeps): {
       const connected = s.started && s.held && s.state === 'connected';
       return {
         started: s.started,
-        status: connected ? 'Connected' as const : 'Disconnected' as const,
+        status: connected ? ('Connected' as const) : ('Disconnected' as const),
         state: s.started ? (s.held ? s.state : 'connecting') : 'stopped',
         since: s.since,
         lastError: s.lastError,
@@ -58,7 +65,7 @@ export function liveHandlers(deps: LiveDeps): {
     implement(getConnectionStatus, async (req, ctx) => {
       const s = await readSession(deps.store, spaceOf(ctx), req.params.connectionId.toLowerCase());
       if (!s) throw connectionNotFound(req.params.connectionId);
-      return s.started && s.held && s.state === 'connected' ? 'Connected' as const : 'Disconnected' as const;
+      return s.started && s.held && s.state === 'connected' ? ('Connected' as const) : ('Disconnected' as const);
     }),
     implement(getConnectionReports, async (req, ctx) => {
       const space = spaceOf(ctx);
@@ -81,7 +88,12 @@ export function liveHandlers(deps: LiveDeps): {
   /** The live model, or null when the connection is not connected anywhere (the SCL model answers then). */
   const liveBrowse = async (space: string, id: string, ctx: HandlerContext) => {
     try {
-      return await onDevice(browseConnectionDevice, { params: { connectionId: id }, query: {} }, { ...ctx, space }, async (device) => (await device.browse()) as { logicalDevices: unknown[] });
+      return await onDevice(
+        browseConnectionDevice,
+        { params: { connectionId: id }, query: {} },
+        { ...ctx, space },
+        async (device) => (await device.browse()) as { logicalDevices: unknown[] },
+      );
     } catch (err) {
       if (err instanceof ProblemError && err.code === 'not_connected') return null;
       throw err;

@@ -26,7 +26,13 @@ export function liveSnapshotHandler(deps: { store: Store; bus: Bus }): Implement
 async function sessionOf(store: Store, space: string, id: string): Promise<LiveSession | null> {
   const s = await readSession(store, space, id);
   if (!s) return null;
-  return { connectionId: id, state: s.started ? (s.held ? s.state : 'connecting') : 'stopped', since: s.since, lastError: s.lastError, warnings: s.started && s.held ? s.warnings : [] };
+  return {
+    connectionId: id,
+    state: s.started ? (s.held ? s.state : 'connecting') : 'stopped',
+    since: s.since,
+    lastError: s.lastError,
+    warnings: s.started && s.held ? s.warnings : [],
+  };
 }
 
 /** The last values of one connection; none when its holder cannot say (not connected, gone). */

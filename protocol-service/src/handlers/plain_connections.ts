@@ -5,9 +5,24 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  createConnection, deleteConnection, deleteConnectionsByIds, deleteConnectionWithFile, ProblemError, updateConnection,
+  createConnection,
+  deleteConnection,
+  deleteConnectionsByIds,
+  deleteConnectionWithFile,
+  ProblemError,
+  updateConnection,
 } from '@scada/contracts';
-import { actorOf, implement, publishEvent, remainingMs, spaceOf, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
+import {
+  actorOf,
+  implement,
+  publishEvent,
+  remainingMs,
+  spaceOf,
+  type Bus,
+  type HandlerContext,
+  type Implementation,
+  type Store,
+} from '@scada/platform';
 import type { ProtocolConfig } from '../config.ts';
 import type { Supervisor } from '../sessions/supervisor.ts';
 import { connectionIds, deleteConnections, heldConnections } from '../store/connection_sets.ts';
@@ -64,7 +79,10 @@ export function connectionRemover(deps: PlainConnectionDeps) {
     const found = new Set(await connectionIds(deps.store, space, { ids }));
     const missing = ids.filter((id) => !found.has(id));
     if (missing.length === 1 && ids.length === 1) throw connectionNotFound(missing[0] as string);
-    if (missing.length > 0) throw new ProblemError('not_found', `No connection ${missing.join(', ')} in this space; nothing was deleted`, { extensions: { missing } });
+    if (missing.length > 0)
+      throw new ProblemError('not_found', `No connection ${missing.join(', ')} in this space; nothing was deleted`, {
+        extensions: { missing },
+      });
     await stopFirst(ctx, space, ids);
     await deleteConnections(deps.store, space, ids);
     for (const id of ids) publishEvent(deps.bus, 'events.protocol.connection.deleted', { space, id, actor }, ctx.requestId);

@@ -9,7 +9,16 @@ import { ProblemError } from '@scada/contracts';
 import { dataAccessErrorText, Iec61850Error, MmsConnectionError, MmsError } from '@scada/iec61850';
 
 /** The device service a refusal answered. */
-export type DeviceService = 'read' | 'write' | 'select' | 'operate' | 'cancel' | 'enable-report' | 'disable-report' | 'read-data-set' | 'browse';
+export type DeviceService =
+  | 'read'
+  | 'write'
+  | 'select'
+  | 'operate'
+  | 'cancel'
+  | 'enable-report'
+  | 'disable-report'
+  | 'read-data-set'
+  | 'browse';
 
 /** The device's reason, as `deviceError` of a `device_refused` problem carries it. */
 export type DeviceError = { service: DeviceService; error: string; addCause?: string };
@@ -20,7 +29,9 @@ const NO_SUCH_OBJECT = new Set([4, 10]);
 /** The `device_refused` problem for a reason the device gave. */
 export function deviceRefused(reference: string, deviceError: DeviceError): ProblemError {
   const why = deviceError.addCause ? `${deviceError.error}, ${deviceError.addCause}` : deviceError.error;
-  return new ProblemError('device_refused', `The device refused ${deviceError.service} of ${reference}: ${why}`, { extensions: { deviceError } });
+  return new ProblemError('device_refused', `The device refused ${deviceError.service} of ${reference}: ${why}`, {
+    extensions: { deviceError },
+  });
 }
 
 function fromLayer(err: Iec61850Error, service: DeviceService, reference: string): ProblemError {
@@ -40,9 +51,19 @@ function fromLayer(err: Iec61850Error, service: DeviceService, reference: string
       return new ProblemError('upstream_timeout', err.message);
     case 'select_failed':
     case 'control_failed': {
-      const d = (err.details ?? {}) as { step?: DeviceService; accessError?: string; termination?: boolean; lastApplError?: { addCauseText: string } };
-      const error = d.accessError ?? (d.termination ? 'negative-command-termination' : err.code === 'select_failed' ? 'select-refused' : 'refused');
-      return deviceRefused(reference, { service: d.step ?? service, error, ...(d.lastApplError ? { addCause: d.lastApplError.addCauseText } : {}) });
+      const d = (err.details ?? {}) as {
+        step?: DeviceService;
+        accessError?: string;
+        termination?: boolean;
+        lastApplError?: { addCauseText: string };
+      };
+      const error =
+        d.accessError ?? (d.termination ? 'negative-command-termination' : err.code === 'select_failed' ? 'select-refused' : 'refused');
+      return deviceRefused(reference, {
+        service: d.step ?? service,
+        error,
+        ...(d.lastApplError ? { addCause: d.lastApplError.addCauseText } : {}),
+      });
     }
     default:
       return new ProblemError('bad_gateway', err.message, { cause: err });
@@ -66,6 +87,7 @@ export function deviceProblem(err: unknown, service: DeviceService, reference: s
   if (err instanceof ProblemError) return err;
   if (err instanceof Iec61850Error) return fromLayer(err, service, reference);
   if (err instanceof MmsError) return fromMms(err, service, reference);
-  if (err instanceof MmsConnectionError && err.code === 'request_timeout') return new ProblemError('upstream_timeout', `The device did not answer ${service} of ${reference} in time`);
+  if (err instanceof MmsConnectionError && err.code === 'request_timeout')
+    return new ProblemError('upstream_timeout', `The device did not answer ${service} of ${reference} in time`);
   return new ProblemError('bad_gateway', `The device failed ${service} of ${reference}: ${(err as Error).message}`, { cause: err });
 }

@@ -12,7 +12,11 @@ import type { DeviceReport } from './live_device.ts';
 export type LastValue = Omit<ReportedValue, 'connectionId'> & { stale: boolean };
 
 const REASONS: Record<string, ReportedValue['reason'] extends (infer R)[] | null ? R : never> = {
-  dataChange: 'data-change', qualityChange: 'quality-change', dataUpdate: 'data-update', integrity: 'integrity', gi: 'general-interrogation',
+  dataChange: 'data-change',
+  qualityChange: 'quality-change',
+  dataUpdate: 'data-update',
+  integrity: 'integrity',
+  gi: 'general-interrogation',
 };
 
 /** The reference of the data object an attribute belongs to (`LD/LN.DO[FC]`), or undefined for a DO itself. */
@@ -38,7 +42,13 @@ function qualityOf(q: unknown): ValueQuality | null {
   if (typeof q !== 'object' || q === null || !('validity' in q)) return null;
   const { validity, flags, source } = q as { validity: ValueQuality['validity']; flags?: string[]; source?: ValueQuality['source'] };
   const set = flags ?? [];
-  return { validity, detail: set.filter((f) => f !== 'test' && f !== 'operatorBlocked'), source: source ?? 'process', test: set.includes('test'), operatorBlocked: set.includes('operatorBlocked') };
+  return {
+    validity,
+    detail: set.filter((f) => f !== 'test' && f !== 'operatorBlocked'),
+    source: source ?? 'process',
+    test: set.includes('test'),
+    operatorBlocked: set.includes('operatorBlocked'),
+  };
 }
 
 /** The ISO time of a TimeStamp JSON (`{time, flags, accuracy}`). */
@@ -69,7 +79,8 @@ export class LastValues {
     const withQt = companions(report);
     const out: LastValue[] = report.values.map((v) => {
       // A data object reported whole carries its own q and t; an attribute takes those of its data object.
-      const own = typeof v.value === 'object' && v.value !== null && !Array.isArray(v.value) ? (v.value as { q?: unknown; t?: unknown }) : {};
+      const own =
+        typeof v.value === 'object' && v.value !== null && !Array.isArray(v.value) ? (v.value as { q?: unknown; t?: unknown }) : {};
       const beside = withQt.get(dataObjectOf(v.ref) ?? '') ?? {};
       const reason = v.reason?.flatMap((r) => (REASONS[r] ? [REASONS[r]] : [])) ?? null;
       return {

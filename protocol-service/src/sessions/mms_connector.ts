@@ -20,12 +20,25 @@ async function answer<T>(service: DeviceService, reference: string, work: () => 
 }
 
 /** The API's trigger names (as SCL writes them) and the TrgOps flags of the client layer. */
-const triggerFlags: Record<string, string> = { dchg: 'dataChange', qchg: 'qualityChange', dupd: 'dataUpdate', period: 'integrity', gi: 'gi' };
+const triggerFlags: Record<string, string> = {
+  dchg: 'dataChange',
+  qchg: 'qualityChange',
+  dupd: 'dataUpdate',
+  period: 'integrity',
+  gi: 'gi',
+};
 
 /** The API's optional field names and the OptFlds flags of the client layer. */
 const optionalFieldFlags: Record<string, string> = {
-  'sequence-number': 'sequenceNumber', 'report-time-stamp': 'reportTimeStamp', 'reason-for-inclusion': 'reasonForInclusion', 'data-set-name': 'dataSetName',
-  'data-reference': 'dataReference', 'buffer-overflow': 'bufferOverflow', 'entry-id': 'entryId', 'conf-revision': 'configRevision', segmentation: 'segmentation',
+  'sequence-number': 'sequenceNumber',
+  'report-time-stamp': 'reportTimeStamp',
+  'reason-for-inclusion': 'reasonForInclusion',
+  'data-set-name': 'dataSetName',
+  'data-reference': 'dataReference',
+  'buffer-overflow': 'bufferOverflow',
+  'entry-id': 'entryId',
+  'conf-revision': 'configRevision',
+  segmentation: 'segmentation',
 };
 
 function reportOptions(o: ReportOptions) {
@@ -33,9 +46,13 @@ function reportOptions(o: ReportOptions) {
     ...(o.integrityPeriodMs === undefined ? {} : { intgPd: o.integrityPeriodMs }),
     ...(o.bufferTimeMs === undefined ? {} : { bufTm: o.bufferTimeMs }),
     ...(o.entryId === undefined ? {} : { entryId: o.entryId }),
-    ...(o.optionalFields === undefined ? {} : { optFlds: Object.fromEntries(Object.entries(optionalFieldFlags).map(([api, flag]) => [flag, o.optionalFields!.includes(api)])) }),
+    ...(o.optionalFields === undefined
+      ? {}
+      : { optFlds: Object.fromEntries(Object.entries(optionalFieldFlags).map(([api, flag]) => [flag, o.optionalFields!.includes(api)])) }),
     ...(o.generalInterrogation === undefined ? {} : { gi: o.generalInterrogation }),
-    ...(o.triggers === undefined ? {} : { trgOps: Object.fromEntries(Object.entries(triggerFlags).map(([api, flag]) => [flag, o.triggers!.includes(api)])) }),
+    ...(o.triggers === undefined
+      ? {}
+      : { trgOps: Object.fromEntries(Object.entries(triggerFlags).map(([api, flag]) => [flag, o.triggers!.includes(api)])) }),
   };
 }
 
@@ -50,7 +67,9 @@ export function mmsConnector(options: MmsConnectorOptions): Connector {
       signal,
     });
     try {
-      const ended = new Promise<Error | null>((resolve) => client.once('close', (reason) => resolve(reason.code === 'closed' || reason.code === 'cancelled' ? null : reason)));
+      const ended = new Promise<Error | null>((resolve) =>
+        client.once('close', (reason) => resolve(reason.code === 'closed' || reason.code === 'cancelled' ? null : reason)),
+      );
       const identity = await client.identify();
       const device = new Iec61850Device(client, { origin: { orCat: 3, orIdent: 'scada-platform' } });
       device.on('reportError', (err) => options.log.warn({ err }, 'a report could not be decoded'));
@@ -60,23 +79,43 @@ export function mmsConnector(options: MmsConnectorOptions): Connector {
         onReport: (listener) =>
           void device.on('report', (r) =>
             listener({
-              rcb: r.rcb, rptId: r.rptId, seqNum: r.seqNum, entryId: r.entryId, bufferOverflow: r.bufferOverflow,
+              rcb: r.rcb,
+              rptId: r.rptId,
+              seqNum: r.seqNum,
+              entryId: r.entryId,
+              bufferOverflow: r.bufferOverflow,
               values: r.values.map((v) => ({ ref: v.ref, value: v.value, ...(v.reason ? { reason: v.reason } : {}) })),
-            })),
+            }),
+          ),
         browse: () => answer('browse', target.host, () => device.browse()),
         modelNames: async () => {
           const domains = await client.getAllNames({ objectClass: 'domain' });
           const out = [];
-          for (const name of domains) out.push({ name, logicalNodes: (await client.getAllNames({ objectClass: 'namedVariable', domain: name })).filter((v) => !v.includes('$')) });
+          for (const name of domains)
+            out.push({
+              name,
+              logicalNodes: (await client.getAllNames({ objectClass: 'namedVariable', domain: name })).filter((v) => !v.includes('$')),
+            });
           return out;
         },
         readDataSets: (refs) =>
-          Promise.all(refs.map((ref) =>
-            answer('read-data-set', ref, async () => {
-              const ds = await device.readDataSet(ref);
-              return { reference: ref, members: ds.members.map((m) => (m.error === undefined ? { reference: m.ref, value: m.value } : { reference: m.ref, error: m.error })) };
-            }))),
-        read: async (refs) => (await answer('read', refs.join(', '), () => device.readValues(refs))).map((r) => (r.error === undefined ? r.value : { error: r.error })),
+          Promise.all(
+            refs.map((ref) =>
+              answer('read-data-set', ref, async () => {
+                const ds = await device.readDataSet(ref);
+                return {
+                  reference: ref,
+                  members: ds.members.map((m) =>
+                    m.error === undefined ? { reference: m.ref, value: m.value } : { reference: m.ref, error: m.error },
+                  ),
+                };
+              }),
+            ),
+          ),
+        read: async (refs) =>
+          (await answer('read', refs.join(', '), () => device.readValues(refs))).map((r) =>
+            r.error === undefined ? r.value : { error: r.error },
+          ),
         write: (ref, value) => answer('write', ref, () => device.write(ref, value)),
         operate: (ref, control) =>
           answer('operate', ref, () =>
@@ -84,7 +123,8 @@ export function mmsConnector(options: MmsConnectorOptions): Connector {
               test: control.test,
               check: { interlockCheck: control.interlockCheck, synchrocheck: control.synchroCheck },
               ...(control.timeoutMs === undefined ? {} : { terminationTimeoutMs: control.timeoutMs }),
-            })),
+            }),
+          ),
         enableReport: (rcb, o) => answer('enable-report', rcb, async () => void (await device.enableReport(rcb, reportOptions(o)))),
         disableReport: (rcb) => answer('disable-report', rcb, () => device.disableReport(rcb)),
         close: async () => {

@@ -40,7 +40,12 @@ type TreeIed = { name: string; logicalDevices: { name: string; logicalNodes: { n
  * The model of the IED a connection's file describes: the only IED, or, in a file of several, the one
  * whose logical devices the device names (`deviceDomains`); null without a file or a matching IED.
  */
-export async function expectedModelOf(db: Queryable, space: string, id: string, deviceDomains: () => Promise<string[]>): Promise<ExpectedModel | null> {
+export async function expectedModelOf(
+  db: Queryable,
+  space: string,
+  id: string,
+  deviceDomains: () => Promise<string[]>,
+): Promise<ExpectedModel | null> {
   const kept = await browseOf(db, space, id, { maxJsonBytes: 16 * 1024 * 1024 });
   if (!kept || !('tree' in kept)) return null;
   const ieds = (kept.tree.ieds as TreeIed[]).filter((i) => i.logicalDevices.length > 0);
@@ -50,5 +55,8 @@ export async function expectedModelOf(db: Queryable, space: string, id: string, 
     const domains = new Set(await deviceDomains());
     ied = ieds.find((i) => i.logicalDevices.some((ld) => domains.has(ld.name))) ?? ied;
   }
-  return { iedName: ied.name, logicalDevices: ied.logicalDevices.map((ld) => ({ name: ld.name, logicalNodes: ld.logicalNodes.map((ln) => ln.name) })) };
+  return {
+    iedName: ied.name,
+    logicalDevices: ied.logicalDevices.map((ld) => ({ name: ld.name, logicalNodes: ld.logicalNodes.map((ln) => ln.name) })),
+  };
 }

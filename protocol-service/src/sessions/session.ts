@@ -57,7 +57,15 @@ export class Session {
   constructor(connection: StartedConnection, deps: SessionDeps) {
     this.connection = connection;
     this.#deps = deps;
-    this.#state = { state: 'connecting', since: new Date().toISOString(), lastError: null, reconnects: 0, identity: null, owner: deps.owner, warnings: [] };
+    this.#state = {
+      state: 'connecting',
+      since: new Date().toISOString(),
+      lastError: null,
+      reconnects: 0,
+      identity: null,
+      owner: deps.owner,
+      warnings: [],
+    };
   }
 
   /** A block was disabled: its values go, and it starts afresh when enabled again. */
@@ -177,7 +185,16 @@ export class Session {
       void this.#set({ warnings: [...this.#state.warnings.filter((w) => w.detail !== detail), { code: 'buffer_overflow', detail }] });
     }
     const values = this.values.record(report, receivedAt).map(({ stale: _s, ...v }) => ({ connectionId: id, ...v }));
-    const event: ReportEvent & { space: string } = { space, connectionId: id, rcb: report.rcb, rptId: report.rptId, seqNum: report.seqNum ?? null, entryId: report.entryId ?? null, values, at: receivedAt };
+    const event: ReportEvent & { space: string } = {
+      space,
+      connectionId: id,
+      rcb: report.rcb,
+      rptId: report.rptId,
+      seqNum: report.seqNum ?? null,
+      entryId: report.entryId ?? null,
+      values,
+      at: receivedAt,
+    };
     publishEvent(this.#deps.bus, protocolEvents.report, event, `report-${id}`);
   }
 
@@ -187,6 +204,8 @@ export class Session {
     publishSessionChange(this.#deps.bus, this.connection, this.#state, next);
     this.#state = next;
     const { space, id } = this.connection;
-    await saveSessionState(this.#deps.store, space, id, next).catch((err: unknown) => this.#deps.log.debug({ err }, 'session state not saved'));
+    await saveSessionState(this.#deps.store, space, id, next).catch((err: unknown) =>
+      this.#deps.log.debug({ err }, 'session state not saved'),
+    );
   }
 }

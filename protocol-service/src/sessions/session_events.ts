@@ -10,7 +10,12 @@ export function publishSessionChange(bus: Bus, connection: StartedConnection, be
   const sameWarnings = JSON.stringify(before.warnings) === JSON.stringify(after.warnings);
   if (before.state === after.state && before.lastError === after.lastError && before.since === after.since && sameWarnings) return;
   const event: Omit<SessionEvent, 'at'> = {
-    space: connection.space, connectionId: connection.id, state: after.state, since: after.since, lastError: after.lastError, warnings: after.warnings,
+    space: connection.space,
+    connectionId: connection.id,
+    state: after.state,
+    since: after.since,
+    lastError: after.lastError,
+    warnings: after.warnings,
   };
   try {
     publishEvent(bus, protocolEvents.session, event, `session-${connection.id}`);

@@ -73,7 +73,12 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
         if (stopped || sessions.has(k)) continue;
         if (!(await acquireLease(options.store, c.space, c.id, options.owner, leaseMs))) continue;
         const session = new Session(c, {
-          store: options.store, bus: options.bus, log: options.log, owner: options.owner, connector: options.connector, backoff: options.backoff,
+          store: options.store,
+          bus: options.bus,
+          log: options.log,
+          owner: options.owner,
+          connector: options.connector,
+          backoff: options.backoff,
           expectedModel: (conn, domains) => expectedModelOf(options.store, conn.space, conn.id, domains),
         });
         sessions.set(k, session);

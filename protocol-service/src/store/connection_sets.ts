@@ -13,7 +13,10 @@ function where(set: ConnectionSet): { sql: string; params: unknown[] } {
 /** The ids of the connections of a set that the space holds. */
 export async function connectionIds(db: Queryable, space: string, set: ConnectionSet): Promise<string[]> {
   const w = where(set);
-  const { rows } = await db.query<{ id: string }>(`select c.id from protocol.connections c where c.space = $1 and ${w.sql} order by c.id`, [space, ...w.params]);
+  const { rows } = await db.query<{ id: string }>(`select c.id from protocol.connections c where c.space = $1 and ${w.sql} order by c.id`, [
+    space,
+    ...w.params,
+  ]);
   return rows.map((r) => r.id);
 }
 
@@ -21,7 +24,11 @@ export async function connectionIds(db: Queryable, space: string, set: Connectio
  * The status of each connection of a set, by id: connected while it is started, its lease is live and the
  * lease holder reports the association as connected (the rule of a single connection's status).
  */
-export async function connectionStatuses(db: Queryable, space: string, set: ConnectionSet): Promise<Record<string, 'Connected' | 'Disconnected'>> {
+export async function connectionStatuses(
+  db: Queryable,
+  space: string,
+  set: ConnectionSet,
+): Promise<Record<string, 'Connected' | 'Disconnected'>> {
   const w = where(set);
   const { rows } = await db.query<{ id: string; connected: boolean | null }>(
     `select c.id, (c.started and s.state = 'connected' and l.owner = s.owner and l.expires_at >= now()) as connected

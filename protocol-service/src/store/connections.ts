@@ -17,22 +17,26 @@ function toConnection(r: Record<string, unknown>): ConnectionResponse {
     creationDate: (r.creation_date as Date).toISOString(),
     lastModifiedBy: r.last_modified_by as string,
     lastModifiedDate: (r.last_modified_date as Date).toISOString(),
-    sclFile: r.file_name === null || r.file_name === undefined ? null : {
-      name: r.file_name as string,
-      size: Number(r.file_size),
-      sha256: r.sha256 as string,
-      edition: r.edition as string,
-      warnings: r.warnings as never,
-      connectionWarnings: r.connection_warnings as never,
-    },
+    sclFile:
+      r.file_name === null || r.file_name === undefined
+        ? null
+        : {
+            name: r.file_name as string,
+            size: Number(r.file_size),
+            sha256: r.sha256 as string,
+            edition: r.edition as string,
+            warnings: r.warnings as never,
+            connectionWarnings: r.connection_warnings as never,
+          },
   };
 }
 
 /** Connections of a space (of one project when given), by name. */
 export async function listConnections(db: Queryable, space: string, projectId?: string): Promise<ConnectionResponse[]> {
-  const { rows } = projectId === undefined
-    ? await db.query(`${select} where c.space = $1 order by c.name collate "C", c.id`, [space])
-    : await db.query(`${select} where c.space = $1 and c.project_id = $2 order by c.name collate "C", c.id`, [space, projectId]);
+  const { rows } =
+    projectId === undefined
+      ? await db.query(`${select} where c.space = $1 order by c.name collate "C", c.id`, [space])
+      : await db.query(`${select} where c.space = $1 and c.project_id = $2 order by c.name collate "C", c.id`, [space, projectId]);
   return rows.map(toConnection);
 }
 
@@ -43,7 +47,14 @@ export async function findConnection(db: Queryable, space: string, id: string): 
 }
 
 /** Inserts or replaces a connection's own fields; false when the id is not in this space (update). */
-export async function saveConnection(db: Queryable, space: string, id: string, c: ConnectionRequest, actor: string, create: boolean): Promise<boolean> {
+export async function saveConnection(
+  db: Queryable,
+  space: string,
+  id: string,
+  c: ConnectionRequest,
+  actor: string,
+  create: boolean,
+): Promise<boolean> {
   const values = [space, id, c.projectId, c.name, c.ip, c.port, c.protocol, c.dsc ?? null, actor];
   if (create) {
     await db.query(

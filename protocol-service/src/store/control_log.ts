@@ -18,13 +18,34 @@ export async function appendControlLog(db: Queryable, space: string, connectionI
   await db.query(
     `insert into protocol.control_log (space, connection_id, user_id, username, action, reference, value, outcome, status, device_error, detail)
        select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 where exists (select 1 from protocol.connections where space = $1 and id = $2)`,
-    [space, connectionId, r.userId, r.username, r.action, r.reference, JSON.stringify(r.value ?? null), r.outcome, r.status, r.deviceError === null ? null : JSON.stringify(r.deviceError), r.detail],
+    [
+      space,
+      connectionId,
+      r.userId,
+      r.username,
+      r.action,
+      r.reference,
+      JSON.stringify(r.value ?? null),
+      r.outcome,
+      r.status,
+      r.deviceError === null ? null : JSON.stringify(r.deviceError),
+      r.detail,
+    ],
   );
 }
 
 /** A page of a connection's control log, newest first, with the total count. */
-export async function controlLogPage(db: Queryable, space: string, connectionId: string, page: number, size: number): Promise<{ total: number; entries: (ControlLogRecord & { at: string })[] }> {
-  const { rows: count } = await db.query<{ n: string }>('select count(*) as n from protocol.control_log where space = $1 and connection_id = $2', [space, connectionId]);
+export async function controlLogPage(
+  db: Queryable,
+  space: string,
+  connectionId: string,
+  page: number,
+  size: number,
+): Promise<{ total: number; entries: (ControlLogRecord & { at: string })[] }> {
+  const { rows: count } = await db.query<{ n: string }>(
+    'select count(*) as n from protocol.control_log where space = $1 and connection_id = $2',
+    [space, connectionId],
+  );
   const { rows } = await db.query<Record<string, unknown>>(
     `select at, user_id, username, action, reference, value, outcome, status, device_error, detail from protocol.control_log
       where space = $1 and connection_id = $2 order by at desc, id desc limit $3 offset $4`,

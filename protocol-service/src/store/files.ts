@@ -5,7 +5,16 @@ import type { Queryable } from '@scada/platform';
 export type BrowsePart = { iedName: string | null; jsonBytes: number; data: Buffer };
 
 /** What is kept of a parsed file besides its bytes. */
-export type FileFacts = { name: string; size: number; sha256: string; edition: string; chunks: number; warnings: unknown; connectionWarnings: unknown; browse: BrowsePart[] };
+export type FileFacts = {
+  name: string;
+  size: number;
+  sha256: string;
+  edition: string;
+  chunks: number;
+  warnings: unknown;
+  connectionWarnings: unknown;
+  browse: BrowsePart[];
+};
 
 /** Packs a part of a browse tree for keeping: its JSON, compressed. */
 export function packBrowsePart(iedName: string | null, tree: unknown): BrowsePart {
@@ -24,7 +33,10 @@ export async function stageChunk(db: Queryable, space: string, uploadId: string,
 /** The chunks of a staged upload, read one at a time. */
 export async function* stagedChunks(db: Queryable, space: string, uploadId: string, count: number): AsyncGenerator<Buffer> {
   for (let i = 0; i < count; i++) {
-    const { rows } = await db.query<{ data: Buffer }>('select data from protocol.upload_chunks where space = $1 and upload_id = $2 and idx = $3', [space, uploadId, i]);
+    const { rows } = await db.query<{ data: Buffer }>(
+      'select data from protocol.upload_chunks where space = $1 and upload_id = $2 and idx = $3',
+      [space, uploadId, i],
+    );
     if (!rows[0]) throw new Error(`chunk ${i} of upload ${uploadId} is missing`);
     yield rows[0].data;
   }
@@ -32,7 +44,10 @@ export async function* stagedChunks(db: Queryable, space: string, uploadId: stri
 
 /** Number of chunks staged for an upload. */
 export async function stagedCount(db: Queryable, space: string, uploadId: string): Promise<number> {
-  const { rows } = await db.query<{ n: string | number }>('select count(*) as n from protocol.upload_chunks where space = $1 and upload_id = $2', [space, uploadId]);
+  const { rows } = await db.query<{ n: string | number }>(
+    'select count(*) as n from protocol.upload_chunks where space = $1 and upload_id = $2',
+    [space, uploadId],
+  );
   return Number(rows[0]?.n ?? 0);
 }
 
@@ -42,7 +57,17 @@ export async function adoptUpload(db: Queryable, space: string, connectionId: st
   await db.query(
     `insert into protocol.scl_files (space, connection_id, name, size, sha256, edition, chunks, warnings, connection_warnings)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [space, connectionId, facts.name, facts.size, facts.sha256, facts.edition, facts.chunks, JSON.stringify(facts.warnings), JSON.stringify(facts.connectionWarnings)],
+    [
+      space,
+      connectionId,
+      facts.name,
+      facts.size,
+      facts.sha256,
+      facts.edition,
+      facts.chunks,
+      JSON.stringify(facts.warnings),
+      JSON.stringify(facts.connectionWarnings),
+    ],
   );
   for (const [part, p] of facts.browse.entries()) {
     await db.query(
@@ -60,7 +85,11 @@ export async function adoptUpload(db: Queryable, space: string, connectionId: st
 
 /** Refreshes the connection checks of a kept file after the connection's address changed. */
 export async function setConnectionWarnings(db: Queryable, space: string, connectionId: string, warnings: unknown): Promise<void> {
-  await db.query('update protocol.scl_files set connection_warnings = $3 where space = $1 and connection_id = $2', [space, connectionId, JSON.stringify(warnings)]);
+  await db.query('update protocol.scl_files set connection_warnings = $3 where space = $1 and connection_id = $2', [
+    space,
+    connectionId,
+    JSON.stringify(warnings),
+  ]);
 }
 
 /** Why a browse could not be answered from what is kept. */
@@ -96,7 +125,8 @@ export async function browseOf(
   const wanted = sizes.filter((p) => p.ied_name === null || options.iedName === undefined || p.ied_name === options.iedName);
   if (options.iedName !== undefined && wanted.length === 1) return { refused: 'unknown_ied' };
   const jsonBytes = wanted.reduce((sum, p) => sum + p.json_bytes, 0);
-  if (jsonBytes > options.maxJsonBytes) return { refused: 'too_large', jsonBytes, ieds: sizes.flatMap((p) => (p.ied_name === null ? [] : [p.ied_name])) };
+  if (jsonBytes > options.maxJsonBytes)
+    return { refused: 'too_large', jsonBytes, ieds: sizes.flatMap((p) => (p.ied_name === null ? [] : [p.ied_name])) };
   const { rows } = await db.query<{ ied_name: string | null; data: Buffer }>(
     'select ied_name, data from protocol.scl_browse_parts where space = $1 and connection_id = $2 and part = any($3::int[]) order by part',
     [space, connectionId, wanted.map((p) => p.part)],
@@ -120,6 +150,8 @@ export async function fileChunk(db: Queryable, space: string, connectionId: stri
 
 /** Deletes staged uploads nobody committed within `maxAgeSeconds`. */
 export async function dropStaleUploads(db: Queryable, maxAgeSeconds: number): Promise<number> {
-  const { rowCount } = await db.query('delete from protocol.upload_chunks where staged < now() - make_interval(secs => $1)', [maxAgeSeconds]);
+  const { rowCount } = await db.query('delete from protocol.upload_chunks where staged < now() - make_interval(secs => $1)', [
+    maxAgeSeconds,
+  ]);
   return rowCount;
 }

@@ -23,7 +23,9 @@ export async function setStarted(db: Queryable, space: string, id: string, start
 
 /** Every started connection of every space. */
 export async function startedConnections(db: Queryable): Promise<StartedConnection[]> {
-  const { rows } = await db.query<StartedConnection>('select space, id, ip, port, name from protocol.connections where started order by space, id');
+  const { rows } = await db.query<StartedConnection>(
+    'select space, id, ip, port, name from protocol.connections where started order by space, id',
+  );
   return rows;
 }
 
@@ -78,12 +80,26 @@ export async function saveSessionState(db: Queryable, space: string, id: string,
        select $1, $2, $3, $4, $5, $6, $7, $8, $9, now() where exists (select 1 from protocol.connections where space = $1 and id = $2)
      on conflict (space, connection_id) do update set owner = excluded.owner, state = excluded.state, since = excluded.since,
        last_error = excluded.last_error, reconnects = excluded.reconnects, identity = excluded.identity, warnings = excluded.warnings, updated_at = now()`,
-    [space, id, s.owner, s.state, s.since, s.lastError, s.reconnects, s.identity === null ? null : JSON.stringify(s.identity), JSON.stringify(s.warnings)],
+    [
+      space,
+      id,
+      s.owner,
+      s.state,
+      s.since,
+      s.lastError,
+      s.reconnects,
+      s.identity === null ? null : JSON.stringify(s.identity),
+      JSON.stringify(s.warnings),
+    ],
   );
 }
 
 /** The session as last reported, with whether its reporter still holds the lease. */
-export async function readSession(db: Queryable, space: string, id: string): Promise<(SessionState & { started: boolean; held: boolean }) | null> {
+export async function readSession(
+  db: Queryable,
+  space: string,
+  id: string,
+): Promise<(SessionState & { started: boolean; held: boolean }) | null> {
   const { rows } = await db.query<Record<string, unknown>>(
     `select c.started, s.owner, s.state, s.since, s.last_error, s.reconnects, s.identity, s.warnings,
         (l.owner is not null and l.owner = s.owner and l.expires_at >= now()) as held
@@ -109,7 +125,11 @@ export async function readSession(db: Queryable, space: string, id: string): Pro
 }
 
 /** Report blocks to enable on every (re)connect of a connection. */
-export async function reportSubscriptions(db: Queryable, space: string, id: string): Promise<{ rcb: string; options: Record<string, unknown> }[]> {
+export async function reportSubscriptions(
+  db: Queryable,
+  space: string,
+  id: string,
+): Promise<{ rcb: string; options: Record<string, unknown> }[]> {
   const { rows } = await db.query<{ rcb: string; options: Record<string, unknown> }>(
     'select rcb, options from protocol.report_subscriptions where space = $1 and connection_id = $2 order by rcb',
     [space, id],
@@ -118,7 +138,13 @@ export async function reportSubscriptions(db: Queryable, space: string, id: stri
 }
 
 /** Adds or replaces a report subscription. */
-export async function subscribeReport(db: Queryable, space: string, id: string, rcb: string, options: Record<string, unknown>): Promise<void> {
+export async function subscribeReport(
+  db: Queryable,
+  space: string,
+  id: string,
+  rcb: string,
+  options: Record<string, unknown>,
+): Promise<void> {
   await db.query(
     `insert into protocol.report_subscriptions (space, connection_id, rcb, options) values ($1, $2, $3, $4)
      on conflict (space, connection_id, rcb) do update set options = excluded.options`,
@@ -128,6 +154,10 @@ export async function subscribeReport(db: Queryable, space: string, id: string, 
 
 /** Removes a report subscription; false when there was none. */
 export async function unsubscribeReport(db: Queryable, space: string, id: string, rcb: string): Promise<boolean> {
-  const { rowCount } = await db.query('delete from protocol.report_subscriptions where space = $1 and connection_id = $2 and rcb = $3', [space, id, rcb]);
+  const { rowCount } = await db.query('delete from protocol.report_subscriptions where space = $1 and connection_id = $2 and rcb = $3', [
+    space,
+    id,
+    rcb,
+  ]);
   return rowCount === 1;
 }

@@ -36,17 +36,27 @@ t.test('every captured client frame of capture-basic-io.log gets answers that de
     if (!sent.ok) throw sent.error;
     if (sent.value.acse?.kind === 'AARQ') {
       const aare = await c.take((r) => r.kind === 'tsdu');
-      t.equal(aare.kind === 'tsdu' && aare.peeled.acse?.kind === 'AARE' && aare.peeled.acse.result, 0, `line ${f.line}: association accepted`);
+      t.equal(
+        aare.kind === 'tsdu' && aare.peeled.acse?.kind === 'AARE' && aare.peeled.acse.result,
+        0,
+        `line ${f.line}: association accepted`,
+      );
       continue;
     }
     const mms = sent.value.mms;
     if (mms?.pdu !== 'confirmed-request') continue;
-    const answer = await c.take((r) => r.kind === 'tsdu' && (r.peeled.mms?.pdu === 'confirmed-response' || r.peeled.mms?.pdu === 'confirmed-error'));
+    const answer = await c.take(
+      (r) => r.kind === 'tsdu' && (r.peeled.mms?.pdu === 'confirmed-response' || r.peeled.mms?.pdu === 'confirmed-error'),
+    );
     if (answer.kind !== 'tsdu') throw new Error('unreachable');
     t.equal(answer.peeled.mms?.pdu, 'confirmed-response', `line ${f.line}: ${mms.request.service} answered`);
     for (const frame of answer.frames) t.ok(peelFrame(frame).ok, `line ${f.line}: the answer frame peels`);
   }
-  t.same(c.received.filter((r) => r.kind === 'bad'), [], 'nothing undecodable arrived');
+  t.same(
+    c.received.filter((r) => r.kind === 'bad'),
+    [],
+    'nothing undecodable arrived',
+  );
   const reports = c.received.filter((r) => r.kind === 'tsdu' && r.peeled.mms?.pdu === 'information-report');
   t.ok(reports.length >= 1, `${reports.length} reports after the captured GI`);
   await c.close();
@@ -58,7 +68,13 @@ t.test('simpleIO_control_tests.cid: each control model operates SPCSO1..SPCSO4',
   const d = sim.domains[0];
   t.equal(d, 'simpleIOGenericIO');
   const c = await RawClient.associated(sim.port);
-  const origin: MmsData = { type: 'structure', value: [{ type: 'integer', value: 3 }, { type: 'octet-string', value: new Uint8Array(0) }] };
+  const origin: MmsData = {
+    type: 'structure',
+    value: [
+      { type: 'integer', value: 3 },
+      { type: 'octet-string', value: new Uint8Array(0) },
+    ],
+  };
   const oper = (withOperTm: boolean): MmsData => ({
     type: 'structure',
     value: [
@@ -72,11 +88,19 @@ t.test('simpleIO_control_tests.cid: each control model operates SPCSO1..SPCSO4',
     ],
   });
   const write = async (item: string, value: MmsData) => {
-    const r = await c.ok({ service: 'write', variables: { kind: 'variables', names: [{ scope: 'domain', domain: d, item }] }, data: [value] });
+    const r = await c.ok({
+      service: 'write',
+      variables: { kind: 'variables', names: [{ scope: 'domain', domain: d, item }] },
+      data: [value],
+    });
     return r.service === 'write' && r.results[0].ok;
   };
   t.ok(await write('GGIO1$CO$SPCSO1$Oper', oper(false)), 'direct');
-  await c.ok({ service: 'read', specificationWithResult: false, variables: { kind: 'variables', names: [{ scope: 'domain', domain: d, item: 'GGIO1$CO$SPCSO2$SBO' }] } });
+  await c.ok({
+    service: 'read',
+    specificationWithResult: false,
+    variables: { kind: 'variables', names: [{ scope: 'domain', domain: d, item: 'GGIO1$CO$SPCSO2$SBO' }] },
+  });
   t.ok(await write('GGIO1$CO$SPCSO2$Oper', oper(false)), 'SBO');
   t.ok(await write('GGIO1$CO$SPCSO3$Oper', oper(false)), 'direct enhanced');
   await c.report('GGIO1$CO$SPCSO3$Oper');

@@ -3,7 +3,18 @@
  * rejects of unknown services), restart for reconnect tests, and connect/close cycles that leak nothing.
  */
 import t from 'tap';
-import { buildAssociationRequest, buildConnectionRequest, cons, encodeCotpData, encodeDataSpdu, encodeTpkt, encodeUserData, intTlv, MMS_CONTEXT_ID, nullTlv } from '@scada/iec61850';
+import {
+  buildAssociationRequest,
+  buildConnectionRequest,
+  cons,
+  encodeCotpData,
+  encodeDataSpdu,
+  encodeTpkt,
+  encodeUserData,
+  intTlv,
+  MMS_CONTEXT_ID,
+  nullTlv,
+} from '@scada/iec61850';
 import { startSimulator, type Faults, type Simulator } from '../../../tools/iec61850-simulator/server.ts';
 import { fixtureModel } from './fixture.ts';
 import { eventually, RawClient } from './raw_client.ts';
@@ -55,7 +66,11 @@ t.test('closeAfterRequests: the n-th request gets half an answer and a closed co
     const pending = c.request({ service: 'identify' });
     await c.closed;
     await t.rejects(Promise.race([pending, new Promise((_, reject) => setTimeout(() => reject(new Error('no answer')), 200))]));
-    t.same(c.received.filter((r) => r.kind === 'tsdu'), [], 'no whole frame of the second answer arrived');
+    t.same(
+      c.received.filter((r) => r.kind === 'tsdu'),
+      [],
+      'no whole frame of the second answer arrived',
+    );
   });
 });
 

@@ -3,7 +3,21 @@
  * back (CC, peeled TSDUs, MMS PDUs) that a test waits on. No retries, no state machine: tests drive it.
  */
 import { connect, type Socket } from 'node:net';
-import { buildAssociationRequest, buildConnectionRequest, buildMmsFrames, createDtReassembler, createTpktDeframer, decodeCotp, decodeTpkt, peelTsdu, type ConfirmedRequest, type ConfirmedResponse, type InformationReport, type MmsPdu, type PeeledTsdu } from '@scada/iec61850';
+import {
+  buildAssociationRequest,
+  buildConnectionRequest,
+  buildMmsFrames,
+  createDtReassembler,
+  createTpktDeframer,
+  decodeCotp,
+  decodeTpkt,
+  peelTsdu,
+  type ConfirmedRequest,
+  type ConfirmedResponse,
+  type InformationReport,
+  type MmsPdu,
+  type PeeledTsdu,
+} from '@scada/iec61850';
 
 /** Something the client received. */
 export type Received = { kind: 'cc' } | { kind: 'tsdu'; peeled: PeeledTsdu; frames: Uint8Array[] } | { kind: 'bad'; message: string };
@@ -57,7 +71,8 @@ export class RawClient {
     await client.take((r) => r.kind === 'cc');
     client.write(buildAssociationRequest());
     const accept = await client.take((r) => r.kind === 'tsdu');
-    if (accept.kind !== 'tsdu' || accept.peeled.acse?.kind !== 'AARE' || accept.peeled.acse.result !== 0) throw new Error('association not accepted');
+    if (accept.kind !== 'tsdu' || accept.peeled.acse?.kind !== 'AARE' || accept.peeled.acse.result !== 0)
+      throw new Error('association not accepted');
     return client;
   }
 
@@ -94,7 +109,9 @@ export class RawClient {
   async request(request: ConfirmedRequest): Promise<MmsPdu> {
     const invokeId = ++this.#invokeId;
     for (const f of buildMmsFrames({ pdu: 'confirmed-request', invokeId, request })) this.write(f);
-    return this.mms((p) => (p.pdu === 'confirmed-response' || p.pdu === 'confirmed-error' || p.pdu === 'reject') && p.invokeId === invokeId);
+    return this.mms(
+      (p) => (p.pdu === 'confirmed-response' || p.pdu === 'confirmed-error' || p.pdu === 'reject') && p.invokeId === invokeId,
+    );
   }
 
   /** Sends a confirmed request and returns its response; throws on an error or reject. */

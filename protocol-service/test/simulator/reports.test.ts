@@ -11,7 +11,11 @@ import { eventually, RawClient } from './raw_client.ts';
 
 const D = 'SIMLD0';
 const dom = (item: string) => ({ scope: 'domain' as const, domain: D, item });
-const writeOf = (item: string, data: MmsData) => ({ service: 'write' as const, variables: { kind: 'variables' as const, names: [dom(item)] }, data: [data] });
+const writeOf = (item: string, data: MmsData) => ({
+  service: 'write' as const,
+  variables: { kind: 'variables' as const, names: [dom(item)] },
+  data: [data],
+});
 const yes: MmsData = { type: 'boolean', value: true };
 const no: MmsData = { type: 'boolean', value: false };
 const writeResults = (r: ConfirmedResponse) => (r.service === 'write' ? r.results.map((x) => (x.ok ? 'ok' : x.errorText)) : []);
@@ -73,7 +77,11 @@ t.test('an enabled URCB belongs to its association: others are refused until it 
   const b = await RawClient.associated(sim.port);
   await a.ok(writeOf('LLN0$RP$urcb01$RptEna', yes));
   t.same(writeResults(await b.ok(writeOf('LLN0$RP$urcb01$RptEna', yes))), ['temporarily-unavailable']);
-  t.same(writeResults(await a.ok(writeOf('LLN0$RP$urcb01$IntgPd', { type: 'unsigned', value: 50 }))), ['temporarily-unavailable'], 'no change while enabled');
+  t.same(
+    writeResults(await a.ok(writeOf('LLN0$RP$urcb01$IntgPd', { type: 'unsigned', value: 50 }))),
+    ['temporarily-unavailable'],
+    'no change while enabled',
+  );
   t.same(writeResults(await a.ok(writeOf('LLN0$RP$urcb01$ConfRev', { type: 'unsigned', value: 5 }))), ['object-access-denied']);
   t.same(writeResults(await b.ok(writeOf('LLN0$RP$urcb02$RptEna', yes))), ['ok'], 'the second instance is free');
   await a.close();
@@ -97,7 +105,9 @@ t.test('IntgPd with the integrity trigger sends integrity reports periodically',
 
 t.test('a bad DatSet is refused and a good one raises ConfRev', async (t) => {
   const c = await RawClient.associated(sim.port);
-  t.same(writeResults(await c.ok(writeOf('LLN0$RP$urcb01$DatSet', { type: 'visible-string', value: `${D}/LLN0$Nope` }))), ['object-value-invalid']);
+  t.same(writeResults(await c.ok(writeOf('LLN0$RP$urcb01$DatSet', { type: 'visible-string', value: `${D}/LLN0$Nope` }))), [
+    'object-value-invalid',
+  ]);
   t.same(writeResults(await c.ok(writeOf('LLN0$RP$urcb01$DatSet', { type: 'visible-string', value: `${D}/LLN0$Events` }))), ['ok']);
   t.equal(dataToPlain(sim.value(`${D}/LLN0$RP$urcb01$ConfRev`)), 2);
   t.same(writeResults(await c.ok(writeOf('LLN0$RP$urcb01$GI', { type: 'integer', value: 1 }))), ['type-inconsistent']);

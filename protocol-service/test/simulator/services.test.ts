@@ -4,16 +4,38 @@
  * and TCP framing of partial and coalesced segments.
  */
 import t from 'tap';
-import { buildAssociationRequest, buildConnectionRequest, buildMmsFrames, buildReleaseRequest, concat, dataToPlain, type ConfirmedResponse, type MmsData } from '@scada/iec61850';
+import {
+  buildAssociationRequest,
+  buildConnectionRequest,
+  buildMmsFrames,
+  buildReleaseRequest,
+  concat,
+  dataToPlain,
+  type ConfirmedResponse,
+  type MmsData,
+} from '@scada/iec61850';
 import { startSimulator, type Simulator } from '../../../tools/iec61850-simulator/server.ts';
 import { fixtureModel } from './fixture.ts';
 import { eventually, RawClient } from './raw_client.ts';
 
 const D = 'SIMLD0';
 const dom = (item: string) => ({ scope: 'domain' as const, domain: D, item });
-const readOf = (...items: string[]) => ({ service: 'read' as const, specificationWithResult: false, variables: { kind: 'variables' as const, names: items.map(dom) } });
-const writeOf = (item: string, data: MmsData) => ({ service: 'write' as const, variables: { kind: 'variables' as const, names: [dom(item)] }, data: [data] });
-const plain = (r: ConfirmedResponse) => (r.service === 'read' ? r.results.map((x) => (x.ok ? dataToPlain(x.data) : x.errorText)) : r.service === 'write' ? r.results.map((x) => (x.ok ? 'ok' : x.errorText)) : r);
+const readOf = (...items: string[]) => ({
+  service: 'read' as const,
+  specificationWithResult: false,
+  variables: { kind: 'variables' as const, names: items.map(dom) },
+});
+const writeOf = (item: string, data: MmsData) => ({
+  service: 'write' as const,
+  variables: { kind: 'variables' as const, names: [dom(item)] },
+  data: [data],
+});
+const plain = (r: ConfirmedResponse) =>
+  r.service === 'read'
+    ? r.results.map((x) => (x.ok ? dataToPlain(x.data) : x.errorText))
+    : r.service === 'write'
+      ? r.results.map((x) => (x.ok ? 'ok' : x.errorText))
+      : r;
 
 let sim: Simulator;
 t.before(async () => {
@@ -29,11 +51,20 @@ t.test('an association is accepted and Identify answers the IED manufacturer and
 
 t.test('GetNameList lists domains, pages variables with continueAfter and moreFollows, and lists data sets', async (t) => {
   const c = await RawClient.associated(sim.port);
-  t.same(await c.ok({ service: 'getNameList', objectClass: 'domain', scope: { scope: 'vmd' } }), { service: 'getNameList', identifiers: [D], moreFollows: false });
+  t.same(await c.ok({ service: 'getNameList', objectClass: 'domain', scope: { scope: 'vmd' } }), {
+    service: 'getNameList',
+    identifiers: [D],
+    moreFollows: false,
+  });
   const names: string[] = [];
   let pages = 0;
   for (let more = true; more; pages++) {
-    const r = await c.ok({ service: 'getNameList', objectClass: 'namedVariable', scope: { scope: 'domain', domain: D }, continueAfter: names.at(-1) });
+    const r = await c.ok({
+      service: 'getNameList',
+      objectClass: 'namedVariable',
+      scope: { scope: 'domain', domain: D },
+      continueAfter: names.at(-1),
+    });
     if (r.service !== 'getNameList') throw new Error('wrong service');
     t.ok(r.identifiers.length <= 20);
     names.push(...r.identifiers);
@@ -41,8 +72,13 @@ t.test('GetNameList lists domains, pages variables with continueAfter and moreFo
   }
   t.ok(pages > 5, `${pages} pages`);
   t.equal(new Set(names).size, names.length, 'no name twice');
-  for (const n of ['LLN0', 'LLN0$RP$urcb01$RptEna', 'LLN0$BR$brcb$EntryID', 'GGIO1$MX$AnIn1$mag$f', 'GGIO1$CO$SPCSO1$Oper$ctlVal']) t.ok(names.includes(n), n);
-  t.same(await c.ok({ service: 'getNameList', objectClass: 'namedVariableList', scope: { scope: 'domain', domain: D } }), { service: 'getNameList', identifiers: ['LLN0$Events'], moreFollows: false });
+  for (const n of ['LLN0', 'LLN0$RP$urcb01$RptEna', 'LLN0$BR$brcb$EntryID', 'GGIO1$MX$AnIn1$mag$f', 'GGIO1$CO$SPCSO1$Oper$ctlVal'])
+    t.ok(names.includes(n), n);
+  t.same(await c.ok({ service: 'getNameList', objectClass: 'namedVariableList', scope: { scope: 'domain', domain: D } }), {
+    service: 'getNameList',
+    identifiers: ['LLN0$Events'],
+    moreFollows: false,
+  });
   const unknown = await c.request({ service: 'getNameList', objectClass: 'namedVariable', scope: { scope: 'domain', domain: 'nope' } });
   t.equal(unknown.pdu, 'confirmed-error');
   await c.close();
@@ -58,21 +94,36 @@ t.test('GetVariableAccessAttributes describes a data object as IEC 61850-8-1 map
       type: 'structure',
       packed: false,
       components: [
-        { name: 'mag', type: { type: 'structure', packed: false, components: [{ name: 'f', type: { type: 'float', formatWidth: 32, exponentWidth: 8 } }] } },
+        {
+          name: 'mag',
+          type: {
+            type: 'structure',
+            packed: false,
+            components: [{ name: 'f', type: { type: 'float', formatWidth: 32, exponentWidth: 8 } }],
+          },
+        },
         { name: 'q', type: { type: 'bit-string', size: 13 } },
         { name: 't', type: { type: 'utc-time' } },
       ],
     },
   });
   const lln0 = await c.ok({ service: 'getVariableAccessAttributes', name: dom('LLN0') });
-  t.same(lln0.service === 'getVariableAccessAttributes' && lln0.type.type === 'structure' && lln0.type.components.map((x) => x.name), ['ST', 'CF', 'DC', 'RP', 'BR']);
+  t.same(lln0.service === 'getVariableAccessAttributes' && lln0.type.type === 'structure' && lln0.type.components.map((x) => x.name), [
+    'ST',
+    'CF',
+    'DC',
+    'RP',
+    'BR',
+  ]);
   t.equal((await c.request({ service: 'getVariableAccessAttributes', name: dom('GGIO1$MX$Nope') })).pdu, 'confirmed-error');
   await c.close();
 });
 
 t.test('Read answers a whole LN, an FC level, a DO and a DA, and object-non-existent for unknown names', async (t) => {
   const c = await RawClient.associated(sim.port);
-  const r = plain(await c.ok(readOf('GGIO1$MX$AnIn1$mag$f', 'GGIO1$MX$AnIn1$mag', 'GGIO1$ST$Ind1', 'GGIO1$XX', 'LLN0$DC$NamPlt$vendor'))) as unknown[];
+  const r = plain(
+    await c.ok(readOf('GGIO1$MX$AnIn1$mag$f', 'GGIO1$MX$AnIn1$mag', 'GGIO1$ST$Ind1', 'GGIO1$XX', 'LLN0$DC$NamPlt$vendor')),
+  ) as unknown[];
   t.same(r.slice(0, 2), [1.5, [1.5]]);
   t.same(r[2], [false, '0000000000000', { seconds: 0, fraction: 0, quality: 0 }]);
   t.same(r.slice(3), ['object-non-existent', 'ACME']);
@@ -87,8 +138,16 @@ t.test('a data set reads as a named variable list and its attributes list the me
   const r = await c.ok({ service: 'read', specificationWithResult: false, variables: { kind: 'list', name: dom('LLN0$Events') } });
   t.same((plain(r) as unknown[]).slice(0, 2), [true, '0000000000000']);
   const attrs = await c.ok({ service: 'getNamedVariableListAttributes', name: dom('LLN0$Events') });
-  t.same(attrs.service === 'getNamedVariableListAttributes' && attrs.variables.map((v) => (v.scope === 'domain' ? v.item : '')), ['GGIO1$ST$Ind1$stVal', 'GGIO1$ST$Ind1$q', 'GGIO1$MX$AnIn1', 'GGIO1$ST$SPCSO1$stVal']);
-  t.equal((await c.request({ service: 'read', specificationWithResult: false, variables: { kind: 'list', name: dom('LLN0$Nope') } })).pdu, 'confirmed-error');
+  t.same(attrs.service === 'getNamedVariableListAttributes' && attrs.variables.map((v) => (v.scope === 'domain' ? v.item : '')), [
+    'GGIO1$ST$Ind1$stVal',
+    'GGIO1$ST$Ind1$q',
+    'GGIO1$MX$AnIn1',
+    'GGIO1$ST$SPCSO1$stVal',
+  ]);
+  t.equal(
+    (await c.request({ service: 'read', specificationWithResult: false, variables: { kind: 'list', name: dom('LLN0$Nope') } })).pdu,
+    'confirmed-error',
+  );
   sim.setValue(`${D}/GGIO1$ST$Ind1$stVal`, { type: 'boolean', value: false });
   await c.close();
 });
@@ -99,7 +158,11 @@ t.test('Write is type-checked and ruled by functional constraint', async (t) => 
   t.same(dataToPlain(sim.value(`${D}/LLN0$DC$NamPlt$vendor`)), 'Other');
   t.same(plain(await c.ok(writeOf('GGIO1$CF$AnIn1$db', { type: 'unsigned', value: 500 }))), ['ok']);
   t.same(plain(await c.ok(writeOf('GGIO1$CF$AnIn1$db', { type: 'boolean', value: true }))), ['type-inconsistent']);
-  t.same(plain(await c.ok(writeOf('GGIO1$CF$AnIn1$db', { type: 'integer', value: -1 }))), ['type-inconsistent'], 'a negative value does not fit INT32U');
+  t.same(
+    plain(await c.ok(writeOf('GGIO1$CF$AnIn1$db', { type: 'integer', value: -1 }))),
+    ['type-inconsistent'],
+    'a negative value does not fit INT32U',
+  );
   t.same(plain(await c.ok(writeOf('GGIO1$ST$Ind1$stVal', { type: 'boolean', value: true }))), ['object-access-denied']);
   t.same(plain(await c.ok(writeOf('GGIO1$MX$AnIn1$mag$f', { type: 'float', value: 2, double: false }))), ['object-access-denied']);
   t.same(plain(await c.ok(writeOf('GGIO1$CF$Nope', { type: 'boolean', value: true }))), ['object-non-existent']);
