@@ -4,7 +4,7 @@
  * bodies that do not decode under theirs, and file parts where no file is taken (nothing of them on
  * disk). Every case through the gateway's HTTP API, with a look at the store afterwards.
  */
-import { mkdtemp, readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync, gzipSync } from 'node:zlib';
@@ -18,7 +18,11 @@ process.env.TMPDIR = await mkdtemp(join(tmpdir(), 'scada-edge-'));
 const uploads = async () => (await readdir(process.env.TMPDIR as string)).filter((f) => f.startsWith('scada-upload-'));
 
 const p = await startTestPlatform();
-t.teardown(() => p.stop());
+// The folder goes with the platform: nothing of a test run is left in the temp folder.
+t.teardown(async () => {
+  await p.stop();
+  await rm(process.env.TMPDIR as string, { recursive: true, force: true });
+});
 const admin = await asAdmin(p);
 const editor = await signIn(p, { role: 'editor' });
 const json = { ...editor.headers, 'content-type': 'application/json' };

@@ -18,6 +18,9 @@ import { PgStore } from '../../platform/src/store/pg_store.ts';
 import { PGliteStore } from '../../platform/src/store/pglite_store.ts';
 import type { Store } from '../../platform/src/store/store.ts';
 
+/** Where the shared dumps are kept: the temp folder when this module was loaded. */
+const dumpFolder = tmpdir();
+
 /** A store made for one test, and how to get rid of it. */
 export type TestStore = {
   store: Store;
@@ -83,10 +86,13 @@ export function pgliteTemplate(): Promise<Blob> {
  * Written to a temporary name and renamed, so parallel test files never read half a file.
  */
 export async function cachedDump(suffix: string, build: () => Promise<Blob>): Promise<Blob> {
+  // The temp folder as the process started: a test that points TMPDIR elsewhere (to watch its own
+  // temporary files) must still find the dumps every other test file shares.
+
   // The package does not export its package.json: find it beside the entry point.
   const manifest = new URL('../package.json', import.meta.resolve('@electric-sql/pglite'));
   const { version } = JSON.parse(await readFile(manifest, 'utf8')) as { version: string };
-  const path = join(tmpdir(), `scada-pglite-${version}${suffix}.tar`);
+  const path = join(dumpFolder, `scada-pglite-${version}${suffix}.tar`);
   try {
     return new Blob([await readFile(path)]);
   } catch (err) {
