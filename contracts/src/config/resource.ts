@@ -108,8 +108,8 @@ export type ResourceSpec<F extends Fields, P extends string = never> = {
   bodyWrapper?: string;
   /** What still refers to it and keeps it from being deleted (`faceplates or scripts`), if anything. */
   children?: string;
-  /** A referenced or parent entity missing is 404: said in every operation that checks it. */
-  missing?: { create?: string; list?: string; update?: string };
+  /** What create and replace say of a missing parent or referenced entity (404); a create that names one checks it. */
+  missing?: { create?: string; update?: string };
   /** What each operation says, where the defaults do not. */
   docs: { list: string; get: string; create?: string; update?: string; remove?: string };
 };

@@ -4,7 +4,6 @@ import {
   actorOf,
   call,
   ConstraintViolation,
-  notFound,
   onBehalfOf,
   publishEvent,
   spaceOf,
@@ -23,12 +22,10 @@ import {
   stagedCount,
   type FileFacts,
 } from '../store/files.ts';
+import { connectionNotFound } from '../sessions/device_router.ts';
 
 /** A staged upload as the gateway names it once every chunk arrived. */
 export type Upload = { id: string; name: string; size: number; sha256: string; chunks: number };
-
-/** 404 for a connection the space does not hold. */
-export const connectionNotFound = (id: string): ProblemError => notFound('connection', id);
 
 /**
  * Creating and replacing a connection, with a staged SCL file or without one: the project is checked with

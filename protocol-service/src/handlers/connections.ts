@@ -15,7 +15,8 @@ import { implement, spaceOf, type Bus, type HandlerContext, type Implementation,
 import type { ProtocolConfig } from '../config.ts';
 import { findConnection, listConnections } from '../store/connections.ts';
 import { browseOf, fileChunk, stageChunk } from '../store/files.ts';
-import { connectionNotFound, connectionSaver } from './connection_save.ts';
+import { connectionSaver } from './connection_save.ts';
+import { connectionNotFound } from '../sessions/device_router.ts';
 
 /** What the connection handlers use. */
 export type ConnectionDeps = {

@@ -28,7 +28,8 @@ import type { Supervisor } from '../sessions/supervisor.ts';
 import { connectionIds, deleteConnections, heldConnections } from '../store/connection_sets.ts';
 import { findConnection } from '../store/connections.ts';
 import { setStarted } from '../store/sessions.ts';
-import { connectionNotFound, connectionSaver } from './connection_save.ts';
+import { connectionSaver } from './connection_save.ts';
+import { connectionNotFound } from '../sessions/device_router.ts';
 
 /** What these handlers use: the store, the bus, the settings and this replica's supervisor. */
 export type PlainConnectionDeps = { store: Store; bus: Bus; config: ProtocolConfig; supervisor: Supervisor };

@@ -4,7 +4,7 @@
  * device is not connected: 409 `not_connected`). A connection that is not in the space is 404.
  */
 import { ProblemError } from '@scada/contracts';
-import type { Store } from '@scada/platform';
+import { notFound, type Store } from '@scada/platform';
 import { connectionHolder } from '../store/sessions.ts';
 import type { LiveDevice } from './live_device.ts';
 import type { Session } from './session.ts';
@@ -23,7 +23,7 @@ export function notConnected(id: string): ProblemError {
 
 /** The 404 for a connection not in the space. */
 export function connectionNotFound(id: string): ProblemError {
-  return new ProblemError('not_found', `No connection ${id} in this space`);
+  return notFound('connection', id);
 }
 
 export type DeviceRouter = {
