@@ -44,6 +44,12 @@ export type HttpBinding = {
   produces?: string;
   /** Problem codes the operation documents beyond the ones every route can answer. */
   errors?: readonly ProblemCode[];
+  /**
+   * A GET whose answer is configuration of the space, which only the space's writes change: the gateway
+   * may answer it from its read cache (and answers it with an `ETag`). Never set on what a device or a
+   * clock changes (statuses, values, sessions).
+   */
+  cacheable?: true;
 };
 
 /**

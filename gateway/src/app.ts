@@ -23,6 +23,7 @@ import { ipFilter } from './middleware/ip_filter.ts';
 import { defaultLiveSettings, LiveHub } from './live/hub.ts';
 import { createLiveMetrics } from './live/metrics.ts';
 import { liveRoute } from './live/route.ts';
+import { ReadCache } from './read_cache.ts';
 
 /** What the gateway app is built from. */
 export type GatewayAppDeps = {
@@ -47,6 +48,8 @@ export type GatewayApp = {
   startDraining(): void;
   /** The live channel's hub; started and stopped with the server. */
   live: LiveHub;
+  /** The read cache; started with the server (until then every read goes to its service). */
+  readCache: ReadCache;
 };
 
 /**
@@ -81,6 +84,16 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
     deps.config.live ?? defaultLiveSettings,
   );
   app.use(liveRoute({ hub: live, sessions, bus: deps.bus, busTimeoutMs: deps.busTimeoutMs }));
+  const readCache = new ReadCache(deps.bus.spaceVersions(), deps.config.readCache ?? { maxAgeMs: 0, maxChars: 0 });
+  app.use(async (ctx, next) => {
+    if (ctx.method === 'GET' || ctx.method === 'HEAD') return next();
+    try {
+      await next();
+    } finally {
+      // Before the answer leaves, whatever it is: a write that failed late may still have changed something.
+      if (ctx.state.space) readCache.written(ctx.state.space);
+    }
+  });
   const routers = [
     healthRoutes({ readiness: () => checkReadiness({ bus: deps.bus, store: deps.store ?? null, isDraining: () => draining, replicas }) }),
     docsRoutes(() => buildOpenApi(ops, {})),
@@ -92,7 +105,14 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
       bodyLimitBytes: deps.config.bodyLimitBytes,
     }),
     sclFileRoutes(ops, { bus: deps.bus, busTimeoutMs: deps.busTimeoutMs, maxSclBytes: deps.config.maxSclBytes, sessions }),
-    operationRoutes(ops, { bus: deps.bus, metrics, busTimeoutMs: deps.busTimeoutMs, bodyLimitBytes: deps.config.bodyLimitBytes, sessions }),
+    operationRoutes(ops, {
+      bus: deps.bus,
+      metrics,
+      busTimeoutMs: deps.busTimeoutMs,
+      bodyLimitBytes: deps.config.bodyLimitBytes,
+      sessions,
+      readCache,
+    }),
   ];
   app.use(async (ctx, next) => {
     if (ctx.path !== '/metrics') return next();
@@ -103,7 +123,7 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
   const router = oneRouter(routers);
   app.use(router.routes());
   app.use(router.allowedMethods());
-  return { app, metrics, replicas, startDraining: () => void (draining = true), live };
+  return { app, metrics, replicas, startDraining: () => void (draining = true), live, readCache };
 }
 
 /**

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { maxSclBytesSetting } from '@scada/contracts';
 import type { EnvReader } from '@scada/platform';
 import type { LiveSettings } from './live/hub.ts';
+import type { ReadCacheSettings } from './read_cache.ts';
 
 /** Settings of the gateway. */
 export type GatewayConfig = {
@@ -18,6 +19,8 @@ export type GatewayConfig = {
   maxSclBytes: number;
   /** The live channel (`GET /api/live`); the contract's defaults when absent. */
   live?: LiveSettings;
+  /** The read cache (`read_cache.ts`); off when absent. */
+  readCache?: ReadCacheSettings;
 };
 
 /** Checks one CIDR or address of a proxy list; null when it is valid. */
@@ -47,6 +50,10 @@ export function readGatewayConfig(env: EnvReader): GatewayConfig {
       streamsPerUser: env.int('LIVE_STREAMS_PER_USER', 10, { min: 1, max: 10_000 }),
       heartbeatMs: env.int('LIVE_HEARTBEAT_MS', 15_000, { min: 50, max: 15_000 }),
       retentionMs: env.int('LIVE_EVENT_RETENTION_SECONDS', 120, { min: 60, max: 86_400 }) * 1000,
+    },
+    readCache: {
+      maxAgeMs: env.int('READ_CACHE_MAX_AGE_MS', 1000, { min: 0, max: 1000 }),
+      maxChars: env.int('READ_CACHE_MB', 32, { min: 1, max: 4096 }) * 1024 * 1024,
     },
   };
   if ((config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) {

@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import type { LiveReplicas } from '@scada/platform';
+import type { ReadOutcome } from './read_cache.ts';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** How a bus request ended, as the gateway's bus client saw it. */
@@ -12,6 +13,8 @@ export type BusOutcome = 'ok' | 'error' | 'timeout' | 'no_responders';
 export type GatewayMetrics = {
   middleware: Koa.Middleware;
   observeBus(subject: string, outcome: BusOutcome, seconds: number): void;
+  /** Counts a cacheable read by how it was answered. */
+  countRead(outcome: ReadOutcome): void;
   /** Counts a sign-in the gateway answered itself (429 after a wait), its address still within the Retry-After of an `overloaded`. */
   countHeldBack(): void;
   contentType: string;
@@ -60,6 +63,13 @@ export function createMetrics(replicas?: () => LiveReplicas): GatewayMetrics {
     help: 'Sign-ins answered 429 by the gateway itself, after a wait: their address had been answered 503 overloaded and its Retry-After had not passed',
     registers: [registry],
   });
+  const reads = new Counter({
+    name: 'gateway_read_cache_total',
+    help: 'Cacheable reads by how they were answered: hit (from the cache), miss (from the service, then kept), off (from the service: no versions to trust a cache with)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const readCounters = { hit: reads.labels('hit'), miss: reads.labels('miss'), off: reads.labels('off') };
   if (replicas) {
     new Gauge({
       name: 'service_live_replicas',
@@ -75,6 +85,7 @@ export function createMetrics(replicas?: () => LiveReplicas): GatewayMetrics {
     middleware: httpMetrics(requests, duration),
     observeBus: (subject, outcome, seconds) => bus.observe({ subject, outcome }, seconds),
     countHeldBack: () => heldBack.inc(),
+    countRead: (outcome) => readCounters[outcome].inc(),
     contentType: registry.contentType,
     render: () => registry.metrics(),
     registry,

@@ -70,6 +70,15 @@ function toOpenApiPath(path: string): string {
   return path.replace(/:([A-Za-z_$][\w$]*)/g, '{$1}');
 }
 
+/** The conditional-read header of a cacheable read. */
+const ifNoneMatch: Json = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description: 'The `ETag` of an earlier answer: 304 without content while the answer is still the same.',
+  schema: { type: 'string' },
+};
+
 /** The Operation Object of one bound operation. */
 function operationObject(op: Operation, http: HttpBinding): Json {
   const parts = op.request.properties as Record<string, Json | undefined>;
@@ -80,7 +89,7 @@ function operationObject(op: Operation, http: HttpBinding): Json {
     description: [op.description, accessNote(http)].filter(Boolean).join('\n\n'),
     tags: [...op.tags],
     ...(http.access === 'public' ? {} : { security: anyAccess }),
-    parameters: parametersOf(op, http),
+    parameters: [...parametersOf(op, http), ...(http.cacheable ? [ifNoneMatch] : [])],
     ...(body ? { requestBody: requestBodyOf(body, op.request.required?.includes('body') ?? false, http) } : {}),
     responses: { ...successOf(op, http), ...problemResponses(errorCodesOf(op, http)) },
   };
@@ -150,7 +159,12 @@ function successOf(op: Operation, http: HttpBinding): Record<string, Json> {
   if (op.response === NoContent) return { [String(http.status)]: { description: 'Done; no content', headers } };
   const text = http.status === 201 ? 'Created' : 'OK';
   const type = http.produces ?? 'application/json';
-  return { [String(http.status)]: { description: text, headers, content: { [type]: { schema: op.response } } } };
+  if (!http.cacheable) return { [String(http.status)]: { description: text, headers, content: { [type]: { schema: op.response } } } };
+  const tagged = { ...headers, ETag: { description: 'Tag of this answer, for `If-None-Match`.', schema: { type: 'string' } } };
+  return {
+    [String(http.status)]: { description: text, headers: tagged, content: { [type]: { schema: op.response } } },
+    '304': { description: 'Not modified: the answer still has the tag sent in `If-None-Match`; no content.', headers: tagged },
+  };
 }
 
 /** The problem codes an operation can answer: those every route shares, by its shape, and its own. */

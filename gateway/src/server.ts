@@ -46,9 +46,10 @@ export type RunningGateway = {
 
 /** Starts the gateway's HTTP and HTTPS listeners. */
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
-  const { app, startDraining, replicas, live } = createGatewayApp(deps);
+  const { app, startDraining, replicas, live, readCache } = createGatewayApp(deps);
   await deps.auth?.start();
   await live.start();
+  await readCache.start();
   replicas.start();
   const handler = app.callback();
   const servers: http.Server[] = [];

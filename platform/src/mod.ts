@@ -3,6 +3,8 @@ export * from './bus/bus.ts';
 export { MemoryBus } from './bus/memory_bus.ts';
 export * from './bus/event_log.ts';
 export { eventStreamName } from './bus/nats_event_log.ts';
+export * from './bus/space_versions.ts';
+export { spaceVersionsBucket } from './bus/nats_space_versions.ts';
 export * from './store/store.ts';
 export * from './rpc.ts';
 export * from './handler_kit.ts';

@@ -14,6 +14,7 @@ import {
 } from '@scada/contracts';
 import type { Logger } from 'pino';
 import { BusError, serviceErrorCodeHeader, type Bus, type BusHeaders, type BusMessage, type BusReply, type BusService } from './bus/bus.ts';
+import type { SpaceVersions } from './bus/space_versions.ts';
 import { StoreUnavailableError } from './store/store.ts';
 
 const encoder = new TextEncoder();
@@ -101,16 +102,28 @@ export async function serve(
 ): Promise<BusService> {
   return bus.addService(
     { name: service.name, version: service.version, description: service.description, metadata: { instance: service.instance } },
-    implementations.map((impl) => ({
-      name: impl.op.operationId,
-      subject: impl.op.subject,
-      metadata: { operationId: impl.op.operationId },
-      handler: (msg) => handleOne(impl, msg, log),
-    })),
+    implementations.map((impl) => {
+      const versions = changesSpace(impl.op) ? bus.spaceVersions() : undefined;
+      return {
+        name: impl.op.operationId,
+        subject: impl.op.subject,
+        metadata: { operationId: impl.op.operationId },
+        handler: (msg) => handleOne(impl, msg, log, versions),
+      };
+    }),
   );
 }
 
-async function handleOne(impl: Implementation, msg: BusMessage, baseLog: Logger): Promise<BusReply> {
+/**
+ * Whether serving the operation may change what a read of its space answers: every operation with an
+ * HTTP binding that is not a GET. Operations without one are the platform's own (pings, sign-in checks,
+ * upload chunks staged for a later create, snapshots), and change no configuration.
+ */
+export function changesSpace(op: Operation): boolean {
+  return op.http !== undefined && op.http.method !== 'GET';
+}
+
+async function handleOne(impl: Implementation, msg: BusMessage, baseLog: Logger, versions?: SpaceVersions): Promise<BusReply> {
   const ctx = contextOf(msg, baseLog);
   const started = performance.now();
   try {
@@ -139,6 +152,19 @@ async function handleOne(impl: Implementation, msg: BusMessage, baseLog: Logger)
       error: { code: problem.status, description: problem.code },
       headers: problem.retryAfter !== undefined ? { 'retry-after': String(problem.retryAfter) } : undefined,
     };
+  } finally {
+    // Before the answer leaves: whoever hears of the write can no longer read what it changed from a cache.
+    // A refused write bumps too (one that failed late may have changed something; it costs a cache miss).
+    if (versions && ctx.space !== null) await bumpVersion(versions, ctx);
+  }
+}
+
+async function bumpVersion(versions: SpaceVersions, ctx: HandlerContext): Promise<void> {
+  try {
+    await versions.bump(ctx.space as string);
+  } catch (err) {
+    // The write stands; caches elsewhere still drop what they hold within their age bound.
+    ctx.log.warn({ err }, 'recording the change of the space failed');
   }
 }
 

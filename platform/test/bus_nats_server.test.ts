@@ -3,58 +3,13 @@
  * waits for the server, reconnects, and a server's own max_payload. Skipped when `nats-server` is not on
  * the PATH. The in-process bus is held to the same payload rules.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
 import { uniqueToken } from '../../test/support/buses.ts';
 import { serviceErrorCodeHeader, serviceErrorHeader, type Bus } from '../src/bus/bus.ts';
 import { MemoryBus } from '../src/bus/memory_bus.ts';
 import { NatsBus } from '../src/bus/nats_bus.ts';
 import { read, sleep, text, timed, waitFor } from './bus_helpers.ts';
-
-const hasServer = spawnSync('nats-server', ['--version']).status === 0;
-
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  return port;
-}
-
-/** Starts nats-server on loopback; `dispose()` stops it and removes its configuration. */
-async function startServer(port: number, extra = ''): Promise<{ server: ChildProcess; dispose(): Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'nats-test-'));
-  const conf = join(dir, 'server.conf');
-  await writeFile(conf, `listen: "127.0.0.1:${port}"\n${extra}\n`);
-  const server = spawn('nats-server', ['-c', conf], { stdio: 'ignore' });
-  return {
-    server,
-    dispose: async () => {
-      await stopServer(server);
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-async function stopServer(server: ChildProcess): Promise<void> {
-  if (server.exitCode !== null || server.signalCode !== null) return;
-  server.kill('SIGKILL');
-  await once(server, 'exit');
-}
-
-/** Rejects when a promise takes longer than `ms`, so no test waits on a server forever. */
-function within<T>(ms: number, p: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`not settled within ${ms} ms`)), ms);
-  });
-  return Promise.race([p, expired]).finally(() => clearTimeout(timer));
-}
+import { freePort, hasServer, startServer, stopServer, within } from './nats_servers.ts';
 
 t.test('a NATS bus', { skip: hasServer ? false : 'nats-server is not on the PATH' }, async (t) => {
   t.test('started before its server connects once the server appears, and rides out a restart', async (t) => {

@@ -1,10 +1,11 @@
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { eventStreamName } from '../../platform/src/bus/nats_event_log.ts';
+import { spaceVersionsBucket } from '../../platform/src/bus/nats_space_versions.ts';
 
 /**
- * Removes the event-log stream a test made under its subject prefix on the NATS server of `NATS_URL`, so
- * test runs leave no streams behind. Nothing to do without NATS_URL.
+ * Removes the event-log stream and the space-versions bucket a test made under its subject prefix on the
+ * NATS server of `NATS_URL`, so test runs leave no streams behind. Nothing to do without NATS_URL.
  */
 export async function dropEventStream(prefix: string): Promise<void> {
   const url = process.env.NATS_URL;
@@ -13,6 +14,8 @@ export async function dropEventStream(prefix: string): Promise<void> {
   try {
     const jsm = await jetstreamManager(nc);
     await jsm.streams.delete(eventStreamName(prefix)).catch(() => false);
+    // A key-value bucket is the stream `KV_<bucket>`.
+    await jsm.streams.delete(`KV_${spaceVersionsBucket(prefix)}`).catch(() => false);
   } finally {
     await nc.close();
   }

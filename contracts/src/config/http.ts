@@ -1,9 +1,9 @@
 import type { HttpBinding, HttpMethod } from '../operation.ts';
 import type { ProblemCode } from '../problems.ts';
 
-/** Binding of a read: any role of the space may call it. */
+/** Binding of a read of configuration: any role of the space may call it; the gateway may cache it. */
 export function readBinding(path: string, errors: readonly ProblemCode[] = []): HttpBinding {
-  return { method: 'GET', path, status: 200, access: 'viewer', spaceScoped: true, errors };
+  return { method: 'GET', path, status: 200, access: 'viewer', spaceScoped: true, errors, cacheable: true };
 }
 
 /** Binding of a change: the editor role (or admin) in the space. */

@@ -72,7 +72,8 @@ export const getProjectStatus = defineOperation({
     params: Type.Object({ projectId: ConfigIdOf('Id of a project of the space (a UUID).') }, { additionalProperties: false }),
   }),
   response: ProjectStatusResponse,
-  http: readBinding('/api/projects/:projectId/status', ['not_found']),
+  // Live: the statuses of the project's connections change without a write.
+  http: { ...readBinding('/api/projects/:projectId/status', ['not_found']), cacheable: undefined },
 });
 
 /** The faceplates of a project. */

@@ -180,7 +180,7 @@ export const getConnections = defineOperation({
   tags,
   request: requestSchema({}),
   response: Type.Array(ConnectionResponse),
-  http: read('/api/connections', []),
+  http: { ...read('/api/connections', []), cacheable: true },
 });
 
 /** Lists the connections of one project, by name. */
@@ -191,7 +191,7 @@ export const getConnectionsByProject = defineOperation({
   tags,
   request: requestSchema({ query: Type.Object({ projectId: uuid('A project of the space.') }, { additionalProperties: false }) }),
   response: Type.Array(ConnectionResponse),
-  http: read('/api/connections/by-project', []),
+  http: { ...read('/api/connections/by-project', []), cacheable: true },
 });
 
 /** Reads one connection. */
@@ -202,7 +202,7 @@ export const getConnection = defineOperation({
   tags,
   request: requestSchema({ params: connectionParams }),
   response: ConnectionResponse,
-  http: read('/api/connections/:connectionId'),
+  http: { ...read('/api/connections/:connectionId'), cacheable: true },
 });
 
 /** Whether a live session with the device runs. */

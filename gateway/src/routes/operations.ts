@@ -9,6 +9,7 @@ import { parseJsonText } from '../input/text.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { SessionDeps } from '../auth/session.ts';
 import { authorize } from '../middleware/authorize.ts';
+import { noneMatch, type ReadCache } from '../read_cache.ts';
 
 /** What the operation router needs. */
 export type OperationRouteDeps = {
@@ -17,6 +18,8 @@ export type OperationRouteDeps = {
   busTimeoutMs: number;
   bodyLimitBytes: number;
   sessions: SessionDeps;
+  /** Where cacheable reads are answered from when they can be. */
+  readCache?: ReadCache;
 };
 
 /**
@@ -33,6 +36,24 @@ export function operationRoutes(ops: readonly Operation[], deps: OperationRouteD
     // Uploads and downloads stream through routes of their own (scl_files.ts).
     if (!http || http.gatewayRoute) continue;
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+    const cache = deps.readCache;
+    if (http.cacheable && method === 'get' && cache) {
+      router.get(op.operationId, http.path, async (ctx) => {
+        await authorize(ctx, http, deps.sessions);
+        // Checked at the edge as every request is, cached or not.
+        const message = await buildMessage(ctx, op, deps.bodyLimitBytes);
+        const answer = await cache.read(ctx.state.space ?? null, ctx.url, () => timedCall(deps, op, message, ctx));
+        deps.metrics.countRead(answer.outcome);
+        ctx.status = 200;
+        ctx.type = 'application/json';
+        // `Cache-Control: no-store` stays (the contract's rule for user data): no HTTP cache keeps it, but
+        // a client that polls sends the tag back in If-None-Match and gets 304 while nothing changed.
+        ctx.set('ETag', answer.etag);
+        if (noneMatch(ctx.get('If-None-Match'), answer.etag)) ctx.status = 304;
+        else ctx.body = answer.text;
+      });
+      continue;
+    }
     router[method](op.operationId, http.path, async (ctx) => {
       await authorize(ctx, http, deps.sessions);
       const message = await buildMessage(ctx, op, deps.bodyLimitBytes);

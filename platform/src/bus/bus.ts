@@ -1,4 +1,5 @@
 import type { EventLog, EventLogOptions } from './event_log.ts';
+import type { SpaceVersions } from './space_versions.ts';
 
 /**
  * The bus: how the gateway and the services talk. One interface, two real implementations: NATS
@@ -108,6 +109,11 @@ export interface Bus {
    * bus). `prefix` is the subject prefix the log lives under; a `PrefixedBus` passes its own.
    */
   openEventLog(options: EventLogOptions & { prefix?: string }): Promise<EventLog>;
+  /**
+   * This process's versions of spaces (`space_versions.ts`), one object per prefix for the life of the
+   * bus; `prefix` as for the event log.
+   */
+  spaceVersions(prefix?: string): SpaceVersions;
   /** Drains subscriptions and closes the connection. */
   close(): Promise<void>;
 }

@@ -12,6 +12,7 @@ import {
   type ServiceSpec,
 } from './bus.ts';
 import { eventSubjects, MemoryEventLog, type EventLog, type EventLogOptions } from './event_log.ts';
+import { MemorySpaceVersions, type SpaceVersions } from './space_versions.ts';
 import { failureReply, MicroDescriptor, replyHeaders, tooLargeReply } from './micro.ts';
 import { isValidPattern, isValidSubject, subjectMatches } from './subject.ts';
 
@@ -39,6 +40,7 @@ export class MemoryBus implements Bus {
   private readonly services = new Set<BusService>();
   private closed = false;
   private readonly eventLogs = new Map<string, MemoryEventLog>();
+  private readonly versions = new Map<string, SpaceVersions>();
   private readonly defaultTimeoutMs: number;
 
   constructor(options: { maxPayload?: number; defaultTimeoutMs?: number } = {}) {
@@ -161,6 +163,12 @@ export class MemoryBus implements Bus {
       const sub = this.subscribe(`${lead}${eventSubjects}`, (m) => push(m.subject.slice(lead.length), m.data));
       return () => sub.unsubscribe();
     });
+  }
+
+  spaceVersions(prefix = ''): SpaceVersions {
+    let versions = this.versions.get(prefix);
+    if (!versions) this.versions.set(prefix, (versions = new MemorySpaceVersions(() => !this.closed)));
+    return versions;
   }
 
   /** Stops the services (their requests in flight still get answered), then refuses everything. */

@@ -24,6 +24,8 @@ import {
 } from './bus.ts';
 import type { EventLog, EventLogOptions } from './event_log.ts';
 import { openNatsEventLog } from './nats_event_log.ts';
+import { NatsSpaceVersions } from './nats_space_versions.ts';
+import type { SpaceVersions } from './space_versions.ts';
 import { addNatsService, isPayloadError, toBusMessage, toNatsHeaders } from './nats_service.ts';
 import { isValidPattern, isValidSubject } from './subject.ts';
 
@@ -52,6 +54,7 @@ export class NatsBus implements Bus {
   private readonly services = new Set<BusService>();
   private readonly deliveries = new Set<Promise<void>>();
   private readonly onLost = new Set<() => void>();
+  private readonly versions = new Map<string, NatsSpaceVersions>();
   private connected = true;
   private lastMaxPayload: number;
   private closing: Promise<void> | undefined;
@@ -169,6 +172,12 @@ export class NatsBus implements Bus {
     return openNatsEventLog(this.nc, { ...options, prefix: options.prefix ?? '', log: this.log });
   }
 
+  spaceVersions(prefix = ''): SpaceVersions {
+    let versions = this.versions.get(prefix);
+    if (!versions) this.versions.set(prefix, (versions = new NatsSpaceVersions(this.nc, { prefix, log: this.log })));
+    return versions;
+  }
+
   /** Stops the services (their requests in flight still get answered), drains and closes the connection. */
   close(): Promise<void> {
     this.closing ??= this.shutdown();
@@ -177,6 +186,7 @@ export class NatsBus implements Bus {
 
   private async shutdown(): Promise<void> {
     await Promise.allSettled([...this.services].map((s) => s.stop()));
+    await Promise.allSettled([...this.versions.values()].map((v) => v.close()));
     if (!this.nc.isClosed() && !this.nc.isDraining()) {
       // A drain needs the server to answer; while disconnected it cannot finish, so it gives way to close().
       await Promise.race([this.nc.drain(), this.lost()]).catch((err: unknown) =>

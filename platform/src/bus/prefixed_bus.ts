@@ -1,4 +1,5 @@
 import type { EventLog, EventLogOptions } from './event_log.ts';
+import type { SpaceVersions } from './space_versions.ts';
 import type {
   Bus,
   BusService,
@@ -58,6 +59,10 @@ export class PrefixedBus implements Bus {
 
   openEventLog(options: EventLogOptions & { prefix?: string }): Promise<EventLog> {
     return this.inner.openEventLog({ ...options, prefix: options.prefix ? `${this.prefix}.${options.prefix}` : this.prefix });
+  }
+
+  spaceVersions(prefix?: string): SpaceVersions {
+    return this.inner.spaceVersions(prefix ? `${this.prefix}.${prefix}` : this.prefix);
   }
 
   close(): Promise<void> {

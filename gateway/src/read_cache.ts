@@ -1,0 +1,136 @@
+/**
+ * The gateway's read cache: answers of cacheable reads (`cacheable` bindings: configuration of a space)
+ * kept for at most `maxAgeMs`, and only while nothing in their space has changed.
+ *
+ * What it promises, and how:
+ * - A cached answer is served only under the stamp its read was sent under (`SpaceVersions`): every
+ *   service bumps the space's version before it answers a write, so once this gateway hears the bump
+ *   no earlier answer is served.
+ * - Read-your-writes here: a write answered through this gateway counts locally before its answer
+ *   leaves (`written`), so a read after it never meets an answer fetched before it, even before the bump
+ *   arrives.
+ * - An answer is kept only when neither the stamp nor the local count moved while its read was on the
+ *   way (a write may have landed between the service's read and the answer's arrival).
+ * - No answer is older than `maxAgeMs` (counted from when its read was sent), whatever the bus does: the
+ *   bound for a write whose bump was lost.
+ * - A gateway that cannot hear versions (not following, bus disconnected) serves nothing from the cache.
+ */
+import { createHash } from 'node:crypto';
+import type { SpaceStamp, SpaceVersions } from '@scada/platform';
+
+export type ReadCacheSettings = {
+  /** How long an answer may be served from the cache; 0 turns the cache off. */
+  maxAgeMs: number;
+  /** Characters of answers kept at most; the oldest go first. */
+  maxChars: number;
+};
+
+/** How a cacheable read was answered. */
+export type ReadOutcome = 'hit' | 'miss' | 'off';
+
+/** A read's answer with its entity tag. */
+export type CachedAnswer = { text: string; etag: string; outcome: ReadOutcome };
+
+type Entry = { text: string; etag: string; stamp: SpaceStamp; local: number; sentAt: number };
+type Ticket = { space: string; stamp: SpaceStamp; local: number; sentAt: number };
+
+/** An answer larger than this share of the cache is not kept (it would push out everything else). */
+const largestShare = 8;
+
+export class ReadCache {
+  readonly #versions: SpaceVersions | null;
+  readonly #settings: ReadCacheSettings;
+  readonly #entries = new Map<string, Entry>();
+  /** Writes answered through this gateway, per space. */
+  readonly #local = new Map<string, number>();
+  #chars = 0;
+
+  constructor(versions: SpaceVersions | null, settings: ReadCacheSettings) {
+    this.#versions = settings.maxAgeMs > 0 ? versions : null;
+    this.#settings = settings;
+  }
+
+  /** Starts hearing versions; until then (and whenever they cannot be heard) every read goes through. */
+  async start(): Promise<void> {
+    await this.#versions?.follow();
+  }
+
+  /**
+   * The answer of a cacheable read of `space` named by `key` (its URL): from the cache when an entry is
+   * still good, else from `fetch`, kept when nothing changed meanwhile.
+   */
+  async read(space: string | null, key: string, fetch: () => Promise<string>): Promise<CachedAnswer> {
+    const ticket = space === null ? undefined : this.#ticket(space);
+    if (ticket === undefined) {
+      const text = await fetch();
+      return { text, etag: etagOf(text), outcome: 'off' };
+    }
+    const id = `${ticket.space}\n${key}`;
+    const entry = this.#entries.get(id);
+    if (entry !== undefined) {
+      if (entry.stamp === ticket.stamp && entry.local === ticket.local && ticket.sentAt - entry.sentAt < this.#settings.maxAgeMs) {
+        return { text: entry.text, etag: entry.etag, outcome: 'hit' };
+      }
+      this.#drop(id, entry);
+    }
+    const text = await fetch();
+    const etag = etagOf(text);
+    this.#keep(id, ticket, text, etag);
+    return { text, etag, outcome: 'miss' };
+  }
+
+  /** A write in `space` was answered (or failed) through this gateway: nothing read before it is served. */
+  written(space: string): void {
+    this.#local.set(space, (this.#local.get(space) ?? 0) + 1);
+  }
+
+  /** Answers kept now, and their size in characters. */
+  get size(): { entries: number; chars: number } {
+    return { entries: this.#entries.size, chars: this.#chars };
+  }
+
+  #ticket(space: string): Ticket | undefined {
+    const stamp = this.#versions?.stampOf(space);
+    if (stamp === undefined) return undefined;
+    return { space, stamp, local: this.#local.get(space) ?? 0, sentAt: performance.now() };
+  }
+
+  #keep(id: string, ticket: Ticket, text: string, etag: string): void {
+    const now = this.#ticket(ticket.space);
+    if (now === undefined || now.stamp !== ticket.stamp || now.local !== ticket.local) return;
+    if (text.length > this.#settings.maxChars / largestShare) return;
+    const old = this.#entries.get(id);
+    if (old !== undefined) this.#drop(id, old);
+    // Oldest first: a Map iterates in insertion order.
+    for (const [oldest, entry] of this.#entries) {
+      if (this.#chars + text.length <= this.#settings.maxChars) break;
+      this.#drop(oldest, entry);
+    }
+    this.#entries.set(id, { text, etag, stamp: ticket.stamp, local: ticket.local, sentAt: ticket.sentAt });
+    this.#chars += text.length;
+  }
+
+  #drop(id: string, entry: Entry): void {
+    this.#entries.delete(id);
+    this.#chars -= entry.text.length;
+  }
+}
+
+/** A strong entity tag of an answer's text. */
+export function etagOf(text: string): string {
+  return `"${createHash('sha1').update(text).digest('base64url')}"`;
+}
+
+/**
+ * Whether a request's `If-None-Match` names the tag (RFC 9110 13.1.2: `*`, or any tag in the list, compared
+ * weakly). Evaluated as the origin: a request's `Cache-Control: no-cache` (which fetch adds to every
+ * conditional request) asks caches to revalidate, which is what this answer is.
+ */
+export function noneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  const bare = etag.replace(/^W\//, '');
+  return header.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t.replace(/^W\//, '') === bare;
+  });
+}

@@ -1,0 +1,143 @@
+/**
+ * Versions of spaces on NATS: a JetStream key-value bucket with one key per space that ever changed. A
+ * bump is an acknowledged put (the service answers its write after the server stored it); a follower
+ * watches the bucket for updates and stamps each space it hears of. The bucket keeps one value per key
+ * for a day: followers only need to hear changes, never read old ones.
+ */
+import { Buffer } from 'node:buffer';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { StorageType } from '@nats-io/jetstream';
+import { KvWatchInclude, Kvm, type KV } from '@nats-io/kv';
+import type { Logger } from 'pino';
+import { StampBook, type SpaceStamp, type SpaceVersions } from './space_versions.ts';
+
+/** The bucket's name: `space_versions`, or `space_versions_<prefix>` for a bus under a subject prefix. */
+export function spaceVersionsBucket(prefix: string): string {
+  return prefix ? `space_versions_${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}` : 'space_versions';
+}
+
+/** How long a bump may take before the write is answered without it (the cache's age bound still holds). */
+const bumpTimeoutMs = 1000;
+/** How long a key is kept after its last change. */
+const keyTtlMs = 24 * 3600 * 1000;
+/** How long a follower waits before watching again after its watch ended. */
+const rewatchMs = 1000;
+
+/** Keys are the space's UTF-8 bytes in base64url: any space, and only characters a key may hold. */
+function keyOf(space: string): string {
+  return Buffer.from(space, 'utf8').toString('base64url');
+}
+
+function spaceOfKey(key: string): string {
+  return Buffer.from(key, 'base64url').toString('utf8');
+}
+
+export class NatsSpaceVersions implements SpaceVersions {
+  readonly #nc: NatsConnection;
+  readonly #bucketName: string;
+  readonly #log: Logger | undefined;
+  readonly #book = new StampBook();
+  #bucket: Promise<KV> | undefined;
+  #following: Promise<void> | undefined;
+  #watching = false;
+  #connected = true;
+  #closed = false;
+  #stop: (() => void) | undefined;
+
+  constructor(nc: NatsConnection, options: { prefix: string; log?: Logger }) {
+    this.#nc = nc;
+    this.#bucketName = spaceVersionsBucket(options.prefix);
+    this.#log = options.log;
+  }
+
+  async bump(space: string): Promise<void> {
+    const kv = await this.#open();
+    await kv.put(keyOf(space), new Uint8Array(), { timeout: bumpTimeoutMs });
+  }
+
+  follow(): Promise<void> {
+    this.#following ??= this.#startFollowing();
+    return this.#following;
+  }
+
+  stampOf(space: string): SpaceStamp | undefined {
+    if (!this.#watching || !this.#connected || this.#closed) return undefined;
+    return this.#book.stampOf(space);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#watching = false;
+    this.#stop?.();
+  }
+
+  /** Opens the bucket, creating it when it is missing (every replica may; the first one wins). */
+  #open(): Promise<KV> {
+    this.#bucket ??= new Kvm(this.#nc)
+      .create(this.#bucketName, { history: 1, ttl: keyTtlMs, storage: StorageType.File })
+      .catch((err: unknown) => {
+        this.#bucket = undefined;
+        throw err;
+      });
+    return this.#bucket;
+  }
+
+  async #startFollowing(): Promise<void> {
+    void this.#followConnection();
+    await this.#watch();
+  }
+
+  /** Watches for updates; when the watch ends while the process still follows, watches again. */
+  async #watch(): Promise<void> {
+    const kv = await this.#open();
+    const updates = await kv.watch({ include: KvWatchInclude.UpdatesOnly });
+    if (this.#closed) {
+      updates.stop();
+      return;
+    }
+    this.#stop = () => updates.stop();
+    // Changes before this watch began were not heard: no earlier stamp may stand.
+    this.#book.forgetAll();
+    this.#watching = true;
+    void (async () => {
+      try {
+        for await (const entry of updates) this.#book.changed(spaceOfKey(entry.key));
+      } catch (err) {
+        this.#log?.warn({ err }, 'watching space versions failed');
+      }
+      this.#watching = false;
+      this.#book.forgetAll();
+      if (this.#closed) return;
+      this.#log?.warn('watching space versions ended; watching again');
+      await this.#rewatch();
+    })();
+  }
+
+  async #rewatch(): Promise<void> {
+    while (!this.#closed) {
+      await new Promise((resolve) => setTimeout(resolve, rewatchMs).unref());
+      if (this.#closed) return;
+      try {
+        this.#bucket = undefined;
+        await this.#watch();
+        return;
+      } catch (err) {
+        this.#log?.warn({ err }, 'watching space versions again failed');
+      }
+    }
+  }
+
+  /** While disconnected nothing is heard; after it, what was missed is unknown: every stamp changes. */
+  async #followConnection(): Promise<void> {
+    for await (const s of this.#nc.status()) {
+      if (this.#closed) return;
+      if (s.type === 'disconnect' || s.type === 'close') {
+        this.#connected = false;
+        this.#book.forgetAll();
+      } else if (s.type === 'reconnect') {
+        this.#book.forgetAll();
+        this.#connected = true;
+      }
+    }
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * Versions of spaces (`Bus.spaceVersions`), on both buses: a bump gives the space a stamp no process gave
+ * before and leaves other spaces alone, a second process following the versions hears it, nothing can
+ * be read from a process that does not follow or lost its bus, and `serve` bumps the space of every
+ * write operation of the registry, refused ones too, before it answers.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { operations, ProblemError } from '@scada/contracts';
+import { pino } from 'pino';
+import t from 'tap';
+import { busTargets, uniqueToken } from '../../test/support/buses.ts';
+import { NatsBus } from '../src/bus/nats_bus.ts';
+import { PrefixedBus } from '../src/bus/prefixed_bus.ts';
+import type { SpaceStamp, SpaceVersions } from '../src/bus/space_versions.ts';
+import { changesSpace, implement, relay, serve } from '../src/rpc.ts';
+import { waitFor } from './bus_helpers.ts';
+import { freePort, hasServer, startServer, stopServer, within } from './nats_servers.ts';
+
+const quiet = pino({ level: 'silent' });
+
+/** Waits until `versions` gives `space` a stamp other than `before`; the new stamp. */
+async function changed(versions: SpaceVersions, space: string, before: SpaceStamp | undefined): Promise<SpaceStamp> {
+  await waitFor(() => {
+    const now = versions.stampOf(space);
+    return now !== undefined && now !== before;
+  }, 5000);
+  return versions.stampOf(space) as SpaceStamp;
+}
+
+for (const target of busTargets()) {
+  t.test(`space versions (${target.name} bus)`, async (t) => {
+    // On NATS two connections under one prefix, as two processes would have; the in-process bus is shared by its process.
+    const prefix = uniqueToken('versions');
+    const writerBus = new PrefixedBus(await target.makeRaw(), prefix);
+    t.teardown(() => writerBus.close());
+    const readerBus = target.name === 'nats' ? new PrefixedBus(await target.makeRaw(), prefix) : writerBus;
+    if (readerBus !== writerBus) t.teardown(() => readerBus.close());
+    const reader = readerBus.spaceVersions();
+
+    if (target.name === 'nats') t.equal(reader.stampOf('plant'), undefined, 'nothing is known before following');
+    await reader.follow();
+    const plant = reader.stampOf('plant');
+    const other = reader.stampOf('other');
+    t.not(plant, undefined, 'following: a stamp');
+
+    await writerBus.spaceVersions().bump('plant');
+    const after = await changed(reader, 'plant', plant);
+    t.equal(reader.stampOf('other'), other, 'another space keeps its stamp');
+
+    const seen = new Set<SpaceStamp>([plant as SpaceStamp, after]);
+    for (let i = 0; i < 5; i++) {
+      const before = reader.stampOf('plant');
+      await writerBus.spaceVersions().bump('plant');
+      const now = await changed(reader, 'plant', before);
+      t.notOk(seen.has(now), `bump ${i + 1}: a stamp never given before`);
+      seen.add(now);
+    }
+    const odd = 'Ünïcode space/with.dots and spaces';
+    const oddBefore = reader.stampOf(odd);
+    await writerBus.spaceVersions().bump(odd);
+    await changed(reader, odd, oddBefore);
+    t.pass('any space name travels');
+
+    t.equal(readerBus.spaceVersions(), reader, 'one object per bus and prefix');
+    if (target.name === 'nats') {
+      t.not(new PrefixedBus(readerBus, 'x').spaceVersions(), reader, 'another prefix, other versions');
+      await reader.close();
+      t.equal(reader.stampOf('plant'), undefined, 'closed: nothing known');
+    }
+  });
+
+  t.test(`serve bumps the space of every write operation before answering (${target.name} bus)`, async (t) => {
+    const bus = await target.make();
+    t.teardown(() => bus.close());
+    const versions = bus.spaceVersions();
+    await versions.follow();
+    const writes = operations.filter(changesSpace);
+    const reads = operations.filter((op) => op.http?.method === 'GET');
+    t.ok(writes.length > 50, `${writes.length} write operations`);
+    // Refused by the handler: a write that fails bumps too, as one failing late may have changed something.
+    const refuse = async () => {
+      throw new ProblemError('not_found', 'nothing here');
+    };
+    const service = await serve(
+      bus,
+      { name: uniqueToken('versions'), version: '0.0.0', instance: 'x' },
+      [...writes, ...reads].map((op) => implement(op, refuse)),
+      quiet,
+    );
+    t.teardown(() => service.stop());
+    const missed: string[] = [];
+    for (const op of writes) {
+      const before = versions.stampOf('plant');
+      await relay(bus, op, { params: {}, query: {} } as never, { requestId: 'r', space: 'plant' }).catch(() => {});
+      // On the in-process bus the bump has happened when the answer arrives; on NATS it is stored by then
+      // and heard a moment later.
+      const bumped =
+        target.name === 'memory'
+          ? versions.stampOf('plant') !== before
+          : await changed(versions, 'plant', before).then(
+              () => true,
+              () => false,
+            );
+      if (!bumped) missed.push(op.operationId);
+    }
+    t.same(missed, [], 'every write bumped its space');
+    const before = versions.stampOf('plant');
+    for (const op of reads) await relay(bus, op, { params: {}, query: {} } as never, { requestId: 'r', space: 'plant' }).catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, target.name === 'memory' ? 0 : 200));
+    t.equal(versions.stampOf('plant'), before, 'reads bump nothing');
+    const without = versions.stampOf('plant');
+    await relay(bus, writes[0]!, { params: {}, query: {} } as never, { requestId: 'r' }).catch(() => {});
+    t.equal(versions.stampOf('plant'), without, 'a request without a space bumps nothing');
+  });
+}
+
+t.test(
+  'a follower that loses its NATS server knows nothing until it is back',
+  { skip: hasServer ? false : 'nats-server is not on the PATH' },
+  async (t) => {
+    const port = await freePort();
+    const store = await mkdtemp(join(tmpdir(), 'versions-js-'));
+    t.teardown(() => rm(store, { recursive: true, force: true }));
+    const jetstream = `jetstream { store_dir: "${store}" }`;
+    let server = await startServer(port, jetstream);
+    const url = `nats://127.0.0.1:${port}`;
+    const bus = await within(10_000, NatsBus.connect({ servers: url, name: 'versions-test', defaultTimeoutMs: 2000 }));
+    t.teardown(async () => {
+      await within(5000, bus.close()).catch(() => {});
+      await server.dispose();
+    });
+    const versions = bus.spaceVersions();
+    await within(10_000, versions.follow());
+    const first = versions.stampOf('plant');
+    t.not(first, undefined);
+
+    await stopServer(server.server);
+    await waitFor(() => versions.stampOf('plant') === undefined, 5000);
+    t.pass('disconnected: no stamp, so no cached answer may be trusted');
+
+    server = await startServer(port, jetstream);
+    await waitFor(() => versions.stampOf('plant') !== undefined, 10_000);
+    t.not(versions.stampOf('plant'), first, 'back: every space has a new stamp (changes may have been missed)');
+    const back = versions.stampOf('plant');
+    await within(5000, versions.bump('plant'));
+    await changed(versions, 'plant', back);
+    t.pass('bumps are heard again');
+  },
+);
