@@ -1,8 +1,10 @@
 /**
  * Configuration reads and writes through the platform against the same store work served by a bare Koa
- * handler in one process (the monolith baseline): `GET /api/projects` with 100 projects, and
- * `createBoard`. Embedded mode always; NATS mode (gateway → NATS → config service → PostgreSQL) when
- * NATS_URL and DATABASE_URL are set.
+ * handler in one process (the monolith baseline): `GET /api/projects` with 100 projects, `createBoard`,
+ * and a mix of 90 % of those lists and 10 % project updates. The platform's reads both through a gateway
+ * with its read cache and through a second one with the cache off (what a read costs on its way to the
+ * service). Embedded mode always; NATS mode (gateway → NATS → config service → PostgreSQL) when NATS_URL
+ * and DATABASE_URL are set.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -13,6 +15,7 @@ import { join } from 'node:path';
 import Koa from 'koa';
 import { pino } from 'pino';
 import { boards, projects } from '../config-service/src/store/tables.ts';
+import { busAuthView, startGateway } from '../gateway/src/mod.ts';
 import { launch } from '../launch.ts';
 import { createDatabase } from '../test/support/platform.ts';
 import { load, mainThreadCpuMs, table, type LoadResult } from './harness.ts';
@@ -56,6 +59,27 @@ async function measure(mode: 'embedded' | 'NATS'): Promise<{ baseline: LoadResul
     const group = (await (
       await fetch(`${url}/api/dashboard`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench-group' }) })
     ).json()) as { id: string };
+    const listed = (await (await fetch(`${url}/api/projects`, { headers })).json()) as { id: string; name: string }[];
+    const updated = listed[0]!;
+    const update = JSON.stringify({ name: updated.name, isActive: true });
+    // The same platform behind a gateway without the read cache: what every read costs on its way to the service.
+    const uncached = await startGateway({
+      bus: proc.bus,
+      log: proc.log,
+      config: { ...proc.config.gateway!, httpsPort: 0, readCache: { maxAgeMs: 0, maxChars: 0 } },
+      dataDir,
+      busTimeoutMs: 5000,
+      shutdownGraceMs: 1000,
+      host: '127.0.0.1',
+      ephemeralPorts: true,
+      auth: busAuthView({ bus: proc.bus, log: proc.log, timeoutMs: 5000 }),
+    });
+    const direct = `http://127.0.0.1:${uncached.httpPort}`;
+    /** Nine lists, then one update of a project: each connection sends these in turn. */
+    const mix = (listPath: string, updatePath: string, h: Record<string, string>) => [
+      ...Array.from({ length: 9 }, () => ({ method: 'GET' as const, path: listPath, headers: h })),
+      { method: 'PUT' as const, path: updatePath, headers: h, body: update },
+    ];
 
     // The monolith: the same table functions on the same store, behind a bare Koa app.
     const app = new Koa();
@@ -67,6 +91,11 @@ async function measure(mode: 'embedded' | 'NATS'): Promise<{ baseline: LoadResul
       const chunks: Buffer[] = [];
       for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
       const body = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>;
+      if (ctx.method === 'PUT') {
+        await projects.update(store, 'default', updated.id, body, { actor: 'admin', at: new Date() });
+        ctx.status = 204;
+        return;
+      }
       ctx.body = await boards.insert(store, 'default', randomUUID(), body, { actor: 'admin', at: new Date() }, group.id);
     });
     server.on('request', app.callback());
@@ -84,9 +113,15 @@ async function measure(mode: 'embedded' | 'NATS'): Promise<{ baseline: LoadResul
         headers: { 'content-type': 'application/json' },
         cpu,
       }),
+      await load(`${mode}: bare Koa + store, 90 % lists, 10 % updates (baseline)`, bare, {
+        seconds,
+        requests: mix('/projects', '/projects', { 'content-type': 'application/json' }),
+        cpu,
+      }),
     ];
     const platform = [
-      await load(`${mode}: GET /api/projects (100)`, `${url}/api/projects`, { seconds, headers, cpu }),
+      await load(`${mode}: GET /api/projects (100), read cache`, `${url}/api/projects`, { seconds, headers, cpu }),
+      await load(`${mode}: GET /api/projects (100), no read cache`, `${direct}/api/projects`, { seconds, headers, cpu }),
       await load(`${mode}: POST …/boards (createBoard)`, `${url}/api/dashboard/${group.id}/boards`, {
         seconds,
         method: 'POST',
@@ -94,7 +129,18 @@ async function measure(mode: 'embedded' | 'NATS'): Promise<{ baseline: LoadResul
         headers,
         cpu,
       }),
+      await load(`${mode}: 90 % GET /api/projects, 10 % PUT, read cache`, url, {
+        seconds,
+        requests: mix('/api/projects', `/api/projects/${updated.id}`, headers),
+        cpu,
+      }),
+      await load(`${mode}: 90 % GET /api/projects, 10 % PUT, no read cache`, direct, {
+        seconds,
+        requests: mix('/api/projects', `/api/projects/${updated.id}`, headers),
+        cpu,
+      }),
     ];
+    await uncached.stop();
     return { baseline, platform };
   } finally {
     server.close();
@@ -107,6 +153,9 @@ async function measure(mode: 'embedded' | 'NATS'): Promise<{ baseline: LoadResul
 const modes: ('embedded' | 'NATS')[] = process.env.NATS_URL && process.env.DATABASE_URL ? ['embedded', 'NATS'] : ['embedded'];
 for (const mode of modes) {
   const { baseline, platform } = await measure(mode);
-  console.log(table(`${mode}: list, ${seconds} s per case, 32 connections`, baseline[0]!, [platform[0]!]));
-  console.log(table(`${mode}: createBoard, ${seconds} s per case, 32 connections`, baseline[1]!, [platform[1]!]));
+  console.log(table(`${mode}: list, ${seconds} s per case, 32 connections`, baseline[0]!, [platform[0]!, platform[1]!]));
+  console.log(table(`${mode}: createBoard, ${seconds} s per case, 32 connections`, baseline[1]!, [platform[2]!]));
+  console.log(
+    table(`${mode}: 90 % lists, 10 % updates, ${seconds} s per case, 32 connections`, baseline[2]!, [platform[3]!, platform[4]!]),
+  );
 }

@@ -17,6 +17,8 @@ export type LoadOptions = {
   headers?: Record<string, string>;
   method?: 'GET' | 'POST';
   body?: string;
+  /** A sequence of requests each connection sends in turn, paths relative to the URL (a read/write mix). */
+  requests?: { method: 'GET' | 'PUT' | 'POST'; path: string; headers?: Record<string, string>; body?: string }[];
   cpu?: () => number;
 };
 

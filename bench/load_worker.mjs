@@ -11,6 +11,8 @@ const run = {
   headers: options.headers,
   method: options.method ?? 'GET',
   body: options.body,
+  // A sequence each connection sends in turn (a mix of reads and writes), relative to `url`.
+  requests: options.requests,
   // `[<id>]` in a body becomes a fresh id per request, so creates do not collide on unique names.
   idReplacement: options.body?.includes('[<id>]') ?? false,
 };

@@ -65,11 +65,11 @@ export function createMetrics(replicas?: () => LiveReplicas): GatewayMetrics {
   });
   const reads = new Counter({
     name: 'gateway_read_cache_total',
-    help: 'Cacheable reads by how they were answered: hit (from the cache), miss (from the service, then kept), off (from the service: no versions to trust a cache with)',
+    help: 'Cacheable reads by how they were answered: hit (from the cache), shared (by an identical read on its way), miss (from the service, then kept), off (from the service: no versions to trust a cache with)',
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
-  const readCounters = { hit: reads.labels('hit'), miss: reads.labels('miss'), off: reads.labels('off') };
+  const readCounters = { hit: reads.labels('hit'), shared: reads.labels('shared'), miss: reads.labels('miss'), off: reads.labels('off') };
   if (replicas) {
     new Gauge({
       name: 'service_live_replicas',

@@ -25,14 +25,19 @@ export type ReadCacheSettings = {
   maxChars: number;
 };
 
-/** How a cacheable read was answered. */
-export type ReadOutcome = 'hit' | 'miss' | 'off';
+/**
+ * How a cacheable read was answered: `hit` from the cache, `shared` by the fetch of an identical read
+ * already on its way, `miss` by a fetch of its own (then kept), `off` by a fetch while versions cannot be
+ * heard.
+ */
+export type ReadOutcome = 'hit' | 'shared' | 'miss' | 'off';
 
 /** A read's answer with its entity tag. */
 export type CachedAnswer = { text: string; etag: string; outcome: ReadOutcome };
 
 type Entry = { text: string; etag: string; stamp: SpaceStamp; local: number; sentAt: number };
 type Ticket = { space: string; stamp: SpaceStamp; local: number; sentAt: number };
+type InFlight = { stamp: SpaceStamp; local: number; answer: Promise<{ text: string; etag: string }> };
 
 /** An answer larger than this share of the cache is not kept (it would push out everything else). */
 const largestShare = 8;
@@ -43,6 +48,8 @@ export class ReadCache {
   readonly #entries = new Map<string, Entry>();
   /** Writes answered through this gateway, per space. */
   readonly #local = new Map<string, number>();
+  /** Fetches on their way, by key: a read under the same stamp waits for one instead of sending its own. */
+  readonly #inFlight = new Map<string, InFlight>();
   #chars = 0;
 
   constructor(versions: SpaceVersions | null, settings: ReadCacheSettings) {
@@ -73,10 +80,22 @@ export class ReadCache {
       }
       this.#drop(id, entry);
     }
-    const text = await fetch();
-    const etag = etagOf(text);
-    this.#keep(id, ticket, text, etag);
-    return { text, etag, outcome: 'miss' };
+    // After a change every poller misses at once: one fetch answers all of them. Sharing is as safe as
+    // the cache: the fetch was sent under the same stamp and local count as this read.
+    const flying = this.#inFlight.get(id);
+    if (flying !== undefined && flying.stamp === ticket.stamp && flying.local === ticket.local) {
+      return { ...(await flying.answer), outcome: 'shared' };
+    }
+    const answer = fetch().then((text) => ({ text, etag: etagOf(text) }));
+    const own: InFlight = { stamp: ticket.stamp, local: ticket.local, answer };
+    this.#inFlight.set(id, own);
+    try {
+      const { text, etag } = await answer;
+      this.#keep(id, ticket, text, etag);
+      return { text, etag, outcome: 'miss' };
+    } finally {
+      if (this.#inFlight.get(id) === own) this.#inFlight.delete(id);
+    }
   }
 
   /** A write in `space` was answered (or failed) through this gateway: nothing read before it is served. */

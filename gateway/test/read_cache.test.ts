@@ -89,6 +89,41 @@ t.test('an answer a change overtook on its way is not kept', async (t) => {
   t.match(await cache.read('a', '/y', async () => '[new]'), { text: '[new]' }, 'nor when a local write overtook it');
 });
 
+t.test('identical reads while one is on its way share its fetch; not across a change', async (t) => {
+  const bus = new MemoryBus();
+  const versions = bus.spaceVersions();
+  const cache = new ReadCache(versions, settings);
+  let release!: () => void;
+  let calls = 0;
+  const slow = () => {
+    calls++;
+    return new Promise<string>((resolve) => {
+      release = () => resolve(`[${calls}]`);
+    });
+  };
+  const first = cache.read('a', '/x', slow);
+  const second = cache.read('a', '/x', slow);
+  release();
+  t.match(await first, { text: '[1]', outcome: 'miss' });
+  t.match(await second, { text: '[1]', outcome: 'shared' });
+  t.equal(calls, 1, 'one fetch');
+  await versions.bump('a');
+  const before = cache.read('a', '/y', slow);
+  const releaseBefore = release;
+  await versions.bump('a');
+  const after = cache.read('a', '/y', slow);
+  releaseBefore();
+  release();
+  t.match(await before, { outcome: 'miss' });
+  t.match(await after, { outcome: 'miss' }, 'a read after a change sends its own');
+  t.equal(calls, 3);
+  const failing = cache.read('a', '/z', () => Promise.reject(new Error('down')));
+  const joined = cache.read('a', '/z', slow);
+  await t.rejects(failing, /down/);
+  await t.rejects(joined, /down/, 'a shared failure fails both');
+  t.match(await cache.read('a', '/z', async () => '[ok]'), { text: '[ok]', outcome: 'miss' }, 'and is not kept');
+});
+
 t.test('nothing older than the age bound', async (t) => {
   const cache = new ReadCache(new MemoryBus().spaceVersions(), { ...settings, maxAgeMs: 40 });
   const s = source(() => '[]');
