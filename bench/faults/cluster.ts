@@ -49,6 +49,8 @@ export type ClusterOptions = {
   counts?: Partial<Record<Replica['service'], number>>;
   /** Names of the replicas to start now (all unless said); the others wait for `start`. */
   startNow?: string[];
+  /** More settings for every replica. */
+  env?: Record<string, string>;
 };
 
 /** Starts two replicas of every service and two gateways; the first auth replica alone first (it bootstraps). */
@@ -82,6 +84,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     ...(r.service === 'gateway'
       ? { HTTP_PORT: String(r.port), HTTPS_PORT: '0', SHUTDOWN_DRAIN_MS: '500' }
       : { HEALTH_PORT: String(r.port) }),
+    ...options.env,
   });
   const probe = async (r: Replica, timeoutMs: number) => {
     await waitForPort(r.port, timeoutMs);
