@@ -11,7 +11,10 @@ import { operations, ProblemError } from '@scada/contracts';
 import { pino } from 'pino';
 import t from 'tap';
 import { busTargets, uniqueToken } from '../../test/support/buses.ts';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { NatsBus } from '../src/bus/nats_bus.ts';
+import { spaceVersionsBucket } from '../src/bus/nats_space_versions.ts';
 import { PrefixedBus } from '../src/bus/prefixed_bus.ts';
 import type { SpaceStamp, SpaceVersions } from '../src/bus/space_versions.ts';
 import { changesSpace, implement, relay, serve } from '../src/rpc.ts';
@@ -64,6 +67,25 @@ for (const target of busTargets()) {
     t.pass('any space name travels');
 
     t.equal(readerBus.spaceVersions(), reader, 'one object per bus and prefix');
+    if (target.name === 'nats') {
+      // A burst of writes to one space: grouped into few puts, every bump answered, the change heard.
+      const nc = await connect({ servers: process.env.NATS_URL as string });
+      t.teardown(() => nc.close());
+      const stream = `KV_${spaceVersionsBucket(prefix)}`;
+      const jsm = await jetstreamManager(nc);
+      const puts = async () => (await jsm.streams.info(stream)).state.last_seq;
+      const before = await puts();
+      const stamp = reader.stampOf('burst');
+      await Promise.all(Array.from({ length: 50 }, () => writerBus.spaceVersions().bump('burst')));
+      const sent = (await puts()) - before;
+      t.ok(sent >= 1 && sent < 50, `50 bumps, ${sent} puts`);
+      await changed(reader, 'burst', stamp);
+      // A bump after the burst is its own put, sent after it was asked for.
+      const last = reader.stampOf('burst');
+      await writerBus.spaceVersions().bump('burst');
+      t.equal((await puts()) - before, sent + 1, 'the next bump is one more put');
+      await changed(reader, 'burst', last);
+    }
     if (target.name === 'nats') {
       t.not(new PrefixedBus(readerBus, 'x').spaceVersions(), reader, 'another prefix, other versions');
       await reader.close();

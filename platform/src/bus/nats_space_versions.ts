@@ -23,6 +23,11 @@ const keyTtlMs = 24 * 3600 * 1000;
 /** How long a follower waits before watching again after its watch ended. */
 const rewatchMs = 1000;
 
+/** The puts of one space: the one on its way, and the one that waits for it. */
+type BumpLine = { running?: Promise<void>; queued?: Promise<void> };
+
+const ignore = () => {};
+
 /** Keys are the space's UTF-8 bytes in base64url: any space, and only characters a key may hold. */
 function keyOf(space: string): string {
   return Buffer.from(space, 'utf8').toString('base64url');
@@ -43,6 +48,8 @@ export class NatsSpaceVersions implements SpaceVersions {
   #connected = true;
   #closed = false;
   #stop: (() => void) | undefined;
+  /** Puts on their way and waiting, per space. */
+  readonly #lines = new Map<string, BumpLine>();
 
   constructor(nc: NatsConnection, options: { prefix: string; log?: Logger }) {
     this.#nc = nc;
@@ -50,9 +57,35 @@ export class NatsSpaceVersions implements SpaceVersions {
     this.#log = options.log;
   }
 
-  async bump(space: string): Promise<void> {
-    const kv = await this.#open();
-    await kv.put(keyOf(space), new Uint8Array(), { timeout: bumpTimeoutMs });
+  /**
+   * Bumps are grouped per space: while a put for the space is on its way (sent before this write
+   * committed, so it cannot stand for it), this write waits for the next put, sent once that one is
+   * done, together with every other write that arrives meanwhile. Under a burst of writes to one space
+   * the bucket sees at most two puts at a time for it, and each write waits for at most two.
+   */
+  bump(space: string): Promise<void> {
+    let line = this.#lines.get(space);
+    if (line === undefined) this.#lines.set(space, (line = {}));
+    if (line.queued !== undefined) return line.queued;
+    const running = line.running;
+    if (running === undefined) return this.#send(space, line);
+    const current = line;
+    current.queued = running.then(ignore, ignore).then(() => {
+      current.queued = undefined;
+      return this.#send(space, current);
+    });
+    return current.queued;
+  }
+
+  #send(space: string, line: BumpLine): Promise<void> {
+    const put = this.#open().then((kv) => kv.put(keyOf(space), new Uint8Array(), { timeout: bumpTimeoutMs }).then(ignore));
+    line.running = put;
+    void put.then(ignore, ignore).then(() => {
+      if (line.running !== put) return;
+      line.running = undefined;
+      if (line.queued === undefined) this.#lines.delete(space);
+    });
+    return put;
   }
 
   follow(): Promise<void> {
