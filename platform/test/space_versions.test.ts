@@ -171,3 +171,24 @@ t.test(
     t.pass('bumps are heard again');
   },
 );
+
+t.test(
+  'on a NATS server without JetStream: following gives up for now, nothing is trusted, bumps fail',
+  { skip: hasServer ? false : 'nats-server is not on the PATH' },
+  async (t) => {
+    const port = await freePort();
+    const server = await startServer(port);
+    const bus = await within(
+      10_000,
+      NatsBus.connect({ servers: `nats://127.0.0.1:${port}`, name: 'versions-test', defaultTimeoutMs: 2000 }),
+    );
+    t.teardown(async () => {
+      await within(5000, bus.close()).catch(() => {});
+      await server.dispose();
+    });
+    const versions = bus.spaceVersions();
+    await within(10_000, versions.follow());
+    t.equal(versions.stampOf('plant'), undefined, 'no versions: a gateway answers every read from its service');
+    await t.rejects(within(5000, versions.bump('plant')), 'a bump fails (serve logs it and answers the write)');
+  },
+);

@@ -115,9 +115,19 @@ export class NatsSpaceVersions implements SpaceVersions {
     return this.#bucket;
   }
 
+  /**
+   * Resolves once the first watch began, or failed (a server without JetStream, say): the caller works
+   * without versions meanwhile (a gateway then answers every read from its service) and the watch is
+   * tried again every second.
+   */
   async #startFollowing(): Promise<void> {
     void this.#followConnection();
-    await this.#watch();
+    try {
+      await this.#watch();
+    } catch (err) {
+      this.#log?.warn({ err }, 'cannot follow space versions yet; reads go to their services until it can');
+      void this.#rewatch();
+    }
   }
 
   /** Watches for updates; when the watch ends while the process still follows, watches again. */
@@ -147,15 +157,18 @@ export class NatsSpaceVersions implements SpaceVersions {
   }
 
   async #rewatch(): Promise<void> {
-    while (!this.#closed) {
+    for (let attempt = 1; !this.#closed; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, rewatchMs).unref());
       if (this.#closed) return;
       try {
         this.#bucket = undefined;
         await this.#watch();
+        if (attempt > 1) this.#log?.info({ attempts: attempt }, 'following space versions again');
         return;
       } catch (err) {
-        this.#log?.warn({ err }, 'watching space versions again failed');
+        // Once at warn, then quietly: a server without JetStream would otherwise write a line a second.
+        if (attempt === 1) this.#log?.warn({ err }, 'watching space versions again failed; retrying every second');
+        else this.#log?.debug({ err }, 'watching space versions again failed');
       }
     }
   }
