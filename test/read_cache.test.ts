@@ -65,12 +65,39 @@ t.test(`read cache (${p.mode})`, async (t) => {
     t.not(changed.headers.get('etag'), etag);
   });
 
+  t.test('one entry per request, however its URL is spelled', async (t) => {
+    await send(p.url, '/api/projects');
+    const hits = await reads(p.url, 'hit');
+    for (const spelling of ['/api/projects?', '/api/projects?&&&', '/api/projects?&&&&&&&&&&'])
+      t.equal((await send(p.url, spelling)).status, 200);
+    t.equal(await reads(p.url, 'hit'), hits + 3, 'each a hit on the same entry');
+  });
+
   t.test('the access checks run on every read, cached or not', async (t) => {
     await send(p.url, `/api/projects/${project.id}`, viewer);
     t.equal((await send(p.url, `/api/projects/${project.id}`, viewer)).status, 200, 'a viewer of the space');
     t.equal((await send(p.url, `/api/projects/${project.id}`, stranger)).status, 404, 'another space: not found');
     t.equal((await fetch(`${p.url}/api/projects/${project.id}`)).status, 401, 'no session');
     t.equal((await send(p.url, '/api/projects/by-name?name=', editor)).status, 400, 'validated at the edge');
+  });
+
+  t.test('device and session operations leave the cache alone', async (t) => {
+    const path = `/api/projects/${project.id}`;
+    await send(p.url, path);
+    await send(other.url, path);
+    const hits = { here: await reads(p.url, 'hit'), there: await reads(other.url, 'hit') };
+    // A device read of a connection that is not there: refused, and no configuration changed.
+    const none = '00000000-0000-4000-8000-000000000000';
+    const read = await send(p.url, `/api/connections/${none}/read`, viewer, {
+      method: 'POST',
+      body: JSON.stringify(['LD0/LLN0.Mod.stVal[ST]']),
+    });
+    t.equal(read.status < 500, true, `refused (${read.status})`);
+    await send(p.url, `/api/connections/${none}/stop`, editor, { method: 'POST' });
+    await send(p.url, path);
+    await send(other.url, path);
+    t.equal(await reads(p.url, 'hit'), hits.here + 1, 'still a hit on the gateway that answered them');
+    t.equal(await reads(other.url, 'hit'), hits.there + 1, 'and on the other');
   });
 
   t.test('read-your-writes on the gateway that answered the write', async (t) => {

@@ -50,6 +50,12 @@ export type HttpBinding = {
    * clock changes (statuses, values, sessions).
    */
   cacheable?: true;
+  /**
+   * A change that leaves every cacheable read of its space as it was: a device's values, controls and
+   * report subscriptions, a session's start and stop. It bumps no space version, so it neither empties
+   * the read caches nor waits for the bump; every other change does both.
+   */
+  keepsConfiguration?: true;
 };
 
 /**

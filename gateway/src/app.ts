@@ -91,7 +91,8 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
       await next();
     } finally {
       // Before the answer leaves, whatever it is: a write that failed late may still have changed something.
-      if (ctx.state.space) readCache.written(ctx.state.space);
+      // Device and session operations change no configuration (their route says so).
+      if (ctx.state.space && !ctx.state.keepsConfiguration) readCache.written(ctx.state.space);
     }
   });
   const routers = [

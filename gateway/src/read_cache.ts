@@ -35,22 +35,31 @@ export type ReadOutcome = 'hit' | 'shared' | 'miss' | 'off';
 /** A read's answer with its entity tag. */
 export type CachedAnswer = { text: string; etag: string; outcome: ReadOutcome };
 
-type Entry = { text: string; etag: string; stamp: SpaceStamp; local: number; sentAt: number };
+type Entry = { text: string; etag: string; stamp: SpaceStamp; local: number; sentAt: number; size: number };
 type Ticket = { space: string; stamp: SpaceStamp; local: number; sentAt: number };
-type InFlight = { stamp: SpaceStamp; local: number; answer: Promise<{ text: string; etag: string }> };
+type InFlight = { stamp: SpaceStamp; local: number; sentAt: number; answer: Promise<{ text: string; etag: string }> };
+/** The answers of one space, least recently used first, and what they weigh. */
+type Shelf = { entries: Map<string, Entry>; size: number };
 
-/** An answer larger than this share of the cache is not kept (it would push out everything else). */
+/** An answer (with its key) larger than this share of the cache is not kept (it would push out the rest). */
 const largestShare = 8;
+/** No space holds more than this share of the cache: one tenant's reads cannot push out every other's. */
+const spaceShare = 4;
+/** What an entry weighs beside its text and key: the tag, the entry, the map's slot (in characters). */
+const entryOverhead = 128;
+/** Keys longer than this are not kept (a read's key is bounded by its schema; this bounds it again). */
+const longestKey = 4096;
 
 export class ReadCache {
   readonly #versions: SpaceVersions | null;
   readonly #settings: ReadCacheSettings;
-  readonly #entries = new Map<string, Entry>();
+  readonly #shelves = new Map<string, Shelf>();
   /** Writes answered through this gateway, per space. */
   readonly #local = new Map<string, number>();
-  /** Fetches on their way, by key: a read under the same stamp waits for one instead of sending its own. */
+  /** Fetches on their way, by space and key: a read under the same stamp waits for one instead of sending its own. */
   readonly #inFlight = new Map<string, InFlight>();
-  #chars = 0;
+  #size = 0;
+  #entries = 0;
 
   constructor(versions: SpaceVersions | null, settings: ReadCacheSettings) {
     this.#versions = settings.maxAgeMs > 0 ? versions : null;
@@ -63,35 +72,44 @@ export class ReadCache {
   }
 
   /**
-   * The answer of a cacheable read of `space` named by `key` (its URL): from the cache when an entry is
-   * still good, else from `fetch`, kept when nothing changed meanwhile.
+   * The answer of a cacheable read of `space` named by `key` (the operation and its validated message,
+   * so that spellings of one request share an entry): from the cache when an entry is still good, else
+   * from `fetch`, kept when nothing changed meanwhile.
    */
   async read(space: string | null, key: string, fetch: () => Promise<string>): Promise<CachedAnswer> {
-    const ticket = space === null ? undefined : this.#ticket(space);
+    const ticket = space === null || key.length > longestKey ? undefined : this.#ticket(space);
     if (ticket === undefined) {
       const text = await fetch();
       return { text, etag: etagOf(text), outcome: 'off' };
     }
-    const id = `${ticket.space}\n${key}`;
-    const entry = this.#entries.get(id);
-    if (entry !== undefined) {
+    const shelf = this.#shelves.get(ticket.space);
+    const entry = shelf?.entries.get(key);
+    if (shelf !== undefined && entry !== undefined) {
+      this.#drop(ticket.space, shelf, key, entry);
       if (entry.stamp === ticket.stamp && entry.local === ticket.local && ticket.sentAt - entry.sentAt < this.#settings.maxAgeMs) {
+        // Put back as the most recently used.
+        this.#place(ticket.space, key, entry);
         return { text: entry.text, etag: entry.etag, outcome: 'hit' };
       }
-      this.#drop(id, entry);
     }
     // After a change every poller misses at once: one fetch answers all of them. Sharing is as safe as
-    // the cache: the fetch was sent under the same stamp and local count as this read.
+    // the cache: the fetch was sent under the same stamp and local count as this read, within the age bound.
+    const id = `${ticket.space}\n${key}`;
     const flying = this.#inFlight.get(id);
-    if (flying !== undefined && flying.stamp === ticket.stamp && flying.local === ticket.local) {
+    if (
+      flying !== undefined &&
+      flying.stamp === ticket.stamp &&
+      flying.local === ticket.local &&
+      ticket.sentAt - flying.sentAt < this.#settings.maxAgeMs
+    ) {
       return { ...(await flying.answer), outcome: 'shared' };
     }
     const answer = fetch().then((text) => ({ text, etag: etagOf(text) }));
-    const own: InFlight = { stamp: ticket.stamp, local: ticket.local, answer };
+    const own: InFlight = { stamp: ticket.stamp, local: ticket.local, sentAt: ticket.sentAt, answer };
     this.#inFlight.set(id, own);
     try {
       const { text, etag } = await answer;
-      this.#keep(id, ticket, text, etag);
+      this.#keep(key, ticket, text, etag);
       return { text, etag, outcome: 'miss' };
     } finally {
       if (this.#inFlight.get(id) === own) this.#inFlight.delete(id);
@@ -103,9 +121,9 @@ export class ReadCache {
     this.#local.set(space, (this.#local.get(space) ?? 0) + 1);
   }
 
-  /** Answers kept now, and their size in characters. */
+  /** Answers kept now, and what they weigh in characters (texts, keys and overhead). */
   get size(): { entries: number; chars: number } {
-    return { entries: this.#entries.size, chars: this.#chars };
+    return { entries: this.#entries, chars: this.#size };
   }
 
   #ticket(space: string): Ticket | undefined {
@@ -114,24 +132,51 @@ export class ReadCache {
     return { space, stamp, local: this.#local.get(space) ?? 0, sentAt: performance.now() };
   }
 
-  #keep(id: string, ticket: Ticket, text: string, etag: string): void {
+  #keep(key: string, ticket: Ticket, text: string, etag: string): void {
     const now = this.#ticket(ticket.space);
     if (now === undefined || now.stamp !== ticket.stamp || now.local !== ticket.local) return;
-    if (text.length > this.#settings.maxChars / largestShare) return;
-    const old = this.#entries.get(id);
-    if (old !== undefined) this.#drop(id, old);
-    // Oldest first: a Map iterates in insertion order.
-    for (const [oldest, entry] of this.#entries) {
-      if (this.#chars + text.length <= this.#settings.maxChars) break;
-      this.#drop(oldest, entry);
-    }
-    this.#entries.set(id, { text, etag, stamp: ticket.stamp, local: ticket.local, sentAt: ticket.sentAt });
-    this.#chars += text.length;
+    const size = text.length + key.length + entryOverhead;
+    if (size > this.#settings.maxChars / largestShare) return;
+    const shelf = this.#shelves.get(ticket.space);
+    const old = shelf?.entries.get(key);
+    if (shelf !== undefined && old !== undefined) this.#drop(ticket.space, shelf, key, old);
+    this.#place(ticket.space, key, { text, etag, stamp: ticket.stamp, local: ticket.local, sentAt: ticket.sentAt, size });
+    this.#trim(ticket.space);
   }
 
-  #drop(id: string, entry: Entry): void {
-    this.#entries.delete(id);
-    this.#chars -= entry.text.length;
+  #place(space: string, key: string, entry: Entry): void {
+    let shelf = this.#shelves.get(space);
+    if (shelf === undefined) this.#shelves.set(space, (shelf = { entries: new Map(), size: 0 }));
+    shelf.entries.set(key, entry);
+    shelf.size += entry.size;
+    this.#size += entry.size;
+    this.#entries++;
+  }
+
+  #drop(space: string, shelf: Shelf, key: string, entry: Entry): void {
+    shelf.entries.delete(key);
+    shelf.size -= entry.size;
+    this.#size -= entry.size;
+    this.#entries--;
+    if (shelf.entries.size === 0) this.#shelves.delete(space);
+  }
+
+  /** Least recently used first: the space's own past its share, then the largest space's past the whole. */
+  #trim(space: string): void {
+    const own = this.#shelves.get(space);
+    while (own !== undefined && own.size > this.#settings.maxChars / spaceShare) this.#dropOldest(space, own);
+    while (this.#size > this.#settings.maxChars) {
+      let largest: [string, Shelf] | undefined;
+      for (const pair of this.#shelves) if (largest === undefined || pair[1].size > largest[1].size) largest = pair;
+      if (largest === undefined) return;
+      this.#dropOldest(largest[0], largest[1]);
+    }
+  }
+
+  #dropOldest(space: string, shelf: Shelf): void {
+    const oldest = shelf.entries.entries().next();
+    if (oldest.done) return;
+    this.#drop(space, shelf, oldest.value[0], oldest.value[1]);
   }
 }
 

@@ -133,14 +133,32 @@ t.test('nothing older than the age bound', async (t) => {
   t.match(await cache.read('a', '/x', s.fetch), { outcome: 'miss' }, 'expired');
 });
 
-t.test('the size bound: the oldest go first, and an answer too large for it is never kept', async (t) => {
-  const cache = new ReadCache(new MemoryBus().spaceVersions(), { maxAgeMs: 1000, maxChars: 800 });
-  for (let i = 0; i < 10; i++) await cache.read('a', `/${i}`, async () => 'x'.repeat(100));
-  t.ok(cache.size.chars <= 800, `${cache.size.chars} characters kept`);
-  t.match(await cache.read('a', '/9', async () => ''), { outcome: 'hit' }, 'the newest stays');
-  t.match(await cache.read('a', '/0', async () => 'x'.repeat(100)), { outcome: 'miss' }, 'the oldest went');
-  await cache.read('a', '/big', async () => 'x'.repeat(200));
-  t.match(await cache.read('a', '/big', async () => 'x'.repeat(200)), { outcome: 'miss' }, 'over an eighth of the cache');
+t.test('the size bound: keys counted, least recently used first, one space at most a quarter', async (t) => {
+  const cache = new ReadCache(new MemoryBus().spaceVersions(), { maxAgeMs: 1000, maxChars: 8000 });
+  const hundred = async () => 'x'.repeat(100);
+  for (let i = 0; i < 5; i++) await cache.read('b', `/b${i}`, hundred);
+  for (let i = 0; i < 5; i++) await cache.read('a', `/${i}`, hundred);
+  await cache.read('a', '/0', hundred);
+  for (let i = 5; i < 40; i++) await cache.read('a', `/${i}`, hundred);
+  t.ok(cache.size.chars <= 8000, `${cache.size.chars} characters kept`);
+  t.match(await cache.read('a', '/39', hundred), { outcome: 'hit' }, 'the newest stays');
+  t.match(await cache.read('a', '/1', hundred), { outcome: 'miss' }, 'the least recently used went');
+  for (let i = 0; i < 5; i++) t.match(await cache.read('b', `/b${i}`, hundred), { outcome: 'hit' }, `another space kept its answer ${i}`);
+  const long = '/'.repeat(5000);
+  await cache.read('a', long, hundred);
+  t.match(await cache.read('a', long, hundred), { outcome: 'off' }, 'a key past the longest is never kept');
+  await cache.read('a', '/big', async () => 'x'.repeat(1000));
+  t.match(
+    await cache.read('a', '/big', async () => 'x'.repeat(1000)),
+    { outcome: 'miss' },
+    'an answer over an eighth of the cache is not kept',
+  );
+});
+
+t.test('a key is counted: many spellings of nothing cannot grow the cache past its bound', async (t) => {
+  const cache = new ReadCache(new MemoryBus().spaceVersions(), { maxAgeMs: 1000, maxChars: 100_000 });
+  for (let i = 0; i < 2000; i++) await cache.read('a', `/${'&'.repeat(1000)}${i}`, async () => '[]');
+  t.ok(cache.size.chars <= 100_000 / 4, `${cache.size.entries} entries, ${cache.size.chars} characters: within the space's share`);
 });
 
 t.test('If-None-Match', async (t) => {

@@ -116,11 +116,12 @@ export async function serve(
 
 /**
  * Whether serving the operation may change what a read of its space answers: every operation with an
- * HTTP binding that is not a GET. Operations without one are the platform's own (pings, sign-in checks,
- * upload chunks staged for a later create, snapshots), and change no configuration.
+ * HTTP binding that is not a GET, unless the binding says it keeps the configuration (device and session
+ * operations). Operations without one are the platform's own (pings, sign-in checks, upload chunks staged
+ * for a later create, snapshots), and change no configuration.
  */
 export function changesSpace(op: Operation): boolean {
-  return op.http !== undefined && op.http.method !== 'GET';
+  return op.http !== undefined && op.http.method !== 'GET' && op.http.keepsConfiguration !== true;
 }
 
 async function handleOne(impl: Implementation, msg: BusMessage, baseLog: Logger, versions?: SpaceVersions): Promise<BusReply> {

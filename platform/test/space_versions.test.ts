@@ -100,7 +100,7 @@ for (const target of busTargets()) {
     await versions.follow();
     const writes = operations.filter(changesSpace);
     const reads = operations.filter((op) => op.http?.method === 'GET');
-    t.ok(writes.length > 50, `${writes.length} write operations`);
+    t.ok(writes.length > 40, `${writes.length} write operations`);
     // Refused by the handler: a write that fails bumps too, as one failing late may have changed something.
     const refuse = async () => {
       throw new ProblemError('not_found', 'nothing here');
@@ -128,6 +128,19 @@ for (const target of busTargets()) {
       if (!bumped) missed.push(op.operationId);
     }
     t.same(missed, [], 'every write bumped its space');
+    const keeping = operations.filter((op) => op.http !== undefined && op.http.method !== 'GET' && !changesSpace(op));
+    t.ok(keeping.length >= 10, `${keeping.length} device and session operations keep the configuration`);
+    const keeper = await serve(
+      bus,
+      { name: uniqueToken('versions'), version: '0.0.0', instance: 'y' },
+      keeping.map((op) => implement(op, refuse)),
+      quiet,
+    );
+    t.teardown(() => keeper.stop());
+    const beforeKeeping = versions.stampOf('plant');
+    for (const op of keeping) await relay(bus, op, { params: {}, query: {} } as never, { requestId: 'r', space: 'plant' }).catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, target.name === 'memory' ? 0 : 200));
+    t.equal(versions.stampOf('plant'), beforeKeeping, 'a device read, write or control, a start or a stop bumps nothing');
     const before = versions.stampOf('plant');
     for (const op of reads) await relay(bus, op, { params: {}, query: {} } as never, { requestId: 'r', space: 'plant' }).catch(() => {});
     await new Promise((resolve) => setTimeout(resolve, target.name === 'memory' ? 0 : 200));

@@ -118,7 +118,7 @@ export const startConnectionByName = defineOperation({
   description: `The same as \`POST /api/connections/start/by-project-and-name\`. ${startRule}`,
   request: requestSchema({ query: byProjectAndName }),
   response: NoContent,
-  http: write('POST', '/api/connections/start', 204),
+  http: { ...write('POST', '/api/connections/start', 204), keepsConfiguration: true },
 });
 
 /** Starts every connection of a project. */
@@ -130,7 +130,7 @@ export const startConnectionsByProject = defineOperation({
   description: `Every connection the project has now; a project without connections changes nothing. ${startRule}`,
   request: requestSchema({ query: byProject }),
   response: NoContent,
-  http: write('POST', '/api/connections/start/by-project', 204),
+  http: { ...write('POST', '/api/connections/start/by-project', 204), keepsConfiguration: true },
 });
 
 /** Stops every connection of a project. */
@@ -142,7 +142,7 @@ export const stopConnectionsByProject = defineOperation({
   description: `Their associations are concluded within a few seconds. ${startRule}`,
   request: requestSchema({ query: byProject }),
   response: NoContent,
-  http: write('POST', '/api/connections/stop/by-project', 204),
+  http: { ...write('POST', '/api/connections/stop/by-project', 204), keepsConfiguration: true },
 });
 
 /** Starts one connection named by project and name. */
@@ -154,7 +154,7 @@ export const startConnectionByProjectAndName = defineOperation({
   description: `404 when the project has no connection of that name. ${startRule}`,
   request: requestSchema({ query: byProjectAndName }),
   response: NoContent,
-  http: write('POST', '/api/connections/start/by-project-and-name', 204),
+  http: { ...write('POST', '/api/connections/start/by-project-and-name', 204), keepsConfiguration: true },
 });
 
 /** Stops one connection named by project and name. */
@@ -166,7 +166,7 @@ export const stopConnectionByProjectAndName = defineOperation({
   description: `404 when the project has no connection of that name. ${startRule}`,
   request: requestSchema({ query: byProjectAndName }),
   response: NoContent,
-  http: write('POST', '/api/connections/stop/by-project-and-name', 204),
+  http: { ...write('POST', '/api/connections/stop/by-project-and-name', 204), keepsConfiguration: true },
 });
 
 /** Statuses of several connections. */

@@ -25,6 +25,8 @@ const binding = (
   access,
   spaceScoped: true,
   errors,
+  // Sessions and devices: nothing here changes the configuration a cached read answers.
+  ...(method === 'GET' ? {} : { keepsConfiguration: true as const }),
 });
 const notConnected = 'A connection that is not connected now answers 409 `not_connected`.';
 const refused =

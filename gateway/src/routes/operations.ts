@@ -42,7 +42,10 @@ export function operationRoutes(ops: readonly Operation[], deps: OperationRouteD
         await authorize(ctx, http, deps.sessions);
         // Checked at the edge as every request is, cached or not.
         const message = await buildMessage(ctx, op, deps.bodyLimitBytes);
-        const answer = await cache.read(ctx.state.space ?? null, ctx.url, () => timedCall(deps, op, message, ctx));
+        // Keyed by what the service is asked, not by the URL's spelling: `?&&&` or a repeated parameter
+        // cannot make one read many entries.
+        const key = `${op.operationId}\n${JSON.stringify(message)}`;
+        const answer = await cache.read(ctx.state.space ?? null, key, () => timedCall(deps, op, message, ctx));
         deps.metrics.countRead(answer.outcome);
         ctx.status = 200;
         ctx.type = 'application/json';
@@ -55,6 +58,7 @@ export function operationRoutes(ops: readonly Operation[], deps: OperationRouteD
       continue;
     }
     router[method](op.operationId, http.path, async (ctx) => {
+      if (http.keepsConfiguration) ctx.state.keepsConfiguration = true;
       await authorize(ctx, http, deps.sessions);
       const message = await buildMessage(ctx, op, deps.bodyLimitBytes);
       const text = await timedCall(deps, op, message, ctx);
