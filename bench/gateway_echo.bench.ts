@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createDatabase } from '../test/support/platform.ts';
 import { freePort, load, processCpuMs, startProcess, stopProcess, table, waitReady, type LoadResult } from './harness.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -56,12 +57,20 @@ async function measurePlatform(name: string, env: Record<string, string | undefi
 const baseline = await measureBaseline();
 const rows = await measurePlatform('embedded', { NATS_URL: undefined, DATABASE_URL: undefined }, false);
 if (process.env.NATS_URL && process.env.DATABASE_URL) {
-  rows.push(
-    ...(await measurePlatform(
-      'NATS',
-      { NATS_URL: process.env.NATS_URL, DATABASE_URL: process.env.DATABASE_URL, SECRETS_KEY: randomBytes(32).toString('base64') },
-      true,
-    )),
-  );
+  // A database of its own: secrets sealed by an earlier run under another SECRETS_KEY would stop the auth
+  // service from starting, and every request would be measured as a fast 503.
+  const database = await createDatabase(process.env.DATABASE_URL);
+  try {
+    rows.push(
+      ...(await measurePlatform(
+        'NATS',
+        { NATS_URL: process.env.NATS_URL, DATABASE_URL: database.url, SECRETS_KEY: randomBytes(32).toString('base64') },
+        true,
+      )),
+    );
+  } finally {
+    await database.drop();
+  }
 }
+for (const row of rows) if (row.errors + row.non2xx > 0) console.error(`${row.name}: ${row.errors + row.non2xx} failed requests`);
 console.log(table(`Gateway round trip, ${seconds} s per case, 32 connections, ${new Date().toISOString().slice(0, 10)}`, baseline, rows));
