@@ -1,5 +1,5 @@
 import { operations as allOperations, type Operation } from '@scada/contracts';
-import { checkReadiness, ReplicaWatch, type Bus, type Store } from '@scada/platform';
+import { changesSpace, checkReadiness, ReplicaWatch, type Bus, type Store } from '@scada/platform';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
@@ -85,14 +85,17 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
   );
   app.use(liveRoute({ hub: live, sessions, bus: deps.bus, busTimeoutMs: deps.busTimeoutMs }));
   const readCache = new ReadCache(deps.bus.spaceVersions(), deps.config.readCache ?? { maxAgeMs: 0, maxChars: 0 });
+  // Routes are named by their operation: after one answered, the rule the services bump by (`changesSpace`)
+  // says whether it changed its space.
+  const byId = new Map(ops.map((op) => [op.operationId, op]));
   app.use(async (ctx, next) => {
     if (ctx.method === 'GET' || ctx.method === 'HEAD') return next();
     try {
       await next();
     } finally {
       // Before the answer leaves, whatever it is: a write that failed late may still have changed something.
-      // Device and session operations change no configuration (their route says so).
-      if (ctx.state.space && !ctx.state.keepsConfiguration) readCache.written(ctx.state.space);
+      const op = byId.get(ctx._matchedRouteName ?? '');
+      if (ctx.state.space && op && changesSpace(op)) readCache.written(ctx.state.space);
     }
   });
   const routers = [

@@ -58,7 +58,6 @@ export function operationRoutes(ops: readonly Operation[], deps: OperationRouteD
       continue;
     }
     router[method](op.operationId, http.path, async (ctx) => {
-      if (http.keepsConfiguration) ctx.state.keepsConfiguration = true;
       await authorize(ctx, http, deps.sessions);
       const message = await buildMessage(ctx, op, deps.bodyLimitBytes);
       const text = await timedCall(deps, op, message, ctx);
