@@ -27,6 +27,29 @@ async function measureBaseline(): Promise<LoadResult> {
   }
 }
 
+/**
+ * Bare Koa forwarding each echo as one NATS request to a bare responder in another process: what any
+ * gateway over NATS pays before doing anything of its own (three more socket writes and reads per
+ * request, in two processes). CPU of both processes, as for the platform's NATS case.
+ */
+async function measureNatsFloor(natsUrl: string): Promise<LoadResult> {
+  const port = await freePort();
+  const env = { NATS_URL: natsUrl, SUBJECT: `bench.echo.${randomBytes(4).toString('hex')}` };
+  const responder = startProcess('bench/baseline_koa_nats.ts', { ...env, ROLE: 'responder' });
+  const koa = startProcess('bench/baseline_koa_nats.ts', { ...env, PORT: String(port) });
+  try {
+    await waitReady(`http://127.0.0.1:${port}/api/echo?text=hi`);
+    await load('warm-up', `http://127.0.0.1:${port}/api/echo?text=hi`, { seconds: 1 });
+    return await load('bare Koa → NATS → bare responder GET /api/echo (the floor over NATS)', `http://127.0.0.1:${port}/api/echo?text=hi`, {
+      seconds,
+      cpu: () => processCpuMs(koa.pid ?? 0) + processCpuMs(responder.pid ?? 0),
+    });
+  } finally {
+    await stopProcess(koa);
+    await stopProcess(responder);
+  }
+}
+
 async function measurePlatform(name: string, env: Record<string, string | undefined>, split: boolean): Promise<LoadResult[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-'));
   const port = await freePort();
@@ -59,6 +82,7 @@ const rows = await measurePlatform('embedded', { NATS_URL: undefined, DATABASE_U
 if (process.env.NATS_URL && process.env.DATABASE_URL) {
   // A database of its own: secrets sealed by an earlier run under another SECRETS_KEY would stop the auth
   // service from starting, and every request would be measured as a fast 503.
+  rows.push(await measureNatsFloor(process.env.NATS_URL));
   const database = await createDatabase(process.env.DATABASE_URL);
   try {
     rows.push(

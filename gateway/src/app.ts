@@ -1,6 +1,5 @@
 import { operations as allOperations, type Operation } from '@scada/contracts';
 import { changesSpace, checkReadiness, ReplicaWatch, type Bus, type Store } from '@scada/platform';
-import Router from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from './config.ts';
@@ -24,6 +23,7 @@ import { defaultLiveSettings, LiveHub } from './live/hub.ts';
 import { createLiveMetrics } from './live/metrics.ts';
 import { liveRoute } from './live/route.ts';
 import { ReadCache } from './read_cache.ts';
+import { indexedRoutes } from './route_index.ts';
 
 /** What the gateway app is built from. */
 export type GatewayAppDeps = {
@@ -124,19 +124,6 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
     ctx.type = metrics.contentType;
     ctx.body = await metrics.render();
   });
-  const router = oneRouter(routers);
-  app.use(router.routes());
-  app.use(router.allowedMethods());
+  app.use(indexedRoutes(routers).middleware);
   return { app, metrics, replicas, startDraining: () => void (draining = true), live, readCache };
-}
-
-/**
- * The routes of every router in one table, in the order the routers are given: a request is matched
- * once, and a path known only for other methods answers 405 with `Allow` from one check (five routers,
- * each matching every request with its own table and its own 405 check, cost a tenth of a health check).
- */
-function oneRouter(routers: Router[]): Router {
-  const all = new Router();
-  for (const router of routers) all.use(router.routes());
-  return all;
 }

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import type { LiveReplicas } from '@scada/platform';
 import type { ReadOutcome } from './read_cache.ts';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, type Metric, Registry } from 'prom-client';
 
 /** How a bus request ended, as the gateway's bus client saw it. */
 export type BusOutcome = 'ok' | 'error' | 'timeout' | 'no_responders';
@@ -37,27 +37,14 @@ const unmatched = 'unmatched';
 export function createMetrics(replicas?: () => LiveReplicas): GatewayMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const labelNames = ['method', 'route', 'status'] as const;
-  const requests = new Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests answered, by method, route template and status',
-    labelNames,
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time to answer an HTTP request, by method, route template and status',
-    labelNames,
-    buckets,
-    registers: [registry],
-  });
-  const bus = new Histogram({
-    name: 'bus_request_duration_seconds',
-    help: 'Time of a request over the bus, by subject and outcome',
-    labelNames: ['subject', 'outcome'] as const,
-    buckets,
-    registers: [registry],
-  });
+  const http = new Tallies(['method', 'route', 'status']);
+  register(
+    registry,
+    http.counter('http_requests_total', 'HTTP requests answered, by method, route template and status'),
+    http.histogram('http_request_duration_seconds', 'Time to answer an HTTP request, by method, route template and status'),
+  );
+  const bus = new Tallies(['subject', 'outcome']);
+  register(registry, bus.histogram('bus_request_duration_seconds', 'Time of a request over the bus, by subject and outcome'));
   const heldBack = new Counter({
     name: 'login_held_back_total',
     help: 'Sign-ins answered 429 by the gateway itself, after a wait: their address had been answered 503 overloaded and its Retry-After had not passed',
@@ -82,8 +69,8 @@ export function createMetrics(replicas?: () => LiveReplicas): GatewayMetrics {
     });
   }
   return {
-    middleware: httpMetrics(requests, duration),
-    observeBus: (subject, outcome, seconds) => bus.observe({ subject, outcome }, seconds),
+    middleware: httpMetrics(http),
+    observeBus: (subject, outcome, seconds) => bus.observe(`${outcome} ${subject}`, () => ({ subject, outcome }), seconds),
     countHeldBack: () => heldBack.inc(),
     countRead: (outcome) => readCounters[outcome].inc(),
     contentType: registry.contentType,
@@ -92,30 +79,96 @@ export function createMetrics(replicas?: () => LiveReplicas): GatewayMetrics {
   };
 }
 
-type HttpLabel = 'method' | 'route' | 'status';
-
-/** Label sets remembered at most; past it the memory starts afresh (a client inventing methods cannot grow it). */
+/** Label sets counted apart at most; past it, new ones are counted together as `other` (a client inventing methods cannot grow it). */
 const maxLabelSets = 1000;
+
+type Labels = Record<string, string>;
+
+/** The observations of one label set: how many ended in each bucket (not cumulative), their sum and count. */
+type Tally = { labels: Labels; inBucket: number[]; sum: number; count: number };
+
+/** What prom-client's registry reads of a metric: its name, help, type and `get()`. */
+type Exposed = { name: string; help: string; type: string; aggregator: 'sum'; get(): Promise<unknown>; reset(): void };
+
+/**
+ * Timings kept as plain numbers per label set, written out as prom-client's histogram (and counter of
+ * the same observations) would be, at each scrape. prom-client checks and hashes the labels of every
+ * observation, a few microseconds a request; here an observation costs a map lookup by a key the caller
+ * builds and three additions. Past `maxLabelSets` label sets, new ones are counted together under the
+ * label values `other`.
+ */
+class Tallies {
+  readonly #tallies = new Map<string, Tally>();
+  readonly #labelNames: readonly string[];
+  #overflow: Tally | undefined;
+
+  constructor(labelNames: readonly string[]) {
+    this.#labelNames = labelNames;
+  }
+
+  /** Counts one observation of the label set named `key`; `labels` is called only for a new one. */
+  observe(key: string, labels: () => Labels, seconds: number): void {
+    let tally = this.#tallies.get(key);
+    if (!tally) {
+      if (this.#tallies.size < maxLabelSets) this.#tallies.set(key, (tally = newTally(labels())));
+      else tally = this.#overflow ??= newTally(Object.fromEntries(this.#labelNames.map((name) => [name, 'other'])));
+    }
+    let i = 0;
+    while (i < buckets.length && seconds > (buckets[i] as number)) i++;
+    if (i < buckets.length) (tally.inBucket[i] as number)++;
+    tally.sum += seconds;
+    tally.count++;
+  }
+
+  /** The observations' count per label set, as a counter. */
+  counter(name: string, help: string): Exposed {
+    return this.#exposed(name, help, 'counter', (t) => [{ labels: t.labels, value: t.count }]);
+  }
+
+  /** The observations as a histogram with the gateway's buckets. */
+  histogram(name: string, help: string): Exposed {
+    return this.#exposed(name, help, 'histogram', (t) => {
+      let below = 0;
+      return [
+        ...buckets.map((le, i) => ({
+          labels: { le, ...t.labels },
+          value: (below += t.inBucket[i] as number),
+          metricName: `${name}_bucket`,
+        })),
+        { labels: { le: '+Inf', ...t.labels }, value: t.count, metricName: `${name}_bucket` },
+        { labels: t.labels, value: t.sum, metricName: `${name}_sum` },
+        { labels: t.labels, value: t.count, metricName: `${name}_count` },
+      ];
+    });
+  }
+
+  #exposed(name: string, help: string, type: string, values: (t: Tally) => unknown[]): Exposed {
+    const all = () => (this.#overflow ? [...this.#tallies.values(), this.#overflow] : [...this.#tallies.values()]);
+    return {
+      name,
+      help,
+      type,
+      aggregator: 'sum',
+      get: async () => ({ name, help, type, aggregator: 'sum', values: all().flatMap(values) }),
+      reset: () => {
+        this.#tallies.clear();
+        this.#overflow = undefined;
+      },
+    };
+  }
+}
+
+function register(registry: Registry, ...metrics: Exposed[]): void {
+  // The registry reads the name, help, type and `get()` of what it is given; its type names only its own classes.
+  for (const metric of metrics) registry.registerMetric(metric as unknown as Metric);
+}
 
 /**
  * Records each request once it is answered. The router sets the matched route only after this
  * middleware has called `next()`, so the labels are read in `finally`, with the error's status when an
- * error passes through on its way to an outer problem middleware. The counter and histogram children of
- * each label set are looked up once and kept: prom-client hashes the labels of every call otherwise.
+ * error passes through on its way to an outer problem middleware.
  */
-function httpMetrics(requests: Counter<HttpLabel>, duration: Histogram<HttpLabel>): Koa.Middleware {
-  const children = new Map<string, { count: { inc(): void }; time: { observe(seconds: number): void } }>();
-  const childrenOf = (method: string, route: string, status: number) => {
-    const key = `${method} ${status} ${route}`;
-    let known = children.get(key);
-    if (!known) {
-      const labels = { method, route, status: String(status) };
-      known = { count: requests.labels(labels), time: duration.labels(labels) };
-      if (children.size >= maxLabelSets) children.clear();
-      children.set(key, known);
-    }
-    return known;
-  };
+function httpMetrics(http: Tallies): Koa.Middleware {
   return async function recordHttpMetrics(ctx, next) {
     const started = performance.now();
     let thrown: { status: number } | undefined;
@@ -125,11 +178,16 @@ function httpMetrics(requests: Counter<HttpLabel>, duration: Histogram<HttpLabel
       thrown = { status: statusOfError(err) };
       throw err;
     } finally {
-      const { count, time } = childrenOf(ctx.method, routeOf(ctx), thrown?.status ?? ctx.status);
-      time.observe((performance.now() - started) / 1000);
-      count.inc();
+      const method = ctx.method;
+      const route = routeOf(ctx);
+      const status = thrown?.status ?? ctx.status;
+      http.observe(`${method} ${status} ${route}`, () => ({ method, route, status: String(status) }), (performance.now() - started) / 1000);
     }
   };
+}
+
+function newTally(labels: Labels): Tally {
+  return { labels, inBucket: buckets.map(() => 0), sum: 0, count: 0 };
 }
 
 /** The route template @koa/router matched, or `unmatched`. */

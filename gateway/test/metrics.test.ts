@@ -129,3 +129,19 @@ t.test('each gateway has its own registry with the process metrics', async (t) =
   t.match(b, /^process_cpu_user_seconds_total /m);
   t.match(first.contentType, /^text\/plain/);
 });
+
+t.test('past a thousand label sets, new ones are counted together as other', async (t) => {
+  const metrics = createMetrics();
+  for (let i = 0; i < 1100; i++) {
+    const ctx = { method: 'GET', status: 200, _matchedRoute: `/r${i}` } as unknown as Koa.Context;
+    await metrics.middleware(ctx, async () => {});
+  }
+  const text = await metrics.render();
+  t.equal(sample(text, 'http_requests_total', { route: '/r0' }), 1);
+  t.equal(sample(text, 'http_requests_total', { route: '/r999' }), 1);
+  t.equal(sample(text, 'http_requests_total', { route: '/r1000' }), undefined);
+  t.equal(sample(text, 'http_requests_total', { method: 'other', route: 'other', status: 'other' }), 100);
+  t.equal(sample(text, 'http_request_duration_seconds_count', { route: 'other' }), 100);
+  t.equal(sample(text, 'http_request_duration_seconds_bucket', { route: 'other', le: '+Inf' }), 100);
+  t.equal(text.split('\n').filter((l) => l.startsWith('http_requests_total{')).length, 1001);
+});

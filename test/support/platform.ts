@@ -107,7 +107,7 @@ export function migratedTemplate(): Promise<Blob> {
     );
     const key = createHash('sha256').update(JSON.stringify(schemas)).digest('hex').slice(0, 16);
     return cachedDump(`-migrated-${key}`, async () => {
-      const store = await PGliteStore.memory({ template: await pgliteTemplate() });
+      const store = await PGliteStore.memory({ template: await pgliteTemplate(), checkNesting: true });
       try {
         for (const { schema, migrations } of schemas) await migrate(store, schema, migrations);
         return await store.dump();
@@ -122,7 +122,7 @@ export function migratedTemplate(): Promise<Blob> {
 /** Opens the store a test platform names: PostgreSQL as in production, the embedded one from the migrated template. */
 const openTestStore: typeof openStore = async (config, log) => {
   if (config.databaseUrl) return openStore(config, log);
-  return PGliteStore.open(config.dataDir, { log, timeoutMs: config.timeoutMs, template: await migratedTemplate() });
+  return PGliteStore.open(config.dataDir, { log, timeoutMs: config.timeoutMs, template: await migratedTemplate(), checkNesting: true });
 };
 
 /**

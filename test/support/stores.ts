@@ -48,14 +48,14 @@ export function storeTargets(): StoreTarget[] {
 
 /** An in-memory PGlite started from the template. */
 export async function memoryPGlite(log?: Logger): Promise<TestStore> {
-  const store = await PGliteStore.memory({ log, template: await pgliteTemplate() });
+  const store = await PGliteStore.memory({ log, template: await pgliteTemplate(), checkNesting: true });
   return { store, cleanup: () => store.close() };
 }
 
 /** A file-backed PGlite in a new temporary folder, started from the template. */
 export async function filePGlite(log?: Logger): Promise<TestStore> {
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-store-'));
-  const store = await PGliteStore.open(dataDir, { log, template: await pgliteTemplate() });
+  const store = await PGliteStore.open(dataDir, { log, template: await pgliteTemplate(), checkNesting: true });
   return {
     store,
     dataDir,

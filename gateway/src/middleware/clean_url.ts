@@ -9,12 +9,16 @@ import { stringFault } from '../input/clean.ts';
  */
 export function cleanUrl(): Middleware {
   return async (ctx, next) => {
-    for (const segment of ctx.path.split('/')) check(segment, 'path', '/params');
-    for (const pair of ctx.querystring.split('&')) {
-      const at = pair.indexOf('=');
-      const name = check(at < 0 ? pair : pair.slice(0, at), 'query', '/query');
-      if (at >= 0) check(pair.slice(at + 1), 'query', `/query/${name}`);
-    }
+    const path = ctx.path;
+    // Most paths hold neither, and need no look at each segment.
+    if (path.includes('%') || path.includes('\u0000')) for (const segment of path.split('/')) check(segment, 'path', '/params');
+    const query = ctx.querystring;
+    if (query)
+      for (const pair of query.split('&')) {
+        const at = pair.indexOf('=');
+        const name = check(at < 0 ? pair : pair.slice(0, at), 'query', '/query');
+        if (at >= 0) check(pair.slice(at + 1), 'query', `/query/${name}`);
+      }
     await next();
   };
 }

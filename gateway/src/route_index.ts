@@ -1,0 +1,87 @@
+import Router from '@koa/router';
+import type { Middleware } from 'koa';
+
+type Layer = Router['stack'][number];
+
+/**
+ * The routes of every router in one table, matched through an index: a request is matched only against
+ * the routes that can take its path, found by its number of segments and its first two segments, and
+ * a path known only for other methods answers 405 with `Allow` as from the whole table.
+ *
+ * Matching the whole table tested every one of its 121 route patterns against every request, a tenth
+ * of what a health check cost. The index only narrows the candidates: each group is a router of its
+ * own, in the table's order, that still tests its patterns, so it answers what the whole table would.
+ * A route whose first two segments are not both literal (or that is not made of literal and `:param`
+ * segments) is a candidate of every group; a request path with an empty segment inside it is matched
+ * against the whole table.
+ */
+export function indexedRoutes(routers: Router[]): { middleware: Middleware; candidates(path: string): Router } {
+  const all = new Router();
+  for (const router of routers) all.use(router.routes());
+  const everywhere: Layer[] = [];
+  const keyed = new Map<string, Layer[]>();
+  for (const layer of all.stack) {
+    const key = layer.methods.length > 0 && typeof layer.path === 'string' ? keyOfPattern(layer.path) : null;
+    if (key === null) everywhere.push(layer);
+    else keyed.set(key, [...(keyed.get(key) ?? []), layer]);
+  }
+  // Each group keeps the table's order among its own routes and the routes of every group.
+  const groups = new Map<string, Router>();
+  for (const key of keyed.keys()) {
+    const members = new Set([...(keyed.get(key) ?? []), ...everywhere]);
+    groups.set(key, routerOf(all.stack.filter((layer) => members.has(layer))));
+  }
+  const rest = routerOf(everywhere);
+  const dispatch = new Map<Router, Middleware>();
+  const handlerOf = (router: Router): Middleware => {
+    // The router's own middleware, typed for its context; Koa gives it the same context object.
+    const routes = router.routes() as unknown as Middleware;
+    const allowed = router.allowedMethods() as unknown as Middleware;
+    return (ctx, next) => routes(ctx, () => allowed(ctx, next));
+  };
+  for (const router of [all, rest, ...groups.values()]) dispatch.set(router, handlerOf(router));
+  const candidates = (path: string): Router => {
+    const key = keyOfPath(path);
+    if (key === null) return all;
+    return groups.get(key) ?? rest;
+  };
+  return { middleware: (ctx, next) => dispatch.get(candidates(ctx.path))!(ctx, next), candidates };
+}
+
+function routerOf(layers: Layer[]): Router {
+  const router = new Router();
+  router.stack.push(...layers);
+  return router;
+}
+
+const param = /^:[A-Za-z_][A-Za-z0-9_]*$/;
+const literal = /^[A-Za-z0-9._~-]+$/;
+
+/**
+ * A route pattern's key: its number of segments and its first two, lower-cased (routes match without
+ * regard to case); null when a segment is neither a literal nor a `:param`, or one of the first two is
+ * not literal.
+ */
+function keyOfPattern(pattern: string): string | null {
+  if (!pattern.startsWith('/')) return null;
+  const segments = pattern === '/' ? [] : pattern.slice(1).split('/');
+  if (!segments.every((s) => literal.test(s) || param.test(s))) return null;
+  if (segments.slice(0, 2).some((s) => !literal.test(s))) return null;
+  return keyOf(segments);
+}
+
+/**
+ * A request path's key, read the way the routes match: one trailing slash is not a segment. Null for a
+ * path with an empty segment inside it, which is matched against the whole table.
+ */
+function keyOfPath(path: string): string | null {
+  if (!path.startsWith('/')) return null;
+  const inner = path.length > 1 && path.endsWith('/') ? path.slice(1, -1) : path.slice(1);
+  const segments = inner === '' ? [] : inner.split('/');
+  if (segments.some((s) => s === '')) return null;
+  return keyOf(segments);
+}
+
+function keyOf(segments: string[]): string {
+  return `${segments.length}/${(segments[0] ?? '').toLowerCase()}/${(segments[1] ?? '').toLowerCase()}`;
+}
