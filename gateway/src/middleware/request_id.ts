@@ -26,6 +26,12 @@ export function requestId(log: Logger): Middleware {
  */
 class RequestState {
   readonly requestId: string;
+  // Set by later middleware; declared here so that every request's state has one shape from the start
+  // (properties added one by one made V8 move each state object to a new layout).
+  clientIp: string | undefined = undefined;
+  scheme: string | undefined = undefined;
+  actor: unknown = undefined;
+  space: string | undefined = undefined;
   readonly #log: Logger;
   #child: Logger | undefined;
   [other: string]: unknown;
