@@ -133,7 +133,8 @@ async function handleOne(impl: Implementation, msg: BusMessage, baseLog: Logger,
     const result = await impl.handle(request, ctx);
     const reply = encodeResult(impl.op, result);
     // Routine traffic: the gateway's access line already says the request was answered.
-    if (ctx.log.isLevelEnabled('debug')) ctx.log.debug({ ms: round(performance.now() - started) }, 'request served');
+    // Asked of the process's logger: asking the request's would build it, for every request.
+    if (baseLog.isLevelEnabled('debug')) ctx.log.debug({ ms: round(performance.now() - started) }, 'request served');
     return reply;
   } catch (err) {
     const problem = toProblem(err);
