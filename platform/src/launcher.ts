@@ -235,13 +235,15 @@ export async function runProcess<C, R extends Stoppable>(parts: ProcessParts<C, 
     const running = await starting?.catch(() => null);
     if (!running) process.exit(0);
     running.log.info({ signal }, 'shutting down');
+    let code = 0;
     try {
       await running.stop();
-      process.exit(0);
     } catch (err) {
       running.log.error({ err }, 'shutdown failed');
-      process.exit(1);
+      code = 1;
     }
+    await logWritten(running.log);
+    process.exit(code);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
@@ -260,4 +262,24 @@ export async function runProcess<C, R extends Stoppable>(parts: ProcessParts<C, 
     process.stderr.write(`start-up failed: ${(err as Error).stack ?? String(err)}\n`);
     process.exit(1);
   }
+}
+
+/**
+ * Waits until every line the logger holds is written (at most `ms`). At exit lines are written
+ * synchronously, but not a block the destination is still writing to a pipe that reads slowly: a
+ * stopping process lets that block finish first.
+ */
+async function logWritten(log: Logger, ms = 2000): Promise<void> {
+  await new Promise<void>((done) => {
+    const timer = setTimeout(done, ms);
+    const finish = () => {
+      clearTimeout(timer);
+      done();
+    };
+    try {
+      log.flush(finish);
+    } catch {
+      finish();
+    }
+  });
 }

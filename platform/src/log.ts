@@ -26,8 +26,10 @@ const redactPaths = [
  *
  * JSON lines go to standard output asynchronously, in blocks: a line waits in memory until 4 KiB have
  * gathered or 200 ms have passed, instead of one blocking write per line on the request path (the access
- * log writes one per request). What waits is written when the process exits, a crash included; only
- * SIGKILL loses it. The lines of a block are gathered by `LineBatch`, not by the destination itself.
+ * log writes one per request). A process stopped by SIGTERM or SIGINT waits (up to 2 s) until every
+ * line is written; at any other exit, a crash included, what waits is written synchronously, except a
+ * block the destination is still writing to a pipe that reads slowly. SIGKILL loses what waits. The
+ * lines of a block are gathered by `LineBatch`, not by the destination itself.
  */
 export async function createLogger(options: { level: string; pretty?: boolean; name?: string }): Promise<Logger> {
   const base = {
@@ -59,10 +61,15 @@ class LineBatch {
   #lines: string[] = [];
   #chars = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** Whether a block handed to the destination may not be written yet: it says `drain` once all is. */
+  #unwritten = false;
 
   constructor(fd: number, minChars: number, maxDelayMs: number) {
     this.#fd = fd;
     this.#sink = pino.destination({ dest: fd, sync: false });
+    this.#sink.on('drain', () => {
+      this.#unwritten = false;
+    });
     this.#minChars = minChars;
     this.#maxDelayMs = maxDelayMs;
     // The destination writes what it holds at exit; what is still gathered here follows it, in order.
@@ -77,10 +84,12 @@ class LineBatch {
     return true;
   }
 
-  /** Hands what is gathered to the destination, which calls `done` once it is written. */
+  /** Hands what is gathered to the destination and calls `done` once everything is written. */
   flush(done?: (err?: Error) => void): void {
     this.#hand();
-    this.#sink.flush(done);
+    if (!done) return;
+    if (this.#unwritten) this.#sink.once('drain', () => done());
+    else done();
   }
 
   /** Writes everything, the destination's and then what is gathered here, before returning. */
@@ -96,7 +105,9 @@ class LineBatch {
 
   #hand(): void {
     const text = this.#take();
-    if (text) this.#sink.write(text);
+    if (!text) return;
+    this.#unwritten = true;
+    this.#sink.write(text);
   }
 
   #take(): string {
