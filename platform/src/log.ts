@@ -100,7 +100,11 @@ class LineBatch {
     } catch {
       // Not open yet, or closed: what is gathered here is still written below.
     }
-    if (rest) writeSync(this.#fd, rest);
+    try {
+      if (rest) writeSync(this.#fd, rest);
+    } catch {
+      // Nowhere to write to (closed, or a pipe that takes nothing more): nothing else can be done at exit.
+    }
   }
 
   #hand(): void {
