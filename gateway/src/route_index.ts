@@ -18,40 +18,31 @@ type Layer = Router['stack'][number];
 export function indexedRoutes(routers: Router[]): { middleware: Middleware; candidates(path: string): Router } {
   const all = new Router();
   for (const router of routers) all.use(router.routes());
-  const everywhere: Layer[] = [];
-  const keyed = new Map<string, Layer[]>();
-  for (const layer of all.stack) {
-    const key = layer.methods.length > 0 && typeof layer.path === 'string' ? keyOfPattern(layer.path) : null;
-    if (key === null) everywhere.push(layer);
-    else keyed.set(key, [...(keyed.get(key) ?? []), layer]);
-  }
+  // A route's key, null for one that is a candidate of every group.
+  const keys = all.stack.map((layer) => (layer.methods.length > 0 && typeof layer.path === 'string' ? keyOfPattern(layer.path) : null));
   // Each group keeps the table's order among its own routes and the routes of every group.
-  const groups = new Map<string, Router>();
-  for (const key of keyed.keys()) {
-    const members = new Set([...(keyed.get(key) ?? []), ...everywhere]);
-    groups.set(key, routerOf(all.stack.filter((layer) => members.has(layer))));
-  }
-  const rest = routerOf(everywhere);
-  const dispatch = new Map<Router, Middleware>();
-  const handlerOf = (router: Router): Middleware => {
-    // The router's own middleware, typed for its context; Koa gives it the same context object.
-    const routes = router.routes() as unknown as Middleware;
-    const allowed = router.allowedMethods() as unknown as Middleware;
-    return (ctx, next) => routes(ctx, () => allowed(ctx, next));
-  };
-  for (const router of [all, rest, ...groups.values()]) dispatch.set(router, handlerOf(router));
-  const candidates = (path: string): Router => {
+  const groupOf = (key: string | null) => indexed(all.stack.filter((_, at) => keys[at] === null || keys[at] === key));
+  const whole = indexed(all.stack);
+  const rest = groupOf(null);
+  const groups = new Map<string, Indexed>();
+  for (const key of keys) if (key !== null && !groups.has(key)) groups.set(key, groupOf(key));
+  const groupFor = (path: string): Indexed => {
     const key = keyOfPath(path);
-    if (key === null) return all;
-    return groups.get(key) ?? rest;
+    return key === null ? whole : (groups.get(key) ?? rest);
   };
-  return { middleware: (ctx, next) => dispatch.get(candidates(ctx.path))!(ctx, next), candidates };
+  return { middleware: (ctx, next) => groupFor(ctx.path).handle(ctx, next), candidates: (path) => groupFor(path).router };
 }
 
-function routerOf(layers: Layer[]): Router {
+type Indexed = { router: Router; handle: Middleware };
+
+/** A router of the given routes, and its middleware: the routes, then its 405/OPTIONS check. */
+function indexed(layers: Layer[]): Indexed {
   const router = new Router();
   router.stack.push(...layers);
-  return router;
+  // The router's own middleware, typed for its context; Koa gives it the same context object.
+  const routes = router.routes() as unknown as Middleware;
+  const allowed = router.allowedMethods() as unknown as Middleware;
+  return { router, handle: (ctx, next) => routes(ctx, () => allowed(ctx, next)) };
 }
 
 const param = /^:[A-Za-z_][A-Za-z0-9_]*$/;
