@@ -25,9 +25,14 @@ if (process.env.ROLE === 'responder') {
   const app = new Koa();
   app.use(async (ctx) => {
     if (ctx.path !== '/api/echo') return;
-    const reply = await nc.request(subject, encoder.encode(JSON.stringify({ text: ctx.query.text ?? '' })), { timeout: 5000 });
-    ctx.type = 'application/json';
-    ctx.body = decoder.decode(reply.data);
+    try {
+      const reply = await nc.request(subject, encoder.encode(JSON.stringify({ text: ctx.query.text ?? '' })), { timeout: 5000 });
+      ctx.type = 'application/json';
+      ctx.body = decoder.decode(reply.data);
+    } catch {
+      // The responder is not there yet (the benchmark waits for a 200 before it measures).
+      ctx.status = 503;
+    }
   });
   const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
     process.stdout.write(`listening ${(server.address() as { port: number }).port}\n`);

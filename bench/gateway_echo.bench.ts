@@ -1,30 +1,35 @@
 /**
- * Gateway → bus → service round trip against a bare Koa app. Starts every process it measures, loads
- * each on loopback for a fixed time, prints a table. NATS mode needs NATS_URL and DATABASE_URL (or runs
- * only the embedded case when they are absent).
+ * Gateway → bus → service round trip against a bare Koa app. Starts every process it measures, then loads
+ * each case on loopback for a fixed time, in interleaved rounds (`BENCH_ROUNDS`), and prints a table of
+ * medians and ratios to the baseline of the same round. NATS mode needs NATS_URL and DATABASE_URL (or
+ * runs only the embedded cases when they are absent).
  */
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase } from '../test/support/platform.ts';
-import { freePort, load, processCpuMs, startProcess, stopProcess, table, waitReady, type LoadResult } from './harness.ts';
+import { benchRounds, freePort, interleave, load, processCpuMs, roundsTable, startProcess, stopProcess, waitReady } from './harness.ts';
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 
-async function measureBaseline(): Promise<LoadResult> {
+/** A case: what is loaded, and whose CPU it costs. */
+type Case = { name: string; url: string; cpu: () => number };
+/** Processes started for some cases, and how to stop them. */
+type Setup = { cases: Case[]; stop: () => Promise<void> };
+
+/** The CPU of every process given, summed. */
+const cpuOf = (children: ChildProcess[]) => () => children.reduce((sum, c) => sum + processCpuMs(c.pid ?? 0), 0);
+
+async function startBaseline(): Promise<Setup> {
   const port = await freePort();
   const child = startProcess('bench/baseline_koa.ts', { PORT: String(port) });
-  try {
-    await waitReady(`http://127.0.0.1:${port}/healthz`);
-    await load('warm-up', `http://127.0.0.1:${port}/healthz`, { seconds: 1 });
-    return await load('bare Koa GET /healthz (baseline)', `http://127.0.0.1:${port}/healthz`, {
-      seconds,
-      cpu: () => processCpuMs(child.pid ?? 0),
-    });
-  } finally {
-    await stopProcess(child);
-  }
+  await waitReady(`http://127.0.0.1:${port}/healthz`);
+  return {
+    cases: [{ name: 'bare Koa GET /healthz (baseline)', url: `http://127.0.0.1:${port}/healthz`, cpu: cpuOf([child]) }],
+    stop: () => stopProcess(child),
+  };
 }
 
 /**
@@ -32,25 +37,29 @@ async function measureBaseline(): Promise<LoadResult> {
  * gateway over NATS pays before doing anything of its own (three more socket writes and reads per
  * request, in two processes). CPU of both processes, as for the platform's NATS case.
  */
-async function measureNatsFloor(natsUrl: string): Promise<LoadResult> {
+async function startNatsFloor(natsUrl: string): Promise<Setup> {
   const port = await freePort();
   const env = { NATS_URL: natsUrl, SUBJECT: `bench.echo.${randomBytes(4).toString('hex')}` };
   const responder = startProcess('bench/baseline_koa_nats.ts', { ...env, ROLE: 'responder' });
   const koa = startProcess('bench/baseline_koa_nats.ts', { ...env, PORT: String(port) });
-  try {
-    await waitReady(`http://127.0.0.1:${port}/api/echo?text=hi`);
-    await load('warm-up', `http://127.0.0.1:${port}/api/echo?text=hi`, { seconds: 1 });
-    return await load('bare Koa → NATS → bare responder GET /api/echo (the floor over NATS)', `http://127.0.0.1:${port}/api/echo?text=hi`, {
-      seconds,
-      cpu: () => processCpuMs(koa.pid ?? 0) + processCpuMs(responder.pid ?? 0),
-    });
-  } finally {
+  const stop = async () => {
     await stopProcess(koa);
     await stopProcess(responder);
+  };
+  try {
+    await waitReady(`http://127.0.0.1:${port}/api/echo?text=hi`);
+  } catch (err) {
+    await stop();
+    throw err;
   }
+  const url = `http://127.0.0.1:${port}/api/echo?text=hi`;
+  return {
+    cases: [{ name: 'bare Koa → NATS → bare responder GET /api/echo (the floor over NATS)', url, cpu: cpuOf([koa, responder]) }],
+    stop,
+  };
 }
 
-async function measurePlatform(name: string, env: Record<string, string | undefined>, split: boolean): Promise<LoadResult[]> {
+async function startPlatform(name: string, env: Record<string, string | undefined>, split: boolean): Promise<Setup> {
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-'));
   const port = await freePort();
   const common = { DATA_DIR: dataDir, HTTP_PORT: String(port), HTTPS_PORT: '0', LOG_LEVEL: 'info', ...env };
@@ -60,41 +69,66 @@ async function measurePlatform(name: string, env: Record<string, string | undefi
         startProcess('main.ts', { ...common, SERVICES: 'gateway' }),
       ]
     : [startProcess('main.ts', common)];
+  const stop = async () => {
+    for (const c of [...children].reverse()) await stopProcess(c);
+    await rm(dataDir, { recursive: true, force: true });
+  };
   try {
     await waitReady(`http://127.0.0.1:${port}/readyz`);
-    await load('warm-up', `http://127.0.0.1:${port}/api/echo?text=hi`, { seconds: 1 });
-    // CPU of every process of the platform (both, when the gateway runs apart from the services).
-    const cpu = () => children.reduce((sum, c) => sum + processCpuMs(c.pid ?? 0), 0);
-    const health = await load(`${name}: gateway GET /healthz`, `http://127.0.0.1:${port}/healthz`, { seconds, cpu });
-    const echo = await load(`${name}: GET /api/echo (gateway → bus → config)`, `http://127.0.0.1:${port}/api/echo?text=hi`, {
-      seconds,
-      cpu,
-    });
-    return [health, echo];
-  } finally {
-    for (const c of children.reverse()) await stopProcess(c);
-    await rm(dataDir, { recursive: true, force: true });
+  } catch (err) {
+    await stop();
+    throw err;
   }
+  // CPU of every process of the platform (both, when the gateway runs apart from the services).
+  const cpu = cpuOf(children);
+  return {
+    cases: [
+      { name: `${name}: gateway GET /healthz`, url: `http://127.0.0.1:${port}/healthz`, cpu },
+      { name: `${name}: GET /api/echo (gateway → bus → config)`, url: `http://127.0.0.1:${port}/api/echo?text=hi`, cpu },
+    ],
+    stop,
+  };
 }
 
-const baseline = await measureBaseline();
-const rows = await measurePlatform('embedded', { NATS_URL: undefined, DATABASE_URL: undefined }, false);
-if (process.env.NATS_URL && process.env.DATABASE_URL) {
-  // A database of its own: secrets sealed by an earlier run under another SECRETS_KEY would stop the auth
-  // service from starting, and every request would be measured as a fast 503.
-  rows.push(await measureNatsFloor(process.env.NATS_URL));
-  const database = await createDatabase(process.env.DATABASE_URL);
-  try {
-    rows.push(
-      ...(await measurePlatform(
+// Everything runs from the start, so that the rounds can take the cases in turn; what waits costs nothing
+// measurable (no timer of the platform runs more than once a second).
+const setups: Setup[] = [];
+let database: Awaited<ReturnType<typeof createDatabase>> | undefined;
+try {
+  setups.push(await startBaseline());
+  setups.push(await startPlatform('embedded', { NATS_URL: undefined, DATABASE_URL: undefined }, false));
+  if (process.env.NATS_URL && process.env.DATABASE_URL) {
+    setups.push(await startNatsFloor(process.env.NATS_URL));
+    // A database of its own: secrets sealed by an earlier run under another SECRETS_KEY would stop the auth
+    // service from starting, and every request would be measured as a fast 503.
+    database = await createDatabase(process.env.DATABASE_URL);
+    setups.push(
+      await startPlatform(
         'NATS',
         { NATS_URL: process.env.NATS_URL, DATABASE_URL: database.url, SECRETS_KEY: randomBytes(32).toString('base64') },
         true,
-      )),
+      ),
     );
-  } finally {
-    await database.drop();
   }
+  const cases = setups.flatMap((s) => s.cases);
+  for (const c of cases) await load('warm-up', c.url, { seconds: 1 });
+  const results = await interleave(
+    benchRounds,
+    cases.map((c) => () => load(c.name, c.url, { seconds, cpu: c.cpu })),
+  );
+  for (const runs of results) {
+    const failed = runs.reduce((sum, r) => sum + r.errors + r.non2xx, 0);
+    if (failed > 0) console.error(`${runs[0]?.name}: ${failed} failed requests`);
+  }
+  const [baseline, ...rows] = results;
+  console.log(
+    roundsTable(
+      `Gateway round trip, ${benchRounds} interleaved rounds of ${seconds} s per case, 32 connections, ${new Date().toISOString().slice(0, 10)}`,
+      baseline!,
+      rows,
+    ),
+  );
+} finally {
+  for (const s of setups.reverse()) await s.stop();
+  await database?.drop();
 }
-for (const row of rows) if (row.errors + row.non2xx > 0) console.error(`${row.name}: ${row.errors + row.non2xx} failed requests`);
-console.log(table(`Gateway round trip, ${seconds} s per case, 32 connections, ${new Date().toISOString().slice(0, 10)}`, baseline, rows));

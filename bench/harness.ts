@@ -137,6 +137,57 @@ export function table(title: string, baseline: LoadResult, rows: LoadResult[]): 
   return lines.join('\n');
 }
 
+/** How many rounds interleaved benchmarks run (`BENCH_ROUNDS`, 3 unless told). */
+export const benchRounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3) || 3);
+
+/**
+ * Measures every case once a round, in turn, for `rounds` rounds: on a machine whose speed drifts by
+ * tens of percent from one minute to the next, a baseline measured right before its cases meets the
+ * same machine they do. Answers each case's results in round order.
+ */
+export async function interleave(rounds: number, cases: (() => Promise<LoadResult>)[]): Promise<LoadResult[][]> {
+  const results = cases.map((): LoadResult[] => []);
+  for (let round = 0; round < rounds; round++) for (const [i, run] of cases.entries()) results[i]!.push(await run());
+  return results;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/**
+ * Prints interleaved rounds as a table: per case the median of its rounds (the worst p99), and its ratio
+ * to the baseline of the same round, as the median over rounds and their range. CPU per request and its
+ * ratio likewise, when measured.
+ */
+export function roundsTable(title: string, baseline: LoadResult[], rows: LoadResult[][]): string {
+  const withCpu = baseline.every((r) => r.cpuMs !== undefined);
+  const lines = [
+    `### ${title}`,
+    '',
+    `| case | req/s | p50 ms | p99 ms | errors | ratio to baseline | range over rounds |${withCpu ? ' CPU ms/req | CPU ratio |' : ''}`,
+    `|---|---:|---:|---:|---:|---:|---:|${withCpu ? '---:|---:|' : ''}`,
+  ];
+  for (const runs of [baseline, ...rows]) {
+    const ratios = runs.map((r, i) => r.rps / (baseline[i] as LoadResult).rps);
+    const range = `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
+    const cpuRatios = runs.map((r, i) => ((baseline[i] as LoadResult).cpuMs ?? 0) / (r.cpuMs || Number.NaN));
+    const cpu = !withCpu
+      ? ''
+      : runs.every((r) => r.cpuMs)
+        ? ` ${median(runs.map((r) => r.cpuMs as number)).toFixed(3)} | ${median(cpuRatios).toFixed(2)} |`
+        : ' – | – |';
+    const errors = runs.reduce((sum, r) => sum + r.errors + r.non2xx, 0);
+    lines.push(
+      `| ${runs[0]?.name} | ${Math.round(median(runs.map((r) => r.rps)))} | ${median(runs.map((r) => r.p50))} | ` +
+        `${Math.max(...runs.map((r) => r.p99))} | ${errors} | ${median(ratios).toFixed(2)} | ${range} |${cpu}`,
+    );
+  }
+  return lines.join('\n');
+}
+
 /** Runs `work` on `concurrency` lanes for `ms`; answers completions per second. */
 export async function perSecond(concurrency: number, ms: number, work: () => Promise<unknown>): Promise<number> {
   const end = Date.now() + ms;
