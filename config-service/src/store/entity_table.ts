@@ -1,8 +1,17 @@
 import { ProblemError } from '@scada/contracts';
 import { ConstraintViolation, type ConstraintKind, type Queryable } from '@scada/platform';
 
-/** How one field of an entity is kept in a column; codecs convert where JSON and SQL differ. */
-export type Column = { field: string; column: string; toDb?: (value: unknown) => unknown; fromDb?: (value: unknown) => unknown };
+/**
+ * How one field of an entity is kept in a column; codecs convert where JSON and SQL differ, and `read`
+ * is the SQL that reads the column when the store can give the field's JSON form itself.
+ */
+export type Column = {
+  field: string;
+  column: string;
+  toDb?: (value: unknown) => unknown;
+  fromDb?: (value: unknown) => unknown;
+  read?: string;
+};
 
 /** A parent an entity points at: the path it hangs under, or a reference in its body. */
 export type ParentRef = { field: string; column: string; label: string; table: string };
@@ -31,11 +40,21 @@ export type Audit = { actor: string; at: Date };
 /** A row as the API shows it; fields that are null in the store are left out. */
 export type Entity = Record<string, unknown> & { id: string };
 
+/**
+ * A `timestamptz` column read as the text `Date.toISOString` writes (UTC, milliseconds, truncated as a
+ * `Date` truncates microseconds), for the years 1000 to 9999. The audit times come from the service's
+ * clock: read this way, a 100-row list no longer parses 200 timestamps into dates and writes them out
+ * again, which was a sixth of its CPU.
+ */
+function isoText(column: string): string {
+  return `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
 const auditColumns: Column[] = [
   { field: 'createdBy', column: 'created_by' },
-  { field: 'creationDate', column: 'creation_date', fromDb: isoDate },
+  { field: 'creationDate', column: 'creation_date', read: isoText('creation_date') },
   { field: 'lastModifiedBy', column: 'last_modified_by' },
-  { field: 'lastModifiedDate', column: 'last_modified_date', fromDb: isoDate },
+  { field: 'lastModifiedDate', column: 'last_modified_date', read: isoText('last_modified_date') },
 ];
 
 /** A timestamp column as ISO 8601 text, whichever driver read it. */
@@ -56,7 +75,7 @@ export function entityTable(spec: TableSpec) {
     ...spec.columns,
     ...auditColumns,
   ];
-  const selectList = read.map((c) => c.column).join(', ');
+  const selectList = read.map((c) => (c.read ? `${c.read} as ${c.column}` : c.column)).join(', ');
   const scopeSql = (n: number) => (spec.scope ? ` and ${spec.scope.column} = $${n}` : '');
 
   const toEntity = (row: Record<string, unknown>): Entity => {
