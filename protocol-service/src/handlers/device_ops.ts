@@ -202,7 +202,7 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
       }
       // Forgotten first, so that a reconnect does not enable it again; the device is told when connected.
       const off = async (device: LiveDevice, session: Session) => {
-        session.forgetBlock(rcb);
+        await session.forgetBlock(rcb);
         await device.disableReport(rcb).catch(() => undefined);
         return null;
       };

@@ -53,6 +53,8 @@ export class Session {
   readonly #entryIds = new Map<string, string>();
   /** The identity and model warnings of the last device connected, to notice another device. */
   #lastDevice: string | null = null;
+  /** The last save of the state on its way: each save waits for the one before. */
+  #saving: Promise<void> = Promise.resolve();
 
   constructor(connection: StartedConnection, deps: SessionDeps) {
     this.connection = connection;
@@ -68,12 +70,16 @@ export class Session {
     };
   }
 
-  /** A block was disabled: its values go, and it starts afresh when enabled again. */
-  forgetBlock(block: string): void {
+  /**
+   * A block was disabled: its values go, and it starts afresh when enabled again. Resolves once the
+   * session's state without the block's warning is stored, so that whoever answers the disabling can
+   * be read back at once.
+   */
+  forgetBlock(block: string): Promise<void> {
     const rcb = blockKey(block);
     this.values.dropBlock(rcb);
     this.#entryIds.delete(rcb);
-    void this.#set({ warnings: this.#state.warnings.filter((w) => !(w.code === 'buffer_overflow' && w.detail.startsWith(`${rcb}:`))) });
+    return this.#set({ warnings: this.#state.warnings.filter((w) => !(w.code === 'buffer_overflow' && w.detail.startsWith(`${rcb}:`))) });
   }
 
   /** The association while connected. */
@@ -204,8 +210,14 @@ export class Session {
     publishSessionChange(this.#deps.bus, this.connection, this.#state, next);
     this.#state = next;
     const { space, id } = this.connection;
-    await saveSessionState(this.#deps.store, space, id, next).catch((err: unknown) =>
-      this.#deps.log.debug({ err }, 'session state not saved'),
+    // One save after another: two on their way at once (a report's warning, then the disabling that
+    // clears it) could land in the other order and leave the older state stored.
+    const save = this.#saving.then(() =>
+      saveSessionState(this.#deps.store, space, id, next).catch((err: unknown) =>
+        this.#deps.log.debug({ err }, 'session state not saved'),
+      ),
     );
+    this.#saving = save;
+    await save;
   }
 }
