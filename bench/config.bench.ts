@@ -41,7 +41,11 @@ async function measure(mode: 'embedded' | 'NATS'): Promise<Record<string, LoadRe
       NATS_URL: process.env.NATS_URL as string,
       BUS_SUBJECT_PREFIX: `b${Date.now()}`,
     });
-  const proc = await launch(env, { log: pino({ level: 'warn' }), host: '127.0.0.1', ephemeralPorts: true });
+  const proc = await launch(env, { log: pino({ level: 'warn' }), host: '127.0.0.1', ephemeralPorts: true }).catch(async (err: unknown) => {
+    await database?.drop();
+    await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  });
   const url = `http://127.0.0.1:${proc.gateway!.httpPort}`;
   const store = proc.store!;
   const server = http.createServer();
@@ -98,11 +102,14 @@ async function measure(mode: 'embedded' | 'NATS'): Promise<Record<string, LoadRe
     await load('warm-up', `${url}/api/projects`, { seconds: 1, headers });
     if (floor) await load('warm-up', `${floor.url}/projects`, { seconds: 1 });
     // The same platform behind a second gateway without the read cache: what every read costs on its way to
-    // the service. Running only for its own cases (started before the first, stopped after the last of each
-    // round): its subscriptions (events, presence) would be charged to the others.
+    // the service. Running only for its own two cases, which each round takes one after the other (started
+    // before the first, stopped after the second): its subscriptions (events, presence) would be charged
+    // to the others.
     let uncached: Awaited<ReturnType<typeof startGateway>> | undefined;
+    let uncachedRuns = 0;
     const direct = () => `http://127.0.0.1:${uncached?.httpPort}`;
     const startUncached = async () => {
+      if (uncached) return;
       uncached = await startGateway({
         bus: proc.bus,
         log: proc.log,
@@ -117,14 +124,24 @@ async function measure(mode: 'embedded' | 'NATS'): Promise<Record<string, LoadRe
       // Its first requests verify the token and fill its caches: not measured.
       await load('warm-up', `${direct()}/api/projects`, { seconds: 0.5, headers });
     };
+    /** Runs one of the uncached gateway's cases: started for the first of the two, stopped after the second. */
+    const onUncached = async (run: () => Promise<LoadResult>): Promise<LoadResult> => {
+      await startUncached();
+      try {
+        return await run();
+      } finally {
+        if (++uncachedRuns % 2 === 0) {
+          await uncached?.stop();
+          uncached = undefined;
+        }
+      }
+    };
     const createBody = { method: 'POST' as const, body: board('[<id>]'), headers: { 'content-type': 'application/json' } };
     const cases: Record<string, () => Promise<LoadResult>> = {
       listBaseline: () => load(`${mode}: bare Koa + store, list 100 projects (baseline)`, `${bare}/projects`, { seconds, cpu }),
       listCached: () => load(`${mode}: GET /api/projects (100), read cache`, `${url}/api/projects`, { seconds, headers, cpu }),
-      listUncached: async () => {
-        await startUncached();
-        return load(`${mode}: GET /api/projects (100), no read cache`, `${direct()}/api/projects`, { seconds, headers, cpu });
-      },
+      listUncached: () =>
+        onUncached(() => load(`${mode}: GET /api/projects (100), no read cache`, `${direct()}/api/projects`, { seconds, headers, cpu })),
       createBaseline: () => load(`${mode}: bare Koa + store, create a board (baseline)`, `${bare}/boards`, { seconds, ...createBody, cpu }),
       create: () =>
         load(`${mode}: POST …/boards (createBoard)`, `${url}/api/dashboard/${group.id}/boards`, {
@@ -146,18 +163,14 @@ async function measure(mode: 'embedded' | 'NATS'): Promise<Record<string, LoadRe
           requests: mix('/api/projects', `/api/projects/${updated.id}`, headers),
           cpu,
         }),
-      mixUncached: async () => {
-        try {
-          return await load(`${mode}: 90 % GET /api/projects, 10 % PUT, no read cache`, direct(), {
+      mixUncached: () =>
+        onUncached(() =>
+          load(`${mode}: 90 % GET /api/projects, 10 % PUT, no read cache`, direct(), {
             seconds,
             requests: mix('/api/projects', `/api/projects/${updated.id}`, headers),
             cpu,
-          });
-        } finally {
-          await uncached?.stop();
-          uncached = undefined;
-        }
-      },
+          }),
+        ),
     };
     if (floor) {
       cases.listFloor = () =>
@@ -169,7 +182,12 @@ async function measure(mode: 'embedded' | 'NATS'): Promise<Record<string, LoadRe
           cpu,
         });
     }
-    // Each round takes every case in turn; the uncached gateway's two cases last, around its life.
+    // The creates warmed up too: the first round would otherwise meet a cold insert path.
+    await load('warm-up', `${bare}/boards`, { seconds: 1, ...createBody });
+    await load('warm-up', `${url}/api/dashboard/${group.id}/boards`, { seconds: 1, method: 'POST', body: board('w-[<id>]'), headers });
+    if (floor) await load('warm-up', `${floor.url}/boards`, { seconds: 1, ...createBody });
+    // Each round takes every case in turn (every other round in reverse); the uncached gateway's two
+    // cases side by side, around its life.
     const order = Object.keys(cases).filter((k) => k !== 'listUncached' && k !== 'mixUncached');
     order.push('listUncached', 'mixUncached');
     try {
@@ -206,7 +224,11 @@ async function startFloor(store: Store, groupId: string): Promise<{ url: string;
       const work = msg.subject.endsWith('.list')
         ? projects.list(store, 'default')
         : boards.insert(store, 'default', randomUUID(), JSON.parse(decoder.decode(msg.data)), { actor: 'admin', at: new Date() }, groupId);
-      void work.then((answer) => msg.respond(encoder.encode(JSON.stringify(answer))));
+      // A failure answers an empty message, which the app answers with a 500, as the baseline would.
+      void work.then(
+        (answer) => msg.respond(encoder.encode(JSON.stringify(answer))),
+        () => msg.respond(new Uint8Array()),
+      );
     },
   });
   await nc.flush();
@@ -216,6 +238,7 @@ async function startFloor(store: Store, groupId: string): Promise<{ url: string;
     for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
     const op = ctx.method === 'GET' ? 'list' : 'create';
     const reply = await nc.request(`${subject}.${op}`, Buffer.concat(chunks), { timeout: 5000 });
+    if (reply.data.byteLength === 0) ctx.throw(500);
     ctx.type = 'application/json';
     ctx.body = decoder.decode(reply.data);
   });
@@ -233,6 +256,10 @@ async function startFloor(store: Store, groupId: string): Promise<{ url: string;
 const modes: ('embedded' | 'NATS')[] = process.env.NATS_URL && process.env.DATABASE_URL ? ['embedded', 'NATS'] : ['embedded'];
 for (const mode of modes) {
   const r = await measure(mode);
+  for (const runs of Object.values(r)) {
+    const failed = runs.reduce((sum, run) => sum + run.errors + run.non2xx, 0);
+    if (failed > 0) console.error(`${runs[0]?.name}: ${failed} failed requests`);
+  }
   const title = (what: string) => `${mode}: ${what}, ${benchRounds} interleaved rounds of ${seconds} s per case, 32 connections`;
   const floor = (k: string) => (r[k] ? [r[k]] : []);
   console.log(roundsTable(title('list'), r.listBaseline!, [r.listCached!, r.listUncached!, ...floor('listFloor')]));

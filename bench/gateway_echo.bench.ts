@@ -25,7 +25,12 @@ const cpuOf = (children: ChildProcess[]) => () => children.reduce((sum, c) => su
 async function startBaseline(): Promise<Setup> {
   const port = await freePort();
   const child = startProcess('bench/baseline_koa.ts', { PORT: String(port) });
-  await waitReady(`http://127.0.0.1:${port}/healthz`);
+  try {
+    await waitReady(`http://127.0.0.1:${port}/healthz`);
+  } catch (err) {
+    await stopProcess(child);
+    throw err;
+  }
   return {
     cases: [{ name: 'bare Koa GET /healthz (baseline)', url: `http://127.0.0.1:${port}/healthz`, cpu: cpuOf([child]) }],
     stop: () => stopProcess(child),

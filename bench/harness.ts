@@ -138,16 +138,21 @@ export function table(title: string, baseline: LoadResult, rows: LoadResult[]): 
 }
 
 /** How many rounds interleaved benchmarks run (`BENCH_ROUNDS`, 3 unless told). */
-export const benchRounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3) || 3);
+export const benchRounds = ((n: number) => (Number.isInteger(n) && n >= 1 ? n : 3))(Number(process.env.BENCH_ROUNDS ?? 3));
 
 /**
  * Measures every case once a round, in turn, for `rounds` rounds: on a machine whose speed drifts by
  * tens of percent from one minute to the next, a baseline measured right before its cases meets the
- * same machine they do. Answers each case's results in round order.
+ * same machine they do. Every other round takes the cases in reverse, so that no case always follows
+ * the same one (a burst of inserts leaves the store work to do for whatever comes next). Answers each
+ * case's results in round order.
  */
 export async function interleave(rounds: number, cases: (() => Promise<LoadResult>)[]): Promise<LoadResult[][]> {
   const results = cases.map((): LoadResult[] => []);
-  for (let round = 0; round < rounds; round++) for (const [i, run] of cases.entries()) results[i]!.push(await run());
+  const order = [...cases.keys()];
+  for (let round = 0; round < rounds; round++) {
+    for (const i of round % 2 === 0 ? order : [...order].reverse()) results[i]!.push(await (cases[i] as () => Promise<LoadResult>)());
+  }
   return results;
 }
 
@@ -163,7 +168,9 @@ function median(values: number[]): number {
  * ratio likewise, when measured.
  */
 export function roundsTable(title: string, baseline: LoadResult[], rows: LoadResult[][]): string {
-  const withCpu = baseline.every((r) => r.cpuMs !== undefined);
+  // A round whose CPU could not be read (0: the process was gone) counts for neither side.
+  const cpuKnown = (r: LoadResult | undefined): r is LoadResult & { cpuMs: number } => r?.cpuMs !== undefined && r.cpuMs > 0;
+  const withCpu = baseline.some(cpuKnown);
   const lines = [
     `### ${title}`,
     '',
@@ -173,11 +180,15 @@ export function roundsTable(title: string, baseline: LoadResult[], rows: LoadRes
   for (const runs of [baseline, ...rows]) {
     const ratios = runs.map((r, i) => r.rps / (baseline[i] as LoadResult).rps);
     const range = `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
-    const cpuRatios = runs.map((r, i) => ((baseline[i] as LoadResult).cpuMs ?? 0) / (r.cpuMs || Number.NaN));
+    const cpuMs = runs.filter(cpuKnown).map((r) => r.cpuMs);
+    const cpuRatios = runs.flatMap((r, i) => {
+      const base = baseline[i];
+      return cpuKnown(r) && cpuKnown(base) ? [base.cpuMs / r.cpuMs] : [];
+    });
     const cpu = !withCpu
       ? ''
-      : runs.every((r) => r.cpuMs)
-        ? ` ${median(runs.map((r) => r.cpuMs as number)).toFixed(3)} | ${median(cpuRatios).toFixed(2)} |`
+      : cpuMs.length > 0 && cpuRatios.length > 0
+        ? ` ${median(cpuMs).toFixed(3)} | ${median(cpuRatios).toFixed(2)} |`
         : ' – | – |';
     const errors = runs.reduce((sum, r) => sum + r.errors + r.non2xx, 0);
     lines.push(
