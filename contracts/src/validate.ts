@@ -2,16 +2,18 @@ import { FormatRegistry, type TSchema, type Static } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { ProblemFieldError } from './problems.ts';
 
+/** A date and time as `date-time` values take them (see `registerFormats`). */
+const dateTime =
+  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?|24:00:00(?:\.0+)?)(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
+
 registerFormats();
 
 /** Formats the schemas use, checked the same way by the gateway and the services. */
 function registerFormats(): void {
-  if (!FormatRegistry.Has('date-time')) {
-    FormatRegistry.Set(
-      'date-time',
-      (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v)),
-    );
-  }
+  // RFC 3339's shape with every field in the range a `Date` reads (a day up to 31 in any month, and
+  // 24:00:00 for the end of a day, as `Date.parse` takes them): one expression, no `Date.parse` per value,
+  // which was half of checking a 100-row reply. `contracts/test/formats.test.ts` holds it to `Date.parse`.
+  if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => dateTime.test(v));
   if (!FormatRegistry.Has('http-url')) {
     FormatRegistry.Set('http-url', (v) => {
       try {

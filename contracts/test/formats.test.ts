@@ -1,0 +1,64 @@
+/**
+ * A `date-time` value is taken exactly when it has RFC 3339's shape and a `Date` reads it: the format is
+ * checked by one expression, held here to `Date.parse` over every field at and around its edges.
+ */
+import { Type } from '@sinclair/typebox';
+import t from 'tap';
+import { validate } from '../src/validate.ts';
+
+const schema = Type.String({ format: 'date-time' });
+const shape = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+/** What the format took before it was one expression: the shape, then `Date.parse`. */
+const readable = (v: string) => shape.test(v) && !Number.isNaN(Date.parse(v));
+const two = (n: number) => String(n).padStart(2, '0');
+
+function* candidates(): Generator<string> {
+  const years = ['0000', '0001', '1969', '1970', '2024', '2026', '9999'];
+  for (const y of years) for (let m = 0; m <= 13; m++) for (let d = 0; d <= 32; d++) yield `${y}-${two(m)}-${two(d)}T12:00:00Z`;
+  for (let h = 0; h <= 25; h++)
+    for (let mi = 0; mi <= 61; mi++)
+      for (let s = 0; s <= 61; s++) for (const f of ['', '.0', '.5']) yield `2026-06-15T${two(h)}:${two(mi)}:${two(s)}${f}Z`;
+  const fractions = ['', '.0', '.00', '.000', '.5', '.123', '.123456789', '.0000000001', '.'];
+  const offsets = ['Z', '+00:00', '-00:00', '+23:59', '-23:59', '+24:00', '-24:00', '+00:60', '+12:30', '-05:45', '+1:00', 'z'];
+  const times = ['00:00:00', '23:59:59', '24:00:00', '24:00:01', '24:01:00', '12:34:56'];
+  const days = ['01-01', '02-28', '02-29', '02-30', '02-31', '04-31', '12-31'];
+  for (const y of years)
+    for (const f of fractions) for (const o of offsets) for (const time of times) for (const md of days) yield `${y}-${md}T${time}${f}${o}`;
+  for (let h = 0; h <= 25; h++)
+    for (let mi = 0; mi <= 61; mi++) for (const sign of ['+', '-']) yield `2026-06-15T10:00:00${sign}${two(h)}:${two(mi)}`;
+  yield* [
+    '',
+    '2026-06-15',
+    '2026-06-15 10:00:00Z',
+    '2026-06-15T10:00Z',
+    '+02026-06-15T10:00:00Z',
+    '2026-06-15T10:00:00Z\n',
+    ' 2026-06-15T10:00:00Z',
+  ];
+}
+
+t.test('date-time takes exactly what Date reads in that shape', async (t) => {
+  let count = 0;
+  const differ: string[] = [];
+  for (const v of candidates()) {
+    count++;
+    if (validate(schema, v).ok !== readable(v)) differ.push(v);
+  }
+  t.ok(count > 300_000, `${count} values`);
+  t.same(differ.slice(0, 10), [], 'no value taken by one and refused by the other');
+});
+
+t.test('examples', async (t) => {
+  for (const v of ['2026-11-26T01:02:03.123Z', '2024-02-29T23:59:59+05:30', '2026-12-31T24:00:00Z', '2026-02-30T00:00:00Z']) {
+    t.ok(validate(schema, v).ok, `${v} taken`);
+  }
+  for (const v of [
+    '2026-13-01T00:00:00Z',
+    '2026-12-01T23:60:00Z',
+    '2026-12-01T23:59:60Z',
+    '2026-12-01T24:00:01Z',
+    '2026-12-01T10:00:00+24:00',
+  ]) {
+    t.notOk(validate(schema, v).ok, `${v} refused`);
+  }
+});
