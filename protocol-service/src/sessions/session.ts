@@ -213,9 +213,7 @@ export class Session {
     // One save after another: two on their way at once (a report's warning, then the disabling that
     // clears it) could land in the other order and leave the older state stored.
     const save = this.#saving.then(() =>
-      saveSessionState(this.#deps.store, space, id, next).catch((err: unknown) =>
-        this.#deps.log.debug({ err }, 'session state not saved'),
-      ),
+      saveSessionState(this.#deps.store, space, id, next).catch((err: unknown) => this.#deps.log.debug({ err }, 'session state not saved')),
     );
     this.#saving = save;
     await save;
