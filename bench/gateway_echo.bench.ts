@@ -19,18 +19,23 @@ type Case = { name: string; url: string; cpu: () => number };
 /** Processes started for some cases, and how to stop them. */
 type Setup = { cases: Case[]; stop: () => Promise<void> };
 
+/** Waits until `url` answers; when it never does, stops what was started before failing. */
+async function readyOrStopped(url: string, stop: () => Promise<void>): Promise<void> {
+  try {
+    await waitReady(url);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
 /** The CPU of every process given, summed. */
 const cpuOf = (children: ChildProcess[]) => () => children.reduce((sum, c) => sum + processCpuMs(c.pid ?? 0), 0);
 
 async function startBaseline(): Promise<Setup> {
   const port = await freePort();
   const child = startProcess('bench/baseline_koa.ts', { PORT: String(port) });
-  try {
-    await waitReady(`http://127.0.0.1:${port}/healthz`);
-  } catch (err) {
-    await stopProcess(child);
-    throw err;
-  }
+  await readyOrStopped(`http://127.0.0.1:${port}/healthz`, () => stopProcess(child));
   return {
     cases: [{ name: 'bare Koa GET /healthz (baseline)', url: `http://127.0.0.1:${port}/healthz`, cpu: cpuOf([child]) }],
     stop: () => stopProcess(child),
@@ -51,12 +56,7 @@ async function startNatsFloor(natsUrl: string): Promise<Setup> {
     await stopProcess(koa);
     await stopProcess(responder);
   };
-  try {
-    await waitReady(`http://127.0.0.1:${port}/api/echo?text=hi`);
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+  await readyOrStopped(`http://127.0.0.1:${port}/api/echo?text=hi`, stop);
   const url = `http://127.0.0.1:${port}/api/echo?text=hi`;
   return {
     cases: [{ name: 'bare Koa → NATS → bare responder GET /api/echo (the floor over NATS)', url, cpu: cpuOf([koa, responder]) }],
@@ -78,12 +78,7 @@ async function startPlatform(name: string, env: Record<string, string | undefine
     for (const c of [...children].reverse()) await stopProcess(c);
     await rm(dataDir, { recursive: true, force: true });
   };
-  try {
-    await waitReady(`http://127.0.0.1:${port}/readyz`);
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+  await readyOrStopped(`http://127.0.0.1:${port}/readyz`, stop);
   // CPU of every process of the platform (both, when the gateway runs apart from the services).
   const cpu = cpuOf(children);
   return {
