@@ -245,12 +245,27 @@ export function decodeUtcTime(content: Uint8Array): UtcTime {
   return { seconds: view.getUint32(0), fraction: view.getUint32(4) >>> 8, quality: content[7] };
 }
 
-/** Milliseconds since 1970 of a UtcTime. */
+/**
+ * What libiec61850 divides a UtcTime's fraction by to get milliseconds (`MmsValue_getUtcTimeInMs`,
+ * `Timestamp_getTimeInMs`): 16777, the whole part of 2^24 / 1000.
+ */
+const FRACTION_PER_MS = 16777;
+
+/**
+ * Milliseconds since 1970 of a UtcTime, decoded as libiec61850 decodes it: the seconds, plus the fraction
+ * divided by 16777 and rounded down. Against the exact `fraction * 1000 / 2^24` rounded down this is 1 ms
+ * more for the fractions just short of a whole millisecond k (16777·k up to 2^24·k / 1000), which are what an
+ * encoder writes for a time of whole milliseconds (libiec61850's and this one's), so such a time reads back as
+ * written. A fraction of 16,777,000 or more reads as 1000 ms, the next second, as it does there.
+ */
 export function utcTimeToMs(t: UtcTime): number {
-  return t.seconds * 1000 + Math.floor((t.fraction * 1000) / 0x1000000);
+  return t.seconds * 1000 + Math.floor(t.fraction / FRACTION_PER_MS);
 }
 
-/** A UtcTime at `ms` milliseconds since 1970, with the given quality octet. */
+/**
+ * A UtcTime at `ms` milliseconds since 1970, with the given quality octet: the fraction is the milliseconds
+ * times 2^24 / 1000 rounded down, the same as libiec61850's `MmsValue_setUtcTimeMs` writes.
+ */
 export function utcTimeFromMs(ms: number, quality = 0): UtcTime {
   const seconds = Math.floor(ms / 1000);
   return { seconds, fraction: Math.floor(((ms - seconds * 1000) * 0x1000000) / 1000), quality };
