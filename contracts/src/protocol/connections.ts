@@ -105,7 +105,7 @@ const WithFileMessage = Type.Object(
 );
 
 const sclErrors =
-  'An SCL file that does not parse is 400 `scl_invalid`; each finding is in `errors` as `{path: "/file", message: "line L, column C: …"}`. Larger than MAX_SCL_BYTES: 413.';
+  'An SCL file that does not parse is 400 `scl_invalid`; each finding is in `errors` as `{path: "/file", message: "line L, column C: …"}`. Larger than MAX_SCL_BYTES: 413. Slips that tools in the field write are kept with the file as `sclFile.warnings` instead: a type repeated identically, an empty type id referenced consistently, an unknown common data class, and a reference to an undefined type inside a type that no logical node uses (such a type may be incomplete; in a type a logical node uses it is `scl_invalid`).';
 
 /** Creates a connection with its SCL file, both stored together or not at all. */
 export const createConnectionWithFile = defineOperation({

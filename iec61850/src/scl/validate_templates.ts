@@ -3,9 +3,14 @@
  * to types that do not exist or are of the wrong kind, types that contain themselves or expand without
  * bound (errors); a type repeated identically (the repeat is dropped), an empty type id, and common data
  * classes or basic types the standard does not know (warnings: tools in the field accept such files).
+ *
+ * A reference that names no type, or a Struct without a type, inside a type that no logical node of the
+ * file's IEDs uses (directly or through other types) is a warning, not an error: such a type describes
+ * nothing the device has, and tools leave incomplete ones behind (libiec61850's `sg_demo.cid` declares a
+ * DOType whose `Oper` names a DAType it never defines, and no data object of that DOType).
  */
 import type { BdaDefinition, DataTypeTemplates } from './model.ts';
-import type { Reporter } from './report.ts';
+import type { Origin, Reporter } from './report.ts';
 import { shownId, type TemplateIndex } from './template_index.ts';
 
 /** Common data classes of IEC 61850-7-3 (editions 1, 2 and 2.1); others, such as 7-420 SCA, are warned about. */
@@ -87,19 +92,52 @@ function referencesOf(model: { templates: DataTypeTemplates; lnTypes: string[] }
   };
 }
 
-function checkAttributeType(reporter: Reporter, index: TemplateIndex, node: BdaDefinition, owner: string) {
+/** The ids of the types the IEDs' logical nodes use, directly or through other types. */
+type UsedTypes = { lNodeTypes: Set<string>; doTypes: Set<string>; daTypes: Set<string> };
+
+function usedTypes(index: TemplateIndex, lnTypes: string[]): UsedTypes {
+  const used: UsedTypes = { lNodeTypes: new Set(lnTypes), doTypes: new Set(), daTypes: new Set() };
+  const useDa = (id: string) => {
+    if (used.daTypes.has(id)) return;
+    used.daTypes.add(id);
+    for (const bda of index.daTypes.get(id)?.components ?? []) if (bda.bType === 'Struct' && bda.type !== undefined) useDa(bda.type);
+  };
+  const useDo = (id: string) => {
+    if (used.doTypes.has(id)) return;
+    used.doTypes.add(id);
+    for (const child of index.doTypes.get(id)?.children ?? []) {
+      if (child.kind === 'SDO') useDo(child.type);
+      else if (child.bType === 'Struct' && child.type !== undefined) useDa(child.type);
+    }
+  };
+  for (const id of used.lNodeTypes) for (const d of index.lNodeTypes.get(id)?.dataObjects ?? []) useDo(d.type);
+  return used;
+}
+
+/**
+ * How a broken reference inside one type is reported: an error in a type something uses; a warning, saying
+ * so, in a type nothing uses.
+ */
+type Finding = (message: string, at: Origin) => void;
+
+function findingFor(reporter: Reporter, kind: string, id: string, used: boolean): Finding {
+  return used
+    ? (message, at) => reporter.error(message, at)
+    : (message, at) => void reporter.warning(`${message} (no logical node uses ${kind} ${shownId(id)}, so it is not refused)`, at);
+}
+
+function checkAttributeType(reporter: Reporter, index: TemplateIndex, node: BdaDefinition, owner: string, broken: Finding) {
   const at = reporter.origin(node);
   if (node.bType && !KNOWN_BTYPES.has(node.bType)) {
     reporter.warnOnce(`btype:${node.bType}`, `unknown basic type ${node.bType} (${owner}.${node.name})`, at);
   }
   if (node.bType === 'Struct') {
-    if (node.type === undefined) reporter.error(`${owner}.${node.name} is a Struct without a type`, at);
-    else if (!index.daTypes.has(node.type))
-      reporter.error(`${owner}.${node.name} names DAType ${shownId(node.type)}, which is not defined`, at);
+    if (node.type === undefined) broken(`${owner}.${node.name} is a Struct without a type`, at);
+    else if (!index.daTypes.has(node.type)) broken(`${owner}.${node.name} names DAType ${shownId(node.type)}, which is not defined`, at);
   } else if (node.bType === 'Enum') {
     if (node.type === undefined) reporter.warning(`${owner}.${node.name} is an Enum without a type: its values are unknown`, at);
     else if (!index.enumTypes.has(node.type))
-      reporter.error(`${owner}.${node.name} names EnumType ${shownId(node.type)}, which is not defined`, at);
+      broken(`${owner}.${node.name} names EnumType ${shownId(node.type)}, which is not defined`, at);
   }
 }
 
@@ -115,14 +153,16 @@ export function validateTemplates(reporter: Reporter, templates: DataTypeTemplat
   emptyIds(reporter, 'DAType', templates.daTypes, references.daType);
   emptyIds(reporter, 'EnumType', templates.enumTypes, references.enumType);
 
+  const used = usedTypes(index, lnTypes);
   for (const lnType of templates.lNodeTypes) {
+    const broken = findingFor(reporter, 'LNodeType', lnType.id, used.lNodeTypes.has(lnType.id));
     const names = new Set<string>();
     for (const dataObject of lnType.dataObjects) {
       const at = reporter.origin(dataObject);
       if (names.has(dataObject.name)) reporter.error(`LNodeType ${lnType.id} has two DOs named ${dataObject.name}`, at);
       names.add(dataObject.name);
       if (!index.doTypes.has(dataObject.type)) {
-        reporter.error(
+        broken(
           `DO ${dataObject.name} of LNodeType ${shownId(lnType.id)} names DOType ${shownId(dataObject.type)}, which is not defined`,
           at,
         );
@@ -134,10 +174,11 @@ export function validateTemplates(reporter: Reporter, templates: DataTypeTemplat
     if (doType.cdc && !KNOWN_CDCS.has(doType.cdc)) {
       reporter.warnOnce(`cdc:${doType.cdc}`, `unknown common data class ${doType.cdc} (DOType ${doType.id})`, reporter.origin(doType));
     }
+    const broken = findingFor(reporter, 'DOType', doType.id, used.doTypes.has(doType.id));
     for (const child of doType.children) {
-      if (child.kind === 'DA') checkAttributeType(reporter, index, child, `DOType ${doType.id}`);
+      if (child.kind === 'DA') checkAttributeType(reporter, index, child, `DOType ${doType.id}`, broken);
       else if (!index.doTypes.has(child.type)) {
-        reporter.error(
+        broken(
           `SDO ${child.name} of DOType ${shownId(doType.id)} names DOType ${shownId(child.type)}, which is not defined`,
           reporter.origin(child),
         );
@@ -148,6 +189,7 @@ export function validateTemplates(reporter: Reporter, templates: DataTypeTemplat
   }
 
   for (const daType of templates.daTypes) {
-    for (const bda of daType.components) checkAttributeType(reporter, index, bda, `DAType ${daType.id}`);
+    const broken = findingFor(reporter, 'DAType', daType.id, used.daTypes.has(daType.id));
+    for (const bda of daType.components) checkAttributeType(reporter, index, bda, `DAType ${daType.id}`, broken);
   }
 }
