@@ -11,6 +11,8 @@ import { fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
 import { startTestPlatform } from './support/platform.ts';
 import { createSpace, signIn } from './support/session.ts';
 import { until } from './support/live.ts';
+import { testBusKeys } from './support/bus_keys.ts';
+import { platformNatsEnv } from './support/nats_auth.ts';
 
 const sim = await startSimulator({ model: await fixtureModel(), port: 0 });
 t.teardown(() => sim.stop());
@@ -257,7 +259,8 @@ t.test(
     t.teardown(() => rm(dataDir, { recursive: true, force: true }));
     const replica = startMain({
       SERVICES: 'protocol',
-      NATS_URL: process.env.NATS_URL!,
+      ...platformNatsEnv(),
+      ...testBusKeys,
       DATABASE_URL: q.proc.config.platform.databaseUrl!,
       BUS_SUBJECT_PREFIX: q.proc.config.platform.busSubjectPrefix!,
       DATA_DIR: dataDir,

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createDatabase } from './support/platform.ts';
 import { freePort, startMain, waitFor, type MainProcess } from './support/processes.ts';
+import { roleBusKeys } from './support/bus_keys.ts';
+import { platformNatsEnv } from './support/nats_auth.ts';
 
 const servers = Boolean(process.env.NATS_URL && process.env.DATABASE_URL);
 
@@ -14,8 +16,9 @@ t.test(
   async (t) => {
     const database = await createDatabase(process.env.DATABASE_URL as string);
     const dataDir = await mkdtemp(join(tmpdir(), 'scada-split-'));
+    const keys = roleBusKeys({ gateway: ['gateway'], services: ['auth', 'config', 'protocol'] });
     const common = {
-      NATS_URL: process.env.NATS_URL as string,
+      ...platformNatsEnv(),
       DATABASE_URL: database.url,
       SECRETS_KEY: randomBytes(32).toString('base64'),
       BUS_SUBJECT_PREFIX: `s${randomBytes(6).toString('hex')}`,
@@ -37,8 +40,8 @@ t.test(
       await rm(dataDir, { recursive: true, force: true });
     });
 
-    start({ SERVICES: 'gateway', HTTP_PORT: String(port), HTTPS_PORT: '0' });
-    let services = start({ SERVICES: 'auth,config,protocol', HTTP_PORT: '0', HTTPS_PORT: '0' });
+    start({ SERVICES: 'gateway', HTTP_PORT: String(port), HTTPS_PORT: '0', ...keys.gateway });
+    let services = start({ SERVICES: 'auth,config,protocol', HTTP_PORT: '0', HTTPS_PORT: '0', ...keys.services });
     const base = `http://127.0.0.1:${port}`;
 
     const listed = (r: Response, n: number) =>
@@ -63,7 +66,7 @@ t.test(
     t.equal(unavailable.status, 503, 'a request with no service to answer it');
     t.ok(Number(unavailable.headers.get('retry-after')) > 0, 'with Retry-After');
 
-    services = start({ SERVICES: 'auth,config,protocol', HTTP_PORT: '0', HTTPS_PORT: '0' });
+    services = start({ SERVICES: 'auth,config,protocol', HTTP_PORT: '0', HTTPS_PORT: '0', ...keys.services });
     const back = await waitFor(`${base}/api/echo?text=again`, 60_000, (r) => r.status === 200);
     t.equal(back.status, 200, 'served again once the services return, without restarting the gateway');
   },

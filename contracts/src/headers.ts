@@ -15,6 +15,12 @@ export const busHeaders = {
   timeout: 'x-timeout-ms',
   /** `gzip` on a reply whose body is compressed (large answers, so that they fit one bus message). */
   contentEncoding: 'x-content-encoding',
+  /**
+   * On NATS, the signed context of a request (platform/src/bus/trust.ts): actor, space and client address
+   * travel inside it, bound to the subject, the request id and the body. Handed to a handler, it is the
+   * context to pass on when calling on the caller's behalf.
+   */
+  context: 'x-context',
 } as const;
 
 /** The authenticated caller as services see it. */

@@ -1,3 +1,4 @@
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { deadlines } from '@scada/contracts';
 import type { EnvReader } from './env.ts';
 
@@ -14,6 +15,10 @@ export type PlatformConfig = {
   natsUrl?: string;
   /** Puts every subject under a prefix, so several platforms can share one NATS server. */
   busSubjectPrefix?: string;
+  /** How this process proves itself to NATS. */
+  natsAuth: NatsAuth;
+  /** This process's key for signing bus contexts and the keys it trusts (PEM and JWK Set text), when configured. */
+  busKeys: { signingKeyPem: string; trustedKeysJson: string } | null;
   logLevel: string;
   /** How long a bus request waits for its reply. */
   busTimeoutMs: number;
@@ -43,6 +48,8 @@ export function readPlatformConfig(env: EnvReader, available: readonly ServiceKe
     databaseUrl: env.optionalUrl('DATABASE_URL', ['postgres', 'postgresql']),
     natsUrl: env.optionalUrl('NATS_URL', ['nats', 'tls', 'ws', 'wss']),
     busSubjectPrefix: readPrefix(env),
+    natsAuth: readNatsAuth(env),
+    busKeys: readBusKeys(env),
     logLevel: env.oneOf('LOG_LEVEL', 'info', logLevels),
     busTimeoutMs: env.int('BUS_TIMEOUT_MS', deadlines.standardMs, { min: 100, max: 120000 }),
     shutdownGraceMs: env.int('SHUTDOWN_GRACE_MS', 10000, { min: 0, max: 300000 }),
@@ -58,4 +65,65 @@ function readPrefix(env: EnvReader): string | undefined {
     return undefined;
   }
   return prefix;
+}
+
+/** Credentials and TLS of the NATS connection: at most one of a credentials file, a user and password, a token. */
+export type NatsAuth = {
+  /** A NATS credentials file (user JWT and NKey seed). */
+  credsFile?: string;
+  user?: string;
+  password?: string;
+  token?: string;
+  /** TLS: the CA that signed the server's certificate, and this process's own certificate and key. */
+  tls?: { caFile: string; certFile?: string; keyFile?: string };
+};
+
+function readNatsAuth(env: EnvReader): NatsAuth {
+  const auth: NatsAuth = {};
+  auth.credsFile = readableFile(env, 'NATS_CREDS');
+  auth.user = env.optionalString('NATS_USER');
+  auth.password = env.optionalString('NATS_PASSWORD');
+  auth.token = env.optionalString('NATS_TOKEN');
+  if ((auth.user === undefined) !== (auth.password === undefined)) env.fail('NATS_USER and NATS_PASSWORD: set both or neither');
+  const ways = [auth.credsFile, auth.user, auth.token].filter((v) => v !== undefined).length;
+  if (ways > 1) env.fail('NATS_CREDS, NATS_USER/NATS_PASSWORD and NATS_TOKEN: set one way of signing in to NATS, not several');
+  const caFile = readableFile(env, 'NATS_TLS_CA');
+  const certFile = readableFile(env, 'NATS_TLS_CERT');
+  const keyFile = readableFile(env, 'NATS_TLS_KEY');
+  if ((certFile === undefined) !== (keyFile === undefined)) env.fail('NATS_TLS_CERT and NATS_TLS_KEY: set both or neither');
+  if (caFile === undefined && certFile !== undefined) env.fail('NATS_TLS_CERT: needs NATS_TLS_CA, the CA of the server');
+  if (caFile !== undefined) auth.tls = { caFile, certFile, keyFile };
+  for (const key of Object.keys(auth) as (keyof NatsAuth)[]) if (auth[key] === undefined) delete auth[key];
+  return auth;
+}
+
+/** A file the process can read, named by a variable; a problem when it cannot be read. */
+function readableFile(env: EnvReader, name: string): string | undefined {
+  const file = env.optionalString(name);
+  if (file === undefined) return undefined;
+  try {
+    accessSync(file, constants.R_OK);
+    return file;
+  } catch (err) {
+    env.fail(`${name}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    return undefined;
+  }
+}
+
+/** A value given inline (`NAME`) or in a file (`NAME_FILE`), not both. */
+function valueOrFile(env: EnvReader, name: string): string | undefined {
+  const inline = env.optionalString(name);
+  const file = readableFile(env, `${name}_FILE`);
+  if (inline !== undefined && file !== undefined) env.fail(`${name} and ${name}_FILE: set one, not both`);
+  return inline ?? (file !== undefined ? readFileSync(file, 'utf8') : undefined);
+}
+
+function readBusKeys(env: EnvReader): PlatformConfig['busKeys'] {
+  const signingKeyPem = valueOrFile(env, 'BUS_SIGNING_KEY');
+  const trustedKeysJson = valueOrFile(env, 'BUS_TRUSTED_KEYS');
+  if ((signingKeyPem === undefined) !== (trustedKeysJson === undefined)) {
+    env.fail('BUS_SIGNING_KEY(_FILE) and BUS_TRUSTED_KEYS(_FILE): set both or neither');
+    return null;
+  }
+  return signingKeyPem !== undefined && trustedKeysJson !== undefined ? { signingKeyPem, trustedKeysJson } : null;
 }

@@ -4,6 +4,7 @@ import type { Bus } from './bus/bus.ts';
 import { MemoryBus } from './bus/memory_bus.ts';
 import { NatsBus } from './bus/nats_bus.ts';
 import { PrefixedBus } from './bus/prefixed_bus.ts';
+import { busRoles, identityFromPem, ownTrust, parseTrustedKeys, SignedBus, type BusRole, type BusTrust } from './bus/trust.ts';
 import { readPlatformConfig, type PlatformConfig, type ServiceKey } from './config.ts';
 import { ConfigError, EnvReader, type EnvSource } from './env.ts';
 import { startHealthServer, type HealthServer } from './health_server.ts';
@@ -206,17 +207,44 @@ async function openBus(platform: PlatformConfig, log: Logger): Promise<Bus> {
 }
 
 async function openTransport(platform: PlatformConfig, log: Logger): Promise<Bus> {
-  if (platform.natsUrl)
-    return NatsBus.connect({
+  if (platform.natsUrl) {
+    const trust = await busTrustOf(platform, log);
+    const nats = await NatsBus.connect({
       servers: platform.natsUrl,
       name: `scada-${platform.services.join('-')}`,
       defaultTimeoutMs: platform.busTimeoutMs,
       log,
+      auth: platform.natsAuth,
     });
+    return new SignedBus(nats, trust, log);
+  }
   if (platform.services.length < 4) {
     log.warn({ services: platform.services }, 'NATS_URL is not set: the in-process bus reaches only the services of this process');
   }
   return new MemoryBus({ defaultTimeoutMs: platform.busTimeoutMs });
+}
+
+/**
+ * The keys this process signs and verifies bus contexts with: the configured ones, or, for a process that
+ * runs every part of the platform and was given none, a key of its own that nothing outside it trusts.
+ */
+async function busTrustOf(platform: PlatformConfig, log: Logger): Promise<BusTrust> {
+  if (platform.busKeys) {
+    try {
+      const identity = await identityFromPem(platform.busKeys.signingKeyPem);
+      return { identity, trusted: await parseTrustedKeys(platform.busKeys.trustedKeysJson) };
+    } catch (err) {
+      throw new ConfigError([`BUS_SIGNING_KEY / BUS_TRUSTED_KEYS: ${(err as Error).message}`]);
+    }
+  }
+  const roles = platform.services.filter((s): s is BusRole => (busRoles as readonly string[]).includes(s));
+  if (roles.length < busRoles.length) {
+    throw new ConfigError([
+      'BUS_SIGNING_KEY(_FILE) and BUS_TRUSTED_KEYS(_FILE): required on NATS when this process does not run every part of the platform (npm run bus-keys makes them)',
+    ]);
+  }
+  log.info('bus contexts are signed with a key of this process only: set BUS_SIGNING_KEY and BUS_TRUSTED_KEYS to run parts elsewhere');
+  return ownTrust(roles);
 }
 
 /**

@@ -22,3 +22,16 @@ export * from './launcher.ts';
 export * from './presence.ts';
 export * from './notices.ts';
 export * from './private_dir.ts';
+export {
+  busRoles,
+  ContextSigner,
+  contextLifetimeSeconds,
+  identityFromPem,
+  newBusKey,
+  parseTrustedKeys,
+  SignedBus,
+  trustedKeyEntry,
+  type BusRole,
+  type BusTrust,
+} from './bus/trust.ts';
+export { prefixToken } from './bus/subject.ts';

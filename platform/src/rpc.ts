@@ -27,6 +27,8 @@ export type HandlerContext = {
   actor: Actor | null;
   clientIp: string | null;
   subject: string;
+  /** The signed context the request came with (NATS), passed on by calls made on the caller's behalf. */
+  origin: string | null;
   /**
    * When the caller stops waiting, in this process's `Date.now()` time: counted from the receipt of the
    * request by the time it carried (`x-timeout-ms`); `Infinity` when it carried none.
@@ -56,6 +58,7 @@ export function onBehalfOf(ctx: HandlerContext, overrides: Partial<CallContext> 
     space: ctx.space,
     actor: ctx.actor,
     clientIp: ctx.clientIp,
+    origin: ctx.origin,
     timeoutMs: Number.isFinite(ctx.deadline) ? Math.max(1, ctx.deadline - Date.now()) : undefined,
     ...overrides,
   };
@@ -81,6 +84,8 @@ export type CallContext = {
   space?: string | null;
   actor?: Actor | null;
   clientIp?: string | null;
+  /** The signed context of the request this call serves (`onBehalfOf`): the bus signs the call with it as its origin. */
+  origin?: string | null;
   /** How long to wait for the answer; sent along, so the service knows its deadline. */
   timeoutMs?: number;
 };
@@ -190,6 +195,7 @@ function contextOf(msg: BusMessage, baseLog: Logger): HandlerContext {
     actor,
     clientIp: msg.headers[busHeaders.clientIp] || null,
     subject: msg.subject,
+    origin: msg.headers[busHeaders.context] || null,
     deadline: msg.headers[busHeaders.timeout] && Number.isFinite(budget) ? Date.now() + budget : Infinity,
     // Built on first use: most requests log nothing, and a child logger per request was a measurable cost.
     get log() {
@@ -281,6 +287,7 @@ export async function relay<O extends Operation>(bus: Bus, op: O, request: Reque
   if (ctx.space) headers[busHeaders.space] = ctx.space;
   if (ctx.actor) headers[busHeaders.actor] = JSON.stringify(ctx.actor);
   if (ctx.clientIp) headers[busHeaders.clientIp] = ctx.clientIp;
+  if (ctx.origin) headers[busHeaders.context] = ctx.origin;
   if (ctx.timeoutMs !== undefined) headers[busHeaders.timeout] = String(Math.max(0, Math.round(ctx.timeoutMs)));
   let reply: BusMessage;
   try {

@@ -20,6 +20,7 @@ import type { SpaceStamp, SpaceVersions } from '../src/bus/space_versions.ts';
 import { changesSpace, implement, relay, serve } from '../src/rpc.ts';
 import { waitFor } from './bus_helpers.ts';
 import { freePort, hasServer, startServer, stopServer, within } from './nats_servers.ts';
+import { harnessNatsOptions } from '../../test/support/nats_auth.ts';
 
 const quiet = pino({ level: 'silent' });
 
@@ -69,7 +70,7 @@ for (const target of busTargets()) {
     t.equal(readerBus.spaceVersions(), reader, 'one object per bus and prefix');
     if (target.name === 'nats') {
       // A burst of writes to one space: grouped into few puts, every bump answered, the change heard.
-      const nc = await connect({ servers: process.env.NATS_URL as string });
+      const nc = await connect(harnessNatsOptions());
       t.teardown(() => nc.close());
       const stream = `KV_${spaceVersionsBucket(prefix)}`;
       const jsm = await jetstreamManager(nc);

@@ -4,6 +4,7 @@ import type { Bus } from '../../platform/src/bus/bus.ts';
 import { MemoryBus } from '../../platform/src/bus/memory_bus.ts';
 import { NatsBus } from '../../platform/src/bus/nats_bus.ts';
 import { PrefixedBus } from '../../platform/src/bus/prefixed_bus.ts';
+import { harnessNatsOptions } from './nats_auth.ts';
 
 /** How a test bus is made. */
 export type BusOptions = { defaultTimeoutMs?: number };
@@ -45,7 +46,9 @@ export function uniqueToken(label = 't'): string {
 async function connectNats(url: string, options: BusOptions = {}): Promise<Bus> {
   // NatsBus waits for a server forever, as a service should; a test should fail fast instead.
   await probe(url, 2000);
-  return NatsBus.connect({ servers: url, name: 'scada-test', defaultTimeoutMs: options.defaultTimeoutMs });
+  const harness = harnessNatsOptions(url);
+  const auth = harness.user ? { user: harness.user, password: harness.pass } : {};
+  return NatsBus.connect({ servers: url, name: 'scada-test', defaultTimeoutMs: options.defaultTimeoutMs, auth });
 }
 
 /** Resolves when something accepts TCP connections at the first server of the URL. */

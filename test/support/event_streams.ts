@@ -2,6 +2,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { eventStreamName } from '../../platform/src/bus/nats_event_log.ts';
 import { spaceVersionsBucket } from '../../platform/src/bus/nats_space_versions.ts';
+import { harnessNatsOptions } from './nats_auth.ts';
 
 /**
  * Removes the event-log stream and the space-versions bucket a test made under its subject prefix on the
@@ -10,7 +11,7 @@ import { spaceVersionsBucket } from '../../platform/src/bus/nats_space_versions.
 export async function dropEventStream(prefix: string): Promise<void> {
   const url = process.env.NATS_URL;
   if (!url) return;
-  const nc = await connect({ servers: url.split(',').map((s) => s.trim()) });
+  const nc = await connect(harnessNatsOptions(url));
   try {
     const jsm = await jetstreamManager(nc);
     await jsm.streams.delete(eventStreamName(prefix)).catch(() => false);

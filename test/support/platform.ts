@@ -15,6 +15,8 @@ import { migrate } from '../../platform/src/store/migrate.ts';
 import { PGliteStore } from '../../platform/src/store/pglite_store.ts';
 import { cachedDump, pgliteTemplate } from './stores.ts';
 import { dropEventStream } from './event_streams.ts';
+import { testBusKeys } from './bus_keys.ts';
+import { platformNatsEnv } from './nats_auth.ts';
 
 /** The bootstrap administrator's password on every test platform (unless a test sets its own). */
 export const testAdminPassword = 'plant-admin-password-7';
@@ -68,7 +70,7 @@ export async function startTestPlatform(
     ADMIN_PASSWORD: testAdminPassword,
     ...testHashing,
     ...(database ? { DATABASE_URL: database.url, SECRETS_KEY: randomBytes(32).toString('base64') } : {}),
-    ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL, BUS_SUBJECT_PREFIX: `t${randomBytes(6).toString('hex')}` } : {}),
+    ...(process.env.NATS_URL ? { ...platformNatsEnv(), ...testBusKeys, BUS_SUBJECT_PREFIX: `t${randomBytes(6).toString('hex')}` } : {}),
     ...env,
   };
   const proc = await launchProcess(

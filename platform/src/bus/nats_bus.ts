@@ -1,5 +1,7 @@
 import { deadlines } from '@scada/contracts';
+import { readFileSync } from 'node:fs';
 import {
+  credsAuthenticator,
   ClosedConnectionError,
   DrainingConnectionError,
   InvalidSubjectError,
@@ -28,6 +30,7 @@ import { NatsSpaceVersions } from './nats_space_versions.ts';
 import type { SpaceVersions } from './space_versions.ts';
 import { addNatsService, isPayloadError, toBusMessage, toNatsHeaders } from './nats_service.ts';
 import { isValidPattern, isValidSubject } from './subject.ts';
+import type { NatsAuth } from '../config.ts';
 
 /** How to reach NATS. `servers` may list several URLs, comma-separated. */
 export type NatsBusOptions = {
@@ -36,7 +39,20 @@ export type NatsBusOptions = {
   name: string;
   defaultTimeoutMs?: number;
   log?: Logger;
+  /** Credentials and TLS; none for a server that asks for neither. */
+  auth?: NatsAuth;
 };
+
+/** The client's options for the credentials and TLS of a connection. */
+function connectAuth(auth: NatsAuth): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  // Read again on every connect, so a rotated credentials file (a remounted Secret) is used at the next one.
+  if (auth.credsFile) out.authenticator = credsAuthenticator(() => readFileSync(auth.credsFile as string));
+  if (auth.user !== undefined) Object.assign(out, { user: auth.user, pass: auth.password });
+  if (auth.token !== undefined) out.token = auth.token;
+  if (auth.tls) out.tls = { caFile: auth.tls.caFile, certFile: auth.tls.certFile, keyFile: auth.tls.keyFile };
+  return out;
+}
 
 /** What a server announces when it does not say: the NATS default. */
 const defaultMaxPayload = 1024 * 1024;
@@ -75,6 +91,7 @@ export class NatsBus implements Bus {
       // The client otherwise builds two errors with stack traces for every request, in case it times out
       // (a tenth of the gateway's CPU on an echo); our failures are named by type (`toBusError`), not traced.
       noAsyncTraces: true,
+      ...connectAuth(options.auth ?? {}),
     });
     options.log?.info({ server: nc.getServer() }, 'connected to NATS');
     return new NatsBus(nc, options);

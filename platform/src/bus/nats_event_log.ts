@@ -16,11 +16,12 @@ import {
   type StreamConfig,
 } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
+import { prefixToken } from './subject.ts';
 import { EventTail, eventSubjects, type EventLog, type EventLogOptions } from './event_log.ts';
 
-/** The stream's name: `EVENTS`, or `EVENTS_<prefix>` for a bus under a subject prefix. */
+/** The stream's name: `EVENTS`, or `EVENTS_<prefix>` for a bus under a subject prefix (`prefixToken`: one name per prefix). */
 export function eventStreamName(prefix: string): string {
-  return prefix ? `EVENTS_${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}` : 'EVENTS';
+  return prefix ? `EVENTS_${prefixToken(prefix)}` : 'EVENTS';
 }
 
 /** How long a replica waits for an event another replica has already handed out. */

@@ -9,11 +9,12 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { StorageType } from '@nats-io/jetstream';
 import { KvWatchInclude, Kvm, type KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
+import { prefixToken } from './subject.ts';
 import { StampBook, type SpaceStamp, type SpaceVersions } from './space_versions.ts';
 
-/** The bucket's name: `space_versions`, or `space_versions_<prefix>` for a bus under a subject prefix. */
+/** The bucket's name: `space_versions`, or `space_versions_<prefix>` for a bus under a subject prefix (`prefixToken`: one name per prefix). */
 export function spaceVersionsBucket(prefix: string): string {
-  return prefix ? `space_versions_${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}` : 'space_versions';
+  return prefix ? `space_versions_${prefixToken(prefix)}` : 'space_versions';
 }
 
 /** How long a bump may take before the write is answered without it (the cache's age bound still holds). */

@@ -22,3 +22,13 @@ export function isValidPattern(pattern: string): boolean {
   const tokens = pattern.split('.');
   return tokens.every((t, i) => t.length > 0 && (t !== '>' || i === tokens.length - 1));
 }
+
+/**
+ * A subject prefix as part of a stream or bucket name, which may hold only letters, digits, `_` and `-`:
+ * `.` becomes `-`, and the two characters that could then be confused are escaped (`-` as `_h`, `_` as
+ * `_u`). Decoding is unambiguous, so two prefixes never share a name: `a.b` is `a-b`, `a_b` is `a_ub`,
+ * `a-b` is `a_hb`. Prefixes of letters and digits alone keep their text.
+ */
+export function prefixToken(prefix: string): string {
+  return prefix.replace(/[._-]/g, (c) => (c === '.' ? '-' : c === '-' ? '_h' : '_u'));
+}

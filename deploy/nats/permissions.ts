@@ -1,0 +1,146 @@
+/**
+ * The NATS subject permissions of each role of the platform, derived from the operation registry, so that
+ * a new operation is permitted where it is routed and nowhere else. `render.ts` writes them out as the
+ * server configuration shipped in this folder and as the Helm values of the NATS chart; a test holds the
+ * shipped files to what this renders.
+ *
+ * - gateway: publishes every request the gateway routes (and nothing between services), asks for the
+ *   services' presence and `$SRV` discovery, and reads the event log and the space versions; subscribes
+ *   to events and its own reply inboxes.
+ * - auth, config, protocol: answer their own subjects (replies through `allow_responses`), publish only
+ *   their own events and the space versions they bump, and call only what their handlers call:
+ *   config → protocol's connection statuses; protocol → config's project check and protocol replicas
+ *   (requests forwarded to the replica that holds a connection).
+ * - platform: every part in one process (the edge image, the all-in-one process on NATS).
+ */
+import { operations, type ServiceName } from '@scada/contracts';
+import { eventStreamName, spaceVersionsBucket } from '@scada/platform';
+
+export const natsRoles = ['gateway', 'auth', 'config', 'protocol', 'platform'] as const;
+export type NatsRole = (typeof natsRoles)[number];
+
+export type Permissions = { publish: string[]; subscribe: string[]; allowResponses: boolean };
+
+/** Operations only services call, on behalf of a request they serve. */
+const betweenServices = new Set(['connectionStatusesOfProject']);
+
+/** What each service's handlers call besides answering. */
+const serviceCalls: Record<ServiceName, (p: (s: string) => string) => string[]> = {
+  auth: () => [],
+  config: (p) => [p(subjectOf('connectionStatusesOfProject'))],
+  protocol: (p) => [p(subjectOf('getProject')), p('protocol.v1.>')],
+};
+
+function subjectOf(operationId: string): string {
+  const op = operations.find((o) => o.operationId === operationId);
+  if (!op) throw new Error(`no operation ${operationId}`);
+  return op.subject;
+}
+
+/**
+ * The JetStream API subjects that open, follow and (the creator) make one stream; `*` for a prefix
+ * written as a wildcard, whose streams have names of their own per prefix.
+ */
+function streamApi(stream: string, write: boolean): string[] {
+  return [
+    `$JS.API.STREAM.INFO.${stream}`,
+    ...(write ? [`$JS.API.STREAM.CREATE.${stream}`, `$JS.API.STREAM.UPDATE.${stream}`] : []),
+    `$JS.API.CONSUMER.CREATE.${stream}`,
+    `$JS.API.CONSUMER.CREATE.${stream}.>`,
+    `$JS.API.CONSUMER.DELETE.${stream}.>`,
+    `$JS.API.CONSUMER.INFO.${stream}.>`,
+    `$JS.API.CONSUMER.MSG.NEXT.${stream}.>`,
+    `$JS.API.DIRECT.GET.${stream}`,
+    `$JS.API.DIRECT.GET.${stream}.>`,
+  ];
+}
+
+const discovery = ['$SRV.PING', '$SRV.PING.>', '$SRV.INFO', '$SRV.INFO.>', '$SRV.STATS', '$SRV.STATS.>'];
+
+/** The permissions of a role for platforms under `prefix` (`''`: none; `'*'`: any one-token prefix). */
+export function permissionsOf(role: NatsRole, prefix: string): Permissions {
+  if (role === 'platform')
+    return union(permissionsOf('gateway', prefix), ...(['auth', 'config', 'protocol'] as const).map((r) => permissionsOf(r, prefix)));
+  const p = (s: string) => (prefix ? `${prefix}.${s}` : s);
+  const wildcard = prefix === '*';
+  const events = wildcard ? '*' : eventStreamName(prefix);
+  const bucket = wildcard ? '*' : spaceVersionsBucket(prefix);
+  const presence = [p('platform.presence'), p('platform.presence.*')];
+  const inbox = '_INBOX.>';
+  if (role === 'gateway') {
+    const routed = operations.filter((o) => !betweenServices.has(o.operationId)).map((o) => p(o.subject));
+    return {
+      publish: [...routed, ...presence, ...discovery, '$JS.API.INFO', ...streamApi(events, true), ...streamApi(`KV_${bucket}`, true)],
+      subscribe: [inbox, p('events.>'), ...presence],
+      allowResponses: false,
+    };
+  }
+  return {
+    publish: [
+      ...serviceCalls[role](p),
+      p(`events.${role}.>`),
+      p(`platform.presence.${role}`),
+      p('platform.presence'),
+      '$JS.API.INFO',
+      ...streamApi(`KV_${bucket}`, true),
+      `$KV.${bucket}.>`,
+    ],
+    subscribe: [inbox, p(`${role}.v1.>`), ...discovery, ...presence],
+    allowResponses: true,
+  };
+}
+
+function union(...all: Permissions[]): Permissions {
+  return {
+    publish: [...new Set(all.flatMap((a) => a.publish))],
+    subscribe: [...new Set(all.flatMap((a) => a.subscribe))],
+    allowResponses: all.some((a) => a.allowResponses),
+  };
+}
+
+/** The environment variable the server reads a role's password from. */
+export function passwordVariable(role: NatsRole): string {
+  return `NATS_${role.toUpperCase()}_PASSWORD`;
+}
+
+/** The `authorization` block of a nats-server configuration: one user per role, passwords from the environment. */
+export function authorizationBlock(prefix: string, extraUsers: { user: string; password: string }[] = []): string {
+  const quote = (s: string) => JSON.stringify(s);
+  const list = (items: string[]) => `[\n${items.map((i) => `          ${quote(i)}`).join(',\n')}\n        ]`;
+  const users = natsRoles.map((role) => {
+    const perms = permissionsOf(role, prefix);
+    return [
+      '    {',
+      `      user: ${quote(role)}`,
+      `      password: $${passwordVariable(role)}`,
+      '      permissions: {',
+      `        publish: { allow: ${list(perms.publish)} }`,
+      `        subscribe: { allow: ${list(perms.subscribe)} }`,
+      ...(perms.allowResponses ? ['        allow_responses: true'] : []),
+      '      }',
+      '    }',
+    ].join('\n');
+  });
+  // Users outside the platform's roles with every right (a test harness's own connection).
+  for (const extra of extraUsers)
+    users.push(`    { user: ${quote(extra.user)}, password: ${quote(extra.password)}, permissions: { publish: ">", subscribe: ">" } }`);
+  return `authorization {\n  users: [\n${users.join('\n')}\n  ]\n}\n`;
+}
+
+/** The same users as the NATS Helm chart's `config.merge` takes them (passwords from the container's environment). */
+export function helmAuthorization(prefix: string): Record<string, unknown> {
+  return {
+    users: natsRoles.map((role) => {
+      const perms = permissionsOf(role, prefix);
+      return {
+        user: role,
+        password: `<< $${passwordVariable(role)} >>`,
+        permissions: {
+          publish: { allow: perms.publish },
+          subscribe: { allow: perms.subscribe },
+          ...(perms.allowResponses ? { allow_responses: true } : {}),
+        },
+      };
+    }),
+  };
+}

@@ -1,0 +1,327 @@
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { busHeaders, problemBody } from '@scada/contracts';
+import { calculateJwkThumbprint, decodeProtectedHeader, errors as joseErrors, importJWK, jwtVerify, SignJWT, type JWK } from 'jose';
+import type { Logger } from 'pino';
+import type { EventLog, EventLogOptions } from './event_log.ts';
+import type { SpaceVersions } from './space_versions.ts';
+import type {
+  Bus,
+  BusHeaders,
+  BusMessage,
+  BusReply,
+  BusService,
+  BusSubscription,
+  EndpointSpec,
+  EventHandler,
+  RequestOptions,
+  ServiceSpec,
+} from './bus.ts';
+
+/**
+ * Trust between the processes of a platform on NATS. A service acts on nobody's word for who asks: every
+ * request carries a short-lived context (a JWS, Ed25519) signed by the process that sent it and bound to
+ * the subject, the request id and the body. The receiving service checks the signature against the public
+ * keys it trusts, each of which names the roles its holder plays (`gateway`, `auth`, `config`,
+ * `protocol`), and takes the actor, space and client address from the context alone:
+ *
+ * - a gateway's key vouches for any caller (it authenticated the user);
+ * - a service's key vouches for the service itself (actor `service:<name>`) and for no user: a call a
+ *   service makes on a user's behalf carries the gateway's own context of that request (`via`), so a
+ *   service can act for a user only while that user's request through a gateway is under way;
+ * - a context without an actor (sign-in, key fetches) may come from any trusted key.
+ *
+ * A context is good for {@link contextLifetimeSeconds} and only for the subject it names: a copy sent to
+ * another subject, a body changed on the way, an unknown key, a missing or expired context are refused
+ * with 401 and a warn line. Reading a context off the bus needs the right to subscribe to the service's
+ * subjects, which the NATS permissions give the service alone (deploy/README.md), so a replay on the same
+ * subject within its lifetime is left to them. The in-process bus carries no contexts: what runs in one
+ * process trusts itself.
+ */
+
+/** How long a signed context is good for, from its signing. */
+export const contextLifetimeSeconds = 30;
+/** Clock difference between hosts that a context's times may show. */
+const clockToleranceSeconds = 5;
+/** The JWS `typ` of a bus context: never accepted as any other kind of token, nor another as it. */
+const contextType = 'scada-bus-context+jwt';
+/** Longer header values are refused before any parsing. */
+const maxContextLength = 16 * 1024;
+
+/** The roles a trusted key may play. */
+export const busRoles = ['gateway', 'auth', 'config', 'protocol'] as const;
+export type BusRole = (typeof busRoles)[number];
+
+/** This process's signing key, with the id receivers find its public half under. */
+export type BusIdentity = { kid: string; privateKey: KeyObject; publicJwk: JWK };
+
+/** A public key a process trusts, and the roles its holder plays. */
+export type TrustedBusKey = { kid: string; roles: BusRole[]; key: CryptoKey | Uint8Array };
+
+/** The keys of one process: its own, and those it accepts contexts from. */
+export type BusTrust = { identity: BusIdentity; trusted: Map<string, TrustedBusKey> };
+
+/** The public key set format of `BUS_TRUSTED_KEYS`: a JWK Set whose keys name their roles. */
+export type TrustedKeySet = { keys: (JWK & { roles: string[] })[] };
+
+/** Reads a PEM (PKCS #8) Ed25519 private key: this process's identity on the bus. */
+export async function identityFromPem(pem: string): Promise<BusIdentity> {
+  const privateKey = createPrivateKey(pem);
+  if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error('the bus signing key is not an Ed25519 key');
+  const publicJwk = createPublicKey(privateKey).export({ format: 'jwk' }) as JWK;
+  return { kid: await calculateJwkThumbprint(publicJwk), privateKey, publicJwk };
+}
+
+/** A new Ed25519 key pair, as PEM private key and its public JWK with its id. */
+export async function newBusKey(): Promise<{ pem: string; identity: BusIdentity }> {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+  return { pem, identity: await identityFromPem(pem) };
+}
+
+/** The entry of a trusted key set for a public key and its roles. */
+export function trustedKeyEntry(identity: BusIdentity, roles: readonly BusRole[]): TrustedKeySet['keys'][number] {
+  return { ...identity.publicJwk, kid: identity.kid, alg: 'EdDSA', use: 'sig', roles: [...roles] };
+}
+
+/** Parses a trusted key set (JSON text); throws a message naming what is wrong. */
+export async function parseTrustedKeys(text: string): Promise<Map<string, TrustedBusKey>> {
+  let set: unknown;
+  try {
+    set = JSON.parse(text);
+  } catch {
+    throw new Error('is not JSON');
+  }
+  const keys = (set as { keys?: unknown })?.keys;
+  if (!Array.isArray(keys)) throw new Error('is not a JWK Set ({"keys": [...]})');
+  const out = new Map<string, TrustedBusKey>();
+  for (const [i, entry] of keys.entries()) {
+    const jwk = entry as JWK & { roles?: unknown };
+    if (jwk?.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string' || jwk.d !== undefined)
+      throw new Error(`key ${i} is not an Ed25519 public key`);
+    const roles = Array.isArray(jwk.roles) ? jwk.roles : [];
+    if (roles.length === 0 || !roles.every((r) => (busRoles as readonly unknown[]).includes(r)))
+      throw new Error(`key ${i} must name its roles, of ${busRoles.join(', ')}`);
+    const { roles: _roles, ...plain } = jwk;
+    const kid = await calculateJwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: jwk.x });
+    if (jwk.kid !== undefined && jwk.kid !== kid) throw new Error(`key ${i}: its kid is not its thumbprint (${kid})`);
+    out.set(kid, { kid, roles: roles as BusRole[], key: await importJWK({ ...plain, alg: 'EdDSA' }, 'EdDSA') });
+  }
+  return out;
+}
+
+/** A one-process trust: a fresh key that only this process holds and trusts, in the roles it runs. */
+export async function ownTrust(roles: readonly BusRole[]): Promise<BusTrust> {
+  const { identity } = await newBusKey();
+  const trusted = await parseTrustedKeys(JSON.stringify({ keys: [trustedKeyEntry(identity, roles)] }));
+  return { identity, trusted };
+}
+
+const encoder = new TextEncoder();
+
+function digest(data: Uint8Array): string {
+  return createHash('sha256').update(data).digest('base64url');
+}
+
+type ContextClaims = {
+  sub: string;
+  rid: string;
+  bdy: string;
+  act?: string;
+  spc?: string;
+  ip?: string;
+  via?: string;
+  iat: number;
+  exp: number;
+};
+
+/** Signs the context of an outgoing request. */
+export class ContextSigner {
+  readonly #identity: BusIdentity;
+  readonly #key: Promise<CryptoKey | KeyObject>;
+
+  constructor(identity: BusIdentity) {
+    this.#identity = identity;
+    this.#key = Promise.resolve(identity.privateKey);
+  }
+
+  async sign(subject: string, data: Uint8Array, headers: BusHeaders): Promise<string> {
+    const claims: Record<string, string> = { rid: headers[busHeaders.requestId] ?? '', bdy: digest(data) };
+    if (headers[busHeaders.actor]) claims.act = headers[busHeaders.actor];
+    if (headers[busHeaders.space]) claims.spc = headers[busHeaders.space];
+    if (headers[busHeaders.clientIp]) claims.ip = headers[busHeaders.clientIp];
+    if (headers[busHeaders.context]) claims.via = headers[busHeaders.context];
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: 'EdDSA', kid: this.#identity.kid, typ: contextType })
+      .setSubject(subject)
+      .setIssuedAt()
+      .setExpirationTime(`${contextLifetimeSeconds}s`)
+      .sign(await this.#key);
+  }
+}
+
+/** Why a context was refused (for the warn line; the caller only hears 401). */
+export type Refusal = { reason: string };
+
+/** Verifies the contexts of incoming requests. */
+export class ContextVerifier {
+  readonly #trusted: Map<string, TrustedBusKey>;
+
+  constructor(trusted: Map<string, TrustedBusKey>) {
+    this.#trusted = trusted;
+  }
+
+  /**
+   * The headers a handler may believe: actor, space and client address taken from the verified context,
+   * and the context to pass on when the handler calls on the caller's behalf. A refusal otherwise.
+   */
+  async verify(msg: BusMessage): Promise<{ headers: BusHeaders } | Refusal> {
+    const token = msg.headers[busHeaders.context];
+    if (!token) return { reason: 'the request carries no signed context' };
+    const checked = await this.#check(token, msg.subject);
+    if ('reason' in checked) return checked;
+    const { claims, signer } = checked;
+    if (claims.rid !== (msg.headers[busHeaders.requestId] ?? '')) return { reason: 'the context belongs to another request' };
+    if (claims.bdy !== digest(msg.data)) return { reason: 'the body is not the one the context was signed for' };
+    let root = token;
+    if (claims.act !== undefined && !vouchesFor(signer, claims.act)) {
+      // A user's request passed on by a service: only with the gateway's own context of that request.
+      if (claims.via === undefined) return { reason: `a ${signer.roles.join('/')} key cannot vouch for this actor` };
+      const origin = await this.#check(claims.via, null);
+      if ('reason' in origin) return { reason: `its origin: ${origin.reason}` };
+      if (origin.claims.act !== claims.act || !vouchesFor(origin.signer, claims.act) || origin.claims.rid !== claims.rid)
+        return { reason: 'its origin is not a context of the same caller and request' };
+      root = claims.via;
+    }
+    const headers: BusHeaders = { ...msg.headers, [busHeaders.context]: root };
+    delete headers[busHeaders.actor];
+    delete headers[busHeaders.space];
+    delete headers[busHeaders.clientIp];
+    if (claims.act !== undefined) headers[busHeaders.actor] = claims.act;
+    if (claims.spc !== undefined) headers[busHeaders.space] = claims.spc;
+    if (claims.ip !== undefined) headers[busHeaders.clientIp] = claims.ip;
+    return { headers };
+  }
+
+  /** Signature, type, times and (unless null) subject of one context. */
+  async #check(token: string, subject: string | null): Promise<{ claims: ContextClaims; signer: TrustedBusKey } | Refusal> {
+    if (token.length > maxContextLength) return { reason: 'the context is too long' };
+    let kid: string | undefined;
+    try {
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      return { reason: 'the context is not a JWS' };
+    }
+    const signer = kid ? this.#trusted.get(kid) : undefined;
+    if (!signer) return { reason: 'the context is signed by a key this service does not trust' };
+    try {
+      const { payload } = await jwtVerify(token, signer.key, {
+        algorithms: ['EdDSA'],
+        typ: contextType,
+        clockTolerance: clockToleranceSeconds,
+        maxTokenAge: contextLifetimeSeconds + clockToleranceSeconds,
+        requiredClaims: ['sub', 'rid', 'bdy', 'iat', 'exp'],
+        ...(subject !== null ? { subject } : {}),
+      });
+      const claims = payload as unknown as ContextClaims;
+      if (claims.exp - claims.iat > contextLifetimeSeconds) return { reason: 'the context lives longer than a context may' };
+      for (const name of ['rid', 'bdy', 'act', 'spc', 'ip', 'via'] as const)
+        if (claims[name] !== undefined && typeof claims[name] !== 'string') return { reason: `the context's ${name} is not text` };
+      return { claims, signer };
+    } catch (err) {
+      if (err instanceof joseErrors.JWTExpired) return { reason: 'the context has expired' };
+      if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'sub')
+        return { reason: 'the context was signed for another subject' };
+      if (err instanceof joseErrors.JOSEError) return { reason: `the context is not valid (${err.code})` };
+      throw err;
+    }
+  }
+}
+
+/** Whether a key vouches for an actor by itself: a gateway for anyone, a service for itself. */
+function vouchesFor(signer: TrustedBusKey, actorJson: string): boolean {
+  if (signer.roles.includes('gateway')) return true;
+  let id: unknown;
+  try {
+    id = (JSON.parse(actorJson) as { id?: unknown }).id;
+  } catch {
+    return false;
+  }
+  return typeof id === 'string' && id.startsWith('service:') && (signer.roles as string[]).includes(id.slice('service:'.length));
+}
+
+/**
+ * A bus that signs every request it sends and verifies every request its services receive (see above).
+ * It sits directly on the transport, under any subject prefix, so a context names the subject as it
+ * travels. Publications and subscriptions pass through: who may publish an event is NATS's to say.
+ */
+export class SignedBus implements Bus {
+  readonly kind: Bus['kind'];
+  readonly maxPayload: number;
+  readonly #inner: Bus;
+  readonly #signer: ContextSigner;
+  readonly #verifier: ContextVerifier;
+  readonly #log: Logger;
+
+  constructor(inner: Bus, trust: BusTrust, log: Logger) {
+    this.#inner = inner;
+    this.kind = inner.kind;
+    this.maxPayload = inner.maxPayload;
+    this.#signer = new ContextSigner(trust.identity);
+    this.#verifier = new ContextVerifier(trust.trusted);
+    this.#log = log;
+  }
+
+  async request(subject: string, data: Uint8Array, options?: RequestOptions): Promise<BusMessage> {
+    const given = options?.headers ?? {};
+    const headers: BusHeaders = { ...given, [busHeaders.requestId]: given[busHeaders.requestId] ?? randomUUID() };
+    const context = await this.#signer.sign(subject, data, headers);
+    delete headers[busHeaders.actor];
+    delete headers[busHeaders.space];
+    delete headers[busHeaders.clientIp];
+    headers[busHeaders.context] = context;
+    return this.#inner.request(subject, data, { ...options, headers });
+  }
+
+  publish(subject: string, data: Uint8Array, headers?: BusHeaders): void {
+    this.#inner.publish(subject, data, headers);
+  }
+
+  subscribe(subject: string, handler: EventHandler, options?: { queue?: string }): BusSubscription {
+    return this.#inner.subscribe(subject, handler, options);
+  }
+
+  addService(spec: ServiceSpec, endpoints: EndpointSpec[]): Promise<BusService> {
+    return this.#inner.addService(
+      spec,
+      endpoints.map((e) => ({ ...e, handler: (m: BusMessage) => this.#verified(m, e.handler) })),
+    );
+  }
+
+  async #verified(msg: BusMessage, handler: EndpointSpec['handler']): Promise<BusReply> {
+    const verdict = await this.#verifier.verify(msg);
+    if ('headers' in verdict) return handler({ ...msg, headers: verdict.headers });
+    this.#log.warn({ subject: msg.subject, reqId: msg.headers[busHeaders.requestId], reason: verdict.reason }, 'bus request refused');
+    const body = problemBody('unauthenticated', 'The request carries no valid signed context');
+    return { data: encoder.encode(JSON.stringify(body)), error: { code: 401, description: 'unauthenticated' } };
+  }
+
+  flush(): Promise<void> {
+    return this.#inner.flush();
+  }
+
+  isConnected(): boolean {
+    return this.#inner.isConnected();
+  }
+
+  openEventLog(options: EventLogOptions & { prefix?: string }): Promise<EventLog> {
+    return this.#inner.openEventLog(options);
+  }
+
+  spaceVersions(prefix?: string): SpaceVersions {
+    return this.#inner.spaceVersions(prefix);
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * Trust inside the platform, against a real nats-server started with the permissions this repository
+ * ships (deploy/nats): who may connect, who may publish what, and services that act only on a context
+ * they can verify.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import t from 'tap';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { headers as natsHeaders } from '@nats-io/nats-core';
+import { SignJWT } from 'jose';
+import { busHeaders } from '@scada/contracts';
+import { ContextSigner, eventStreamName, identityFromPem, prefixToken, spaceVersionsBucket } from '@scada/platform';
+import { authorizationFile, helmValuesFile, renderAuthorization, renderHelmValues } from '../deploy/nats/render.ts';
+import { roleBusKeys } from './support/bus_keys.ts';
+import { startAuthNats, type AuthNats } from './support/nats_auth.ts';
+import { startTestPlatform, type TestPlatform } from './support/platform.ts';
+import { freePort, startMain } from './support/processes.ts';
+import { asAdmin } from './support/session.ts';
+
+const hasNatsServer = spawnSync('nats-server', ['--version']).status === 0;
+const encoder = new TextEncoder();
+
+t.test('the shipped NATS permissions are what the operation registry renders', async (t) => {
+  t.equal(readFileSync(authorizationFile, 'utf8'), renderAuthorization(), 'deploy/nats/authorization.conf (npm run nats-config)');
+  t.equal(readFileSync(helmValuesFile, 'utf8'), renderHelmValues(), 'the NATS Helm values (npm run nats-config)');
+});
+
+t.test('stream and bucket names never collide between prefixes', async (t) => {
+  const prefixes = ['a.b', 'a_b', 'a-b', 'a__b', 'a._b', 'a_.b', 'a-.b', 'a.-b', 'a_hb', 'a_ub', 'ab', 'a.b.c', 'a.b_c', 'a_b.c'];
+  const streams = new Set(prefixes.map(eventStreamName));
+  const buckets = new Set(prefixes.map(spaceVersionsBucket));
+  t.equal(streams.size, prefixes.length, 'one stream per prefix');
+  t.equal(buckets.size, prefixes.length, 'one bucket per prefix');
+  t.equal(prefixToken('plant7'), 'plant7', 'a prefix of letters and digits keeps its text');
+  for (const p of prefixes) t.match(eventStreamName(p), /^[A-Za-z0-9_-]+$/, `${p}: a valid stream name`);
+  // Every prefix of up to four characters from the alphabet that matters.
+  const alphabet = ['a', '.', '_', '-', 'h', 'u'];
+  const seen = new Map<string, string>();
+  const walk = (s: string) => {
+    if (s.length > 0 && !s.startsWith('.') && !s.endsWith('.') && !s.includes('..')) {
+      const token = prefixToken(s);
+      if (seen.has(token)) t.fail(`${s} and ${seen.get(token)} share ${token}`);
+      seen.set(token, s);
+    }
+    if (s.length < 5) for (const c of alphabet) walk(s + c);
+  };
+  walk('');
+  t.ok(seen.size > 1000, `${seen.size} prefixes, no two alike`);
+});
+
+t.test('a process on NATS: bad credentials and missing keys stop the start with exit 2', async (t) => {
+  const halfUser = startMain({ NATS_URL: 'nats://127.0.0.1:1', NATS_USER: 'gateway', SERVICES: 'gateway' });
+  t.equal(await halfUser.exited, 2);
+  t.match(halfUser.output().stderr, /NATS_USER and NATS_PASSWORD: set both or neither/);
+  const noKeys = startMain({ NATS_URL: 'nats://127.0.0.1:1', SERVICES: 'gateway', HTTP_PORT: '0', HTTPS_PORT: '0' });
+  t.equal(await noKeys.exited, 2);
+  t.match(noKeys.output().stderr, /BUS_SIGNING_KEY\(_FILE\) and BUS_TRUSTED_KEYS\(_FILE\): required on NATS/);
+  const badKey = startMain({
+    NATS_URL: 'nats://127.0.0.1:1',
+    SERVICES: 'gateway',
+    HTTP_PORT: '0',
+    HTTPS_PORT: '0',
+    BUS_SIGNING_KEY: 'not a key',
+    BUS_TRUSTED_KEYS: '{"keys": []}',
+  });
+  t.equal(await badKey.exited, 2);
+  t.match(badKey.output().stderr, /BUS_SIGNING_KEY \/ BUS_TRUSTED_KEYS/);
+});
+
+t.test('NATS with the shipped permissions', { skip: hasNatsServer ? false : 'needs nats-server' }, async (t) => {
+  const nats: AuthNats = await startAuthNats(await freePort());
+  t.teardown(() => nats.stop());
+  // The platform in one process signs in as `platform`; a second key, trusted as the protocol service
+  // only, is what a compromised protocol pod would hold.
+  const keys = roleBusKeys({ platform: ['gateway', 'auth', 'config', 'protocol'], protocol: ['protocol'] });
+  const prefix = `b${randomBytes(5).toString('hex')}`;
+  const p: TestPlatform = await startTestPlatform({ ...nats.envOf('platform'), ...keys.platform, BUS_SUBJECT_PREFIX: prefix });
+  t.teardown(() => p.stop());
+  const admin = await asAdmin(p);
+  const adminActor = JSON.stringify({ id: admin.userId, name: 'admin', roles: ['admin'], spaces: ['default'] });
+  const createUser = `${prefix}.auth.v1.createUser`;
+  const body = (username: string) =>
+    encoder.encode(
+      JSON.stringify({ params: {}, query: {}, body: { username, password: 'a-long-password-9', roles: ['admin'], spaces: ['default'] } }),
+    );
+  const userExists = async (username: string) => {
+    const res = await fetch(`${p.url}/api/users`, { headers: admin.headers });
+    return ((await res.json()) as { username: string }[]).some((u) => u.username === username);
+  };
+
+  await t.test('a client without credentials, or with wrong ones, is refused', async (t) => {
+    await t.rejects(connect({ servers: nats.url, reconnect: false, timeout: 3000 }), 'no credentials');
+    await t.rejects(connect({ servers: nats.url, reconnect: false, timeout: 3000, user: 'gateway', pass: 'wrong' }), 'a wrong password');
+  });
+
+  await t.test("the protocol service's credentials cannot create a user, with any header", async (t) => {
+    const nc = await connect({ servers: nats.url, user: 'protocol', pass: nats.passwords.protocol });
+    t.teardown(() => nc.close());
+    const h = natsHeaders();
+    h.set(busHeaders.actor, adminActor);
+    h.set(busHeaders.requestId, randomUUID());
+    await t.rejects(nc.request(createUser, body('mallory'), { headers: h, timeout: 1500 }), 'the request goes nowhere');
+    t.notOk(await userExists('mallory'), 'no user was created');
+  });
+
+  // From here on the harness may publish anything, as a client past the permissions would: what stops it
+  // is the service's check of the context.
+  const nc: NatsConnection = await connect({ servers: nats.url, user: nats.harness.user, pass: nats.harness.pass });
+  t.teardown(() => nc.close());
+  const send = async (subject: string, data: Uint8Array, fields: Record<string, string>) => {
+    const h = natsHeaders();
+    for (const [k, v] of Object.entries(fields)) h.set(k, v);
+    const reply = await nc.request(subject, data, { headers: h, timeout: 5000 });
+    return { code: reply.headers?.get('Nats-Service-Error-Code') ?? '', text: new TextDecoder().decode(reply.data) };
+  };
+  const signed = async (key: string, subject: string, data: Uint8Array, fields: Record<string, string>) => {
+    const signer = new ContextSigner(await identityFromPem(key));
+    return { ...fields, [busHeaders.context]: await signer.sign(subject, data, fields) };
+  };
+
+  await t.test('a context signed by a gateway key is believed (the control case)', async (t) => {
+    const data = body('trusted-by-key');
+    const fields = { [busHeaders.requestId]: randomUUID(), [busHeaders.actor]: adminActor };
+    const answer = await send(createUser, data, await signed(keys.platform.BUS_SIGNING_KEY!, createUser, data, fields));
+    t.equal(answer.code, '', answer.text);
+    t.ok(await userExists('trusted-by-key'));
+  });
+
+  await t.test('a bare actor header, a forged, expired, misplaced or altered context: 401 and a warn line', async (t) => {
+    const data = body('mallory');
+    const rid = randomUUID();
+    const fields = { [busHeaders.requestId]: rid, [busHeaders.actor]: adminActor };
+    const cases: [string, Record<string, string>, Uint8Array?][] = [];
+    cases.push(['no context, only the actor header', fields]);
+    const stranger = roleBusKeys({ x: ['gateway'] }).x.BUS_SIGNING_KEY!;
+    cases.push(['signed by a key nobody trusts', await signed(stranger, createUser, data, fields)]);
+    cases.push(['signed by the protocol key for an admin', await signed(keys.protocol.BUS_SIGNING_KEY!, createUser, data, fields)]);
+    const other = `${prefix}.auth.v1.getUsers`;
+    cases.push(['signed for another subject', await signed(keys.platform.BUS_SIGNING_KEY!, other, data, fields)]);
+    cases.push(['signed for another body', await signed(keys.platform.BUS_SIGNING_KEY!, createUser, body('alice'), fields)]);
+    const forOther = await signed(keys.platform.BUS_SIGNING_KEY!, createUser, data, fields);
+    cases.push(['signed for another request', { ...forOther, [busHeaders.requestId]: randomUUID() }]);
+    const identity = await identityFromPem(keys.platform.BUS_SIGNING_KEY!);
+    const now = Math.floor(Date.now() / 1000);
+    const expired = await new SignJWT({ rid, bdy: digestOf(data), act: adminActor })
+      .setProtectedHeader({ alg: 'EdDSA', kid: identity.kid, typ: 'scada-bus-context+jwt' })
+      .setSubject(createUser)
+      .setIssuedAt(now - 60)
+      .setExpirationTime(now - 30)
+      .sign(identity.privateKey);
+    cases.push(['expired', { ...fields, [busHeaders.context]: expired }]);
+    const longLived = await new SignJWT({ rid, bdy: digestOf(data), act: adminActor })
+      .setProtectedHeader({ alg: 'EdDSA', kid: identity.kid, typ: 'scada-bus-context+jwt' })
+      .setSubject(createUser)
+      .setIssuedAt(now)
+      .setExpirationTime(now + 3600)
+      .sign(identity.privateKey);
+    cases.push(['living an hour', { ...fields, [busHeaders.context]: longLived }]);
+    cases.push(['not a JWS', { ...fields, [busHeaders.context]: 'garbage' }]);
+    for (const [name, h] of cases) {
+      const warnsBefore = p.logs.filter((l) => l.msg === 'bus request refused').length;
+      const answer = await send(createUser, data, h);
+      t.equal(answer.code, '401', `${name}: 401`);
+      t.match(JSON.parse(answer.text), { status: 401, code: 'unauthenticated' }, `${name}: a problem body`);
+      t.ok(p.logs.filter((l) => l.msg === 'bus request refused').length > warnsBefore, `${name}: a warn line`);
+    }
+    t.notOk(await userExists('mallory'), 'no user was created');
+    t.ok(p.logs.filter((l) => l.msg === 'bus request refused').every((l) => l.level === 40 && typeof l.reason === 'string'));
+  });
+
+  await t.test("a service passes a user's request on only with the gateway's context of that request", async (t) => {
+    // A gateway's context for one request, passed on by the protocol key to another subject: accepted.
+    const read = `${prefix}.config.v1.getProjects`;
+    const empty = encoder.encode(JSON.stringify({ params: {}, query: {} }));
+    const rid = randomUUID();
+    const fields = { [busHeaders.requestId]: rid, [busHeaders.actor]: adminActor, [busHeaders.space]: 'default' };
+    const origin = (await signed(keys.platform.BUS_SIGNING_KEY!, `${prefix}.protocol.v1.getConnections`, empty, fields))[
+      busHeaders.context
+    ]!;
+    const passedOn = await signed(keys.protocol.BUS_SIGNING_KEY!, read, empty, { ...fields, [busHeaders.context]: origin });
+    t.equal((await send(read, empty, passedOn)).code, '', 'on behalf of a real request');
+    const otherActor = JSON.stringify({ id: 'someone', name: 'x', roles: ['admin'], spaces: ['default'] });
+    const swapped = await signed(keys.protocol.BUS_SIGNING_KEY!, read, empty, {
+      ...fields,
+      [busHeaders.actor]: otherActor,
+      [busHeaders.context]: origin,
+    });
+    t.equal((await send(read, empty, swapped)).code, '401', 'another actor than the origin names');
+    const otherRequest = await signed(keys.protocol.BUS_SIGNING_KEY!, read, empty, {
+      ...fields,
+      [busHeaders.requestId]: randomUUID(),
+      [busHeaders.context]: origin,
+    });
+    t.equal((await send(read, empty, otherRequest)).code, '401', 'another request than the origin');
+  });
+});
+
+function digestOf(data: Uint8Array): string {
+  return createHash('sha256').update(data).digest('base64url');
+}
