@@ -29,6 +29,7 @@ import { bundleCommand, ensureBuilt, repoRoot, type Target } from '../tools/buil
 import { adminToken } from './faults/load.ts';
 import { startNats, startPostgres } from './faults/servers.ts';
 import { freePort, load, waitReady, type LoadResult } from './harness.ts';
+import { roleBusKeys } from '../test/support/bus_keys.ts';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const idleMs = Number(process.env.BENCH_IDLE_MS ?? 5000);
@@ -151,6 +152,7 @@ const rows: { label: string; samples: Record<Variant, Sample[]> }[] = [];
 const loaded: Record<'image' | 'candidate', (LoadResult & { rss: string })[]> = { image: [], candidate: [] };
 try {
   const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'production', ADMIN_PASSWORD: password };
+  const busKeys = roleBusKeys({ gateway: ['gateway'], auth: ['auth'], config: ['config'], protocol: ['protocol'] });
   const cluster = { ...base, NATS_URL: nats.url, DATABASE_URL: postgres.url, SECRETS_KEY: randomBytes(32).toString('base64') };
   const cases: { target: Target; label: string; env: Record<string, string>; port: number }[] = [];
   for (const service of ['auth', 'config', 'protocol'] as const) {
@@ -159,7 +161,7 @@ try {
       target: service,
       label: `${service} service`,
       port,
-      env: { ...cluster, SERVICES: service, HEALTH_PORT: String(port), DATA_DIR: join(dataDir, service) },
+      env: { ...cluster, ...busKeys[service], SERVICES: service, HEALTH_PORT: String(port), DATA_DIR: join(dataDir, service) },
     });
   }
   const gatewayPort = await freePort();
@@ -167,7 +169,14 @@ try {
     target: 'gateway',
     label: 'gateway',
     port: gatewayPort,
-    env: { ...cluster, SERVICES: 'gateway', HTTP_PORT: String(gatewayPort), HTTPS_PORT: '0', DATA_DIR: join(dataDir, 'gateway') },
+    env: {
+      ...cluster,
+      ...busKeys.gateway,
+      SERVICES: 'gateway',
+      HTTP_PORT: String(gatewayPort),
+      HTTPS_PORT: '0',
+      DATA_DIR: join(dataDir, 'gateway'),
+    },
   });
   const edgePort = await freePort();
   cases.push({

@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase } from '../test/support/platform.ts';
+import { roleBusKeys } from '../test/support/bus_keys.ts';
 import { benchRounds, freePort, interleave, load, processCpuMs, roundsTable, startProcess, stopProcess, waitReady } from './harness.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
@@ -68,10 +69,11 @@ async function startPlatform(name: string, env: Record<string, string | undefine
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-'));
   const port = await freePort();
   const common = { DATA_DIR: dataDir, HTTP_PORT: String(port), HTTPS_PORT: '0', LOG_LEVEL: 'info', ...env };
+  const busKeys = roleBusKeys({ gateway: ['gateway'], services: ['auth', 'config', 'protocol'] });
   const children = split
     ? [
-        startProcess('main.ts', { ...common, SERVICES: 'auth,config,protocol' }),
-        startProcess('main.ts', { ...common, SERVICES: 'gateway' }),
+        startProcess('main.ts', { ...common, SERVICES: 'auth,config,protocol', ...busKeys.services }),
+        startProcess('main.ts', { ...common, SERVICES: 'gateway', ...busKeys.gateway }),
       ]
     : [startProcess('main.ts', common)];
   const stop = async () => {

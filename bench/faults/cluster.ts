@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { bundleCommand, ensureBuilt } from '../../tools/build/build.ts';
 import { freePort } from '../harness.ts';
 import { waitForPort } from './servers.ts';
+import { roleBusKeys } from '../../test/support/bus_keys.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -66,12 +67,15 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       replicas.push({ name: `${service}-${n}`, service, port: await freePort(), child: null, stderr: [] });
   }
   const initial = replicas.filter((r) => !options.startNow || options.startNow.includes(r.name));
+  // Each role signs its bus contexts with a key of its own, as a deployment does.
+  const busKeys = roleBusKeys({ gateway: ['gateway'], auth: ['auth'], config: ['config'], protocol: ['protocol'] });
   const env = (r: Replica): Record<string, string> => ({
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',
     NODE_ENV: 'production',
     SERVICES: r.service,
     NATS_URL: options.natsUrl,
+    ...busKeys[r.service],
     DATABASE_URL: options.databaseUrl,
     SECRETS_KEY_FILE: secretsKeyFile,
     DATA_DIR: join(dataDir, r.name),

@@ -111,16 +111,16 @@ function readableFile(env: EnvReader, name: string): string | undefined {
 }
 
 /** A value given inline (`NAME`) or in a file (`NAME_FILE`), not both. */
-function valueOrFile(env: EnvReader, name: string): string | undefined {
+function valueOrFile(env: EnvReader, name: string, fileName: string): string | undefined {
   const inline = env.optionalString(name);
-  const file = readableFile(env, `${name}_FILE`);
-  if (inline !== undefined && file !== undefined) env.fail(`${name} and ${name}_FILE: set one, not both`);
+  const file = readableFile(env, fileName);
+  if (inline !== undefined && file !== undefined) env.fail(`${name} and ${fileName}: set one, not both`);
   return inline ?? (file !== undefined ? readFileSync(file, 'utf8') : undefined);
 }
 
 function readBusKeys(env: EnvReader): PlatformConfig['busKeys'] {
-  const signingKeyPem = valueOrFile(env, 'BUS_SIGNING_KEY');
-  const trustedKeysJson = valueOrFile(env, 'BUS_TRUSTED_KEYS');
+  const signingKeyPem = valueOrFile(env, 'BUS_SIGNING_KEY', 'BUS_SIGNING_KEY_FILE');
+  const trustedKeysJson = valueOrFile(env, 'BUS_TRUSTED_KEYS', 'BUS_TRUSTED_KEYS_FILE');
   if ((signingKeyPem === undefined) !== (trustedKeysJson === undefined)) {
     env.fail('BUS_SIGNING_KEY(_FILE) and BUS_TRUSTED_KEYS(_FILE): set both or neither');
     return null;
