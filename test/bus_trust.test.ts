@@ -3,9 +3,12 @@
  * ships (deploy/nats): who may connect, who may publish what, and services that act only on a context
  * they can verify.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { headers as natsHeaders } from '@nats-io/nats-core';
@@ -199,4 +202,91 @@ t.test('NATS with the shipped permissions', { skip: hasNatsServer ? false : 'nee
 
 function digestOf(data: Uint8Array): string {
   return createHash('sha256').update(data).digest('base64url');
+}
+
+const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
+
+t.test(
+  'NATS over TLS with client certificates',
+  { skip: hasNatsServer && hasOpenssl ? false : 'needs nats-server and openssl' },
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'scada-nats-tls-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const ssl = (...args: string[]) => {
+      const run = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+      if (run.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${run.stderr}`);
+    };
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+    ssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=scada test CA');
+    for (const [name, san] of [
+      ['server', 'subjectAltName=IP:127.0.0.1,DNS:localhost'],
+      ['client', 'extendedKeyUsage=clientAuth'],
+    ] as const) {
+      ssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=scada ${name}`);
+      writeFileSync(join(dir, `${name}.ext`), `${san}\n`);
+      ssl(
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.pem',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-out',
+        `${name}.pem`,
+        '-days',
+        '1',
+        '-extfile',
+        `${name}.ext`,
+      );
+    }
+    const port = await freePort();
+    writeFileSync(
+      join(dir, 'nats.conf'),
+      [
+        `listen: 127.0.0.1:${port}`,
+        `jetstream { store_dir: ${JSON.stringify(join(dir, 'js'))} }`,
+        `tls { cert_file: "${join(dir, 'server.pem')}", key_file: "${join(dir, 'server.key')}", ca_file: "${join(dir, 'ca.pem')}", verify: true }`,
+      ].join('\n'),
+    );
+    const server = spawn('nats-server', ['-c', join(dir, 'nats.conf')], { stdio: 'ignore' });
+    t.teardown(() => void server.kill('SIGTERM'));
+    await waitForPort(port);
+    const url = `tls://127.0.0.1:${port}`;
+    const tlsFiles = { caFile: join(dir, 'ca.pem'), certFile: join(dir, 'client.pem'), keyFile: join(dir, 'client.key') };
+    await t.rejects(
+      connect({ servers: url, reconnect: false, timeout: 3000, tls: { caFile: tlsFiles.caFile } }),
+      'no client certificate: refused',
+    );
+    const p = await startTestPlatform({
+      NATS_URL: url,
+      NATS_TLS_CA: tlsFiles.caFile,
+      NATS_TLS_CERT: tlsFiles.certFile,
+      NATS_TLS_KEY: tlsFiles.keyFile,
+      BUS_SUBJECT_PREFIX: `tls${randomBytes(4).toString('hex')}`,
+    });
+    t.teardown(() => p.stop());
+    t.equal(p.proc.bus.kind, 'nats');
+    const admin = await asAdmin(p);
+    const res = await fetch(`${p.url}/api/projects`, { headers: admin.headers });
+    t.equal(res.status, 200, 'sign-in and a configuration read travel over NATS with TLS');
+  },
+);
+
+async function waitForPort(port: number): Promise<void> {
+  const end = Date.now() + 10_000;
+  while (Date.now() < end) {
+    const open = await new Promise<boolean>((resolve) => {
+      const s = createConnection({ host: '127.0.0.1', port }, () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.on('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nothing listens on ${port}`);
 }
