@@ -198,6 +198,18 @@ t.test('NATS with the shipped permissions', { skip: hasNatsServer ? false : 'nee
     });
     t.equal((await send(read, empty, otherRequest)).code, '401', 'another request than the origin');
   });
+
+  await t.test('a service speaks for itself, and for no other service', async (t) => {
+    const read = `${prefix}.config.v1.getProjects`;
+    const empty = encoder.encode(JSON.stringify({ params: {}, query: {} }));
+    const own = JSON.stringify({ id: 'service:protocol', name: 'protocol service', roles: ['viewer'], spaces: ['default'] });
+    const fields = { [busHeaders.requestId]: randomUUID(), [busHeaders.actor]: own, [busHeaders.space]: 'default' };
+    const answer = await send(read, empty, await signed(keys.protocol.BUS_SIGNING_KEY!, read, empty, fields));
+    t.equal(answer.code, '', `as itself: served (${answer.text.slice(0, 80)})`);
+    const posing = JSON.stringify({ id: 'service:auth', name: 'auth service', roles: ['admin'], spaces: ['default'] });
+    const posed = await signed(keys.protocol.BUS_SIGNING_KEY!, read, empty, { ...fields, [busHeaders.actor]: posing });
+    t.equal((await send(read, empty, posed)).code, '401', 'as another service: 401');
+  });
 });
 
 function digestOf(data: Uint8Array): string {
