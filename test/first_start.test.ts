@@ -63,6 +63,10 @@ t.test('first start: the generated password is framed on stderr with the URL to 
     );
     const session = await bearerLogin(p, 'admin', generated);
     oldRefresh = session.refreshToken;
+    const users = await fetch(`${p.url}/api/users`, { headers: session.headers });
+    t.equal(users.status, 403, 'a generated password is changed before anything else');
+    t.match(await users.json(), { code: 'password_change_required' });
+    t.match(await (await fetch(`${p.url}/api/users/profile`, { headers: session.headers })).json(), { requirePasswordReset: true });
 
     const root = await fetch(`${p.url}/`, { redirect: 'manual' });
     t.equal(root.status, 302, '/ leads on');
@@ -98,7 +102,18 @@ t.test('reset-password prints a new password once; the old one and its sessions 
     requirePasswordReset: boolean;
   };
   t.equal(profile.requirePasswordReset, true, 'a new password must be chosen');
-  const log = (await (await fetch(`${p.url}/api/auth/auth-logs?page=0&size=5`, { headers: session.headers })).json()) as {
+  const logs = () => fetch(`${p.url}/api/auth/auth-logs?page=0&size=5`, { headers: session.headers });
+  const beforeChange = await logs();
+  t.equal(beforeChange.status, 403, 'and nothing else works before it is');
+  t.match(await beforeChange.json(), { code: 'password_change_required' });
+  const own = 'the-administrators-own-1';
+  const change = await fetch(`${p.url}/api/users/reset-password`, {
+    method: 'POST',
+    headers: { ...session.headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ oldPassword: fresh, newPassword: own, newPasswordAgain: own }),
+  });
+  t.equal(change.status, 204, 'the own change');
+  const log = (await (await logs()).json()) as {
     content: { username: string; msg: string }[];
   };
   t.ok(

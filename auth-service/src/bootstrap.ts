@@ -10,7 +10,8 @@ import { insertUser } from './store/users.ts';
  * On an empty store: the `default` space and the bootstrap administrator in it. Runs under an advisory
  * lock, so replicas starting together create them once. Without `ADMIN_PASSWORD` a password is generated
  * and shown once, framed on stderr with the URL to open (`notices`), never in a log line; without
- * notices (a service started outside a process) it goes to stderr alone.
+ * notices (a service started outside a process) it goes to stderr alone. A generated password must be
+ * changed at the first sign-in (`requirePasswordReset`); one given in `ADMIN_PASSWORD` need not.
  */
 export async function bootstrap(store: Store, config: AuthConfig, passwords: Passwords, log: Logger, notices?: Notices): Promise<void> {
   const { rows } = await store.query('select (select count(*) from auth.users) as users, (select count(*) from auth.spaces) as spaces');
@@ -32,6 +33,9 @@ export async function bootstrap(store: Store, config: AuthConfig, passwords: Pas
       roles: ['admin'],
       spaces: [defaultSpaceId],
       actor: null,
+      // A generated password was chosen by no one: the administrator replaces it before anything else.
+      // One from ADMIN_PASSWORD is the operator's own choice and stands.
+      requirePasswordReset: generated !== null,
     });
     return true;
   });
@@ -47,7 +51,8 @@ export async function bootstrap(store: Store, config: AuthConfig, passwords: Pas
       `  user:     ${config.adminUsername}`,
       `  password: ${generated}`,
       '',
-      'It is shown only this once: sign in and change it. If it is lost:',
+      'It is shown only this once: sign in and change it first',
+      '(POST /api/users/reset-password; nothing else works until then). If it is lost:',
       `  npm run admin -- reset-password ${config.adminUsername}`,
       '(on the embedded store, with the platform stopped first).',
     ];

@@ -56,6 +56,12 @@ export type HttpBinding = {
    * the read caches nor waits for the bump; every other change does both.
    */
   keepsConfiguration?: true;
+  /**
+   * Open to a user who must choose a new password first (`requirePasswordReset`: their password was set by
+   * someone else): their own password change and the reads of their own profile. Every other operation
+   * that needs a session answers them 403 `password_change_required` until they have changed it.
+   */
+  beforePasswordChange?: true;
 };
 
 /**

@@ -13,6 +13,7 @@ export const problemCodes = {
   invalid_token: { status: 401, title: 'Invalid token' },
   forbidden: { status: 403, title: 'Forbidden' },
   reauthentication_required: { status: 403, title: 'Re-authentication required' },
+  password_change_required: { status: 403, title: 'Password change required' },
   ip_denied: { status: 403, title: 'Address not allowed' },
   space_forbidden: { status: 403, title: 'Space not accessible' },
   csrf_rejected: { status: 403, title: 'Cross-site request rejected' },

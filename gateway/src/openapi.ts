@@ -176,6 +176,7 @@ function errorCodesOf(op: Operation, http: HttpBinding): ProblemCode[] {
   if (hasInput) codes.push('validation_failed');
   if (hasBody) codes.push('malformed_body', 'payload_too_large', 'unsupported_media_type');
   if (http.access !== 'public') codes.push('unauthenticated', 'invalid_token', 'forbidden');
+  if (http.access !== 'public' && !http.beforePasswordChange) codes.push('password_change_required');
   if (http.access !== 'public' && http.method !== 'GET') codes.push('csrf_rejected');
   if (http.spaceScoped) codes.push('bad_header', 'space_forbidden');
   if (http.path.includes(':')) codes.push('not_found');

@@ -34,7 +34,8 @@ export function invalidCredentials(): ProblemError {
 }
 
 /**
- * Roles, spaces and status of a user as the gateway enforces them; administrators are in every space. The
+ * Roles, spaces and status of a user as the gateway enforces them (a password someone else set included:
+ * until it is changed, the gateway lets the user do little else); administrators are in every space. The
  * active space is the default space the user chose while they still belong to it, else `default` when they
  * belong to it, else their first space.
  */
@@ -42,7 +43,15 @@ export async function principalOf(deps: AuthDeps, user: UserRecord): Promise<Pri
   const spaces = user.roles.includes('admin') ? (await listSpaces(deps.store)).map((s) => s.id) : [...user.spaces];
   const chosen = user.defaultSpace !== null && spaces.includes(user.defaultSpace) ? user.defaultSpace : null;
   const activeSpace = chosen ?? (spaces.includes('default') ? 'default' : (user.spaces[0] ?? spaces[0] ?? null));
-  return { id: user.id, name: user.username, enabled: user.enabled, roles: user.roles, spaces, activeSpace };
+  return {
+    id: user.id,
+    name: user.username,
+    enabled: user.enabled,
+    roles: user.roles,
+    spaces,
+    activeSpace,
+    requirePasswordReset: user.requirePasswordReset,
+  };
 }
 
 /** The time now in whole epoch seconds. */

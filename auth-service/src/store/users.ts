@@ -60,7 +60,7 @@ export async function listUsers(db: Queryable): Promise<UserRecord[]> {
   return rows.map(toUser);
 }
 
-/** Inserts a user with roles and spaces. */
+/** Inserts a user with roles and spaces; `requirePasswordReset` when someone else chose the password (default: no). */
 export async function insertUser(
   db: Queryable,
   user: {
@@ -73,12 +73,23 @@ export async function insertUser(
     roles: string[];
     spaces: string[];
     actor: string | null;
+    requirePasswordReset?: boolean;
   },
 ): Promise<void> {
   await db.query(
-    `insert into auth.users (id, username, username_key, password_hash, email, phone, enabled, created_by, last_modified_by)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
-    [user.id, user.username, user.username.toLowerCase(), user.passwordHash, user.email, user.phone, user.enabled, user.actor],
+    `insert into auth.users (id, username, username_key, password_hash, email, phone, enabled, require_password_reset, created_by, last_modified_by)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+    [
+      user.id,
+      user.username,
+      user.username.toLowerCase(),
+      user.passwordHash,
+      user.email,
+      user.phone,
+      user.enabled,
+      user.requirePasswordReset ?? false,
+      user.actor,
+    ],
   );
   await setRolesAndSpaces(db, user.id, user.roles, user.spaces);
 }

@@ -297,7 +297,7 @@ export const getCurrentUser = defineOperation({
   tags: ['Authentication'],
   request: requestSchema({}),
   response: CurrentUser,
-  http: { method: 'GET', path: '/api/auth/current-user', status: 200, access: 'user', spaceScoped: false },
+  http: { method: 'GET', path: '/api/auth/current-user', status: 200, access: 'user', spaceScoped: false, beforePasswordChange: true },
 });
 
 /** Every administration operation of the auth service, for the registry. */

@@ -18,7 +18,7 @@ export const getProfile = defineOperation({
   description: 'The signed-in user as `GET /api/users/{userId}` shows them: never a password, hash or OTP secret.',
   request: requestSchema({}),
   response: UserResponse,
-  http: { method: 'GET', path: '/api/users/profile', status: 200, access: 'user', spaceScoped: false },
+  http: { method: 'GET', path: '/api/users/profile', status: 200, access: 'user', spaceScoped: false, beforePasswordChange: true },
 });
 
 /** Changes the caller's email, phone and OTP type. */
@@ -56,8 +56,9 @@ export const resetOwnPassword = defineOperation({
     'Needs the current password (`oldPassword`) and, when TOTP is enrolled, the current `otpCode`: without them, or ' +
     'with a wrong one, 403 `reauthentication_required`, and a wrong one counts toward the account lock (423 once ' +
     'locked). `newPasswordAgain` must equal `newPassword` (8 to 1024 characters), else 400. Every other session of ' +
-    'the user ends; the one making the change stays. Clears `requirePasswordReset`. Administrators change their ' +
-    'own password here too.',
+    'the user ends; the one making the change stays. Clears `requirePasswordReset`: a user whose password was set ' +
+    'by someone else may do nothing but this, sign out, refresh and read their own profile until they have ' +
+    '(every other operation answers 403 `password_change_required`). Administrators change their own password here too.',
   request: requestSchema({ body: OwnPasswordChange }),
   response: NoContent,
   http: {
@@ -67,6 +68,7 @@ export const resetOwnPassword = defineOperation({
     access: 'user',
     spaceScoped: false,
     errors: ['reauthentication_required', 'account_locked'],
+    beforePasswordChange: true,
   },
 });
 
@@ -82,7 +84,15 @@ export const getOwnDefaultSpace = defineOperation({
     'their first space. 404 for a user in no space.',
   request: requestSchema({}),
   response: SpaceResponse,
-  http: { method: 'GET', path: '/api/users/default-space', status: 200, access: 'user', spaceScoped: false, errors: ['not_found'] },
+  http: {
+    method: 'GET',
+    path: '/api/users/default-space',
+    status: 200,
+    access: 'user',
+    spaceScoped: false,
+    errors: ['not_found'],
+    beforePasswordChange: true,
+  },
 });
 
 /** Chooses the caller's default space. */

@@ -61,7 +61,10 @@ export const UserResponse = Type.Object({
   roles: Type.Array(RoleName),
   spaces: Type.Array(EntityId),
   requirePasswordReset: Type.Boolean({
-    description: "Set by an administrator's password reset; cleared when the user chooses a new password.",
+    description:
+      "Set when someone else set the password (an administrator's reset, the admin command, the first start's generated " +
+      'administrator password); cleared when the user chooses a new one. Until then every operation but the own password ' +
+      "change, sign-out, refresh and reading one's own profile answers 403 `password_change_required`.",
   }),
   ...AuditFields,
 });

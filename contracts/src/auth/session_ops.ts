@@ -118,6 +118,8 @@ export const Principal = Type.Object({
   roles: Type.Array(RoleName),
   spaces: Type.Array(EntityId),
   activeSpace: Type.Union([EntityId, Type.Null()]),
+  /** The password was set by someone else: until the user chooses their own, they may do little else. */
+  requirePasswordReset: Type.Boolean(),
 });
 export type Principal = Static<typeof Principal>;
 

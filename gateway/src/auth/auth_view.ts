@@ -26,6 +26,8 @@ export interface AuthView {
   isRevoked(sid: string): boolean;
   /** The current state of a user; throws `invalid_token` when the user is gone. */
   principal(userId: string, requestId: string): Promise<Principal>;
+  /** Drops this replica's copy of a user, after a change it answered itself, before the event comes back. */
+  forgetPrincipal(userId: string): void;
   /** The IP filter to enforce; throws 503 when it has never been loaded. */
   ipFilter(requestId: string): Promise<IpFilter>;
   /** Notes a revocation this replica caused itself, before the event comes back. */
@@ -125,6 +127,9 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
         throw err;
       }
     },
+    forgetPrincipal(userId) {
+      principals.delete(userId);
+    },
     async ipFilter(requestId) {
       if (filter) return filter;
       try {
@@ -189,6 +194,7 @@ export function staticAuthView(): AuthView {
     verifyAccess: refuse,
     isRevoked: () => false,
     principal: refuse,
+    forgetPrincipal: () => {},
     ipFilter: async () => ({ allowed: [], denied: [] }),
     noteRevoked: () => {},
     start: async () => {},

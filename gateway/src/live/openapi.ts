@@ -108,7 +108,7 @@ export function livePaths(): Record<string, Json> {
           },
           '400': problem('`validation_failed`: an unknown topic, a malformed connection id or parameter; `bad_header`: a bad `X-Space`'),
           '401': problem('No session, or it has ended'),
-          '403': problem('`space_forbidden` or `ip_denied`'),
+          '403': problem('`space_forbidden`, `ip_denied`, or `password_change_required` (a password someone else set, not changed yet)'),
           '429': problem('`rate_limited`: the user already has `LIVE_STREAMS_PER_USER` streams on this gateway; with `Retry-After`'),
           '503': problem('The snapshot could not be made (the protocol service has no live replica); with `Retry-After`'),
         },

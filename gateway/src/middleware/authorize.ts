@@ -13,12 +13,21 @@ export async function sessionOf(ctx: Context, deps: SessionDeps): Promise<Sessio
 
 /**
  * Applies an operation's access rule and, for space-scoped operations, the X-Space rule. Sets
- * `ctx.state.actor` and `ctx.state.space` for the bus call.
+ * `ctx.state.actor` and `ctx.state.space` for the bus call. A user whose password someone else set
+ * (`requirePasswordReset`) gets 403 `password_change_required` for everything but the operations open
+ * `beforePasswordChange` (their own password change and profile reads); sign-out and refresh are not
+ * operations here and stay open.
  */
 export async function authorize(ctx: Context, http: HttpBinding, deps: SessionDeps): Promise<void> {
   if (http.access === 'public') return;
   const session = await sessionOf(ctx, deps);
   if (!session) throw new ProblemError('unauthenticated', 'Sign in first');
+  if (session.principal.requirePasswordReset && !http.beforePasswordChange) {
+    throw new ProblemError(
+      'password_change_required',
+      'Your password was set by someone else: choose your own first (POST /api/users/reset-password)',
+    );
+  }
   const roles = session.principal.roles;
   if (http.access !== 'user' && !roles.some((r) => rank[r] >= rank[http.access as Role])) {
     throw new ProblemError('forbidden', `This needs the ${http.access} role`);

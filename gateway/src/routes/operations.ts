@@ -61,6 +61,7 @@ export function operationRoutes(ops: readonly Operation[], deps: OperationRouteD
       await authorize(ctx, http, deps.sessions);
       const message = await buildMessage(ctx, op, deps.bodyLimitBytes);
       const text = await timedCall(deps, op, message, ctx);
+      forgetChangedCaller(deps, op, ctx);
       ctx.status = http.status;
       if (http.status === 204) return;
       if (op.response === NoContent) {
@@ -75,6 +76,16 @@ export function operationRoutes(ops: readonly Operation[], deps: OperationRouteD
     });
   }
   return router;
+}
+
+/**
+ * A write the auth service answered may have changed the caller's own account (their password, which lifts
+ * `requirePasswordReset`, their profile or default space): this replica drops its copy of the caller, so
+ * their next request here sees the change without waiting for the auth service's event.
+ */
+function forgetChangedCaller(deps: OperationRouteDeps, op: Operation, ctx: Context): void {
+  const actor = ctx.state.actor as { id: string } | null | undefined;
+  if (op.service === 'auth' && op.http?.method !== 'GET' && actor) deps.sessions.auth.forgetPrincipal(actor.id);
 }
 
 async function buildMessage(ctx: Context, op: Operation, limit: number): Promise<Record<string, unknown>> {
