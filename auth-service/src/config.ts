@@ -33,17 +33,19 @@ export function defaultCheckConcurrency(cores = availableParallelism()): number 
 
 /** Reads the auth service's section of the environment. */
 export function readAuthConfig(env: EnvReader): AuthConfig {
+  const testRun = env.optionalString('NODE_ENV') === 'test';
   const config: AuthConfig = {
     adminUsername: env.string('ADMIN_USERNAME', 'admin'),
     adminPassword: env.optionalString('ADMIN_PASSWORD'),
-    accessTokenTtlSeconds: env.int('ACCESS_TOKEN_TTL_SECONDS', 300, { min: 10, max: 86400 }),
-    refreshTokenTtlSeconds: env.int('REFRESH_TOKEN_TTL_SECONDS', 86400, { min: 60, max: 31536000 }),
+    // Lifetimes of seconds only for test runs, which follow a session to its end instead of waiting minutes.
+    accessTokenTtlSeconds: env.int('ACCESS_TOKEN_TTL_SECONDS', 300, { min: testRun ? 1 : 10, max: 86400 }),
+    refreshTokenTtlSeconds: env.int('REFRESH_TOKEN_TTL_SECONDS', 86400, { min: testRun ? 2 : 60, max: 31536000 }),
     lockoutThreshold: env.int('LOCKOUT_THRESHOLD', 5, { min: 1, max: 1000 }),
     lockoutSeconds: env.int('LOCKOUT_SECONDS', 600, { min: 1, max: 86400 }),
     refreshReuseGraceSeconds: env.int('REFRESH_REUSE_GRACE_SECONDS', 10, { min: 0, max: 300 }),
     // Below production cost only for test runs, where hundreds of hashes would otherwise take minutes.
     passwordHashCost: env.int('PASSWORD_HASH_COST', defaultHashCost, {
-      min: env.optionalString('NODE_ENV') === 'test' ? lowestTestHashCost : defaultHashCost,
+      min: testRun ? lowestTestHashCost : defaultHashCost,
       max: 20,
     }),
     passwordCheckConcurrency: env.int('PASSWORD_CHECK_CONCURRENCY', defaultCheckConcurrency(), { min: 1, max: 64 }),

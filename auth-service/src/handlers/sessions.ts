@@ -1,8 +1,19 @@
-import { logout, principal, ProblemError, refresh, revocations, signingKeys, tokenProfile, type SessionGrant } from '@scada/contracts';
+import {
+  logout,
+  principal,
+  ProblemError,
+  refresh,
+  revocations,
+  sessionStates,
+  signingKeys,
+  tokenProfile,
+  type Principal,
+  type SessionGrant,
+} from '@scada/contracts';
 import { implement, type HandlerContext, type Implementation } from '@scada/platform';
 import { decodeProtectedHeader } from 'jose';
 import { verifyRefresh, type SigningKey } from '../domain/tokens.ts';
-import { liveRevocations, lockRefreshToken, markUsed, revokeSession, rotateSession } from '../store/sessions.ts';
+import { liveRevocations, lockRefreshToken, markUsed, revokeSession, rotateSession, sessionFamilies } from '../store/sessions.ts';
 import { findUser, type UserRecord } from '../store/users.ts';
 import { announceRevoked, freshClaims, grantOf, principalOf, type AuthDeps } from './deps.ts';
 
@@ -11,7 +22,7 @@ type Outcome =
   | { revoke: { sid: string; until: number } }
   | { refuse: string };
 
-/** `refresh`, `logout`, and what gateways read: `signingKeys`, `principal`, `revocations`. */
+/** `refresh`, `logout`, and what gateways read: `signingKeys`, `principal`, `revocations`, `sessionStates`. */
 export function sessionHandlers(deps: AuthDeps): Implementation[] {
   const keyOf = (token: string): SigningKey => {
     let kid: string | undefined;
@@ -86,6 +97,21 @@ export function sessionHandlers(deps: AuthDeps): Implementation[] {
     }),
 
     implement(revocations, async () => ({ sessions: await liveRevocations(deps.store) })),
+
+    // What a gateway asks of the families it holds live streams for: one answer for many, each user read once.
+    implement(sessionStates, async ({ body }) => {
+      const families = await sessionFamilies(deps.store, [...new Set(body.sids)]);
+      const users = new Map<string, Promise<Principal | null>>();
+      const principalById = (id: string): Promise<Principal | null> => {
+        let user = users.get(id);
+        if (!user) users.set(id, (user = findUser(deps.store, { id }).then((found) => (found ? principalOf(deps, found) : null))));
+        return user;
+      };
+      const sessions = [];
+      for (const f of families)
+        sessions.push({ sid: f.sid, expires: f.expires, revoked: f.revoked, principal: await principalById(f.userId) });
+      return { sessions };
+    }),
   ];
 }
 

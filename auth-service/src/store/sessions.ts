@@ -101,6 +101,19 @@ export async function liveRevocations(db: Queryable): Promise<{ sid: string; unt
   return rows.map((r) => ({ sid: r.sid, until: Number(r.until) }));
 }
 
+/** Session families by sid, with when each ends, whether it was revoked, and its user's id. */
+export async function sessionFamilies(
+  db: Queryable,
+  sids: string[],
+): Promise<{ sid: string; userId: string; expires: number; revoked: boolean }[]> {
+  if (sids.length === 0) return [];
+  const { rows } = await db.query<{ sid: string; user_id: string; until: string | number; revoked: boolean }>(
+    'select sid, user_id, current_refresh_exp as until, revoked_at is not null as revoked from auth.sessions where sid = any($1::text[])',
+    [sids],
+  );
+  return rows.map((r) => ({ sid: r.sid, userId: r.user_id, expires: Number(r.until), revoked: r.revoked }));
+}
+
 /** Usernames with a live, unrevoked session. */
 export async function loggedInUsernames(db: Queryable): Promise<string[]> {
   const { rows } = await db.query<{ username: string }>(

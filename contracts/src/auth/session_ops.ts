@@ -146,6 +146,38 @@ export const revocations = defineOperation({
   response: Type.Object({ sessions: Type.Array(RevokedSession) }),
 });
 
+/** The most session families one `sessionStates` request names. */
+export const maxSessionStates = 1000;
+
+/** A session family as a gateway re-checks the live streams it holds for it. */
+export const SessionFamilyState = Type.Object({
+  sid: Type.String(),
+  /** When the family ends unless it is renewed first: its current refresh token's expiry (epoch seconds). */
+  expires: Type.Integer(),
+  revoked: Type.Boolean(),
+  /** The family's user as the gateway enforces them; null when the user no longer exists. */
+  principal: Type.Union([Principal, Type.Null()]),
+});
+export type SessionFamilyState = Static<typeof SessionFamilyState>;
+
+/**
+ * The current state of session families, by sid: when each ends, whether it was revoked, and its user.
+ * A family the store does not know (never opened, or its user deleted) is left out of the answer.
+ */
+export const sessionStates = defineOperation({
+  operationId: 'sessionStates',
+  service: 'auth',
+  summary: 'Current state of session families',
+  tags: ['Authentication'],
+  request: requestSchema({
+    body: Type.Object(
+      { sids: Type.Array(Type.String({ maxLength: 64 }), { maxItems: maxSessionStates }) },
+      { additionalProperties: false },
+    ),
+  }),
+  response: Type.Object({ sessions: Type.Array(SessionFamilyState) }),
+});
+
 /** The IP filter the gateways enforce. */
 export const ipFilter = defineOperation({
   operationId: 'ipFilter',
@@ -157,4 +189,4 @@ export const ipFilter = defineOperation({
 });
 
 /** Every session operation, for the registry. */
-export const sessionOperations = [login, validateOtp, refresh, logout, signingKeys, principal, revocations, ipFilter];
+export const sessionOperations = [login, validateOtp, refresh, logout, signingKeys, principal, revocations, sessionStates, ipFilter];
