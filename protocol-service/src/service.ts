@@ -49,7 +49,7 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
         ...live.implementations,
         ...plainConnectionHandlers({ store, bus, config, supervisor }),
         ...connectionSetHandlers({ store, bus, config, supervisor }),
-        liveSnapshotHandler({ store, bus }),
+        liveSnapshotHandler({ store, bus, supervisor, instance }),
       ],
       stop: async () => {
         clearInterval(sweep);

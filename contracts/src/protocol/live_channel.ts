@@ -44,7 +44,31 @@ export const LiveConfigChange = Type.Object({
 });
 export type LiveConfigChange = Static<typeof LiveConfigChange>;
 
-/** Internal: the snapshot a live stream opens with, for the connections of the caller's space it follows. */
+/** Why a stream ended, as its last event (`event: end`) says. */
+export const liveEndReasons = ['session_ended', 'session_expired', 'access_ended', 'ip_denied', 'slow', 'shutdown'] as const;
+export type LiveEndReason = (typeof liveEndReasons)[number];
+
+/** Data of an `event: end`, the last event of a stream the platform ends. */
+export const LiveEnd = Type.Object({
+  reason: Type.Union(
+    liveEndReasons.map((r) => Type.Literal(r)),
+    {
+      description:
+        '`session_ended`: logout or revocation; `session_expired`: the session ran out unrenewed; `access_ended`: the user was disabled or deleted, or lost the role or the space; `ip_denied`: the IP filter now denies the address; `slow`: the client fell too far behind; `shutdown`: this gateway is stopping (reconnect).',
+    },
+  ),
+});
+export type LiveEnd = Static<typeof LiveEnd>;
+
+/** The most connections one page of a snapshot covers. */
+export const maxLiveSnapshotPage = 1000;
+
+/**
+ * Internal: the snapshot a live stream opens with, for the connections of the caller's space it follows.
+ * With `limit` it answers one page, in connection id order after `after`, and `next` names the cursor of
+ * the following page (null after the last); each page stays far below one bus message, however large
+ * the space. Without `limit` it answers everything at once (as older gateways ask).
+ */
 export const liveSnapshot = defineOperation({
   operationId: 'liveSnapshot',
   service: 'protocol',
@@ -57,11 +81,23 @@ export const liveSnapshot = defineOperation({
           description: 'null: every connection of the space.',
         }),
         values: Type.Boolean({ description: 'Whether to include the last values.' }),
+        sessions: Type.Optional(Type.Boolean({ description: 'Whether to include the sessions (default true).' })),
+        after: Type.Optional(
+          Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'The cursor a previous page answered as `next`.' }),
+        ),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxLiveSnapshotPage, description: 'Connections per page at most.' })),
       },
       { additionalProperties: false },
     ),
   }),
-  response: LiveSnapshot,
+  response: Type.Composite([
+    LiveSnapshot,
+    Type.Object({
+      next: Type.Optional(
+        Type.Union([Type.String(), Type.Null()], { description: 'The cursor of the next page; null or absent after the last.' }),
+      ),
+    }),
+  ]),
 });
 
 /** The operations of the live channel. */

@@ -124,6 +124,44 @@ export async function readSession(
   };
 }
 
+/** A connection's session as a live snapshot pages through them, with the replica holding it now (null: none). */
+export type SessionPageRow = SessionState & { id: string; started: boolean; held: boolean; holder: string | null };
+
+/**
+ * One page of a space's sessions in connection id order: at most `limit` connections (null: all) after
+ * `after` (null: from the first), only those of `ids` when given. One query for the page, whatever its size.
+ */
+export async function sessionPage(
+  db: Queryable,
+  space: string,
+  page: { after: string | null; limit: number | null; ids: string[] | null },
+): Promise<SessionPageRow[]> {
+  const { rows } = await db.query<Record<string, unknown>>(
+    `select c.id, c.started, s.owner, s.state, s.since, s.last_error, s.reconnects, s.identity, s.warnings,
+        (l.owner is not null and l.owner = s.owner and l.expires_at >= now()) as held,
+        case when l.expires_at >= now() then l.owner end as holder
+       from protocol.connections c
+       left join protocol.session_states s on s.space = c.space and s.connection_id = c.id
+       left join protocol.session_leases l on l.space = c.space and l.connection_id = c.id
+      where c.space = $1 and ($2::uuid is null or c.id > $2::uuid) and ($3::uuid[] is null or c.id = any($3::uuid[]))
+      order by c.id limit $4`,
+    [space, page.after, page.ids, page.limit],
+  );
+  return rows.map((r) => ({
+    id: String(r.id),
+    started: r.started as boolean,
+    held: Boolean(r.held),
+    holder: (r.holder as string | null) ?? null,
+    owner: (r.owner as string | null) ?? '',
+    state: ((r.state as string | null) ?? 'stopped') as SessionState['state'],
+    since: r.since ? new Date(r.since as string).toISOString() : new Date(0).toISOString(),
+    lastError: (r.last_error as string | null) ?? null,
+    reconnects: (r.reconnects as number | null) ?? 0,
+    identity: (r.identity as SessionState['identity']) ?? null,
+    warnings: (r.warnings as SessionState['warnings'] | null) ?? [],
+  }));
+}
+
 /** Report blocks to enable on every (re)connect of a connection. */
 export async function reportSubscriptions(
   db: Queryable,
