@@ -35,16 +35,35 @@ export const InclusionReason = Type.Union([
   Type.Literal('general-interrogation'),
 ]);
 
+/** Where a reported value's `timestamp` comes from; null when it has none. */
+export const TimestampSource = Type.Union([Type.Literal('attribute'), Type.Literal('entry'), Type.Null()], {
+  description:
+    "`attribute`: the `t` of the value's own data object in the same report; `entry`: the report's TimeOfEntry, for a value whose data object's `t` the report did not carry; null: neither was there.",
+});
+export type TimestampSource = Static<typeof TimestampSource>;
+
+/** The quality of a value: its data object's `q` in the same report or read (at any depth), else null. */
+export const ValueQualityOrNull = Type.Union([ValueQuality, Type.Null()], {
+  description:
+    "The `q` of the value's data object (`AnIn1.q` for `AnIn1.mag.f`, `A.phsA.q` for `A.phsA.cVal.mag.f` of a WYE), from the same report or read; null where it did not carry it.",
+});
+
 /**
- * One reported attribute as the platform keeps and forwards it. `timestamp` is the device's (the `t` of
- * the same data object in the same report, where the data set carries it), `receivedAt` the platform's.
+ * One reported attribute as the platform keeps and forwards it. `quality` and `timestamp` come from its
+ * data object's `q` and `t` in the same report (at any depth: `mag.f`, `cVal.mag.f`, `phsA.cVal.mag.f`);
+ * without that `t`, `timestamp` is the report's TimeOfEntry, and `timestampSource` says which.
+ * `receivedAt` is the platform's time.
  */
 export const ReportedValue = Type.Object({
   connectionId: Type.String(),
   reference: Type.String({ description: 'The attribute, as an IEC 61850 reference (`LD/LN.DO.DA`).' }),
   value: Type.Unknown(),
-  quality: Type.Union([ValueQuality, Type.Null()]),
-  timestamp: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  quality: ValueQualityOrNull,
+  timestamp: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description:
+      "The device's time: the `t` of the value's data object in the same report, else the report's TimeOfEntry, else null (`timestampSource` says which). Decoded as libiec61850 decodes it.",
+  }),
+  timestampSource: TimestampSource,
   receivedAt: Type.String({ format: 'date-time' }),
   rcb: Type.String({ description: 'The report control block that sent it.' }),
   reason: Type.Union([Type.Array(InclusionReason), Type.Null()]),

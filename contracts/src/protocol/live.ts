@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { deadlines, defineOperation, NoContent, requestSchema, type HttpBinding } from '../operation.ts';
 import type { ProblemCode } from '../problems.ts';
-import { ReportedValue, SessionWarning } from './events.ts';
+import { ReportedValue, SessionWarning, ValueQualityOrNull } from './events.ts';
 
 /**
  * Live IEC 61850 sessions: start and stop (kept across restarts), the session's state, and what an
@@ -96,15 +96,31 @@ export const getConnectionSession = defineOperation({
   http: binding('GET', '/api/connections/:connectionId/session', 200, 'viewer'),
 });
 
+/**
+ * With a value read: the quality and time stamp of its data object, where the same read carried them (a
+ * read has no TimeOfEntry, so `timestampSource` is `attribute` or null).
+ */
+const ReadStamp = {
+  quality: Type.Optional(ValueQualityOrNull),
+  timestamp: Type.Optional(
+    Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: "The `t` of the value's data object in the same read; null where it did not carry it.",
+    }),
+  ),
+  timestampSource: Type.Optional(Type.Union([Type.Literal('attribute'), Type.Null()])),
+};
+
 /** A value read from a device, or why it could not be; a data set answers its members. */
 export const ReadResult = Type.Object({
   reference: Type.String(),
   value: Type.Optional(Type.Unknown()),
   error: Type.Optional(Type.String()),
+  ...ReadStamp,
   members: Type.Optional(
-    Type.Array(Type.Object({ reference: Type.String(), value: Type.Optional(Type.Unknown()), error: Type.Optional(Type.String()) }), {
-      description: "A data set's members in order, each with its value or error.",
-    }),
+    Type.Array(
+      Type.Object({ reference: Type.String(), value: Type.Optional(Type.Unknown()), error: Type.Optional(Type.String()), ...ReadStamp }),
+      { description: "A data set's members in order, each with its value (and its data object's quality and time) or error." },
+    ),
   ),
 });
 
@@ -122,7 +138,7 @@ export const readConnectionValues = defineOperation({
   deadlineMs: deadlines.deviceMs,
   summary: 'Read values from the device',
   tags,
-  description: `Reads up to 100 object references, each answering its value or its error, and up to 20 data sets (\`dataSets\`), each answering its members with their values, in that order. At least one of the two. ${notConnected}`,
+  description: `Reads up to 100 object references, each answering its value or its error, and up to 20 data sets (\`dataSets\`), each answering its members with their values, in that order. At least one of the two. A value carries \`quality\` and \`timestamp\` of its data object when the same read carries them: read \`AnIn1.mag.f\` with \`AnIn1.q\` and \`AnIn1.t\` (or a data set holding them), or the data object whole; at any depth (\`A.phsA.cVal.mag.f\` takes \`A.phsA.q\`); else null. ${notConnected}`,
   request: requestSchema({
     params: connectionParams,
     body: Type.Object(
@@ -285,7 +301,7 @@ export const getConnectionValues = defineOperation({
   summary: 'Last reported values',
   tags,
   description:
-    "The last value of every attribute the device has reported since the holding replica took the connection: its quality and the device's `timestamp` (of the same data object in the same report, where the data set carries them; else `null`), `receivedAt`, the block that sent it, the reasons for inclusion and the report's sequence number. While the device is away the last values answer with `stale: true`. Values of a disabled block are dropped; all are dropped when the device's identity or model changes. An empty list when no replica holds the connection.",
+    "The last value of every attribute the device has reported since the holding replica took the connection: its `quality` and the device's `timestamp`, `receivedAt`, the block that sent it, the reasons for inclusion and the report's sequence number. `quality` and `timestamp` are those of the attribute's data object in the same report, at any depth (`AnIn1.mag.f` takes `AnIn1.q` and `AnIn1.t`, `A.phsA.cVal.mag.f` of a WYE takes `A.phsA.q` and `A.phsA.t`; the data object is found from the device's model); without that `t`, `timestamp` is the report's TimeOfEntry; `timestampSource` says which (`attribute`, `entry`, or null with neither). Device times are decoded as libiec61850 decodes them. While the device is away the last values answer with `stale: true`. Values of a disabled block are dropped; all are dropped when the device's identity or model changes. An empty list when no replica holds the connection.",
   request: requestSchema({ params: connectionParams }),
   response: Type.Array(
     Type.Composite([

@@ -86,6 +86,7 @@ function reportValues(body: Record<string, unknown>): ReportedValue[] {
     value: v.value,
     quality: (v.quality as ReportedValue['quality']) ?? null,
     timestamp: (v.timestamp as string | undefined) ?? null,
+    timestampSource: (v.timestampSource as ReportedValue['timestampSource'] | undefined) ?? (v.timestamp ? 'attribute' : null),
     receivedAt: (v.receivedAt as string | undefined) ?? String(body.at),
     rcb: String(v.rcb ?? body.rcb),
     reason: (v.reason as ReportedValue['reason']) ?? null,

@@ -27,7 +27,7 @@ const events = [
   [
     'value',
     'LiveValue',
-    "One reported attribute: `timestamp` is the device's, `receivedAt` the platform's; `quality`, `reason`, `seqNum` as the report carried them (null otherwise).",
+    "One reported attribute: `quality` and `timestamp` are the `q` and `t` of its data object in the same report, at any depth (`AnIn1.mag.f` takes `AnIn1.q`, `PhV.phsA.cVal.mag.f` of a WYE `PhV.phsA.q`); without that `t`, `timestamp` is the report's TimeOfEntry, and `timestampSource` says which (`attribute`, `entry`, or null with neither). `receivedAt` is the platform's time; `reason` and `seqNum` as the report carried them (null otherwise). Snapshot values carry the same fields.",
   ],
   [
     'session',

@@ -2,7 +2,9 @@
  * An IEC 61850 device seen through one MMS association: browse its model, read and write values in either
  * reference notation as plain JSON (checked against the variable's type before sending), read data sets,
  * enable report control blocks and receive decoded reports, and operate controls. Types come from
- * GetVariableAccessAttributes once per reference (browse fills the cache for the whole model).
+ * GetVariableAccessAttributes once per reference (browse fills the cache for the whole model). A value read
+ * or reported carries the quality and time stamp of its data object when the same read or report carries
+ * them (see `data_objects.ts`).
  */
 import { EventEmitter } from 'node:events';
 import { MmsClient, type MmsClientOptions } from '../mms/client.ts';
@@ -11,6 +13,7 @@ import type { InformationReport } from '../mms/mms_pdu.ts';
 import type { MmsType } from '../mms/mms_types.ts';
 import { browseDevice, type DeviceModel } from './browse.ts';
 import { ControlTracker, type OperateOptions, type Origin } from './control.ts';
+import { locate, stampValues, type DataObjectStamp } from './data_objects.ts';
 import { Iec61850Error } from './errors.ts';
 import { fromObjectName, parseReference, toMmsReference, toObjectName, toObjectReference } from './reference.ts';
 import {
@@ -28,8 +31,11 @@ import { fromJson, toJson, type Json } from './values.ts';
 /** Functional constraints of status, measurements and controls: the model says a client cannot write them (IEC 61850-7-2 §6.2). */
 const READ_ONLY_FCS = new Set<string>(['ST', 'MX', 'OR', 'EX', 'CO']);
 
-/** A value read: the JSON value, or why there is none. */
-export type ValueResult = { ref: string; value: Json | null; error?: string };
+/**
+ * A value read: the JSON value, or why there is none; `quality` and `timestamp` are its data object's `q`
+ * and `t` when the same read carries them.
+ */
+export type ValueResult = { ref: string; value: Json | null; error?: string } & DataObjectStamp;
 
 /** A data set read: its members in order. */
 export type DataSetValues = { ref: string; members: ValueResult[] };
@@ -89,10 +95,17 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
   /** Reads values in one request; each comes back as JSON or with the reason it could not be read. */
   async readValues(refs: string[]): Promise<ValueResult[]> {
     const parsed = refs.map(parseReference);
-    const types = await Promise.all(refs.map((r) => this.typeOf(r).catch(() => undefined)));
+    const located = await Promise.all(parsed.map((r) => locate((t) => this.typeOf(t), r)));
     const results = await this.client.read(parsed.map(toObjectName));
-    return results.map((r, i) =>
-      r.ok ? { ref: refs[i], value: toJson(r.data, types[i], parsed[i].path.at(-1)) } : { ref: refs[i], value: null, error: r.errorText },
+    const values: ValueResult[] = results.map((r, i) =>
+      r.ok
+        ? { ref: refs[i], value: toJson(r.data, located[i].type, parsed[i].path.at(-1)) }
+        : { ref: refs[i], value: null, error: r.errorText },
+    );
+    return stampValues(
+      values,
+      parsed,
+      located.map((l) => l.dataObjectDepth),
     );
   }
 
@@ -114,19 +127,26 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
     const name = dataSetName(ref);
     const { variables } = await this.client.getNamedVariableListAttributes(name);
     const members = variables.map((v) => (v.scope === 'domain' ? fromObjectName(v) : undefined));
-    const types = await Promise.all(members.map((m) => (m ? this.typeOf(toMmsReference(m)).catch(() => undefined) : undefined)));
+    const located = await Promise.all(
+      members.map((m) => (m ? locate((t) => this.typeOf(t), m) : { type: undefined, dataObjectDepth: undefined })),
+    );
     const results = await this.client.readNamedVariableList(name);
     if (results.length !== variables.length)
       throw new Iec61850Error('bad_value', `data set ${ref} has ${variables.length} members but the read gave ${results.length} values`);
+    const values: ValueResult[] = results.map((r, i) => {
+      const m = members[i];
+      const memberRef = m ? toObjectReference(m) : variables[i].item;
+      return r.ok
+        ? { ref: memberRef, value: toJson(r.data, located[i].type, m?.path.at(-1)) }
+        : { ref: memberRef, value: null, error: r.errorText };
+    });
     return {
       ref: `${name.domain}/${name.item}`,
-      members: results.map((r, i) => {
-        const m = members[i];
-        const memberRef = m ? toObjectReference(m) : variables[i].item;
-        return r.ok
-          ? { ref: memberRef, value: toJson(r.data, types[i], m?.path.at(-1)) }
-          : { ref: memberRef, value: null, error: r.errorText };
-      }),
+      members: stampValues(
+        values,
+        members,
+        located.map((l) => l.dataObjectDepth),
+      ),
     };
   }
 

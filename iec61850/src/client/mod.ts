@@ -12,6 +12,7 @@ export {
   type OperateOptions,
   type Origin,
 } from './control.ts';
+export { dataObjectDepth, stampsOf, type DataObjectStamp, type StampedValue } from './data_objects.ts';
 export { Iec61850Error, type Iec61850ErrorCode } from './errors.ts';
 export {
   FUNCTIONAL_CONSTRAINTS,
@@ -22,6 +23,6 @@ export {
   type DataReference,
   type Fc,
 } from './reference.ts';
-export type { Report, ReportOptions, ReportSubscription, ReportValue } from './reports.ts';
+export type { Report, ReportMember, ReportOptions, ReportSubscription, ReportValue } from './reports.ts';
 export { fromJson, toJson, typeName, type Json } from './values.ts';
 export type { QualityJson, TimestampJson } from './values_bits.ts';

@@ -2,7 +2,9 @@
  * IEC 61850 reports over MMS (IEC 61850-8-1 §17): enabling a URCB (reserve with Resv) or BRCB (ResvTms when
  * the block has it), setting DatSet/OptFlds/TrgOps/IntgPd/BufTm and RptEna in one write, GI; and decoding the
  * `RPT` InformationReport by the block's OptFlds and data set: RptID, SqNum, TimeOfEntry, DatSet, BufOvfl,
- * EntryID, ConfRev, SubSeqNum/MoreSegmentsFollow, the inclusion bit string, data references, values, reasons.
+ * EntryID, ConfRev, SubSeqNum/MoreSegmentsFollow, the inclusion bit string, data references, values, reasons;
+ * each value with the quality and time stamp of its data object where the same report carries them (see
+ * `data_objects.ts`).
  */
 import type { MmsClient } from '../mms/client.ts';
 import { MmsError } from '../mms/client_errors.ts';
@@ -11,6 +13,7 @@ import type { AccessResult, ObjectName } from '../mms/mms_access.ts';
 import type { MmsData } from '../mms/mms_data.ts';
 import type { InformationReport } from '../mms/mms_pdu.ts';
 import type { MmsType } from '../mms/mms_types.ts';
+import { locate, stampValues, type DataObjectStamp } from './data_objects.ts';
 import { Iec61850Error } from './errors.ts';
 import { childOf, parseReference, toMmsReference, toObjectName, toObjectReference, type DataReference } from './reference.ts';
 import { fromJson, toJson, type Json } from './values.ts';
@@ -38,14 +41,21 @@ export type ReportOptions = {
  */
 export type RptIdOwner = (rptId: string) => string | undefined;
 
-/** A data set member a report can carry. */
-export type ReportMember = { ref: string; mmsRef: string; name: string; type?: MmsType };
+/**
+ * A data set member a report can carry: `parsed` is its reference parsed (absent for a name that is not
+ * domain-specific), `dataObjectDepth` how many elements of its path name its data object, from the
+ * device's model (undefined when the device did not describe it).
+ */
+export type ReportMember = { ref: string; mmsRef: string; name: string; type?: MmsType; dataObjectDepth?: number; parsed?: DataReference };
 
 /** An enabled report control block and what its reports contain. */
 export type ReportSubscription = { rcb: string; rptId: string; buffered: boolean; dataSet: string; members: ReportMember[] };
 
-/** One reported value; `reason` lists the reasons for inclusion when the report carries them. */
-export type ReportValue = { ref: string; value: Json | null; error?: string; reason?: string[] };
+/**
+ * One reported value; `reason` lists the reasons for inclusion when the report carries them; `quality` and
+ * `timestamp` are its data object's `q` and `t` when the same report carries them.
+ */
+export type ReportValue = { ref: string; value: Json | null; error?: string; reason?: string[] } & DataObjectStamp;
 
 /** A decoded report. */
 export type Report = {
@@ -103,9 +113,9 @@ async function membersOf(ctx: ReportContext, dataSet: string): Promise<ReportMem
       const mmsRef = v.scope === 'domain' ? `${v.domain}/${v.item}` : v.item;
       const parsed = v.scope === 'domain' ? parseReference(mmsRef) : undefined;
       const member: ReportMember = { ref: parsed ? toObjectReference(parsed) : mmsRef, mmsRef, name: v.item.split('$').at(-1) ?? v.item };
-      const type = await ctx.typeOf(mmsRef).catch(() => undefined);
-      if (type) member.type = type;
-      return member;
+      if (!parsed) return member;
+      const { type, dataObjectDepth } = await locate((r) => ctx.typeOf(r), parsed);
+      return { ...member, parsed, ...(type ? { type } : {}), ...(dataObjectDepth === undefined ? {} : { dataObjectDepth }) };
     }),
   );
 }
@@ -265,6 +275,11 @@ export function decodeReport(r: InformationReport, lookup: (rptId: string) => Re
     const a = f.next(`value of ${m.ref}`);
     return a.ok ? { ref: m.ref, value: toJson(a.data, m.type, m.name) } : { ref: m.ref, value: null, error: a.errorText };
   });
+  stampValues(
+    out.values,
+    included.map((m) => m.parsed),
+    included.map((m) => m.dataObjectDepth),
+  );
   if (opt.reasonForInclusion) {
     out.values.forEach((v) => {
       const reasons = flagsOf(f.take('bit-string', `reason of ${v.ref}`).value, NAMED_BITS.ReasonCode);

@@ -28,8 +28,9 @@ import {
   type Store,
 } from '@scada/platform';
 import { connectionNotFound, notConnected, type DeviceRouter } from '../sessions/device_router.ts';
-import type { LiveDevice } from '../sessions/live_device.ts';
+import type { DeviceValue, LiveDevice } from '../sessions/live_device.ts';
 import type { Session } from '../sessions/session.ts';
+import { qualityOf, readTimestampOf } from '../sessions/value_stamps.ts';
 import { appendControlLog, type ControlLogRecord } from '../store/control_log.ts';
 import { findConnection } from '../store/connections.ts';
 import { subscribeReport, unsubscribeReport } from '../store/sessions.ts';
@@ -50,6 +51,15 @@ const terminationWaitMs = 10_000;
 /** How long a control may wait for the device's CommandTermination: what the caller still waits, less the margin. */
 function controlTimeoutMs(ctx: HandlerContext): number {
   return Number.isFinite(ctx.deadline) ? Math.max(1, Math.min(terminationWaitMs, remainingMs(ctx) - answerMarginMs)) : terminationWaitMs;
+}
+
+/**
+ * One value read as the API answers it: the value with its data object's quality and time where the same
+ * read carried them (a read has no TimeOfEntry), or the reason it could not be read.
+ */
+function readResult(reference: string, read: DeviceValue | { error: string } | undefined) {
+  if (read === undefined || 'error' in read) return { reference, error: read?.error ?? 'not read' };
+  return { reference, value: read.value, quality: qualityOf(read.quality), ...readTimestampOf(read.timestamp) };
 }
 
 /** A failure that is not already a problem (a device stand-in in a test, a bug) is the device's failure. */
@@ -133,13 +143,8 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
           const values = references.length ? await device.read(references) : [];
           const sets = dataSets.length ? await device.readDataSets(dataSets) : [];
           return [
-            ...references.map((reference, i) => {
-              const v = values[i] as { error?: string } | undefined;
-              return v && typeof v === 'object' && 'error' in v && typeof v.error === 'string'
-                ? { reference, error: v.error }
-                : { reference, value: values[i] };
-            }),
-            ...sets,
+            ...references.map((reference, i) => readResult(reference, values[i])),
+            ...sets.map((set) => ({ reference: set.reference, members: set.members.map((m) => readResult(m.reference, m)) })),
           ];
         },
         forward,

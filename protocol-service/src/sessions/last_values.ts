@@ -1,12 +1,13 @@
 /**
  * The last value of every attribute a connection's device reported, as the platform answers and forwards
- * it: with the quality and the device's time stamp of the same data object in the same report (where the
- * data set carries them), the reason for inclusion, the sequence number, the block that sent it, and
- * `stale` once the association that delivered it has ended.
+ * it: with the quality and the device's time stamp of its data object in the same report (found by the
+ * IEC 61850 layer from the device's model, at any depth), else the report's TimeOfEntry as its time, the
+ * reason for inclusion, the sequence number, the block that sent it, and `stale` once the association that
+ * delivered it has ended.
  */
-import type { ReportedValue, ValueQuality } from '@scada/contracts';
-import { parseReference, toObjectReference } from '@scada/iec61850';
+import type { ReportedValue } from '@scada/contracts';
 import type { DeviceReport } from './live_device.ts';
+import { qualityOf, timestampOf } from './value_stamps.ts';
 
 /** A kept value: the reported attribute without its connection, and whether it is stale. */
 export type LastValue = Omit<ReportedValue, 'connectionId'> & { stale: boolean };
@@ -19,75 +20,19 @@ const REASONS: Record<string, ReportedValue['reason'] extends (infer R)[] | null
   gi: 'general-interrogation',
 };
 
-/** The reference of the data object an attribute belongs to (`LD/LN.DO[FC]`), or undefined for a DO itself. */
-function dataObjectOf(reference: string): string | undefined {
-  try {
-    const r = parseReference(reference);
-    return r.path.length < 2 ? undefined : toObjectReference({ ...r, path: r.path.slice(0, -1) });
-  } catch {
-    return undefined;
-  }
-}
-
-function lastName(reference: string): string | undefined {
-  try {
-    return parseReference(reference).path.at(-1);
-  } catch {
-    return undefined;
-  }
-}
-
-/** ValueQuality from the IEC 61850 layer's quality JSON (`{validity, flags, source}`). */
-function qualityOf(q: unknown): ValueQuality | null {
-  if (typeof q !== 'object' || q === null || !('validity' in q)) return null;
-  const { validity, flags, source } = q as { validity: ValueQuality['validity']; flags?: string[]; source?: ValueQuality['source'] };
-  const set = flags ?? [];
-  return {
-    validity,
-    detail: set.filter((f) => f !== 'test' && f !== 'operatorBlocked'),
-    source: source ?? 'process',
-    test: set.includes('test'),
-    operatorBlocked: set.includes('operatorBlocked'),
-  };
-}
-
-/** The ISO time of a TimeStamp JSON (`{time, flags, accuracy}`). */
-function timeOf(t: unknown): string | null {
-  return typeof t === 'object' && t !== null && typeof (t as { time?: unknown }).time === 'string' ? (t as { time: string }).time : null;
-}
-
-/** The quality and time stamp each data object of a report carries, by data object reference. */
-function companions(report: DeviceReport): Map<string, { q?: unknown; t?: unknown }> {
-  const out = new Map<string, { q?: unknown; t?: unknown }>();
-  for (const v of report.values) {
-    const name = lastName(v.ref);
-    const owner = dataObjectOf(v.ref);
-    if (!owner || (name !== 'q' && name !== 't')) continue;
-    const entry = out.get(owner) ?? {};
-    entry[name] = v.value;
-    out.set(owner, entry);
-  }
-  return out;
-}
-
 /** The last values of one connection. */
 export class LastValues {
   readonly #values = new Map<string, LastValue>();
 
   /** Keeps a report's values; answers them as reported attributes. */
   record(report: DeviceReport, receivedAt: string): LastValue[] {
-    const withQt = companions(report);
     const out: LastValue[] = report.values.map((v) => {
-      // A data object reported whole carries its own q and t; an attribute takes those of its data object.
-      const own =
-        typeof v.value === 'object' && v.value !== null && !Array.isArray(v.value) ? (v.value as { q?: unknown; t?: unknown }) : {};
-      const beside = withQt.get(dataObjectOf(v.ref) ?? '') ?? {};
       const reason = v.reason?.flatMap((r) => (REASONS[r] ? [REASONS[r]] : [])) ?? null;
       return {
         reference: v.ref,
         value: v.value,
-        quality: qualityOf(own.q ?? beside.q),
-        timestamp: timeOf(own.t ?? beside.t),
+        quality: qualityOf(v.quality),
+        ...timestampOf(v.timestamp, report.timeOfEntry),
         receivedAt,
         rcb: report.rcb,
         reason,

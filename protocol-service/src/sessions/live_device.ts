@@ -9,16 +9,24 @@ export type DeviceTarget = { host: string; port: number; address?: Record<string
 /** The device's answer to MMS identify. */
 export type DeviceIdentity = { vendor: string; model: string; revision: string };
 
+/**
+ * A value the device sent, with the quality (`{validity, flags, source}`) and time stamp (`{time, flags,
+ * accuracy}`) of its data object where the same report or read carried them.
+ */
+export type DeviceValue = { value: unknown; quality?: unknown; timestamp?: unknown };
+
 /** One received report, decoded by its data set. */
 export type DeviceReport = {
   rcb: string;
   rptId: string;
   seqNum?: number;
+  /** The report's TimeOfEntry (ISO), when it carried one. */
+  timeOfEntry?: string;
   /** Hex of the EntryID (buffered blocks). */
   entryId?: string;
   /** The device lost buffered entries before this report. */
   bufferOverflow?: boolean;
-  values: { ref: string; value: unknown; reason?: string[] }[];
+  values: ({ ref: string; reason?: string[] } & DeviceValue)[];
 };
 
 /** A control request: the value to operate with and the checks to ask for. */
@@ -58,9 +66,9 @@ export interface LiveDevice {
   /** Only the names of the logical devices and their logical nodes (cheap: no types). */
   modelNames(): Promise<{ name: string; logicalNodes: string[] }[]>;
   /** The members of data sets (`LD/LN.name` or `LD/LN$name`) with their values. */
-  readDataSets(refs: string[]): Promise<{ reference: string; members: { reference: string; value?: unknown; error?: string }[] }[]>;
+  readDataSets(refs: string[]): Promise<{ reference: string; members: ({ reference: string } & (DeviceValue | { error: string }))[] }[]>;
   /** Values of object references, in the order asked; a reference that fails answers `{ error }`. */
-  read(refs: string[]): Promise<unknown[]>;
+  read(refs: string[]): Promise<(DeviceValue | { error: string })[]>;
   write(ref: string, value: unknown): Promise<void>;
   /** Operates a controllable data object by its control model (direct, SBO, enhanced security). */
   operate(ref: string, control: ControlRequest): Promise<void>;

@@ -82,9 +82,10 @@ export function mmsConnector(options: MmsConnectorOptions): Connector {
               rcb: r.rcb,
               rptId: r.rptId,
               seqNum: r.seqNum,
+              timeOfEntry: r.timeOfEntry,
               entryId: r.entryId,
               bufferOverflow: r.bufferOverflow,
-              values: r.values.map((v) => ({ ref: v.ref, value: v.value, ...(v.reason ? { reason: v.reason } : {}) })),
+              values: r.values.map(({ error: _e, ...v }) => v),
             }),
           ),
         browse: () => answer('browse', target.host, () => device.browse()),
@@ -105,16 +106,16 @@ export function mmsConnector(options: MmsConnectorOptions): Connector {
                 const ds = await device.readDataSet(ref);
                 return {
                   reference: ref,
-                  members: ds.members.map((m) =>
-                    m.error === undefined ? { reference: m.ref, value: m.value } : { reference: m.ref, error: m.error },
+                  members: ds.members.map(({ ref, error, ...value }) =>
+                    error === undefined ? { reference: ref, ...value } : { reference: ref, error },
                   ),
                 };
               }),
             ),
           ),
         read: async (refs) =>
-          (await answer('read', refs.join(', '), () => device.readValues(refs))).map((r) =>
-            r.error === undefined ? r.value : { error: r.error },
+          (await answer('read', refs.join(', '), () => device.readValues(refs))).map(({ ref: _r, error, ...value }) =>
+            error === undefined ? value : { error },
           ),
         write: (ref, value) => answer('write', ref, () => device.write(ref, value)),
         operate: (ref, control) =>
