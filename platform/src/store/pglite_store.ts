@@ -6,6 +6,7 @@ import { privateFolder } from '../private_dir.ts';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { type FolderLock, lockFolder } from './lock_file.ts';
+import { OwnerOnlyNodeFS, ownerOnlyDatabaseFolder } from './owner_only_fs.ts';
 import { asConstraintViolation, type QueryResult, type Queryable, type Store, StoreUnavailableError } from './store.ts';
 
 /** Options of {@link PGliteStore.open} and {@link PGliteStore.memory}. */
@@ -83,7 +84,9 @@ export class PGliteStore implements Store {
 
   /**
    * Opens (or creates) the database in `<dataDir>/pgdata`. Refuses with `FolderLockedError` when another
-   * live process holds the folder; takes over the lock of a process that died.
+   * live process holds the folder; takes over the lock of a process that died. The database's files and
+   * folders are owner-only: those an older version left open are tightened at open, and those made while
+   * it runs are made so (`owner_only_fs.ts`).
    */
   static async open(dataDir: string, options: PGliteStoreOptions = {}): Promise<PGliteStore> {
     const folder = resolve(dataDir);
@@ -93,7 +96,9 @@ export class PGliteStore implements Store {
       const pgdata = join(folder, 'pgdata');
       const fresh = !existsSync(join(pgdata, 'PG_VERSION'));
       const started = performance.now();
-      const db = await PGlite.create(pgdata, {
+      await ownerOnlyDatabaseFolder(pgdata, options.log);
+      const db = await PGlite.create({
+        fs: new OwnerOnlyNodeFS(pgdata),
         parsers: pgCompatibleParsers,
         loadDataDir: fresh ? options.template : undefined,
       });
