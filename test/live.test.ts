@@ -1,8 +1,10 @@
 /**
  * The live channel (`GET /api/live`) through the gateway: the snapshot, each kind of event, filters and
  * their refusals, space isolation, resuming by Last-Event-ID (also through another gateway replica),
- * heartbeats, the per-user cap, the stream ending with its session (logout, revocation, a disabled user,
- * a space taken away) and with its gateway, and a slow reader dropped without slowing a fast one.
+ * heartbeats, the per-user cap, HEAD, the stream ending with a last `event: end` when its session does
+ * (logout, revocation, a disabled user, a space taken away) and with its gateway, and a slow reader
+ * dropped without slowing a fast one. Expiry, the IP filter and lost events: `live_access.test.ts`;
+ * large spaces: `live_snapshot.test.ts`.
  * Reports and session changes are published on the bus as the protocol service publishes them; the
  * simulator's end to end run is in `live_device.test.ts`.
  */
@@ -267,6 +269,42 @@ t.test(`the live channel (${p.mode})`, async (t) => {
     t.equal(status, 200, 'a closed stream frees its place');
   });
 
+  t.test('HEAD answers the headers at once and holds nothing; other methods are 405', async (t) => {
+    const user = await signIn(p, { role: 'viewer' });
+    const streamsOpen = async () => Number(/^live_streams_open (\d+)/m.exec(await (await fetch(`${p.url}/metrics`)).text())?.[1]);
+    const before = await streamsOpen();
+    for (let i = 0; i < 5; i++) {
+      // A plain request per HEAD, no keep-alive: the answer must end the exchange, not hold the socket open.
+      const answered = await new Promise<{ status: number; type: string | undefined; ms: number }>((resolve, reject) => {
+        const started = Date.now();
+        const req = http.request(`${p.url}/api/live`, { method: 'HEAD', headers: user.headers, agent: false }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], ms: Date.now() - started }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      t.equal(answered.status, 200);
+      t.match(answered.type, /^text\/event-stream/);
+      t.ok(answered.ms < 1000, `answered and ended in ${answered.ms} ms`);
+    }
+    t.equal(await streamsOpen(), before, 'no stream counted');
+    const open = await Promise.all([1, 2, 3].map(() => live(user, '?topics=config')));
+    t.teardown(() => {
+      for (const s of open) s.close();
+    });
+    t.same(
+      open.map((s) => s.res.status),
+      [200, 200, 200],
+      'after five HEADs the user still has every place',
+    );
+    t.equal((await fetch(`${p.url}/api/live`, { method: 'HEAD', headers: user.headers })).status, 429, 'HEAD says what a GET would get');
+    t.equal((await fetch(`${p.url}/api/live`, { method: 'HEAD' })).status, 401);
+    const post = await fetch(`${p.url}/api/live`, { method: 'POST', headers: user.headers });
+    t.equal(post.status, 405);
+    t.equal(post.headers.get('allow'), 'GET, HEAD');
+  });
+
   t.test('the stream ends with its session: logout, a disabled user, a space taken away', async (t) => {
     const admin = await asAdmin(p);
     const loggedOut = await signIn(p, { role: 'viewer' });
@@ -274,7 +312,11 @@ t.test(`the live channel (${p.mode})`, async (t) => {
     await s1.wait(isEvent('snapshot'));
     t.equal((await fetch(`${p.url}/logout`, { method: 'POST', headers: loggedOut.headers })).status, 200);
     await s1.ended(1500);
-    t.pass('logout ends the stream within a second');
+    t.match(
+      s1.events.at(-1),
+      { event: 'end', data: { reason: 'session_ended' } },
+      'logout ends the stream within a second, with a last event',
+    );
 
     const disabled = await signIn(p, { role: 'viewer' });
     const s2 = await live(disabled);
@@ -286,7 +328,8 @@ t.test(`the live channel (${p.mode})`, async (t) => {
     });
     t.equal(put.status, 204);
     await s2.ended(1500);
-    t.pass('disabling the user ends it');
+    // Disabling also revokes the user's sessions: whichever the gateway hears of first names the end.
+    t.match(s2.events.at(-1), { event: 'end', data: { reason: /^(access_ended|session_ended)$/ } }, 'disabling the user ends it');
 
     const space = await createSpace(p, `taken-${Date.now()}`);
     const moved = await signIn(p, { role: 'viewer', spaces: ['default', space] });
@@ -297,6 +340,7 @@ t.test(`the live channel (${p.mode})`, async (t) => {
     await keep.wait(isEvent('snapshot'));
     t.equal((await fetch(`${p.url}/api/users/${moved.userId}/spaces/${space}`, { method: 'DELETE', headers: admin.headers })).status, 204);
     await s3.ended(1500);
+    t.match(s3.events.at(-1), { event: 'end', data: { reason: 'access_ended' } });
     report('default', a, 'still');
     await keep.wait(isValue(a, 'still'));
     t.pass("taking a space away ends that space's stream and no other");
@@ -344,16 +388,17 @@ t.test(`the live channel (${p.mode})`, async (t) => {
       components: { schemas: Record<string, unknown> };
     };
     const content = doc.paths['/api/live'].get.responses['200'].content['text/event-stream'];
-    t.same(Object.keys(content['x-events']).sort(), ['config', 'session', 'snapshot', 'value']);
-    for (const name of ['LiveSnapshot', 'LiveValue', 'LiveSession', 'LiveConfigChange']) t.ok(doc.components.schemas[name], name);
+    t.same(Object.keys(content['x-events']).sort(), ['config', 'end', 'session', 'snapshot', 'value']);
+    for (const name of ['LiveSnapshot', 'LiveValue', 'LiveSession', 'LiveConfigChange', 'LiveEnd'])
+      t.ok(doc.components.schemas[name], name);
   });
 
-  t.test('a gateway that stops ends its streams with a last comment', async (t) => {
+  t.test('a gateway that stops ends its streams with a last event', async (t) => {
     const other = await secondGateway(p);
     const s = await openSse(`${other.url}/api/live`, viewer.headers);
-    await s.wait(isEvent('snapshot'));
+    const snapshot = await s.wait(isEvent('snapshot'));
     await other.stop();
     await s.ended(2000);
-    t.match(s.events.at(-1), { comment: /stopping/ });
+    t.match(s.events.at(-1), { event: 'end', id: idOf(snapshot), data: { reason: 'shutdown' } }, 'with the id to resume after');
   });
 });

@@ -50,6 +50,7 @@ export function readGatewayConfig(env: EnvReader): GatewayConfig {
       streamsPerUser: env.int('LIVE_STREAMS_PER_USER', 10, { min: 1, max: 10_000 }),
       heartbeatMs: env.int('LIVE_HEARTBEAT_MS', 15_000, { min: 50, max: 15_000 }),
       retentionMs: env.int('LIVE_EVENT_RETENTION_SECONDS', 120, { min: 60, max: 86_400 }) * 1000,
+      accessCheckMs: env.int('LIVE_ACCESS_CHECK_MS', 10_000, { min: 100, max: 60_000 }),
     },
     readCache: {
       maxAgeMs: env.int('READ_CACHE_MAX_AGE_MS', 1000, { min: 0, max: 1000 }),

@@ -1,3 +1,6 @@
+import http from 'node:http';
+import { Readable } from 'node:stream';
+
 /** A Server-Sent Event as a test reads it: a comment line, or an event with its id and parsed data. */
 export type SseEvent = { id: string | null; event: string; data: unknown } | { comment: string };
 
@@ -16,6 +19,28 @@ export type SseStream = {
 export async function openSse(url: string, headers: Record<string, string> = {}): Promise<SseStream> {
   const abort = new AbortController();
   const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal });
+  return follow(res, () => abort.abort());
+}
+
+/**
+ * Opens `GET` on an SSE URL from a given loopback address (127.0.0.2, …), so the gateway sees that
+ * address as the client's.
+ */
+export async function openSseFrom(localAddress: string, url: string, headers: Record<string, string> = {}): Promise<SseStream> {
+  const incoming = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    const req = http.get(url, { localAddress, headers: { accept: 'text/event-stream', ...headers } }, resolve);
+    req.on('error', reject);
+  });
+  const fields = new Headers();
+  for (const [name, value] of Object.entries(incoming.headers)) {
+    if (value !== undefined) fields.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  const res = new Response(Readable.toWeb(incoming) as ReadableStream<Uint8Array>, { status: incoming.statusCode ?? 0, headers: fields });
+  return follow(res, () => incoming.destroy());
+}
+
+/** Reads a stream's events as they come. */
+function follow(res: Response, abort: () => void): SseStream {
   const events: SseEvent[] = [];
   const waiters = new Set<() => void>();
   let done = false;
@@ -69,7 +94,7 @@ export async function openSse(url: string, headers: Record<string, string> = {})
       return found;
     },
     ended: (ms = 5000) => until(() => done, ms, 'the end of the stream'),
-    close: () => abort.abort(),
+    close: abort,
   };
 }
 

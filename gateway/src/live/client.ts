@@ -1,33 +1,57 @@
 import type { ServerResponse } from 'node:http';
-import type { LiveTopic } from '@scada/contracts';
+import type { LiveEndReason, LiveTopic } from '@scada/contracts';
 import type { LiveMessage } from './messages.ts';
 
 /** What one stream follows: its space, its topics, and its connections (null: all of the space). */
 export type LiveFilter = { space: string; topics: ReadonlySet<LiveTopic>; connections: ReadonlySet<string> | null };
 
-/** Why a stream ended, for the metrics and the log. */
-export type EndReason = 'client' | 'slow' | 'session' | 'shutdown';
+/** Why a stream ended, for the metrics and the log: the reason its last event names, or `client` (it left, or failed). */
+export type EndReason = LiveEndReason | 'client';
+
+/** A client that leaves the opening unread this long is dropped as slow. */
+const openingStallMs = 30_000;
+
+/** An ended stream whose last bytes are still unread after this long is cut off, so it holds nothing. */
+const endGraceMs = 1000;
 
 /**
- * One open stream. Until its opening (snapshot or replay) is written, the events the hub hands it wait
- * in `pending`; after, each goes straight to the socket. A write never waits: past `bufferBytes` of
- * unsent data the client is dropped, so a client that does not read holds up nobody else.
+ * One open stream. It opens in three steps: the opening (snapshot or replay) written at the client's
+ * pace, while events it would get are left to the event log; a short catch-up from the log while new
+ * events wait in `pending`; then live, each event straight to the socket. A live write never waits:
+ * past `bufferBytes` of unsent data the client is dropped, so a client that does not read holds up
+ * nobody else. The opening is never counted against that buffer: it waits for the client instead (up to
+ * `openingStallMs`).
  */
 export class LiveClient {
   readonly userId: string;
   readonly sid: string;
   readonly filter: LiveFilter;
+  /** The client's address, judged again whenever the IP filter changes. */
+  readonly clientIp: string;
+  /** When the session ends at the earliest, unless renewed (epoch seconds); the auth service is asked then. */
+  expires: number;
+  /** The IP filter this stream was last judged against. */
+  judgedWith: unknown = null;
   readonly #res: ServerResponse;
   readonly #bufferBytes: number;
   readonly #onEnd: (client: LiveClient, reason: EndReason) => void;
-  #pending: LiveMessage[] | null = [];
+  #phase: 'opening' | 'collecting' | 'live' = 'opening';
+  #pending: LiveMessage[] = [];
   #after = 0;
-  #ended = false;
+  /** Whether `#after` names an event the client has whole (else the end event resets its Last-Event-ID). */
+  #reached = false;
+  #ended: EndReason | null = null;
+  /** Inside an event the opening is writing: nothing else may be written until it is complete. */
+  #midEvent = false;
+  #endRequested: EndReason | null = null;
+  #wake: (() => void) | null = null;
 
   constructor(options: {
     userId: string;
     sid: string;
     filter: LiveFilter;
+    clientIp: string;
+    expires: number;
     res: ServerResponse;
     bufferBytes: number;
     onEnd: (client: LiveClient, reason: EndReason) => void;
@@ -35,6 +59,8 @@ export class LiveClient {
     this.userId = options.userId;
     this.sid = options.sid;
     this.filter = options.filter;
+    this.clientIp = options.clientIp;
+    this.expires = options.expires;
     this.#res = options.res;
     this.#bufferBytes = options.bufferBytes;
     this.#onEnd = options.onEnd;
@@ -49,8 +75,8 @@ export class LiveClient {
 
   /** Hands the client a message of its space; answers the number of events written. */
   deliver(message: LiveMessage): number {
-    if (this.#ended || !this.wants(message)) return 0;
-    if (this.#pending) {
+    if (this.#ended || this.#phase === 'opening' || !this.wants(message)) return 0;
+    if (this.#phase === 'collecting') {
       this.#pending.push(message);
       return 0;
     }
@@ -59,13 +85,61 @@ export class LiveClient {
     return this.write(message.all()) ? message.frames().length : 0;
   }
 
-  /** Writes the opening frames, then what arrived meanwhile; answers the number of events written. */
-  open(frames: Buffer[], after: number): number {
+  /**
+   * Writes part of the opening and waits while the client has more than `paceBytes` unread; false once
+   * the stream ends or an end is asked for (the opening then stops).
+   */
+  async writeOpening(bytes: Buffer | string, paceBytes: number): Promise<boolean> {
+    if (this.#ended || this.#endRequested) return false;
+    let timer: NodeJS.Timeout | undefined;
+    // The write's callback comes once these bytes (and so all before them) are handed to the system.
+    const flushed = new Promise<boolean>((resolve) => {
+      this.#res.write(bytes, () => resolve(true));
+      this.#wake = () => resolve(true);
+      if (this.#res.writableLength > paceBytes) timer = setTimeout(() => resolve(false), openingStallMs);
+    });
+    const ok = timer === undefined || (await flushed);
+    clearTimeout(timer);
+    this.#wake = null;
+    if (!ok && !this.#ended && !this.#endRequested) this.#drop();
+    return !this.#ended && !this.#endRequested;
+  }
+
+  /** The opening starts an event that must be complete before anything else is written. */
+  beginEvent(): void {
+    this.#midEvent = true;
+  }
+
+  /**
+   * Completes the opening's event with `closing` (written whatever the client has unread: an end asked
+   * for meanwhile must get through); that end happens now.
+   */
+  endEvent(closing: string): void {
+    if (!this.#ended) this.#res.write(closing);
+    this.#midEvent = false;
+    if (this.#endRequested) this.end(this.#endRequested);
+  }
+
+  /** The event id the opening reached: a resume continues after it. */
+  reached(id: number): void {
+    this.#after = id;
+    this.#reached = true;
+  }
+
+  /** From now on, events the client would get wait in `pending` until `goLive`. */
+  collect(): void {
+    if (this.#phase === 'opening') this.#phase = 'collecting';
+  }
+
+  /** Writes the last frames of the catch-up, then what waited meanwhile; answers the number of events written. */
+  goLive(frames: Buffer[], after: number): number {
     let sent = 0;
     for (const f of frames) if (this.write(f)) sent++;
-    this.#after = after;
-    const waiting = this.#pending ?? [];
-    this.#pending = null;
+    this.#after = Math.max(this.#after, after);
+    this.#reached = true;
+    const waiting = this.#pending;
+    this.#pending = [];
+    this.#phase = 'live';
     for (const message of waiting) sent += this.deliver(message);
     return sent;
   }
@@ -74,8 +148,7 @@ export class LiveClient {
   write(bytes: Buffer | string): boolean {
     if (this.#ended) return false;
     if (this.#res.writableLength + bytes.length > this.#bufferBytes) {
-      this.#finish('slow');
-      this.#res.destroy();
+      this.#drop();
       return false;
     }
     this.#res.write(bytes);
@@ -83,30 +156,59 @@ export class LiveClient {
   }
 
   /**
-   * Ends the stream with a last comment line (the reason, for whoever reads it). A stream still opening
-   * is only marked: its route answers instead.
+   * Ends the stream with a last `event: end` naming the reason, then closes it. A stream whose headers
+   * are not written yet is only marked (its route answers instead); one in the middle of its opening
+   * event ends as soon as that event is closed.
    */
-  end(reason: EndReason, comment: string): void {
+  end(reason: EndReason): void {
     if (this.#ended) return;
-    if (!this.opened) return this.#finish(reason);
-    this.write(`: ${comment}\n\n`);
+    if (!this.#res.headersSent) return this.#finish(reason);
+    if (this.#midEvent) {
+      this.#endRequested ??= reason;
+      this.#wake?.();
+      return;
+    }
+    // The id of the last event the client has whole, so a resume continues after it; none (an empty id)
+    // when its opening was cut short, so a reconnect gets a fresh snapshot.
+    const id = this.#reached ? String(this.#after) : '';
+    if (reason !== 'client') this.#res.write(`id: ${id}\nevent: end\ndata: ${JSON.stringify({ reason })}\n\n`);
     this.#finish(reason);
     this.#res.end();
+    // A client that reads nothing more would keep the socket: it gets a moment, then the cut.
+    if (this.#res.writableLength > 0) setTimeout(() => this.#res.destroy(), endGraceMs).unref();
   }
 
-  /** Whether the opening has been written (until then nothing may be). */
+  /** Cuts the stream off without a last event (it failed; or it can take nothing more). */
+  fail(): void {
+    this.#finish('client');
+    this.#res.destroy();
+  }
+
+  /** Whether the stream is live (until then only the opening writes to it). */
   get opened(): boolean {
-    return this.#pending === null && !this.#ended;
+    return this.#phase === 'live' && !this.#ended;
   }
 
-  get ended(): boolean {
+  /** Whether the stream has ended, and why. */
+  get ended(): EndReason | null {
     return this.#ended;
+  }
+
+  /** An end asked for while the opening was writing its event, which the opening must now close. */
+  get endRequested(): EndReason | null {
+    return this.#endRequested;
+  }
+
+  #drop(): void {
+    this.#finish('slow');
+    this.#res.destroy();
   }
 
   #finish(reason: EndReason): void {
     if (this.#ended) return;
-    this.#ended = true;
-    this.#pending = null;
+    this.#ended = reason;
+    this.#pending = [];
+    this.#wake?.();
     this.#onEnd(this, reason);
   }
 }

@@ -1,14 +1,15 @@
 /**
  * The live hub of one gateway replica: it follows the bus's event log, turns each event into SSE frames
- * once and hands them to the open streams of its space; it ends a stream when its session ends (logout,
- * revocation, a disabled or deleted user, a role or space taken away), writes a comment line to every
- * stream each heartbeat, and ends them all with a last comment when the gateway stops.
+ * once and hands them to the open streams of its space; it ends a stream when its session may no longer
+ * see it (`access.ts`: logout, revocation, expiry, a disabled or deleted user, a role or space taken
+ * away, an address the IP filter denies), writes a comment line to every stream each heartbeat, and ends
+ * them all with a last `event: end` when the gateway stops.
  */
-import { randomUUID } from 'node:crypto';
-import { authEvents, deadlineOf, principal as principalOp, ProblemError, type Principal } from '@scada/contracts';
-import { call, type Bus, type BusSubscription, type EventLog, type LoggedEvent } from '@scada/platform';
+import { authEvents } from '@scada/contracts';
+import type { Bus, BusSubscription, EventLog, LoggedEvent } from '@scada/platform';
 import type { Logger } from 'pino';
 import type { AuthView } from '../auth/auth_view.ts';
+import { StreamAccess } from './access.ts';
 import { LiveClient, type EndReason } from './client.ts';
 import type { LiveMetrics } from './metrics.ts';
 import { liveMessage } from './messages.ts';
@@ -23,6 +24,8 @@ export type LiveSettings = {
   heartbeatMs: number;
   /** How long the event log holds events, so a reconnect within it resumes without a gap. */
   retentionMs: number;
+  /** How often every stream's session and user are checked again, whatever events said (a lost one). */
+  accessCheckMs: number;
 };
 
 /** The defaults the contract names. */
@@ -31,6 +34,7 @@ export const defaultLiveSettings: LiveSettings = {
   streamsPerUser: 10,
   heartbeatMs: 15_000,
   retentionMs: 120_000,
+  accessCheckMs: 10_000,
 };
 
 const heartbeat = Buffer.from(':\n\n');
@@ -41,6 +45,7 @@ export class LiveHub {
   readonly #bySpace = new Map<string, Set<LiveClient>>();
   readonly #perUser = new Map<string, number>();
   readonly #subscriptions: BusSubscription[] = [];
+  readonly #access: StreamAccess;
   #log: EventLog | null = null;
   #stopListening: (() => void) | null = null;
   #timer: NodeJS.Timeout | null = null;
@@ -50,6 +55,7 @@ export class LiveHub {
   constructor(deps: { bus: Bus; auth: AuthView; log: Logger; metrics: LiveMetrics; busTimeoutMs: number }, settings: LiveSettings) {
     this.#deps = deps;
     this.settings = settings;
+    this.#access = new StreamAccess(deps, settings.accessCheckMs, () => this.#clients());
   }
 
   /** The event log, once the hub follows it; null before. */
@@ -58,7 +64,7 @@ export class LiveHub {
   }
 
   /**
-   * Follows the auth events and starts the heartbeat, then opens the event log. A log that cannot be
+   * Follows the auth events and starts the heartbeat and the access checks, then opens the event log. A log that cannot be
    * opened (JetStream not answering yet) is tried again in the background: until then the live route
    * answers 503, and the rest of the gateway serves as usual.
    */
@@ -77,15 +83,16 @@ export class LiveHub {
       ),
       this.#deps.bus.subscribe(
         authEvents.userAny,
-        onEvent((e) => void this.#recheck((c) => c.userId === String(e.id))),
+        onEvent((e) => void this.#access.recheck((c) => c.userId === String(e.id))),
       ),
       this.#deps.bus.subscribe(
         'events.auth.space.*',
-        onEvent((e) => void this.#recheck((c) => c.filter.space === String(e.id))),
+        onEvent((e) => void this.#access.recheck((c) => c.filter.space === String(e.id))),
       ),
     );
     this.#timer = setInterval(() => this.#beat(), this.settings.heartbeatMs);
     this.#timer.unref();
+    this.#access.start();
     await this.#openLog();
   }
 
@@ -113,18 +120,19 @@ export class LiveHub {
       } catch (err) {
         // One client's failure is its own: it is dropped, and the others still get the event.
         this.#deps.log.warn({ err }, 'a live stream failed; dropping it');
-        client.end('client', 'failed');
+        client.fail();
       }
     }
     if (sent) this.#deps.metrics.sent(sent);
   }
 
-  /** Ends every stream with a last comment, so clients reconnect through another replica at once. */
+  /** Ends every stream with a last event, so clients reconnect through another replica at once. */
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#timer) clearInterval(this.#timer);
     if (this.#retry) clearTimeout(this.#retry);
-    for (const client of this.#clients()) client.end('shutdown', 'this gateway is stopping; reconnect');
+    this.#access.stop();
+    for (const client of this.#clients()) client.end('shutdown');
     this.#stopListening?.();
     await Promise.all(this.#subscriptions.splice(0).map((s) => s.unsubscribe()));
     await this.#log?.close();
@@ -171,46 +179,11 @@ export class LiveHub {
   }
 
   #endSession(sid: string): void {
-    for (const client of this.#clients()) if (client.sid === sid) client.end('session', 'the session has ended');
+    for (const client of this.#clients()) if (client.sid === sid) client.end('session_ended');
   }
 
-  /** Asks the auth service about the users of the matching streams and ends those no longer allowed. */
-  async #recheck(matches: (client: LiveClient) => boolean): Promise<void> {
-    const clients = [...this.#clients()].filter(matches);
-    const users = new Map<string, Promise<Principal | null | undefined>>();
-    for (const client of clients) {
-      if (!users.has(client.userId)) users.set(client.userId, this.#principal(client.userId));
-    }
-    for (const client of clients) {
-      const p = await users.get(client.userId);
-      if (p === undefined) continue;
-      if (p === null || !p.enabled || p.roles.length === 0 || !p.spaces.includes(client.filter.space)) {
-        client.end('session', 'access to this stream has ended');
-      }
-    }
-  }
-
-  /** A user's current state from the auth service (never a cached copy); null when the user is gone, undefined when unknown. */
-  async #principal(userId: string): Promise<Principal | null | undefined> {
-    try {
-      return await call(
-        this.#deps.bus,
-        principalOp,
-        { params: { userId }, query: {} },
-        { requestId: randomUUID(), timeoutMs: deadlineOf(principalOp, this.#deps.busTimeoutMs) },
-      );
-    } catch (err) {
-      if (err instanceof ProblemError && err.code === 'not_found') return null;
-      this.#deps.log.warn({ err, userId }, 'could not check a live stream user; keeping the stream');
-      return undefined;
-    }
-  }
-
-  /** The heartbeat: a comment line to every stream; also ends streams of sessions revoked meanwhile. */
+  /** The heartbeat: a comment line to every live stream. */
   #beat(): void {
-    for (const client of this.#clients()) {
-      if (this.#deps.auth.isRevoked(client.sid)) client.end('session', 'the session has ended');
-      else if (client.opened) client.write(heartbeat);
-    }
+    for (const client of this.#clients()) if (client.opened) client.write(heartbeat);
   }
 }

@@ -1,4 +1,4 @@
-import { LiveConfigChange, LiveSession, LiveSnapshot, liveTopics, maxLiveConnections, ReportedValue } from '@scada/contracts';
+import { LiveConfigChange, LiveEnd, LiveSession, LiveSnapshot, liveTopics, maxLiveConnections, ReportedValue } from '@scada/contracts';
 
 type Json = Record<string, unknown>;
 
@@ -15,6 +15,7 @@ export function liveSchemas(): Record<string, Json> {
     LiveValue: plain(ReportedValue),
     LiveSession: plain(LiveSession),
     LiveConfigChange: plain(LiveConfigChange),
+    LiveEnd: plain(LiveEnd),
   };
 }
 
@@ -22,7 +23,7 @@ const events = [
   [
     'snapshot',
     'LiveSnapshot',
-    'First on every stream that does not resume: the sessions and last values (each with `stale`) of what the filter covers.',
+    'First on every stream that does not resume: the sessions and last values (each with `stale`) of what the filter covers, whatever the size of the space. A large one comes as several `data:` lines (one per page), which SSE joins with line feeds into one JSON text.',
   ],
   [
     'value',
@@ -35,6 +36,11 @@ const events = [
     'A live session changed state: a device went away (`waiting`) or came back (`connected`), or its warnings changed.',
   ],
   ['config', 'LiveConfigChange', 'A configuration change committed (projects, boards, faceplates, scripts, connections, …).'],
+  [
+    'end',
+    'LiveEnd',
+    'The last event of a stream the platform ends, with the reason; its `id` is that of the last event the client has whole (empty when the opening was cut short), so a reconnect resumes after it.',
+  ],
 ] as const;
 
 /** `GET /api/live`, documented with its events and their data schemas. */
@@ -46,15 +52,18 @@ export function livePaths(): Record<string, Json> {
         tags: ['Live'],
         summary: 'Follow values, sessions and configuration as Server-Sent Events',
         description: [
-          'One `text/event-stream` per client. Each event has an `id:`, an `event:` name and one line of JSON `data:`:',
+          'One `text/event-stream` per client. Each event has an `id:`, an `event:` name and JSON `data:` (one line; the snapshot of a large space several):',
           '',
           ...events.map(([name, schema, text]) => `- \`${name}\` ([${schema}](#/components/schemas/${schema})): ${text}`),
           '',
           'A client that reconnects with `Last-Event-ID` gets every event after that one while the platform still holds it (at least 60 s,',
           '`LIVE_EVENT_RETENTION_SECONDS`), through any gateway replica; otherwise a fresh `snapshot`. A comment line (`:`) comes at least',
-          'every 15 s. The stream belongs to the session: a token refresh keeps it, and logout, revocation, a disabled user or a role or',
-          'space taken away end it within a second. A client that leaves more than `LIVE_CLIENT_BUFFER_BYTES` unread is disconnected;',
-          'a gateway that stops ends its streams with a last comment. Any role of the space may follow it.',
+          'every 15 s. The stream belongs to the session, not to the token it was opened with: a renewal keeps it. Logout, revocation, a',
+          'disabled or deleted user or a role or space taken away end it within a second, the session expiring or the IP filter denying the',
+          "client's address within 2 s, each with a last `event: end`; so does a gateway that stops (`shutdown`: reconnect). The opening",
+          '(snapshot or replay) is written at the pace the client reads it and never counts against `LIVE_CLIENT_BUFFER_BYTES`; once',
+          'live, a client that leaves more than that unread is disconnected. Any role of the space may follow it. `HEAD` answers the',
+          "stream's headers at once and holds nothing (no stream is counted against `LIVE_STREAMS_PER_USER`).",
         ].join('\n'),
         security: [{ bearerAuth: [] }, { cookieAuth: [] }],
         parameters: [

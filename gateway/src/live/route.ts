@@ -1,25 +1,30 @@
 /**
  * `GET /api/live`: the live channel. The caller (cookie or bearer, viewer role) names a space by
  * `X-Space` or `?space=`, and may narrow the stream by `connections` and `topics`. The stream opens with
- * a snapshot, or with the events after `Last-Event-ID` while the event log still holds them, and then
- * carries every event of the space the filter covers, until the client leaves, its session ends, it
- * falls behind, or this gateway stops.
+ * a snapshot, or with the events after `Last-Event-ID` while the event log still holds them (`opening.ts`),
+ * and then carries every event of the space the filter covers, until the client leaves, its session may
+ * no longer see it (`access.ts`), it falls behind, or this gateway stops. `HEAD` answers the stream's
+ * headers at once and holds nothing.
  */
-import { deadlineOf, liveSnapshot, liveTopics, maxLiveConnections, ProblemError, type HttpBinding, type LiveTopic } from '@scada/contracts';
-import { call, type Bus } from '@scada/platform';
+import { liveTopics, maxLiveConnections, ProblemError, type HttpBinding, type LiveTopic } from '@scada/contracts';
+import type { Bus } from '@scada/platform';
 import type { Context, Middleware } from 'koa';
 import type { SessionDeps } from '../auth/session.ts';
 import { authorize, resolveSpace, sessionOf } from '../middleware/authorize.ts';
-import type { LiveFilter } from './client.ts';
+import type { EndReason, LiveFilter } from './client.ts';
 import type { LiveHub } from './hub.ts';
-import { frame, liveMessage } from './messages.ts';
+import { prepareOpening, type Opening } from './opening.ts';
 
 /** The route's place in the access rules: any signed-in role of the space reads it. */
 export const liveBinding: HttpBinding = { method: 'GET', path: '/api/live', status: 200, access: 'viewer', spaceScoped: false, errors: [] };
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const lastEventId = /^(\d{1,15})(?::(\d{1,6}))?$/;
 const known = new Set(['space', 'connections', 'topics']);
+const streamHeaders = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-store',
+  'x-accel-buffering': 'no',
+};
 
 /** The live route, answered by this middleware before the operation routes see the path. */
 export function liveRoute(deps: { hub: LiveHub; sessions: SessionDeps; bus: Bus; busTimeoutMs: number }): Middleware {
@@ -37,78 +42,49 @@ export function liveRoute(deps: { hub: LiveHub; sessions: SessionDeps; bus: Bus;
     if (deps.hub.streamsOf(session.principal.id) >= deps.hub.settings.streamsPerUser) {
       throw new ProblemError('rate_limited', `At most ${deps.hub.settings.streamsPerUser} live streams per user`, { retryAfter: 5 });
     }
-    const client = deps.hub.add({ userId: session.principal.id, sid: session.claims.sid, filter, res: ctx.res });
-    let opening: { frames: Buffer[]; after: number };
+    // HEAD: what a GET would answer, without a stream behind it (no place taken, no snapshot made).
+    if (ctx.method === 'HEAD') return void ((ctx.status = 200), ctx.set(streamHeaders));
+    const client = deps.hub.add({
+      userId: session.principal.id,
+      sid: session.claims.sid,
+      filter,
+      clientIp: ctx.state.clientIp,
+      // The session lives at least as long as the token it was opened with; after that the auth service says.
+      expires: session.claims.exp,
+      res: ctx.res,
+    });
+    let opening: Opening;
     try {
-      opening = await openingOf(ctx, deps, filter);
+      const callContext = { requestId: ctx.state.requestId, space, actor: ctx.state.actor };
+      opening = await prepareOpening(
+        { bus: deps.bus, busTimeoutMs: deps.busTimeoutMs, log, bufferBytes: deps.hub.settings.clientBufferBytes },
+        filter,
+        ctx.get('last-event-id'),
+        callContext,
+      );
     } catch (err) {
-      client.end('client', 'not opened');
+      client.fail();
       throw err;
     }
-    if (client.ended) throw new ProblemError('invalid_token', 'The session has ended');
+    if (client.ended) throw refusalOf(client.ended);
     ctx.respond = false;
-    ctx.res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-accel-buffering': 'no',
-    });
+    ctx.res.writeHead(200, streamHeaders);
     ctx.req.socket.setNoDelay(true);
-    if (ctx.method === 'HEAD') return void client.end('client', 'head');
-    deps.hub.sent(client.open(opening.frames, opening.after));
+    try {
+      deps.hub.sent(await opening.write(client));
+    } catch (err) {
+      // The stream has answered 200 already: a failure now can only cut it, and the client reconnects.
+      ctx.state.log?.warn({ err }, 'a live stream failed while opening; cutting it');
+      client.fail();
+    }
   };
 }
 
-/** The events after `Last-Event-ID` when the log still holds them all; otherwise a fresh snapshot. */
-async function openingOf(
-  ctx: Context,
-  deps: { hub: LiveHub; bus: Bus; busTimeoutMs: number },
-  filter: LiveFilter,
-): Promise<{ frames: Buffer[]; after: number }> {
-  const log = deps.hub.log!;
-  const resume = lastEventId.exec(ctx.get('last-event-id').trim());
-  if (resume) {
-    const id = Number(resume[1]);
-    const part = resume[2] === undefined ? null : Number(resume[2]);
-    // A report cut short: its remaining values first, so the replay starts from the event before it.
-    const held = await log.after(part === null ? id : id - 1);
-    if (held) {
-      const frames: Buffer[] = [];
-      for (const event of held) {
-        const message = liveMessage(event);
-        if (!message || message.space !== filter.space) continue;
-        const all = message.frames();
-        const from = message.id === id && part !== null ? part + 1 : 0;
-        if (from > 0 || wants(filter, message)) frames.push(...all.slice(from));
-      }
-      return { frames, after: held.at(-1)?.id ?? id };
-    }
-  }
-  const at = log.last();
-  const snapshot =
-    filter.topics.has('sessions') || filter.topics.has('values')
-      ? await call(
-          deps.bus,
-          liveSnapshot,
-          {
-            params: {},
-            query: {},
-            body: { connections: filter.connections ? [...filter.connections] : null, values: filter.topics.has('values') },
-          },
-          {
-            requestId: ctx.state.requestId,
-            space: filter.space,
-            actor: ctx.state.actor,
-            timeoutMs: deadlineOf(liveSnapshot, deps.busTimeoutMs),
-          },
-        )
-      : { sessions: [], values: [] };
-  if (!filter.topics.has('sessions')) snapshot.sessions = [];
-  return { frames: [frame(String(at), 'snapshot', snapshot)], after: at };
-}
-
-function wants(filter: LiveFilter, message: { topic: LiveTopic; connectionId: string | null }): boolean {
-  if (!filter.topics.has(message.topic)) return false;
-  return message.connectionId === null || filter.connections === null || filter.connections.has(message.connectionId);
+/** The answer to a stream whose access ended while it was being opened. */
+function refusalOf(reason: EndReason): ProblemError {
+  if (reason === 'ip_denied') return new ProblemError('ip_denied', 'Requests from this address are not allowed');
+  if (reason === 'access_ended') return new ProblemError('forbidden', 'Access to this stream has ended');
+  return new ProblemError('invalid_token', 'The session has ended');
 }
 
 /** `connections` and `topics` from the query; 400 naming what is wrong. */
