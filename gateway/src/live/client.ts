@@ -178,10 +178,13 @@ export class LiveClient {
     if (this.#res.writableLength > 0) setTimeout(() => this.#res.destroy(), endGraceMs).unref();
   }
 
-  /** Cuts the stream off without a last event (it failed; or it can take nothing more). */
+  /**
+   * Cuts the stream off without a last event (it failed); one whose headers are not written yet is only
+   * let go, so that its route can still answer with a problem.
+   */
   fail(): void {
     this.#finish('client');
-    this.#res.destroy();
+    if (this.#res.headersSent) this.#res.destroy();
   }
 
   /** Whether the stream is live (until then only the opening writes to it). */
