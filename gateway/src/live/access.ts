@@ -66,6 +66,8 @@ export class StreamAccess {
       const due = clients.filter((c) => !c.ended && !this.#asking.has(c) && (full || (ends && c.expires * 1000 <= now)));
       // Not awaited: a slow answer must not hold up the next sweep's look at the IP filter.
       if (due.length) void this.#check(due);
+    } catch (err) {
+      this.#deps.log.warn({ err }, 'a sweep of the live streams failed; the next one tries again');
     } finally {
       this.#sweeping = false;
     }
