@@ -5,6 +5,7 @@
  */
 import { bitStringFromBits, type MmsData, type MmsPdu, type OptFields, type ReportControl, type TrgOps } from '@scada/iec61850';
 import { leaf, struct, type DataNode } from './data_tree.ts';
+import type { ReportBuffer } from './report_buffer.ts';
 
 /** What a report is sent to: one association. */
 export type ReportSink = { readonly id: number; send(pdu: MmsPdu): void };
@@ -28,11 +29,8 @@ export type RcbInstance = {
   bufferTimer?: ReturnType<typeof setTimeout>;
   /** Data set member indexes waiting for the buffer time, with their reason bits. */
   pending: Inclusion;
-  /** Entries kept while a buffered block is disabled (sent on enable, cleared by PurgeBuf). */
-  buffer: { included: Inclusion; ms: number }[];
-  /** Entries were dropped from the buffer since the last report. */
-  overflowed?: boolean;
-  entryCounter: number;
+  /** A buffered block's entries, sent and not (made by the report engine on the first entry). */
+  buffer?: ReportBuffer;
 };
 
 const text = (value: string): MmsData => ({ type: 'visible-string', value });
@@ -131,8 +129,6 @@ export function rcbInstances(lnNode: DataNode, rcs: readonly ReportControl[], do
         node,
         config,
         pending: new Map(),
-        buffer: [],
-        entryCounter: 0,
       });
     }
   }

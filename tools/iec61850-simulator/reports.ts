@@ -1,14 +1,16 @@
 /**
  * The reporting of the simulated device (IEC 61850-7-2 §17, mapped by IEC 61850-8-1 §17.2): writes to
  * report control block attributes with their rules (reservation, what may change while enabled, GI,
- * PurgeBuf), data-change and quality-change triggers, buffer time, integrity periods, and the
- * InformationReport `RPT` a client receives, fields in the order OptFlds selects.
+ * PurgeBuf, EntryID), data-change and quality-change triggers, buffer time, integrity periods, the
+ * buffers of buffered blocks (`report_buffer.ts`), and the InformationReport `RPT` a client receives,
+ * fields in the order OptFlds selects.
  */
 import { binaryTimeFromMs, bitStringFromBits, type MmsData, type MmsPdu } from '@scada/iec61850';
 import { DATA_ACCESS } from './server_pdus.ts';
 import { assignNode, isWithin, readNode, type DataNode } from './data_tree.ts';
 import { dataSetByReference, type DataSetList, type Device } from './device.ts';
 import { attr, attrBit, attrValue, type Inclusion, type RcbInstance, type ReportSink } from './rcb_model.ts';
+import { entryIdOf, ReportBuffer, type BufferEntry } from './report_buffer.ts';
 
 /** What the engine tells the simulator: a report went out. */
 export type ReportNotice = { rcb: string; reasons: string[]; sink: number };
@@ -19,16 +21,11 @@ const TRIGGER_BIT = REASON_BIT;
 const MAX_BUFFERED = 1000;
 const OPT = { seqNum: 1, timeStamp: 2, reasonCode: 3, dataSet: 4, dataRef: 5, bufOvfl: 6, entryID: 7, configRef: 8, segmentation: 9 };
 const READ_ONLY = new Set(['ConfRev', 'SqNum', 'TimeOfEntry']);
+const FALSE: MmsData = { type: 'boolean', value: false };
 const WHILE_ENABLED = new Set(['RptEna', 'GI', 'Resv', 'ResvTms']);
 
 function set(rcb: RcbInstance, name: string, value: MmsData): void {
   assignNode(attr(rcb, name), value);
-}
-
-function entryId(n: number): MmsData {
-  const bytes = new Uint8Array(8);
-  new DataView(bytes.buffer).setBigUint64(0, BigInt(n));
-  return { type: 'octet-string', value: bytes };
 }
 
 /** Runs the report control blocks of a device. */
@@ -36,7 +33,7 @@ export class ReportEngine {
   readonly #device: Device;
   readonly #notify: (n: ReportNotice) => void;
 
-  /** How many entries a buffered block keeps while disabled; past it the oldest go and BufOvfl is reported. */
+  /** How many entries a buffered block keeps; past it the oldest go (BufOvfl when one was not sent yet). */
   readonly #capacity: () => number;
 
   constructor(device: Device, notify: (n: ReportNotice) => void, capacity: () => number = () => MAX_BUFFERED) {
@@ -73,7 +70,11 @@ export class ReportEngine {
         if (Number(value.type === 'integer' ? value.value : 0) !== 0) rcb.owner = sink;
         return undefined;
       case 'PurgeBuf':
-        if (on) rcb.buffer = [];
+        if (on && rcb.buffered) this.#bufferOf(rcb).purge();
+        return undefined;
+      case 'EntryID':
+        if (rcb.buffered && !this.#bufferOf(rcb).resync(value)) return DATA_ACCESS.objectValueInvalid;
+        set(rcb, 'EntryID', value);
         return undefined;
       case 'DatSet': {
         const ref = value.type === 'visible-string' ? value.value : '';
@@ -90,6 +91,7 @@ export class ReportEngine {
 
   #enable(sink: ReportSink, rcb: RcbInstance): number | undefined {
     if (!this.dataSetOf(rcb)) return DATA_ACCESS.objectValueInvalid;
+    if (attrValue(rcb, 'RptEna') === true) return undefined;
     rcb.owner = sink;
     set(rcb, 'RptEna', { type: 'boolean', value: true });
     const period = Number(attrValue(rcb, 'IntgPd'));
@@ -97,18 +99,17 @@ export class ReportEngine {
       rcb.integrityTimer = setInterval(() => this.#sendAll(rcb, 'integrity'), period);
       rcb.integrityTimer.unref();
     }
-    // entries buffered while disabled go out once the response has left
-    const queued = rcb.buffer;
-    rcb.buffer = [];
-    if (queued.length > 0)
-      setImmediate(() => {
-        for (const e of queued) this.#send(rcb, e.included, e.ms);
-      });
+    if (rcb.buffered) {
+      // what the buffer holds for the client goes out once the response has left
+      this.#bufferOf(rcb).enabled();
+      setImmediate(() => this.#transmit(rcb));
+    }
     return undefined;
   }
 
   #disable(rcb: RcbInstance): undefined {
     this.#flush(rcb);
+    if (rcb.buffered) this.#bufferOf(rcb).disabled();
     this.#stopTimers(rcb);
     set(rcb, 'RptEna', { type: 'boolean', value: false });
     const reserved = rcb.buffered ? attrValue(rcb, 'ResvTms') !== 0 : attrValue(rcb, 'Resv') === true;
@@ -132,7 +133,10 @@ export class ReportEngine {
       rcb.owner = undefined;
       set(rcb, 'RptEna', { type: 'boolean', value: false });
       if (!rcb.buffered) set(rcb, 'Resv', { type: 'boolean', value: false });
-      else set(rcb, 'ResvTms', { type: 'integer', value: 0 });
+      else {
+        set(rcb, 'ResvTms', { type: 'integer', value: 0 });
+        this.#bufferOf(rcb).released();
+      }
     }
   }
 
@@ -163,12 +167,7 @@ export class ReportEngine {
 
   #trigger(rcb: RcbInstance, included: Inclusion): void {
     if (attrValue(rcb, 'RptEna') !== true) {
-      if (!rcb.buffered) return;
-      rcb.buffer.push({ included, ms: Date.now() });
-      if (rcb.buffer.length > this.#capacity()) {
-        rcb.buffer.shift();
-        rcb.overflowed = true;
-      }
+      if (rcb.buffered) this.#send(rcb, included, Date.now());
       return;
     }
     const bufTm = Number(attrValue(rcb, 'BufTm'));
@@ -200,17 +199,47 @@ export class ReportEngine {
     this.#send(rcb, new Map(ds.members.map((_, i) => [i, new Set([reason])])), Date.now());
   }
 
+  #bufferOf(rcb: RcbInstance): ReportBuffer {
+    rcb.buffer ??= new ReportBuffer(this.#capacity);
+    return rcb.buffer;
+  }
+
+  /**
+   * One entry: the included members with their values now. A buffered block keeps it (EntryID and
+   * TimeOfEntry name the newest entry) and transmits what its client has not had yet; an unbuffered one
+   * sends it when enabled and owned.
+   */
   #send(rcb: RcbInstance, included: Inclusion, ms: number): void {
     const ds = this.dataSetOf(rcb);
-    if (!ds || !rcb.owner) return;
-    const pdu = this.#report(rcb, ds, included, ms);
-    rcb.owner.send(pdu);
-    const reasons = [...new Set([...included.values()].flatMap((s) => [...s]))];
+    if (!ds) return;
+    const values = new Map([...included.keys()].map((i) => [i, ds.members[i].node ? readNode(ds.members[i].node) : FALSE]));
+    if (!rcb.buffered) {
+      if (rcb.owner) this.#deliver(rcb, ds, { id: 0, ms, included, values });
+      return;
+    }
+    const entry = this.#bufferOf(rcb).add(ms, included, values);
+    set(rcb, 'EntryID', entryIdOf(entry.id));
+    set(rcb, 'TimeOfEntry', { type: 'binary-time', value: binaryTimeFromMs(ms) });
+    if (attrValue(rcb, 'RptEna') === true) this.#transmit(rcb);
+  }
+
+  /** Sends a buffered block's entries its client has not had yet, oldest first. */
+  #transmit(rcb: RcbInstance): void {
+    const ds = this.dataSetOf(rcb);
+    if (!ds || !rcb.owner || attrValue(rcb, 'RptEna') !== true) return;
+    for (const entry of this.#bufferOf(rcb).take()) this.#deliver(rcb, ds, entry);
+  }
+
+  #deliver(rcb: RcbInstance, ds: DataSetList, entry: BufferEntry): void {
+    if (!rcb.owner) return;
+    rcb.owner.send(this.#report(rcb, ds, entry));
+    const reasons = [...new Set([...entry.included.values()].flatMap((s) => [...s]))];
     this.#notify({ rcb: `${rcb.domain}/${rcb.ln}$${rcb.buffered ? 'BR' : 'RP'}$${rcb.name}`, reasons, sink: rcb.owner.id });
   }
 
-  /** The InformationReport of one report; advances SqNum (and EntryID for a buffered block). */
-  #report(rcb: RcbInstance, ds: DataSetList, included: Inclusion, ms: number): MmsPdu {
+  /** The InformationReport of one entry; advances SqNum. */
+  #report(rcb: RcbInstance, ds: DataSetList, entry: BufferEntry): MmsPdu {
+    const { included, ms } = entry;
     const opt = (n: number) => attrBit(rcb, 'OptFlds', n) && (rcb.buffered || (n !== OPT.bufOvfl && n !== OPT.entryID));
     const bits = Array.from({ length: 10 }, (_, n) => n !== 0 && opt(n));
     const order = [...included.keys()].sort((a, b) => a - b);
@@ -222,22 +251,14 @@ export class ReportEngine {
     if (opt(OPT.seqNum)) values.push({ type: 'unsigned', value: sqNum });
     if (opt(OPT.timeStamp)) values.push({ type: 'binary-time', value: binaryTimeFromMs(ms) });
     if (opt(OPT.dataSet)) values.push({ type: 'visible-string', value: ds.reference });
-    if (opt(OPT.bufOvfl)) values.push({ type: 'boolean', value: rcb.overflowed === true });
-    rcb.overflowed = false;
-    if (rcb.buffered) {
-      rcb.entryCounter++;
-      set(rcb, 'EntryID', entryId(rcb.entryCounter));
-      set(rcb, 'TimeOfEntry', { type: 'binary-time', value: binaryTimeFromMs(ms) });
-    }
-    if (opt(OPT.entryID)) values.push(entryId(rcb.entryCounter));
+    if (opt(OPT.bufOvfl)) values.push({ type: 'boolean', value: rcb.buffer?.overflowed === true });
+    if (rcb.buffer) rcb.buffer.overflowed = false;
+    if (opt(OPT.entryID)) values.push(entryIdOf(entry.id));
     if (opt(OPT.configRef)) values.push({ type: 'unsigned', value: Number(attrValue(rcb, 'ConfRev')) });
     if (opt(OPT.segmentation)) values.push({ type: 'unsigned', value: 0 }, { type: 'boolean', value: false });
     values.push({ type: 'bit-string', value: bitStringFromBits(ds.members.map((_, i) => included.has(i))) });
     if (opt(OPT.dataRef)) for (const i of order) values.push({ type: 'visible-string', value: ds.members[i].reference });
-    for (const i of order) {
-      const node = ds.members[i].node;
-      values.push(node ? readNode(node) : { type: 'boolean', value: false });
-    }
+    for (const i of order) values.push(entry.values.get(i) ?? FALSE);
     if (opt(OPT.reasonCode)) {
       for (const i of order) {
         const reasons = included.get(i)!;

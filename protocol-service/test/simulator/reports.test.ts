@@ -121,11 +121,61 @@ t.test('a BRCB keeps changes while disabled and sends them with EntryIDs once en
   const v = values((await c.report('RPT')).results as { ok: boolean; data?: MmsData }[]);
   t.equal(v[0], `${D}/LLN0$BR$brcb`, 'RptID defaults to the block reference');
   t.equal(v[1], '0100001100', 'sequence-number, buffer-overflow (an edition 2 default) and entryID');
-  t.same(v.slice(2, 7), [0, false, '0000000000000001', '0001', true]);
+  t.same(v.slice(2, 7), [0, true, '0000000000000001', '0001', true], 'enabled without an EntryID: from the oldest entry, BufOvfl set');
   sim.setValue(`${D}/GGIO1$ST$SPCSO1$stVal`, no);
   const next = values((await c.report('RPT')).results as { ok: boolean; data?: MmsData }[]);
   t.same(next.slice(2, 5), [1, false, '0000000000000002']);
   t.equal(dataToPlain(sim.value(`${D}/LLN0$BR$brcb$EntryID`)), '0000000000000002');
+  await c.close();
+});
+
+t.test('a client that writes the EntryID it last received resumes after it, with the values of each entry as they were', async (t) => {
+  const entry = (n: number): MmsData => ({ type: 'octet-string', value: Uint8Array.of(0, 0, 0, 0, 0, 0, 0, n) });
+  const next = async (c: RawClient) => values((await c.report('RPT')).results as { ok: boolean; data?: MmsData }[]).slice(3, 7);
+  const first = await RawClient.associated(sim.port);
+  await first.ok(writeOf('LLN0$BR$brcb$RptEna', yes));
+  sim.setValue(`${D}/GGIO1$ST$SPCSO1$stVal`, yes);
+  sim.setValue(`${D}/GGIO1$ST$SPCSO1$stVal`, no);
+  t.same(await next(first), [true, '0000000000000001', '0001', true]);
+  t.same(await next(first), [false, '0000000000000002', '0001', false]);
+  await first.close();
+  await eventually(() => sim.connections() === 0);
+  sim.setValue(`${D}/GGIO1$ST$SPCSO1$stVal`, yes);
+  sim.setValue(`${D}/GGIO1$ST$SPCSO1$stVal`, no);
+
+  const resumed = await RawClient.associated(sim.port);
+  t.same(writeResults(await resumed.ok(writeOf('LLN0$BR$brcb$EntryID', entry(2)))), ['ok'], 'entry 2 is in the buffer');
+  await resumed.ok(writeOf('LLN0$BR$brcb$RptEna', yes));
+  t.same(await next(resumed), [false, '0000000000000003', '0001', true], 'entry 3, with its value then, no overflow');
+  t.same(await next(resumed), [false, '0000000000000004', '0001', false]);
+  await t.rejects(resumed.report('RPT', 150), 'and nothing else');
+  t.same(writeResults(await resumed.ok(writeOf('LLN0$BR$brcb$EntryID', entry(1)))), ['temporarily-unavailable'], 'not while enabled');
+  await resumed.ok(writeOf('LLN0$BR$brcb$RptEna', no));
+  t.same(writeResults(await resumed.ok(writeOf('LLN0$BR$brcb$EntryID', entry(9)))), ['object-value-invalid'], 'an entry it never had');
+  await resumed.close();
+  await eventually(() => sim.connections() === 0);
+
+  const lost = await RawClient.associated(sim.port);
+  await lost.ok(writeOf('LLN0$BR$brcb$RptEna', yes));
+  t.same(await next(lost), [true, '0000000000000001', '0001', true], 'without an EntryID everything comes again, flagged');
+  for (const n of [2, 3, 4]) t.same((await next(lost))[1], `000000000000000${n}`);
+  await lost.close();
+});
+
+t.test('a BRCB past its capacity drops its oldest entries and says so once', async (t) => {
+  const small = await startSimulator({ model: await fixtureModel(), port: 0, faults: { bufferEntries: 2 } });
+  t.teardown(() => small.stop());
+  for (const v of [yes, no, yes]) small.setValue(`${D}/GGIO1$ST$SPCSO1$stVal`, v);
+  const c = await RawClient.associated(small.port);
+  t.same(
+    writeResults(await c.ok(writeOf('LLN0$BR$brcb$EntryID', { type: 'octet-string', value: Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 1) }))),
+    ['object-value-invalid'],
+    'entry 1 is gone',
+  );
+  await c.ok(writeOf('LLN0$BR$brcb$RptEna', yes));
+  const next = async () => values((await c.report('RPT')).results as { ok: boolean; data?: MmsData }[]).slice(3, 5);
+  t.same(await next(), [true, '0000000000000002'], 'the oldest kept, BufOvfl set');
+  t.same(await next(), [false, '0000000000000003'], 'then clear');
   await c.close();
 });
 
