@@ -31,7 +31,11 @@ export type ReportOptions = {
   resvTms?: number;
   /** Ask for a general interrogation once enabled. */
   gi?: boolean;
-  /** BRCB: the last EntryID received (hex), written before enabling so the device resumes after it. */
+  /**
+   * BRCB: the last EntryID received (hex), written on its own before enabling so that the device resumes
+   * after it (IEC 61850-7-2 §17.2.2). A device that no longer buffers that entry refuses the write; the
+   * block is enabled all the same and sends everything it holds, with BufOvfl set.
+   */
   entryId?: string;
 };
 
@@ -154,17 +158,25 @@ export async function enableReport(
   set('TrgOps', o.trgOps);
   set('IntgPd', o.intgPd);
   set('BufTm', o.bufTm);
-  if (buffered && o.entryId !== undefined && has.has('EntryID'))
-    settings.push({ name: 'EntryID', data: { type: 'octet-string', value: new Uint8Array(Buffer.from(o.entryId, 'hex')) } });
   const given = o.dataSet ?? String(block.DatSet ?? '');
   if (given === '') throw new Iec61850Error('not_found', `${toMmsReference(rcb)} has no data set; give one with dataSet`);
   const ds = dataSetName(given);
   const dataSet = `${ds.domain}/${ds.item}`;
   const subscription: ReportSubscription = { rcb: toMmsReference(rcb), rptId, buffered, dataSet, members: await membersOf(ctx, dataSet) };
   register(subscription);
+  if (buffered && o.entryId !== undefined && has.has('EntryID')) await resynchronise(ctx.client, rcb, o.entryId);
   await writeAll(ctx.client, rcb, [...settings, { name: 'RptEna', data: { type: 'boolean', value: true } }]);
   if (o.gi) await writeAll(ctx.client, rcb, [{ name: 'GI', data: { type: 'boolean', value: true } }]);
   return subscription;
+}
+
+/** Writes a BRCB's EntryID; a device that refuses it (the entry is no longer buffered) sends all it holds once enabled. */
+async function resynchronise(client: MmsClient, rcb: DataReference, entryId: string): Promise<void> {
+  try {
+    await writeAll(client, rcb, [{ name: 'EntryID', data: { type: 'octet-string', value: new Uint8Array(Buffer.from(entryId, 'hex')) } }]);
+  } catch (err) {
+    if (!(err instanceof MmsError && err.kind === 'access')) throw err;
+  }
 }
 
 /**
