@@ -14,6 +14,7 @@ import {
 } from '@scada/contracts';
 import type { Logger } from 'pino';
 import { BusError, serviceErrorCodeHeader, type Bus, type BusHeaders, type BusMessage, type BusReply, type BusService } from './bus/bus.ts';
+import { eventIdHeader } from './bus/event_log.ts';
 import type { SpaceVersions } from './bus/space_versions.ts';
 import { StoreUnavailableError } from './store/store.ts';
 
@@ -330,9 +331,14 @@ function round(ms: number): number {
   return Math.round(ms * 100) / 100;
 }
 
-/** Publishes a domain event after a change committed. */
-export function publishEvent(bus: Bus, subject: string, event: Record<string, unknown>, requestId: string): void {
-  bus.publish(subject, encoder.encode(JSON.stringify({ ...event, at: new Date().toISOString() })), { [busHeaders.requestId]: requestId });
+/**
+ * Publishes a domain event after a change committed. `eventId` names an event that may be published again
+ * (by another replica that takes over the work): the event log keeps one event of an id within its
+ * duplicate window (`eventIdHeader`); subscribers of the subject itself see every publication.
+ */
+export function publishEvent(bus: Bus, subject: string, event: Record<string, unknown>, requestId: string, eventId?: string): void {
+  const headers = { [busHeaders.requestId]: requestId, ...(eventId === undefined ? {} : { [eventIdHeader]: eventId }) };
+  bus.publish(subject, encoder.encode(JSON.stringify({ ...event, at: new Date().toISOString() })), headers);
 }
 
 /** The body of a problem for a code, re-exported for boundaries that build one directly. */

@@ -8,6 +8,7 @@ import { busTargets, uniqueToken } from '../../test/support/buses.ts';
 import type { Bus } from '../src/bus/bus.ts';
 import type { LoggedEvent } from '../src/bus/event_log.ts';
 import { PrefixedBus } from '../src/bus/prefixed_bus.ts';
+import { publishEvent } from '../src/rpc.ts';
 import { dropEventStream } from '../../test/support/event_streams.ts';
 import { sleep, text, waitFor } from './bus_helpers.ts';
 
@@ -73,6 +74,24 @@ for (const target of busTargets()) {
       t.same(
         (await later.after(start))!.map((e) => [e.id, body(e)]),
         [[start + 1, 'early']],
+      );
+    });
+
+    t.test('an event published again under its event id is logged once; without one, or under another, each time', async (t) => {
+      const log = await bus.openEventLog({ maxAgeMs: 60_000 });
+      t.teardown(() => log.close());
+      const start = log.last();
+      const id = uniqueToken('entry');
+      publishEvent(bus, 'events.test.entry', { n: 1 }, 'first-holder', id);
+      publishEvent(bus, 'events.test.entry', { n: 1 }, 'next-holder', id);
+      publishEvent(bus, 'events.test.entry', { n: 2 }, 'next-holder', uniqueToken('entry'));
+      publishEvent(bus, 'events.test.entry', { n: 3 }, 'next-holder');
+      publishEvent(bus, 'events.test.entry', { n: 3 }, 'next-holder');
+      await waitFor(() => log.last() >= start + 4, 5000);
+      await sleep(200);
+      t.same(
+        (await log.after(start))!.map((e) => (JSON.parse(body(e)) as { n: number }).n),
+        [1, 2, 3, 3],
       );
     });
 

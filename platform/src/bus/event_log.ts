@@ -33,6 +33,16 @@ export interface EventLog {
 export const eventSubjects = 'events.>';
 
 /**
+ * The header that names an event which may be published more than once (another replica taking over the
+ * work publishes it again): the log keeps one event of an id within `duplicateWindowMs`. On NATS it is
+ * JetStream's own (`Nats-Msg-Id`, whose duplicate window is 2 minutes by default).
+ */
+export const eventIdHeader = 'Nats-Msg-Id';
+
+/** How long the in-process log remembers an event id: JetStream's default duplicate window. */
+export const duplicateWindowMs = 120_000;
+
+/**
  * The held window in memory, in id order, trimmed by age. Ids are contiguous from `completeFrom`: a
  * request for events after an older id cannot be answered from here.
  */
@@ -128,6 +138,9 @@ export class EventTail {
   }
 }
 
+/** Follows the bus's events: `push` gets each with its event id, if it has one; answers how to stop. */
+type Subscribe = (push: (subject: string, data: Uint8Array, eventId?: string) => void) => () => Promise<void>;
+
 /**
  * The in-process bus's event log: one sequence per bus (and subject prefix), shared by every view
  * opened on it, so two gateways in one process hand out the same ids for the same events. It holds what
@@ -137,20 +150,32 @@ export class MemoryEventLog {
   readonly tail: EventTail;
   #views = 0;
   readonly #stop: () => Promise<void>;
+  /** Event ids logged within the duplicate window, oldest first, with when. */
+  readonly #ids = new Map<string, number>();
 
-  private constructor(maxAgeMs: number, subscribe: (push: (subject: string, data: Uint8Array) => void) => () => Promise<void>) {
+  private constructor(maxAgeMs: number, subscribe: Subscribe) {
     this.tail = new EventTail(maxAgeMs);
     let next = 1;
-    this.#stop = subscribe((subject, data) => this.tail.push({ id: next++, subject, data, at: Date.now() }));
+    this.#stop = subscribe((subject, data, eventId) => {
+      if (eventId !== undefined && this.#repeated(eventId)) return;
+      this.tail.push({ id: next++, subject, data, at: Date.now() });
+    });
+  }
+
+  /** Whether an event of this id was logged within the duplicate window (remembering it if not). */
+  #repeated(eventId: string): boolean {
+    const now = Date.now();
+    for (const [id, at] of this.#ids) {
+      if (now - at < duplicateWindowMs) break;
+      this.#ids.delete(id);
+    }
+    if (this.#ids.has(eventId)) return true;
+    this.#ids.set(eventId, now);
+    return false;
   }
 
   /** The shared log of a bus, created on first use; each call opens a view that must be closed. */
-  static open(
-    owners: Map<string, MemoryEventLog>,
-    key: string,
-    options: EventLogOptions,
-    subscribe: (push: (subject: string, data: Uint8Array) => void) => () => Promise<void>,
-  ): EventLog {
+  static open(owners: Map<string, MemoryEventLog>, key: string, options: EventLogOptions, subscribe: Subscribe): EventLog {
     let log = owners.get(key);
     if (!log) {
       log = new MemoryEventLog(options.maxAgeMs, subscribe);

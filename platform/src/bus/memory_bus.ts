@@ -11,7 +11,7 @@ import {
   type RequestOptions,
   type ServiceSpec,
 } from './bus.ts';
-import { eventSubjects, MemoryEventLog, type EventLog, type EventLogOptions } from './event_log.ts';
+import { eventIdHeader, eventSubjects, MemoryEventLog, type EventLog, type EventLogOptions } from './event_log.ts';
 import { MemorySpaceVersions, type SpaceVersions } from './space_versions.ts';
 import { failureReply, MicroDescriptor, replyHeaders, tooLargeReply } from './micro.ts';
 import { isValidPattern, isValidSubject, subjectMatches } from './subject.ts';
@@ -160,7 +160,7 @@ export class MemoryBus implements Bus {
     if (this.closed) throw new BusError('closed', 'bus is closed');
     const lead = options.prefix ? `${options.prefix}.` : '';
     return MemoryEventLog.open(this.eventLogs, lead, options, (push) => {
-      const sub = this.subscribe(`${lead}${eventSubjects}`, (m) => push(m.subject.slice(lead.length), m.data));
+      const sub = this.subscribe(`${lead}${eventSubjects}`, (m) => push(m.subject.slice(lead.length), m.data, m.headers[eventIdHeader]));
       return () => sub.unsubscribe();
     });
   }
