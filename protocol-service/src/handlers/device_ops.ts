@@ -29,10 +29,11 @@ import {
 } from '@scada/platform';
 import { connectionNotFound, notConnected, type DeviceRouter } from '../sessions/device_router.ts';
 import type { DeviceValue, LiveDevice } from '../sessions/live_device.ts';
-import type { Session } from '../sessions/session.ts';
+import { blockKey, type Session } from '../sessions/session.ts';
 import { qualityOf, readTimestampOf } from '../sessions/value_stamps.ts';
 import { appendControlLog, type ControlLogRecord } from '../store/control_log.ts';
 import { findConnection } from '../store/connections.ts';
+import { forgetDeliveries } from '../store/deliveries.ts';
 import { subscribeReport, unsubscribeReport } from '../store/sessions.ts';
 
 export type DeviceOpsDeps = { store: Store; bus: Bus; router: DeviceRouter };
@@ -186,7 +187,7 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
           enableConnectionReport,
           req,
           ctx,
-          async (device) => (await device.enableReport(rcb, options), await keep(), null),
+          async (device, session) => (await device.enableReport(rcb, session.enabling(rcb, options)), await keep(), null),
           forward,
         );
       } catch (err) {
@@ -199,16 +200,18 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
       const space = spaceOf(ctx);
       const id = req.params.connectionId.toLowerCase();
       const rcb = req.query.rcb;
-      // The replica the request reached forgets the block; the holder, asked on its own subject, only
-      // switches it off.
+      // The replica the request reached forgets the block, and where it was delivered to (enabled again,
+      // it starts afresh, held or not); the holder, asked on its own subject, switches it off.
       if (forward && !(await unsubscribeReport(deps.store, space, id, rcb))) {
         if (!(await findConnection(deps.store, space, id))) throw connectionNotFound(req.params.connectionId);
         throw new ProblemError('not_found', `Report block ${rcb} is not enabled on connection ${req.params.connectionId}`);
       }
-      // Forgotten first, so that a reconnect does not enable it again; the device is told when connected.
+      if (forward) await forgetDeliveries(deps.store, space, id, blockKey(rcb));
+      // Unsubscribed first, so that a reconnect does not enable it again; the device is told when connected,
+      // and the session forgets the block once the device sends no more of it.
       const off = async (device: LiveDevice, session: Session) => {
-        await session.forgetBlock(rcb);
         await device.disableReport(rcb).catch(() => undefined);
+        await session.forgetBlock(rcb);
         return null;
       };
       await onDevice(disableConnectionReport, req, ctx, off, forward).catch((err: unknown) => {

@@ -44,6 +44,11 @@ export class LastValues {
     return out;
   }
 
+  /** Keeps values as given: those a session takes up from the store when it starts (stale). */
+  keep(values: readonly LastValue[]): void {
+    for (const v of values) this.#values.set(v.reference, v);
+  }
+
   /** The association that delivered them ended: every value is stale until reported again. */
   markStale(): void {
     for (const v of this.#values.values()) v.stale = true;

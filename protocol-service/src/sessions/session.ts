@@ -2,31 +2,26 @@
  * One started connection held by this replica: it keeps an association with the device for as long as it
  * runs, reconnecting with capped exponential backoff and jitter, checking the device's model against the
  * connection's SCL file, re-enabling the connection's report blocks after each connect (a buffered block
- * from the last EntryID received), publishing every report on the bus and remembering the last value of
- * every reported attribute (stale once the association ends, dropped when the device's identity or model
- * changes). What it knows (state, since, last error, reconnects, identity, warnings) goes to the store,
- * where every replica can read it, and out as a session event.
+ * after the last EntryID delivered, by this replica or the one that held the connection before), publishing
+ * every report on the bus and remembering the last value of every reported attribute (stale once the
+ * association ends, dropped when the device's identity or model changes): see `report_delivery.ts`. What
+ * it knows (state, since, last error, reconnects, identity, warnings) goes to the store, where every
+ * replica can read it, and out as a session event.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { protocolEvents, type ReportEvent, type SessionWarning } from '@scada/contracts';
-import { publishEvent, type Bus, type Store } from '@scada/platform';
+import type { SessionWarning } from '@scada/contracts';
+import type { Bus, Store } from '@scada/platform';
 import { reportSubscriptions, saveSessionState, type SessionState, type StartedConnection } from '../store/sessions.ts';
-import { parseReference, toMmsReference } from '@scada/iec61850';
 import { backoffMs } from './backoff.ts';
+import { DeliveryJournal } from './delivery_journal.ts';
 import { LastValues } from './last_values.ts';
+import { blockKey, ReportDelivery } from './report_delivery.ts';
 import { publishSessionChange } from './session_events.ts';
-import type { Connector, DeviceReport, LiveDevice, ReportOptions } from './live_device.ts';
+import type { Connector, LiveDevice, ReportOptions } from './live_device.ts';
 import { modelMismatch, type ExpectedModel, type ModelNames } from './model_check.ts';
 
-/** A report block's reference as reports name it (`LD/LN$RP$name`), whichever notation was given. */
-export function blockKey(rcb: string): string {
-  try {
-    return toMmsReference(parseReference(rcb));
-  } catch {
-    return rcb;
-  }
-}
+export { blockKey } from './report_delivery.ts';
 
 export type SessionDeps = {
   store: Store;
@@ -37,6 +32,8 @@ export type SessionDeps = {
   backoff?: { baseMs?: number; capMs?: number };
   /** The logical devices and nodes the connection's SCL file gives its IED (null: no file, nothing to check). */
   expectedModel?: (connection: StartedConnection, deviceDomains: () => Promise<string[]>) => Promise<ExpectedModel | null>;
+  /** The replica's journal of delivered reports (one of the session's own when not given). */
+  journal?: DeliveryJournal;
 };
 
 export class Session {
@@ -49,10 +46,8 @@ export class Session {
   #running: Promise<void> | null = null;
   /** The last value of every reported attribute. */
   readonly values = new LastValues();
-  /** The last EntryID received from each buffered block, so a re-enabled block resumes after it. */
-  readonly #entryIds = new Map<string, string>();
-  /** The identity and model warnings of the last device connected, to notice another device. */
-  #lastDevice: string | null = null;
+  /** Reports on their way out, and where each buffered block resumes. */
+  readonly #delivery: ReportDelivery;
   /** The last save of the state on its way: each save waits for the one before. */
   #saving: Promise<void> = Promise.resolve();
 
@@ -68,6 +63,14 @@ export class Session {
       owner: deps.owner,
       warnings: [],
     };
+    this.#delivery = new ReportDelivery({
+      store: deps.store,
+      bus: deps.bus,
+      journal: deps.journal ?? new DeliveryJournal({ store: deps.store, owner: deps.owner, log: deps.log }),
+      connection,
+      values: this.values,
+      onOverflow: (rcb) => void this.#warnOverflow(rcb),
+    });
   }
 
   /**
@@ -75,11 +78,19 @@ export class Session {
    * session's state without the block's warning is stored, so that whoever answers the disabling can
    * be read back at once.
    */
-  forgetBlock(block: string): Promise<void> {
+  async forgetBlock(block: string): Promise<void> {
     const rcb = blockKey(block);
-    this.values.dropBlock(rcb);
-    this.#entryIds.delete(rcb);
+    await this.#delivery.forgetBlock(rcb);
     return this.#set({ warnings: this.#state.warnings.filter((w) => !(w.code === 'buffer_overflow' && w.detail.startsWith(`${rcb}:`))) });
+  }
+
+  /**
+   * The options to enable a block with now: those given, and for a buffered block the EntryID of the last
+   * entry delivered, to resume after.
+   */
+  enabling(rcb: string, options: ReportOptions): ReportOptions {
+    const entryId = this.#delivery.enabling(rcb);
+    return entryId === undefined ? options : { ...options, entryId };
   }
 
   /** The association while connected. */
@@ -110,6 +121,7 @@ export class Session {
       await this.#set({ state: 'connecting' });
       let reason: string | null = null;
       try {
+        await this.#delivery.restore();
         const device = await this.#deps.connector({ host: this.connection.ip, port: this.connection.port }, signal);
         if (signal.aborted) {
           await device.close();
@@ -118,7 +130,7 @@ export class Session {
         this.#attempt = 0;
         const warnings = await this.#checkModel(device, log);
         this.#device = device;
-        device.onReport((report) => this.#report(report));
+        device.onReport((report) => this.#delivery.receive(report));
         await this.#set({ state: 'connected', identity: device.identity, lastError: null, warnings });
         log.info({ identity: device.identity }, 'device connected');
         await this.#enableReports(device, log);
@@ -140,6 +152,7 @@ export class Session {
       await this.#set({ state: 'waiting', lastError: reason, reconnects: this.#state.reconnects + 1 });
       await sleep(wait, undefined, { signal }).catch(() => undefined); // cut short by stop()
     }
+    await this.#delivery.settle();
     await this.#set({ state: 'stopped' }).catch(() => undefined);
   }
 
@@ -148,8 +161,7 @@ export class Session {
     const { space, id } = this.connection;
     for (const sub of await reportSubscriptions(this.#deps.store, space, id).catch(() => [])) {
       try {
-        const entryId = this.#entryIds.get(blockKey(sub.rcb));
-        await device.enableReport(sub.rcb, { ...(sub.options as ReportOptions), ...(entryId ? { entryId } : {}) });
+        await device.enableReport(sub.rcb, this.enabling(sub.rcb, sub.options as ReportOptions));
       } catch (err) {
         log.warn({ err, rcb: sub.rcb }, 'could not enable a report block');
         await this.#set({ lastError: `report block ${sub.rcb}: ${(err as Error).message}` });
@@ -172,36 +184,16 @@ export class Session {
     } catch (err) {
       log.warn({ reason: (err as Error).message }, 'the device model could not be checked');
     }
-    const seen = JSON.stringify([device.identity, warnings]);
-    if (this.#lastDevice !== null && this.#lastDevice !== seen) {
-      this.values.clear();
-      this.#entryIds.clear();
-    }
-    this.#lastDevice = seen;
+    await this.#delivery
+      .connected(JSON.stringify([device.identity, warnings]))
+      .catch((err: unknown) => log.warn({ err }, 'what the device before delivered could not be forgotten'));
     if (warnings.length > 0) log.warn({ detail: warnings[0].detail }, 'the device does not match the SCL file');
     return warnings;
   }
 
-  #report(report: DeviceReport): void {
-    const receivedAt = new Date().toISOString();
-    const { space, id } = this.connection;
-    if (report.entryId) this.#entryIds.set(report.rcb, report.entryId);
-    if (report.bufferOverflow) {
-      const detail = `${report.rcb}: the device's buffer overflowed; reports were lost while it buffered`;
-      void this.#set({ warnings: [...this.#state.warnings.filter((w) => w.detail !== detail), { code: 'buffer_overflow', detail }] });
-    }
-    const values = this.values.record(report, receivedAt).map(({ stale: _s, ...v }) => ({ connectionId: id, ...v }));
-    const event: ReportEvent & { space: string } = {
-      space,
-      connectionId: id,
-      rcb: report.rcb,
-      rptId: report.rptId,
-      seqNum: report.seqNum ?? null,
-      entryId: report.entryId ?? null,
-      values,
-      at: receivedAt,
-    };
-    publishEvent(this.#deps.bus, protocolEvents.report, event, `report-${id}`);
+  #warnOverflow(rcb: string): Promise<void> {
+    const detail = `${rcb}: the device's buffer overflowed; reports were lost while it buffered`;
+    return this.#set({ warnings: [...this.#state.warnings.filter((w) => w.detail !== detail), { code: 'buffer_overflow', detail }] });
   }
 
   async #set(change: Partial<SessionState>): Promise<void> {

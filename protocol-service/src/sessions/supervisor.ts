@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import type { Bus, Store } from '@scada/platform';
 import { acquireLease, releaseLease, renewLeases, startedConnections } from '../store/sessions.ts';
+import { DeliveryJournal } from './delivery_journal.ts';
 import type { Connector } from './live_device.ts';
 import { expectedModelOf } from './model_check.ts';
 import { Session } from './session.ts';
@@ -43,6 +44,8 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   const tickMs = options.tickMs ?? 2000;
   const sessions = new Map<string, Session>();
   const log = options.log.child({ part: 'supervisor' });
+  // One journal for every session held here: what they deliver is saved in one statement at a time.
+  const journal = new DeliveryJournal({ store: options.store, owner: options.owner, log });
   let lastRenewal = Date.now();
   let stopped = false;
   let ticking: Promise<void> | null = null;
@@ -79,6 +82,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
           owner: options.owner,
           connector: options.connector,
           backoff: options.backoff,
+          journal,
           expectedModel: (conn, domains) => expectedModelOf(options.store, conn.space, conn.id, domains),
         });
         sessions.set(k, session);
