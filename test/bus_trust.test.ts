@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { headers as natsHeaders } from '@nats-io/nats-core';
+import { headers as natsHeaders, nkeys } from '@nats-io/nats-core';
+import { encodeAccount, encodeOperator, encodeUser, fmtCreds } from '@nats-io/jwt';
 import { SignJWT } from 'jose';
 import { busHeaders } from '@scada/contracts';
 import { ContextSigner, eventStreamName, identityFromPem, prefixToken, spaceVersionsBucket } from '@scada/platform';
@@ -302,3 +303,58 @@ async function waitForPort(port: number): Promise<void> {
   }
   throw new Error(`nothing listens on ${port}`);
 }
+
+t.test(
+  'NATS with a credentials file (operator mode, user JWT and NKey seed)',
+  { skip: hasNatsServer ? false : 'needs nats-server' },
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'scada-nats-creds-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const operator = nkeys.createOperator();
+    const account = nkeys.createAccount();
+    const system = nkeys.createAccount();
+    const user = nkeys.createUser();
+    const operatorJwt = await encodeOperator('scada-test', operator);
+    // Limits not given are 0 in an account JWT: no connection, no subscription.
+    const unlimited = {
+      subs: -1,
+      data: -1,
+      payload: -1,
+      conn: -1,
+      leaf: -1,
+      imports: -1,
+      exports: -1,
+      wildcards: true,
+      mem_storage: -1,
+      disk_storage: -1,
+      streams: -1,
+      consumer: -1,
+    };
+    const accountJwt = await encodeAccount('platform', account, { limits: unlimited }, { signer: operator });
+    const systemJwt = await encodeAccount('SYS', system, {}, { signer: operator });
+    const userJwt = await encodeUser('platform', user, account);
+    const creds = join(dir, 'platform.creds');
+    writeFileSync(creds, fmtCreds(userJwt, user), { mode: 0o600 });
+    const port = await freePort();
+    writeFileSync(
+      join(dir, 'nats.conf'),
+      [
+        `listen: 127.0.0.1:${port}`,
+        `jetstream { store_dir: ${JSON.stringify(join(dir, 'js'))} }`,
+        `operator: ${operatorJwt}`,
+        `system_account: ${system.getPublicKey()}`,
+        'resolver: MEMORY',
+        `resolver_preload: { ${account.getPublicKey()}: ${accountJwt}, ${system.getPublicKey()}: ${systemJwt} }`,
+      ].join('\n'),
+    );
+    const server = spawn('nats-server', ['-c', join(dir, 'nats.conf')], { stdio: 'ignore' });
+    t.teardown(() => void server.kill('SIGTERM'));
+    await waitForPort(port);
+    const url = `nats://127.0.0.1:${port}`;
+    await t.rejects(connect({ servers: url, reconnect: false, timeout: 3000 }), 'no credentials: refused');
+    const p = await startTestPlatform({ NATS_URL: url, NATS_CREDS: creds, BUS_SUBJECT_PREFIX: `cr${randomBytes(4).toString('hex')}` });
+    t.teardown(() => p.stop());
+    const admin = await asAdmin(p);
+    t.equal((await fetch(`${p.url}/api/projects`, { headers: admin.headers })).status, 200, 'the platform signs in with the file');
+  },
+);
