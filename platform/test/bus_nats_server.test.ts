@@ -75,14 +75,18 @@ t.test('the memory bus holds requests and replies to its maxPayload alike', asyn
   t.same(seen.bigReply, tooLarge);
 });
 
-/** The headers of a reply over a 4096-byte limit: a 413 service error that keeps the reply's own. */
+/** The headers of a reply over a 4096-byte limit: a 413 service error that keeps the reply's own, but not its compression (the problem body is plain). */
 const tooLarge = { 'X-Kept': 'yes', [serviceErrorHeader]: 'payload_too_large', [serviceErrorCodeHeader]: '413' };
 
 /** Against a 4096-byte limit: a request under it, one over it, and a reply over it. */
 async function underOverAndBigReply(bus: Bus): Promise<{ under: number; over: unknown; bigReply: Record<string, string> }> {
   const p = uniqueToken();
   await bus.addService({ name: p, version: '1.0.0' }, [
-    { name: 'big', subject: `${p}.big`, handler: async () => ({ data: new Uint8Array(5000), headers: { 'X-Kept': 'yes' } }) },
+    {
+      name: 'big',
+      subject: `${p}.big`,
+      handler: async () => ({ data: new Uint8Array(5000), headers: { 'X-Kept': 'yes', 'x-content-encoding': 'gzip' } }),
+    },
     { name: 'echo', subject: `${p}.echo`, handler: async (m) => ({ data: m.data }) },
   ]);
   const under = (await bus.request(`${p}.echo`, new Uint8Array(4000))).data.byteLength;

@@ -13,7 +13,7 @@ import {
 } from './bus.ts';
 import { eventIdHeader, eventSubjects, MemoryEventLog, type EventLog, type EventLogOptions } from './event_log.ts';
 import { MemorySpaceVersions, type SpaceVersions } from './space_versions.ts';
-import { failureReply, MicroDescriptor, replyHeaders, tooLargeReply } from './micro.ts';
+import { failureReply, MicroDescriptor, replyHeaders, tooLargeInPlaceOf } from './micro.ts';
 import { isValidPattern, isValidSubject, subjectMatches } from './subject.ts';
 
 type Delivery = { subject: string; data: Uint8Array; headers: BusHeaders; reply?: (m: BusMessage) => void };
@@ -189,7 +189,7 @@ export class MemoryBus implements Bus {
     }
     if (reply.data.byteLength > this.maxPayload) {
       // NATS would refuse to send it; the requester then times out. Say so instead, as a service error.
-      reply = { ...tooLargeReply, headers: reply.headers };
+      reply = tooLargeInPlaceOf(reply);
     }
     d.reply?.({ subject: d.subject, data: new Uint8Array(reply.data), headers: replyHeaders(reply) });
     return reply.error?.description;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { busHeaders } from '@scada/contracts';
 import { serviceErrorCodeHeader, serviceErrorHeader, type BusHeaders, type BusReply, type EndpointSpec, type ServiceSpec } from './bus.ts';
 import { isValidPattern } from './subject.ts';
 
@@ -138,3 +139,13 @@ export const tooLargeReply: BusReply = {
   ),
   error: { code: 413, description: 'payload_too_large' },
 };
+
+/**
+ * The too-large answer in place of a reply: the reply's own headers kept, but not the one that says its
+ * body is compressed (the problem body is not), so the caller reads 413 and not a body that does not expand.
+ */
+export function tooLargeInPlaceOf(reply: BusReply): BusReply {
+  if (!reply.headers) return tooLargeReply;
+  const { [busHeaders.contentEncoding]: _compressed, ...headers } = reply.headers;
+  return { ...tooLargeReply, headers };
+}

@@ -2,7 +2,7 @@ import { headers as natsHeaders, InvalidArgumentError, type MsgHdrs, type NatsCo
 import { Svcm, type Service, type ServiceMsg } from '@nats-io/services';
 import type { Logger } from 'pino';
 import type { BusHeaders, BusMessage, BusReply, BusService, EndpointSpec, ServiceSpec } from './bus.ts';
-import { failureReply, oneLine, tooLargeReply } from './micro.ts';
+import { failureReply, oneLine, tooLargeInPlaceOf, tooLargeReply } from './micro.ts';
 
 /** The slice of the services library's per-endpoint statistics this module corrects. */
 type LibraryStats = {
@@ -87,7 +87,7 @@ function respond(msg: ServiceMsg, reply: BusReply, log?: Logger): string | undef
     }
     // The client refuses a reply over max_payload; the requester would time out. Say so instead.
     try {
-      send(msg, { ...tooLargeReply, headers: reply.headers });
+      send(msg, tooLargeInPlaceOf(reply));
     } catch (again) {
       log?.warn({ err: again, subject: msg.subject }, 'could not send a reply');
     }
