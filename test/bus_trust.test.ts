@@ -78,7 +78,7 @@ t.test('NATS with the shipped permissions', { skip: hasNatsServer ? false : 'nee
   t.teardown(() => nats.stop());
   // The platform in one process signs in as `platform`; a second key, trusted as the protocol service
   // only, is what a compromised protocol pod would hold.
-  const keys = roleBusKeys({ platform: ['gateway', 'auth', 'config', 'protocol'], protocol: ['protocol'] });
+  const keys = roleBusKeys({ platform: ['gateway', 'auth', 'config', 'protocol'], protocol: ['protocol'], config: ['config'] });
   const prefix = `b${randomBytes(5).toString('hex')}`;
   const p: TestPlatform = await startTestPlatform({ ...nats.envOf('platform'), ...keys.platform, BUS_SUBJECT_PREFIX: prefix });
   t.teardown(() => p.stop());
@@ -210,6 +210,12 @@ t.test('NATS with the shipped permissions', { skip: hasNatsServer ? false : 'nee
     const posing = JSON.stringify({ id: 'service:auth', name: 'auth service', roles: ['admin'], spaces: ['default'] });
     const posed = await signed(keys.protocol.BUS_SIGNING_KEY!, read, empty, { ...fields, [busHeaders.actor]: posing });
     t.equal((await send(read, empty, posed)).code, '401', 'as another service: 401');
+    const script = JSON.stringify({ id: 'script:7', name: 'script 7', roles: ['editor'], spaces: ['default'] });
+    const listConnections = `${prefix}.protocol.v1.getConnections_1`;
+    const byConfig = await signed(keys.config.BUS_SIGNING_KEY!, listConnections, empty, { ...fields, [busHeaders.actor]: script });
+    t.equal((await send(listConnections, empty, byConfig)).code, '', 'the config service runs scripts: it speaks for script:7');
+    const byProtocol = await signed(keys.protocol.BUS_SIGNING_KEY!, read, empty, { ...fields, [busHeaders.actor]: script });
+    t.equal((await send(read, empty, byProtocol)).code, '401', 'the protocol service does not');
   });
 });
 

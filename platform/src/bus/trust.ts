@@ -25,7 +25,8 @@ import type {
  * `protocol`), and takes the actor, space and client address from the context alone:
  *
  * - a gateway's key vouches for any caller (it authenticated the user);
- * - a service's key vouches for the service itself (actor `service:<name>`) and for no user: a call a
+ * - a service's key vouches for the service itself (actor `service:<name>`), for the actors it runs
+ *   (the config service's scripts, `script:<id>`), and for no user: a call a
  *   service makes on a user's behalf carries the gateway's own context of that request (`via`), so a
  *   service can act for a user only while that user's request through a gateway is under way;
  * - a context without an actor (sign-in, key fetches) may come from any trusted key.
@@ -237,7 +238,13 @@ export class ContextVerifier {
   }
 }
 
-/** Whether a key vouches for an actor by itself: a gateway for anyone, a service for itself. */
+/**
+ * The kinds of actor a service acts as on its own, besides itself (`service:<role>`): the config service
+ * runs scripts, each acting as `script:<id>`.
+ */
+const ownActorKinds: Partial<Record<BusRole, string[]>> = { config: ['script'] };
+
+/** Whether a key vouches for an actor by itself: a gateway for anyone, a service for itself and its own kinds of actor. */
 function vouchesFor(signer: TrustedBusKey, actorJson: string): boolean {
   if (signer.roles.includes('gateway')) return true;
   let id: unknown;
@@ -246,7 +253,12 @@ function vouchesFor(signer: TrustedBusKey, actorJson: string): boolean {
   } catch {
     return false;
   }
-  return typeof id === 'string' && id.startsWith('service:') && (signer.roles as string[]).includes(id.slice('service:'.length));
+  if (typeof id !== 'string') return false;
+  const colon = id.indexOf(':');
+  if (colon <= 0 || colon === id.length - 1) return false;
+  const kind = id.slice(0, colon);
+  const rest = id.slice(colon + 1);
+  return signer.roles.some((role) => (kind === 'service' && rest === role) || (ownActorKinds[role] ?? []).includes(kind));
 }
 
 /**
