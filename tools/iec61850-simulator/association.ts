@@ -45,7 +45,7 @@ export type Faults = {
   rejectUnknownServices?: boolean;
   /** Refuse every control (AddCause blocked-by-process), with LastApplError. */
   refuseControls?: boolean;
-  /** Refuse writes of these attributes (`LD/LN$FC$DO$DA`) with this DataAccessError code (e.g. 11 object-value-invalid, 2 temporarily-unavailable). */
+  /** Refuse writes of these attributes (`LD/LN$FC$DO$DA`, an array element's `LD/LN$SP$DO$arr(2)$DA`) with this DataAccessError code (e.g. 11 object-value-invalid, 2 temporarily-unavailable). */
   refuseWrites?: Record<string, number>;
   /** Accept enhanced-security operates, then end them with a negative CommandTermination of this AddCause. */
   negativeTermination?: number;

@@ -1,9 +1,11 @@
 /**
  * A logical node as the MMS named variable IEC 61850-8-1 makes of it: the LN, then its functional
  * constraints, then data objects (and SDOs), then data attributes (and BDAs), each level a structure
- * component. Leaves hold the current value; every node knows its MMS item (`GGIO1$ST$Ind1$stVal`) and type.
+ * component; an SDO or attribute with an SCL `count` is an array of that many. Leaves hold the current
+ * value; every node knows its MMS item (`GGIO1$ST$Ind1$stVal`, an array element's as libiec61850 writes
+ * it: `MHAI1$MX$HA$phsAHar(2)$cVal`) and type.
  */
-import { encodeData, type LogicalNode, type MmsData, type MmsType, type TemplateIndex } from '@scada/iec61850';
+import { encodeData, type AlternateAccess, type LogicalNode, type MmsData, type MmsType, type TemplateIndex } from '@scada/iec61850';
 import { mmsTypeOf, parseConfigured, zeroOf } from './basic_types.ts';
 
 /** One node of a logical node's variable. Structures have children; leaves have a value. */
@@ -78,9 +80,14 @@ function buildAttribute(index: TemplateIndex, a: Attr, depth: number): DataNode 
     const kids = daType.components.map((c) => buildAttribute(index, c, depth + 1)).filter((n): n is DataNode => n !== undefined);
     return struct(name, kids);
   };
-  if (a.count === undefined || a.count <= 0) return one(a.name);
-  const elements = Array.from({ length: a.count }, (_, i) => one(String(i))).filter((n): n is DataNode => n !== undefined);
-  return { ...struct(a.name, elements), array: true };
+  return arrayOf(a.name, a.count, one);
+}
+
+/** `count` elements made by `one` (named by their index), or just `one(name)` when there is no count. */
+function arrayOf(name: string, count: number | undefined, one: (name: string) => DataNode | undefined): DataNode | undefined {
+  if (count === undefined || count <= 0) return one(name);
+  const elements = Array.from({ length: count }, (_, i) => one(String(i))).filter((n): n is DataNode => n !== undefined);
+  return elements.length === 0 ? undefined : { ...struct(name, elements), array: true };
 }
 
 function buildDataObject(index: TemplateIndex, name: string, doTypeId: string, fc: string, depth: number): DataNode | undefined {
@@ -90,7 +97,7 @@ function buildDataObject(index: TemplateIndex, name: string, doTypeId: string, f
   for (const child of doType.children) {
     const node =
       child.kind === 'SDO'
-        ? buildDataObject(index, child.name, child.type, fc, depth + 1)
+        ? arrayOf(child.name, child.count, (n) => buildDataObject(index, n, child.type, fc, depth + 1))
         : child.fc === fc
           ? buildAttribute(index, child, depth + 1)
           : undefined;
@@ -107,7 +114,7 @@ export function finalize(node: DataNode, item: string, fc: string, parent?: Data
   if (node.value !== undefined) return node;
   for (const child of node.children) {
     const childFc = fc === '' && parent === undefined ? child.name : fc;
-    finalize(child, `${item}$${child.name}`, childFc, node);
+    finalize(child, node.array ? `${item}(${child.name})` : `${item}$${child.name}`, childFc, node);
   }
   if (node.array) {
     const element = node.children[0]?.type ?? { type: 'boolean' };
@@ -118,11 +125,28 @@ export function finalize(node: DataNode, item: string, fc: string, parent?: Data
   return node;
 }
 
-/** The walk down from `node` along `$`-separated names; undefined when a name is not there. */
+/**
+ * The walk down from `node` along `$`-separated names; undefined when a name is not there. An array's
+ * elements have no names (an MMS name ends at the array; see {@link select}).
+ */
 export function descend(node: DataNode, names: readonly string[]): DataNode | undefined {
   let at: DataNode | undefined = node;
   for (const name of names) {
-    at = at.value === undefined ? at.children.find((c) => c.name === name) : undefined;
+    at = at.value === undefined && !at.array ? at.children.find((c) => c.name === name) : undefined;
+    if (!at) return undefined;
+  }
+  return at;
+}
+
+/**
+ * The part of `node` an MMS alternate access selects: an element of an array by index, a component of a
+ * structure by name; undefined when it is not there (as libiec61850 answers: object-non-existent).
+ */
+export function select(node: DataNode, access: AlternateAccess): DataNode | undefined {
+  let at: DataNode | undefined = node;
+  for (const step of access) {
+    if (at.value !== undefined) return undefined;
+    at = 'index' in step ? (at.array ? at.children[step.index] : undefined) : at.array ? undefined : descend(at, step.component.split('$'));
     if (!at) return undefined;
   }
   return at;

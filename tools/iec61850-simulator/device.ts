@@ -1,14 +1,27 @@
 /**
  * The device an MMS server simulates, built from one IED of an SCL model: every logical device a domain,
  * every logical node a named variable (see `data_tree.ts`), every data set a named variable list
- * (`LLN0$<name>`), every report control block a structure under `$RP$`/`$BR$`. Lookups go by MMS names.
+ * (`LLN0$<name>`), every report control block a structure under `$RP$`/`$BR$`. Lookups go by MMS names,
+ * with the alternate access into an array (an element, a part of one) where there is one.
  */
-import { fcdaReference, TemplateIndex, type Ied, type ObjectName, type SclModel } from '@scada/iec61850';
-import { buildLogicalNode, descend, itemNames, type DataNode } from './data_tree.ts';
+import {
+  fcdaReference,
+  parseReference,
+  TemplateIndex,
+  toObjectName,
+  type Ied,
+  type NamedVariable,
+  type ObjectName,
+  type SclModel,
+} from '@scada/iec61850';
+import { buildLogicalNode, descend, itemNames, select, type DataNode } from './data_tree.ts';
 import { rcbFcNodes, rcbInstances, type RcbInstance } from './rcb_model.ts';
 
-/** A member of a data set: its reference and the node it names (absent when the model lacks it). */
-export type DataSetMember = { reference: string; name: ObjectName; node?: DataNode };
+/**
+ * A member of a data set: its reference, its MMS variable (an array element's with its alternate access,
+ * as GetNamedVariableListAttributes answers it) and the node it names (absent when the model lacks it).
+ */
+export type DataSetMember = { reference: string; name: NamedVariable; node?: DataNode };
 
 /** A data set as a named variable list. */
 export type DataSetList = { domain: string; item: string; reference: string; members: DataSetMember[] };
@@ -32,10 +45,21 @@ export type Device = {
   rcbs: RcbInstance[];
 };
 
-/** Splits `LD/LN$FC$…` into its domain and item. */
-export function splitReference(reference: string): ObjectName | undefined {
+/**
+ * Splits `LD/LN$FC$…` into its domain and item; an array element (`LD/MHAI1$MX$HA$phsAHar(2)$cVal`, as
+ * FCDAs name them) into its array's name and the alternate access to it.
+ */
+export function splitReference(reference: string): NamedVariable | undefined {
   const slash = reference.indexOf('/');
-  return slash <= 0 ? undefined : { scope: 'domain', domain: reference.slice(0, slash), item: reference.slice(slash + 1) };
+  if (slash <= 0) return undefined;
+  if (reference.includes('(')) {
+    try {
+      return toObjectName(parseReference(reference));
+    } catch {
+      return undefined;
+    }
+  }
+  return { scope: 'domain', domain: reference.slice(0, slash), item: reference.slice(slash + 1) };
 }
 
 /** The IED to simulate: the one named, or the first with a server. */
@@ -83,12 +107,13 @@ export function buildDevice(model: SclModel, iedName?: string, indexSingle = tru
   return device;
 }
 
-/** The node a domain-specific name designates, or undefined. */
-export function findNode(device: Device, name: ObjectName): DataNode | undefined {
+/** The node a domain-specific name designates, through its alternate access when it has one; or undefined. */
+export function findNode(device: Device, name: NamedVariable): DataNode | undefined {
   if (name.scope !== 'domain') return undefined;
   const [lnName, ...rest] = name.item.split('$');
   const ln = device.domains.get(name.domain)?.lns.get(lnName);
-  return ln ? descend(ln, rest) : undefined;
+  const node = ln ? descend(ln, rest) : undefined;
+  return node && name.alternateAccess ? select(node, name.alternateAccess) : node;
 }
 
 /** The data set a name designates, or undefined. */

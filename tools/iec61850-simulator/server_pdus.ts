@@ -12,7 +12,7 @@ import {
   encodeAccessResult,
   encodeInteger,
   encodeMmsPdu,
-  encodeObjectName,
+  encodeNamedVariable,
   encodeType,
   encodeVariableAccess,
   expectTag,
@@ -23,7 +23,6 @@ import {
   visibleTlv,
   type ConfirmedResponse,
   type MmsPdu,
-  type ObjectName,
   type ServiceError,
   type WriteResult,
 } from '@scada/iec61850';
@@ -76,10 +75,6 @@ const SERVICE_TAG = {
   getNamedVariableListAttributes: 12,
 } as const;
 
-function namedVariableEntries(names: readonly ObjectName[]): Uint8Array[] {
-  return names.map((n) => cons('universal', 16, cons('context', 0, encodeObjectName(n))));
-}
-
 function encodeWriteResult(r: WriteResult): Uint8Array {
   return r.ok ? prim('context', 1, new Uint8Array(0)) : prim('context', 0, encodeInteger(r.error));
 }
@@ -123,7 +118,7 @@ export function encodeConfirmedResponse(r: ConfirmedResponse): Uint8Array {
         'context',
         SERVICE_TAG.getNamedVariableListAttributes,
         boolTlv('context', 0, r.deletable),
-        cons('context', 1, ...namedVariableEntries(r.variables)),
+        cons('context', 1, ...r.variables.map(encodeNamedVariable)),
       );
   }
 }

@@ -2,7 +2,9 @@
  * The confirmed services of the simulated device: Identify, GetNameList (paged with continueAfter and
  * moreFollows), GetVariableAccessAttributes, Read (variables and data sets), Write (type-checked, by
  * functional constraint, report control blocks and controls by their rules) and
- * GetNamedVariableListAttributes. Each answers a response or a service error.
+ * GetNamedVariableListAttributes. Reads and writes of a variable with an alternate access (an array
+ * element, a part of one) go to that part; one that is not there is object-non-existent. Each answers a
+ * response or a service error.
  */
 import {
   dataAccessErrorText,
@@ -10,7 +12,7 @@ import {
   type ConfirmedRequest,
   type ConfirmedResponse,
   type MmsData,
-  type ObjectName,
+  type NamedVariable,
   type WriteResult,
 } from '@scada/iec61850';
 import { DATA_ACCESS, type ServerError } from './server_pdus.ts';
@@ -70,7 +72,7 @@ function nameList(ctx: ServiceContext, r: Extract<ConfirmedRequest, { service: '
   return { ok: true, response: { service: 'getNameList', identifiers, moreFollows: start + identifiers.length < names.length } };
 }
 
-function readOne(ctx: ServiceContext, sink: ReportSink, name: ObjectName): AccessResult {
+function readOne(ctx: ServiceContext, sink: ReportSink, name: NamedVariable): AccessResult {
   const node = findNode(ctx.device, name);
   if (!node || name.scope !== 'domain') return failure(DATA_ACCESS.objectNonExistent);
   return { ok: true, data: node.fc === 'CO' ? ctx.controls.read(sink, name.domain, node) : readNode(node) };
@@ -91,12 +93,13 @@ function read(ctx: ServiceContext, sink: ReportSink, r: Extract<ConfirmedRequest
   return { ok: true, response };
 }
 
-function writeOne(ctx: ServiceContext, sink: ReportSink, name: ObjectName, data: MmsData): number | undefined {
+function writeOne(ctx: ServiceContext, sink: ReportSink, name: NamedVariable, data: MmsData): number | undefined {
   const node = findNode(ctx.device, name);
   if (!node || name.scope !== 'domain') return DATA_ACCESS.objectNonExistent;
   const value = conform(node.type, data);
   if (!value) return DATA_ACCESS.typeInconsistent;
-  const refusal = ctx.faults.refuseWrites?.[`${name.domain}/${name.item}`];
+  // by the node's item, so that an array element is refused as `LD/LN$SP$Crv$crvPts(2)$xVal`
+  const refusal = ctx.faults.refuseWrites?.[`${name.domain}/${node.item}`];
   if (refusal !== undefined) return refusal;
   if (ctx.faults.fixedRptIds && node.name === 'RptID' && (node.fc === 'RP' || node.fc === 'BR')) return DATA_ACCESS.objectAccessDenied;
   if (node.fc === 'RP' || node.fc === 'BR') {

@@ -225,8 +225,8 @@ export const browseConnection = defineOperation({
   summary: 'Browse the data model of a connection',
   tags,
   description:
-    'While the connection is connected, the model the device itself declares (`source: "device"`: logical devices, logical nodes, data objects with their functional constraints and types, data sets, report blocks). Otherwise, or with `ied`, the model of the SCL file (`source: "scl"`): ' +
-    'IEDs, logical devices, logical nodes, data objects with functional constraints, data sets, report, GOOSE and sampled-value blocks and addresses. A connection without a file has no SCL model: browsing it while it is not connected (or with `ied`) is 409 `no_scl_file`. ' +
+    'While the connection is connected, the model the device itself declares (`source: "device"`: logical devices, logical nodes, data objects with their functional constraints and types, data sets, report blocks; an array with its `count` and the parts of its first element as `children`, `phsAHar(0).cVal`). Otherwise, or with `ied`, the model of the SCL file (`source: "scl"`): ' +
+    'IEDs, logical devices, logical nodes, data objects with functional constraints and their `arrays` (SCL `count`, sub data objects and attributes alike), data sets, report, GOOSE and sampled-value blocks and addresses. A connection without a file has no SCL model: browsing it while it is not connected (or with `ied`) is 409 `no_scl_file`. ' +
     '`ied` limits the answer to one IED (404 when the file has no such IED). A model too large for one answer (a station file of hundreds of IEDs) is refused with 413 `payload_too_large`, whose `ieds` lists the names to browse one at a time.',
   request: requestSchema({
     params: connectionParams,

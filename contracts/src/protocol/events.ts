@@ -56,7 +56,10 @@ export const ValueQualityOrNull = Type.Union([ValueQuality, Type.Null()], {
  */
 export const ReportedValue = Type.Object({
   connectionId: Type.String(),
-  reference: Type.String({ description: 'The attribute, as an IEC 61850 reference (`LD/LN.DO.DA`).' }),
+  reference: Type.String({
+    description:
+      'The attribute, as an IEC 61850 reference (`LD/LN.DO.DA[FC]`); a data set member that is an array element, or a part of one, keeps its index (`LD/MHAI1.HA.phsAHar(2).cVal.mag.f[MX]`), so each element is a value of its own.',
+  }),
   value: Type.Unknown(),
   quality: ValueQualityOrNull,
   timestamp: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {

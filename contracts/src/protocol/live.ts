@@ -32,13 +32,18 @@ const notConnected = 'A connection that is not connected now answers 409 `not_co
 const refused =
   "The device's refusal is 502 `device_refused`: `detail` names the reason and `deviceError` carries it (`{service, error, addCause?}`).";
 
-/** An object reference: `LD/LN.DO.DA[FC]` (IEC 61850) or `LD/LN$FC$DO$DA` (MMS). */
+/** An object reference: `LD/LN.DO.DA[FC]` (IEC 61850) or `LD/LN$FC$DO$DA` (MMS); an array element by its index. */
 export const ObjectReference = Type.String({
   minLength: 3,
   maxLength: 255,
   pattern: '^[A-Za-z0-9_]+/[A-Za-z0-9_$.\\[\\]()]+$',
-  description: 'An object reference: `LD/LN.DO.DA[FC]` or `LD/LN$FC$DO$DA`.',
+  description:
+    'An object reference: `LD/LN.DO.DA[FC]` or `LD/LN$FC$DO$DA`. An array element, or a part of one, is named by its index in parentheses: `LD/MHAI1.HA.phsAHar(2).cVal.mag.f[MX]`, `LD/MHAI1$MX$HA$phsAHar(2)$cVal$mag$f`.',
 });
+
+/** What the read and write operations say of array elements. */
+const arrayElements =
+  "An array element, or a part of one (`MHAI1.HA.phsAHar(2)`, `MHAI1.HA.phsAHar(2).cVal.mag.f`), is read and written through MMS alternate access and answered with the element's type; an index outside the array as the device describes it is 404 before the device is asked, a malformed index (`phsAHar(x)`, `phsAHar(01)`) 400.";
 
 /** What the holding replica reports about a connection's session. */
 export const SessionView = Type.Object({
@@ -138,7 +143,7 @@ export const readConnectionValues = defineOperation({
   deadlineMs: deadlines.deviceMs,
   summary: 'Read values from the device',
   tags,
-  description: `Reads up to 100 object references, each answering its value or its error, and up to 20 data sets (\`dataSets\`), each answering its members with their values, in that order. At least one of the two. A value carries \`quality\` and \`timestamp\` of its data object when the same read carries them: read \`AnIn1.mag.f\` with \`AnIn1.q\` and \`AnIn1.t\` (or a data set holding them), or the data object whole; at any depth (\`A.phsA.cVal.mag.f\` takes \`A.phsA.q\`); else null. ${notConnected}`,
+  description: `Reads up to 100 object references, each answering its value or its error, and up to 20 data sets (\`dataSets\`), each answering its members with their values, in that order. At least one of the two. A value carries \`quality\` and \`timestamp\` of its data object when the same read carries them: read \`AnIn1.mag.f\` with \`AnIn1.q\` and \`AnIn1.t\` (or a data set holding them), or the data object whole; at any depth (\`A.phsA.cVal.mag.f\` takes \`A.phsA.q\`, \`HA.phsAHar(2).cVal.mag.f\` takes \`HA.phsAHar(2).q\`); else null. ${arrayElements} A data set member that is an array element keeps its index in its reference. ${notConnected}`,
   request: requestSchema({
     params: connectionParams,
     body: Type.Object(
@@ -155,6 +160,7 @@ export const readConnectionValues = defineOperation({
       'not_found',
       'not_connected',
       'device_refused',
+      'bad_request',
       'bad_gateway',
     ]),
     consumes: ['application/json'],
@@ -167,7 +173,7 @@ export const writeConnectionValue = defineOperation({
   deadlineMs: deadlines.deviceMs,
   summary: 'Write a value to the device',
   tags,
-  description: `Writes one data attribute, converted to its type on the device; a value of the wrong type, or an attribute the model says is read-only (functional constraint ST, MX, OR, EX or CO), is 400 before the device is asked; an attribute the device does not have is 404. ${notConnected} ${refused}`,
+  description: `Writes one data attribute, converted to its type on the device; a value of the wrong type, or an attribute the model says is read-only (functional constraint ST, MX, OR, EX or CO), is 400 before the device is asked; an attribute the device does not have is 404. ${arrayElements} ${notConnected} ${refused}`,
   request: requestSchema({
     params: connectionParams,
     body: Type.Object({ reference: ObjectReference, value: Type.Unknown() }, { additionalProperties: false }),
@@ -301,7 +307,7 @@ export const getConnectionValues = defineOperation({
   summary: 'Last reported values',
   tags,
   description:
-    "The last value of every attribute the device has reported since the holding replica took the connection: its `quality` and the device's `timestamp`, `receivedAt`, the block that sent it, the reasons for inclusion and the report's sequence number. `quality` and `timestamp` are those of the attribute's data object in the same report, at any depth (`AnIn1.mag.f` takes `AnIn1.q` and `AnIn1.t`, `A.phsA.cVal.mag.f` of a WYE takes `A.phsA.q` and `A.phsA.t`; the data object is found from the device's model); without that `t`, `timestamp` is the report's TimeOfEntry; `timestampSource` says which (`attribute`, `entry`, or null with neither). Device times are decoded as libiec61850 decodes them. While the device is away the last values answer with `stale: true`. Values of a disabled block are dropped; all are dropped when the device's identity or model changes. An empty list when no replica holds the connection.",
+    "The last value of every attribute the device has reported since the holding replica took the connection, one per data set member (a member that is an array element keeps its index: `HA.phsAHar(2)[MX]`, `HA.phsAHar(3).cVal.mag.f[MX]`): its `quality` and the device's `timestamp`, `receivedAt`, the block that sent it, the reasons for inclusion and the report's sequence number. `quality` and `timestamp` are those of the attribute's data object in the same report, at any depth (`AnIn1.mag.f` takes `AnIn1.q` and `AnIn1.t`, `A.phsA.cVal.mag.f` of a WYE takes `A.phsA.q` and `A.phsA.t`; the data object is found from the device's model); without that `t`, `timestamp` is the report's TimeOfEntry; `timestampSource` says which (`attribute`, `entry`, or null with neither). Device times are decoded as libiec61850 decodes them. While the device is away the last values answer with `stale: true`. Values of a disabled block are dropped; all are dropped when the device's identity or model changes. An empty list when no replica holds the connection.",
   request: requestSchema({ params: connectionParams }),
   response: Type.Array(
     Type.Composite([

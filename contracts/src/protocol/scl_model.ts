@@ -58,6 +58,12 @@ export const SclBrowseDataObject = Type.Object({
   desc: Optional(Type.String()),
   /** The functional constraints its attributes carry, sorted. */
   fcs: Type.Array(Type.String()),
+  /**
+   * Its arrays, sub data objects and attributes alike (SCL `count`), by dotted path below the data object:
+   * `{name: 'phsAHar', count: 16}`. An element is addressed by its index, `HA.phsAHar(2).cVal.mag.f`; the
+   * attributes below an array are listed once, without an index.
+   */
+  arrays: Optional(Type.Array(Type.Object({ name: Type.String(), count: Type.Integer({ minimum: 0 }) }))),
   attributes: Type.Array(SclBrowseAttribute),
 });
 

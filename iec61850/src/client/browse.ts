@@ -5,6 +5,8 @@
  * RP/BR components, data sets from the domain's named variable lists.
  *
  * MMS does not tell a sub-data-object from a structured attribute, so SDOs appear as structured attributes.
+ * An array (of attributes or of sub data objects) says how many elements it has (`count`); its `children`
+ * are the parts of one element, named with the references of the first (`phsAHar(0).cVal`).
  */
 import type { MmsClient } from '../mms/client.ts';
 import { MmsError } from '../mms/client_errors.ts';
@@ -12,8 +14,12 @@ import type { MmsType } from '../mms/mms_types.ts';
 import { FUNCTIONAL_CONSTRAINTS, type Fc } from './reference.ts';
 import { typeName } from './values.ts';
 
-/** A data attribute (or a structured one, or an SDO) under one functional constraint. */
-export type DaNode = { name: string; fc: Fc; ref: string; mmsRef: string; type: string; children?: DaNode[] };
+/**
+ * A data attribute (or a structured one, or an SDO) under one functional constraint; an array has `count`
+ * elements, addressed `name(0)` to `name(count - 1)`, and `children` of its first element when they are
+ * structures.
+ */
+export type DaNode = { name: string; fc: Fc; ref: string; mmsRef: string; type: string; count?: number; children?: DaNode[] };
 
 /** A data object: the FCs it appears under and its attributes. */
 export type DoNode = { name: string; fcs: Fc[]; attributes: DaNode[] };
@@ -46,6 +52,11 @@ function attributes(type: MmsType, fc: Fc, objectPrefix: string, mmsPrefix: stri
     sink(mmsRef, c.type);
     const node: DaNode = { name: c.name, fc, ref: `${ref}[${fc}]`, mmsRef, type: typeName(c.type, c.name) };
     if (c.type.type === 'structure') node.children = attributes(c.type, fc, ref, mmsRef, sink);
+    if (c.type.type === 'array') {
+      node.count = c.type.elements;
+      const first = attributes(c.type.element, fc, `${ref}(0)`, `${mmsRef}(0)`, sink);
+      if (first.length > 0) node.children = first;
+    }
     return [node];
   });
 }

@@ -13,6 +13,7 @@
  * values themselves: the innermost element on the path whose `q` or `t` the same report or read carries.
  */
 import type { MmsType } from '../mms/mms_types.ts';
+import { stepType, stepValue } from './array_elements.ts';
 import { toMmsReference, toObjectReference, type DataReference } from './reference.ts';
 import type { Json } from './values.ts';
 import type { QualityJson, TimestampJson } from './values_bits.ts';
@@ -31,10 +32,6 @@ export type StampedValue = {
 /** Looks up the MMS type of a reference (`LD/LN$FC$DO…`); undefined when the device does not describe it. */
 export type TypeLookup = (mmsRef: string) => Promise<MmsType | undefined>;
 
-function component(type: MmsType | undefined, name: string): MmsType | undefined {
-  return type?.type === 'structure' ? type.components.find((c) => c.name === name)?.type : undefined;
-}
-
 /** A structure that carries the attributes only data objects have. */
 function isDataObject(type: MmsType): boolean {
   return type.type === 'structure' && type.components.some((c) => c.name === 'q' || c.name === 't');
@@ -43,13 +40,13 @@ function isDataObject(type: MmsType): boolean {
 /**
  * How many elements of `path` (data object first) name the data object it belongs to, given `doType`, the
  * MMS type of the path's first element under its FC (`LD/LN$FC$DO`). At least 1; the whole path when it
- * names a (sub) data object itself.
+ * names a (sub) data object itself. An element of an array of sub data objects is one (`HA.phsAHar(2)`).
  */
 export function dataObjectDepth(path: readonly string[], doType: MmsType): number {
   let depth = 1;
   let type: MmsType | undefined = doType;
   for (let i = 1; i < path.length; i++) {
-    type = component(type, path[i]);
+    type = stepType(type, path[i]);
     if (type === undefined) break;
     if (isDataObject(type)) depth = i + 1;
   }
@@ -67,7 +64,7 @@ export async function locate(typeOf: TypeLookup, ref: DataReference): Promise<{ 
   const doType = await typeOf(toMmsReference({ ...ref, path: ref.path.slice(0, 1) })).catch(() => undefined);
   if (doType === undefined) return { type: await own() };
   let type: MmsType | undefined = doType;
-  for (const name of ref.path.slice(1)) type = component(type, name);
+  for (const name of ref.path.slice(1)) type = stepType(type, name);
   return { type: type ?? (await own()), dataObjectDepth: dataObjectDepth(ref.path, doType) };
 }
 
@@ -82,9 +79,9 @@ function isTimestamp(v: Json | undefined): v is TimestampJson {
 /** The value at `target` among the values by reference: a value of it, or inside a value that contains it. */
 function find(values: Map<string, Json | null>, target: DataReference): Json | undefined {
   for (let k = target.path.length; k >= 1; k--) {
-    let at = values.get(toObjectReference({ ...target, path: target.path.slice(0, k) }));
+    let at: Json | undefined = values.get(toObjectReference({ ...target, path: target.path.slice(0, k) }));
     for (const name of target.path.slice(k)) {
-      at = typeof at === 'object' && at !== null && !Array.isArray(at) ? at[name] : undefined;
+      at = stepValue(at, name);
       if (at === undefined) break;
     }
     if (at !== undefined && at !== null) return at;

@@ -2,20 +2,31 @@
  * An IEC 61850 device seen through one MMS association: browse its model, read and write values in either
  * reference notation as plain JSON (checked against the variable's type before sending), read data sets,
  * enable report control blocks and receive decoded reports, and operate controls. Types come from
- * GetVariableAccessAttributes once per reference (browse fills the cache for the whole model). A value read
- * or reported carries the quality and time stamp of its data object when the same read or report carries
- * them (see `data_objects.ts`).
+ * GetVariableAccessAttributes once per reference (browse fills the cache for the whole model); an array
+ * element's from its array's (`array_elements.ts`), and it is read and written through MMS alternate access.
+ * A value read or reported carries the quality and time stamp of its data object when the same read or
+ * report carries them (see `data_objects.ts`).
  */
 import { EventEmitter } from 'node:events';
 import { MmsClient, type MmsClientOptions } from '../mms/client.ts';
 import { type MmsConnectionError, MmsError } from '../mms/client_errors.ts';
 import type { InformationReport } from '../mms/mms_pdu.ts';
 import type { MmsType } from '../mms/mms_types.ts';
+import { typeBelow, variableBase } from './array_elements.ts';
 import { browseDevice, type DeviceModel } from './browse.ts';
 import { ControlTracker, type OperateOptions, type Origin } from './control.ts';
 import { locate, stampValues, type DataObjectStamp } from './data_objects.ts';
 import { Iec61850Error } from './errors.ts';
-import { fromObjectName, parseReference, toMmsReference, toObjectName, toObjectReference } from './reference.ts';
+import {
+  fromObjectName,
+  hasIndex,
+  leafName,
+  parseReference,
+  toMmsReference,
+  toObjectName,
+  toObjectReference,
+  type DataReference,
+} from './reference.ts';
 import {
   dataSetName,
   decodeReport,
@@ -76,9 +87,24 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
     return browseDevice(this.client, (ref, type) => this.#types.set(ref, type));
   }
 
-  /** The MMS type of a reference (either notation), cached. */
+  /**
+   * The MMS type of a reference (either notation), cached. An array element's, or a part of one's, is found
+   * in its array's type; an index outside the array is `not_found`.
+   */
   async typeOf(ref: string): Promise<MmsType> {
-    const key = toMmsReference(parseReference(ref));
+    const parsed = parseReference(ref);
+    const key = toMmsReference(parsed);
+    const known = this.#types.get(key);
+    if (known) return known;
+    const element = variableBase(parsed);
+    if (!element) return this.#variableType(key);
+    const type = typeBelow(parsed, await this.typeOf(toMmsReference(element.base)), element.below);
+    this.#types.set(key, type);
+    return type;
+  }
+
+  /** The type of a variable the device names, asked once however many ask at the same time. */
+  async #variableType(key: string): Promise<MmsType> {
     const known = this.#types.get(key);
     if (known) return known;
     const pending = this.#pendingTypes.get(key) ?? this.client.getVariableAccessAttributes(key);
@@ -92,14 +118,19 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
     }
   }
 
-  /** Reads values in one request; each comes back as JSON or with the reason it could not be read. */
+  /**
+   * Reads values in one request; each comes back as JSON or with the reason it could not be read. An array
+   * element that the device's model says is not there (its index outside the array) refuses the read with
+   * `not_found` before anything is sent, as a malformed reference does.
+   */
   async readValues(refs: string[]): Promise<ValueResult[]> {
     const parsed = refs.map(parseReference);
+    await Promise.all(parsed.filter(hasIndex).map((r) => this.#checkElement(r)));
     const located = await Promise.all(parsed.map((r) => locate((t) => this.typeOf(t), r)));
     const results = await this.client.read(parsed.map(toObjectName));
     const values: ValueResult[] = results.map((r, i) =>
       r.ok
-        ? { ref: refs[i], value: toJson(r.data, located[i].type, parsed[i].path.at(-1)) }
+        ? { ref: refs[i], value: toJson(r.data, located[i].type, leafName(parsed[i])) }
         : { ref: refs[i], value: null, error: r.errorText },
     );
     return stampValues(
@@ -118,8 +149,20 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
         `${toObjectReference(parsed)} is ${parsed.fc}, which a client cannot write${parsed.fc === 'CO' ? ' (operate it as a control)' : ''}`,
       );
     const type = await this.typeOf(ref);
-    const data = fromJson(value, type, parsed.path.at(-1), toObjectReference(parsed));
+    const data = fromJson(value, type, leafName(parsed), toObjectReference(parsed));
     await this.client.write(toObjectName(parsed), data);
+  }
+
+  /**
+   * Refuses an array element outside its array, as the device's model describes the array; an array the
+   * device does not describe is left to the device to answer.
+   */
+  async #checkElement(r: DataReference): Promise<void> {
+    try {
+      await this.typeOf(toMmsReference(r));
+    } catch (e) {
+      if (e instanceof Iec61850Error && e.code === 'not_found') throw e;
+    }
   }
 
   /** Reads a data set (`LD/LN$name` or `LD/LN.name`): its members and their values. */
@@ -137,7 +180,7 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
       const m = members[i];
       const memberRef = m ? toObjectReference(m) : variables[i].item;
       return r.ok
-        ? { ref: memberRef, value: toJson(r.data, located[i].type, m?.path.at(-1)) }
+        ? { ref: memberRef, value: toJson(r.data, located[i].type, m && leafName(m)) }
         : { ref: memberRef, value: null, error: r.errorText };
     });
     return {

@@ -15,7 +15,16 @@ import type { InformationReport } from '../mms/mms_pdu.ts';
 import type { MmsType } from '../mms/mms_types.ts';
 import { locate, stampValues, type DataObjectStamp } from './data_objects.ts';
 import { Iec61850Error } from './errors.ts';
-import { childOf, parseReference, toMmsReference, toObjectName, toObjectReference, type DataReference } from './reference.ts';
+import {
+  childOf,
+  fromObjectName,
+  leafName,
+  parseReference,
+  toMmsReference,
+  toObjectName,
+  toObjectReference,
+  type DataReference,
+} from './reference.ts';
 import { fromJson, toJson, type Json } from './values.ts';
 import { flagsOf, NAMED_BITS } from './values_bits.ts';
 
@@ -114,9 +123,10 @@ async function membersOf(ctx: ReportContext, dataSet: string): Promise<ReportMem
   const { variables } = await ctx.client.getNamedVariableListAttributes(dataSetName(dataSet));
   return Promise.all(
     variables.map(async (v) => {
-      const mmsRef = v.scope === 'domain' ? `${v.domain}/${v.item}` : v.item;
-      const parsed = v.scope === 'domain' ? parseReference(mmsRef) : undefined;
-      const member: ReportMember = { ref: parsed ? toObjectReference(parsed) : mmsRef, mmsRef, name: v.item.split('$').at(-1) ?? v.item };
+      // an array element keeps its index: `HA.phsAHar(7)`, from the member's alternate access
+      const parsed = v.scope === 'domain' ? fromObjectName(v) : undefined;
+      const mmsRef = parsed ? toMmsReference(parsed) : v.item;
+      const member: ReportMember = { ref: parsed ? toObjectReference(parsed) : mmsRef, mmsRef, name: parsed ? leafName(parsed) : v.item };
       if (!parsed) return member;
       const { type, dataObjectDepth } = await locate((r) => ctx.typeOf(r), parsed);
       return { ...member, parsed, ...(type ? { type } : {}), ...(dataObjectDepth === undefined ? {} : { dataObjectDepth }) };

@@ -10,7 +10,7 @@ import { connectLink, initiateFor, type IsoLink, type Negotiated, type Selectors
 import type { PeeledTsdu } from './frames.ts';
 import { buildAbort, buildReleaseRequest } from './frames.ts';
 import type { MmsData } from './mms_data.ts';
-import { objectNameOf, objectNameText, type AccessResult, type ObjectName } from './mms_access.ts';
+import { objectNameOf, objectNameText, type AccessResult, type NamedVariable } from './mms_access.ts';
 import { encodeMmsPdu, type InformationReport, type MmsPdu } from './mms_pdu.ts';
 import type { ConfirmedRequest, ConfirmedResponse, ObjectClass, WriteResult } from './mms_services.ts';
 import type { MmsType } from './mms_types.ts';
@@ -42,8 +42,8 @@ export type MmsClientOptions = {
   signal?: AbortSignal;
 };
 
-/** A reference: `LD/LN$FC$DO$DA` text or an ObjectName. */
-export type VariableRef = string | ObjectName;
+/** A reference: `LD/LN$FC$DO$DA` text, or an ObjectName (with an alternate access into it, such as an array element's). */
+export type VariableRef = string | NamedVariable;
 
 /** One page of GetNameList. */
 export type NameListPage = { identifiers: string[]; moreFollows: boolean };
@@ -79,7 +79,7 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefin
   }
 }
 
-const nameOf = (ref: VariableRef): ObjectName => (typeof ref === 'string' ? objectNameOf(ref) : ref);
+const nameOf = (ref: VariableRef): NamedVariable => (typeof ref === 'string' ? objectNameOf(ref) : ref);
 
 /** An MMS client association; make one with {@link MmsClient.connect}. */
 export class MmsClient extends EventEmitter<MmsClientEvents> {
@@ -212,7 +212,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   }
 
   /** The members of a named variable list. */
-  async getNamedVariableListAttributes(ref: VariableRef): Promise<{ deletable: boolean; variables: ObjectName[] }> {
+  async getNamedVariableListAttributes(ref: VariableRef): Promise<{ deletable: boolean; variables: NamedVariable[] }> {
     const { deletable, variables } = await this.request({ service: 'getNamedVariableListAttributes', name: nameOf(ref) });
     return { deletable, variables };
   }

@@ -1,8 +1,10 @@
 /**
  * What MMS services name and return: ObjectName (VMD, domain or association scope), the variable access
- * specification (a list of named variables, or a named variable list), and AccessResult (data or a
- * DataAccessError). IEC 61850 references `LD/LN$FC$DO$DA` map to domain-specific names.
+ * specification (a list of named variables, each with its alternate access if any, or a named variable
+ * list), and AccessResult (data or a DataAccessError). IEC 61850 references `LD/LN$FC$DO$DA` map to
+ * domain-specific names; an array element to its array's name with an alternate access.
  */
+import { alternateAccessText, decodeAlternateAccess, encodeAlternateAccessContent, type AlternateAccess } from './alternate_access.ts';
 import { childrenOf, cons, expectTag, isTag, onlyChildOf, prim, tagName, type Tlv } from './ber.ts';
 import { intOf, visibleOf, visibleTlv } from './ber_fields.ts';
 import { encodeInteger } from './ber_values.ts';
@@ -12,8 +14,14 @@ import { decodeData, encodeData, type MmsData } from './mms_data.ts';
 /** An MMS object name. */
 export type ObjectName = { scope: 'vmd'; item: string } | { scope: 'domain'; domain: string; item: string } | { scope: 'aa'; item: string };
 
+/**
+ * A variable as a list of variables names it: its name, and the way into it (`alternateAccess`) when only a
+ * part of it is meant, such as an array element. A plain ObjectName is a variable without one.
+ */
+export type NamedVariable = ObjectName & { alternateAccess?: AlternateAccess };
+
 /** The variables a read, write or report is about. */
-export type VariableAccess = { kind: 'variables'; names: ObjectName[] } | { kind: 'list'; name: ObjectName };
+export type VariableAccess = { kind: 'variables'; names: NamedVariable[] } | { kind: 'list'; name: ObjectName };
 
 /** One result of a read or report: the value, or why the server could not give it. */
 export type AccessResult = { ok: true; data: MmsData } | { ok: false; error: number; errorText: string };
@@ -50,9 +58,13 @@ export function objectNameOf(reference: string): ObjectName {
     : { scope: 'domain', domain: reference.slice(0, slash), item: reference.slice(slash + 1) };
 }
 
-/** A name as text: `domain/item`, `item`, or `@aa/item` for association-specific names. */
-export function objectNameText(n: ObjectName): string {
-  return n.scope === 'domain' ? `${n.domain}/${n.item}` : n.scope === 'aa' ? `@aa/${n.item}` : n.item;
+/**
+ * A name as text: `domain/item`, `item`, or `@aa/item` for association-specific names; with its alternate
+ * access after the item as libiec61850 writes it (`LD/MHAI1$MX$HA$phsAHar(2)$cVal`).
+ */
+export function objectNameText(n: NamedVariable): string {
+  const name = n.scope === 'domain' ? `${n.domain}/${n.item}` : n.scope === 'aa' ? `@aa/${n.item}` : n.item;
+  return n.alternateAccess === undefined ? name : `${name}${alternateAccessText(n.alternateAccess)}`;
 }
 
 /** The ObjectName CHOICE as a TLV. */
@@ -78,20 +90,33 @@ export function decodeObjectName(t: Tlv): ObjectName {
   throw mmsError('unknown_tag', `${tagName(t)} is not an ObjectName`);
 }
 
+/** One entry of a list of variables: SEQUENCE { `[0]` name, `[5]` alternate access when it has one }. */
+export function encodeNamedVariable(v: NamedVariable): Uint8Array {
+  const name = cons('context', 0, encodeObjectName(v));
+  if (v.alternateAccess === undefined) return cons('universal', 16, name);
+  return cons('universal', 16, name, cons('context', 5, encodeAlternateAccessContent(v.alternateAccess)));
+}
+
 /** The VariableAccessSpecification CHOICE as a TLV: `[0]` list of named variables, `[1]` list name. */
 export function encodeVariableAccess(v: VariableAccess): Uint8Array {
   if (v.kind === 'list') return cons('context', 1, encodeObjectName(v.name));
-  return cons('context', 0, ...v.names.map((n) => cons('universal', 16, cons('context', 0, encodeObjectName(n)))));
+  return cons('context', 0, ...v.names.map(encodeNamedVariable));
 }
 
-/** The names of a SEQUENCE OF { variableSpecification, alternateAccess } (only names; alternate access is ignored). */
-export function decodeNamedVariables(t: Tlv): ObjectName[] {
+/** The variables of a SEQUENCE OF { variableSpecification, alternateAccess }: names, each with its alternate access. */
+export function decodeNamedVariables(t: Tlv): NamedVariable[] {
   return childrenOf(t).map((entry) => {
-    const spec = childrenOf(expectTag(entry, 'universal', 16, 'variable'))[0];
+    const [spec, access, extra] = childrenOf(expectTag(entry, 'universal', 16, 'variable'));
     if (spec === undefined) throw mmsError('bad_variable', 'an empty variable entry');
     if (!isTag(spec, 'context', 0))
       throw mmsError('unsupported_variable', `variable specification ${tagName(spec)} (only names are supported)`);
-    return decodeObjectName(onlyChildOf(spec));
+    const [name, more] = childrenOf(spec);
+    if (name === undefined || more !== undefined) throw mmsError('bad_variable', 'a variable specification holds one name');
+    const decoded = decodeObjectName(name);
+    if (access === undefined) return decoded;
+    if (extra !== undefined || !isTag(access, 'context', 5))
+      throw mmsError('bad_variable', `${tagName(extra ?? access)} follows a variable's name where only its alternate access [C5] may`);
+    return { ...decoded, alternateAccess: decodeAlternateAccess(access) };
   });
 }
 

@@ -15,6 +15,7 @@ import {
   encodeObjectName,
   encodeVariableAccess,
   type AccessResult,
+  type NamedVariable,
   type ObjectName,
   type VariableAccess,
 } from './mms_access.ts';
@@ -62,7 +63,7 @@ export type ConfirmedResponse =
   | { service: 'getVariableAccessAttributes'; deletable: boolean; type: MmsType }
   | { service: 'read'; variables?: VariableAccess; results: AccessResult[] }
   | { service: 'write'; results: WriteResult[] }
-  | { service: 'getNamedVariableListAttributes'; deletable: boolean; variables: ObjectName[] };
+  | { service: 'getNamedVariableListAttributes'; deletable: boolean; variables: NamedVariable[] };
 
 const SERVICE_TAG = {
   identify: 2,

@@ -48,6 +48,7 @@ function dataObjects(index: TemplateIndex, domain: string, ln: LogicalNode): Bro
       type: definition.type,
       ...(desc ? { desc } : {}),
       fcs: expanded?.fcs ?? [],
+      ...(expanded?.arrays.length ? { arrays: expanded.arrays.map((a) => ({ ...a })) } : {}),
       attributes,
     };
   });

@@ -172,8 +172,8 @@ export type DoDefinition = { name: string; type: string; desc?: string };
 /** A data object type: its sub data objects and data attributes, in file order. */
 export type DoType = { id: string; cdc: string; desc?: string; children: (SdoDefinition | DaDefinition)[] };
 
-/** An `SDO` of a data object type. */
-export type SdoDefinition = { kind: 'SDO'; name: string; type: string; desc?: string };
+/** An `SDO` of a data object type; `count` (edition 2) makes it an array of that many sub data objects. */
+export type SdoDefinition = { kind: 'SDO'; name: string; type: string; desc?: string; count?: number };
 
 /** A `DA` of a data object type: a data attribute with its functional constraint. */
 export type DaDefinition = { kind: 'DA'; name: string; fc: string; bType: string; type?: string; count?: number; value?: string };

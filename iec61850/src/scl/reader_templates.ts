@@ -42,6 +42,8 @@ const doType: Opener = (ctx, tag, _parent, origin) => {
 const subDataObject: Opener = (ctx, tag, parent, origin) => {
   const node: SdoDefinition = { kind: 'SDO', name: need(ctx, tag, 'name', origin), type: typeName(ctx, tag, 'type', origin) };
   optional(ctx, tag, origin, node, ['desc']);
+  const count = arrayCount(ctx, tag, origin);
+  if (count !== undefined) node.count = count;
   (parent as DoType).children.push(node);
   ctx.reporter.place(node, origin);
   return undefined;

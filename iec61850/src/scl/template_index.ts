@@ -21,6 +21,8 @@ export type ExpandedDo = {
   /** FCs by dotted path, for SDOs and attributes alike: an SDO carries the FCs of everything below it. */
   fcsByPath: Map<string, Set<string>>;
   fcs: string[];
+  /** The arrays among them, SDOs and attributes alike (SCL `count`), by dotted path, in file order. */
+  arrays: { name: string; count: number }[];
   /** Why the expansion stopped early: a type cycle, nesting too deep, or too many attributes. */
   problem?: string;
 };
@@ -64,6 +66,7 @@ function walkStruct(
   if (depth > MAX_NESTING) return stop(walk, `types are nested deeper than ${MAX_NESTING} levels`);
   for (const bda of daType.components) {
     const name = `${path}.${bda.name}`;
+    if (bda.count !== undefined) walk.out.arrays.push({ name, count: bda.count });
     if (!pushNode(walk, { ...bda, name, fc })) return false;
     addFc(walk, name, fc);
     if (
@@ -91,6 +94,7 @@ function walkDo(index: TemplateIndex, walk: Walk, doTypeId: string, prefix: stri
   const inner = [...ancestors, `DO:${doTypeId}`];
   for (const child of doType.children) {
     const name = `${prefix}${child.name}`;
+    if (child.count !== undefined) walk.out.arrays.push({ name, count: child.count });
     if (child.kind === 'SDO') {
       const before = walk.out.attributes.length;
       if (!walkDo(index, walk, child.type, `${name}.`, inner, depth + 1)) return false;
@@ -126,7 +130,7 @@ export class TemplateIndex {
     if (this.#expanded.has(doTypeId)) return this.#expanded.get(doTypeId);
     let result: ExpandedDo | undefined;
     if (this.doTypes.has(doTypeId)) {
-      const walk: Walk = { out: { attributes: [], fcsByPath: new Map(), fcs: [] }, seen: new Set() };
+      const walk: Walk = { out: { attributes: [], fcsByPath: new Map(), fcs: [], arrays: [] }, seen: new Set() };
       walkDo(this, walk, doTypeId, '', [], 0);
       walk.out.fcs = [...walk.seen].sort();
       result = walk.out;
@@ -137,14 +141,37 @@ export class TemplateIndex {
 }
 
 /**
+ * A dotted path without its array indexes (`HA.phsAHar(7).cVal` → `HA.phsAHar.cVal`), with each index and
+ * the dotted path of the array it selects; undefined when an element is not `name` or `name(index)`.
+ */
+function withoutIndexes(path: string): { plain: string; indexes: { array: string; index: number }[] } | undefined {
+  const names: string[] = [];
+  const indexes: { array: string; index: number }[] = [];
+  for (const element of path.split('.')) {
+    const m = /^([^()]+)(?:\((0|[1-9]\d{0,9})\))?$/.exec(element);
+    if (!m) return undefined;
+    names.push(m[1]);
+    if (m[2] !== undefined) indexes.push({ array: names.join('.'), index: Number(m[2]) });
+  }
+  return { plain: names.join('.'), indexes };
+}
+
+/**
  * The FCs under a dotted path inside a logical node type (`Mod.ctlModel`, `A.phsA.cVal.mag.f`, or just a
- * data object `Mod`), or undefined when the path names nothing there.
+ * data object `Mod`), or undefined when the path names nothing there. An element of an array may be
+ * named by its index (`HA.phsAHar(7).cVal`, as data set members do); an index outside the array names nothing.
  */
 export function fcsAt(index: TemplateIndex, lnType: string, path: string): Set<string> | undefined {
-  const dot = path.indexOf('.');
-  const doName = dot < 0 ? path : path.slice(0, dot);
+  const parts = withoutIndexes(path);
+  if (!parts) return undefined;
+  const dot = parts.plain.indexOf('.');
+  const doName = dot < 0 ? parts.plain : parts.plain.slice(0, dot);
   const type = index.lNodeTypes.get(lnType)?.dataObjects.find((d) => d.name === doName)?.type;
   const expanded = type === undefined ? undefined : index.expand(type);
   if (!expanded) return undefined;
-  return dot < 0 ? new Set(expanded.fcs) : expanded.fcsByPath.get(path.slice(dot + 1));
+  for (const { array, index: i } of parts.indexes) {
+    const count = expanded.arrays.find((a) => `${doName}.${a.name}` === array)?.count;
+    if (count === undefined || i >= count) return undefined;
+  }
+  return dot < 0 ? new Set(expanded.fcs) : expanded.fcsByPath.get(parts.plain.slice(dot + 1));
 }

@@ -1,10 +1,10 @@
 /**
- * Reference parsing: both notations to one shape and back, and every malformed reference refused with a
- * message that says what is wrong.
+ * Reference parsing: both notations to one shape and back, array elements to the array's name with an
+ * alternate access and back, and every malformed reference refused with a message that says what is wrong.
  */
 import t from 'tap';
 import { Iec61850Error } from '../../src/client/errors.ts';
-import { fromObjectName, parseReference, toMmsReference, toObjectName, toObjectReference } from '../../src/client/reference.ts';
+import { fromObjectName, leafName, parseReference, toMmsReference, toObjectName, toObjectReference } from '../../src/client/reference.ts';
 
 const LD = 'simpleIOGenericIO';
 
@@ -69,6 +69,41 @@ t.test('a reference turns into a domain-specific MMS name and back', async (t) =
   t.throws(() => fromObjectName({ scope: 'vmd', item: 'RPT' }), { code: 'bad_reference' });
 });
 
+t.test('an array element and its parts parse in both notations and become the array with an alternate access', async (t) => {
+  const r = parseReference(`${LD}/MHAI1.HA.phsAHar(2).cVal.mag.f[MX]`);
+  t.same(r, { ld: LD, ln: 'MHAI1', fc: 'MX', path: ['HA', 'phsAHar(2)', 'cVal', 'mag', 'f'] });
+  t.same(parseReference(`${LD}/MHAI1$MX$HA$phsAHar(2)$cVal$mag$f`), r, 'the MMS notation as libiec61850 writes it');
+  t.equal(toMmsReference(r), `${LD}/MHAI1$MX$HA$phsAHar(2)$cVal$mag$f`);
+  t.equal(toObjectReference(r), `${LD}/MHAI1.HA.phsAHar(2).cVal.mag.f[MX]`);
+  t.equal(leafName(r), 'f');
+  t.equal(leafName(parseReference(`${LD}/MHAI1.HA.phsAHar(15)[MX]`)), 'phsAHar');
+  const name = toObjectName(r);
+  t.same(name, {
+    scope: 'domain',
+    domain: LD,
+    item: 'MHAI1$MX$HA$phsAHar',
+    alternateAccess: [{ index: 2 }, { component: 'cVal' }, { component: 'mag' }, { component: 'f' }],
+  });
+  t.same(fromObjectName(name), r, 'back from the name and its alternate access');
+  t.same(
+    fromObjectName({ scope: 'domain', domain: LD, item: 'MHAI1$MX$HA', alternateAccess: [{ component: 'phsAHar' }, { index: 7 }] }),
+    parseReference(`${LD}/MHAI1.HA.phsAHar(7)[MX]`),
+    'an index after a component',
+  );
+  t.same(
+    fromObjectName({
+      scope: 'domain',
+      domain: LD,
+      item: 'MHAI1$MX$HA$phsAHar',
+      alternateAccess: [{ index: 9 }, { component: 'cVal$mag' }],
+    }),
+    parseReference(`${LD}/MHAI1.HA.phsAHar(9).cVal.mag[MX]`),
+    'a component some servers give as one name with $',
+  );
+  t.same(toObjectName(parseReference(`${LD}/GAPC1.Crv.crvPts(0)[SP]`)).alternateAccess, [{ index: 0 }]);
+  t.same(toObjectName(parseReference(`${LD}/MHAI1.HA.phsAHar(4294967295)[MX]`)).alternateAccess, [{ index: 4294967295 }]);
+});
+
 t.test('malformed references are refused, saying why', async (t) => {
   const cases: [unknown, RegExp][] = [
     ['', /expected 'LD\/LN/],
@@ -84,7 +119,15 @@ t.test('malformed references are refused, saying why', async (t) => {
     ['LD/GGIO1..f[MX]', /empty name/],
     ['LD/GGIO1.AnIn1[MX].f', /goes last/],
     ['LD/GGIO1$MX$AnIn1.mag', /mixes/],
-    ['LD/GGIO1.AnIn1(0)[MX]', /array elements/],
+    ['LD/MHAI1.HA.phsAHar(x)[MX]', /an array element is its index in parentheses/],
+    ['LD/MHAI1.HA.phsAHar()[MX]', /an array element is its index in parentheses/],
+    ['LD/MHAI1.HA.phsAHar(-1)[MX]', /an array element is its index in parentheses/],
+    ['LD/MHAI1.HA.phsAHar(02)[MX]', /an array element is its index in parentheses/],
+    ['LD/MHAI1.HA.phsAHar(4294967296)[MX]', /from 0 to 4294967295/],
+    ['LD/MHAI1$MX$HA$phsAHar(x)', /an array element is its index in parentheses/],
+    ['LD/MHAI1.HA.phsAHar(2[MX]', /not a data object or attribute name/],
+    ['LD/MHAI1.HA.phsAHar(2)(3)[MX]', /not a data object or attribute name/],
+    ['LD/MHAI1.HA.(2)[MX]', /not a data object or attribute name/],
     ['LD/GGIO1.1bad[MX]', /not a data object or attribute name/],
     ['LD/GGIO1.a-b[MX]', /not a data object or attribute name/],
     ['L D/GGIO1', /logical device/],
