@@ -358,7 +358,7 @@ t.test(
     await waitForPort(port);
     const url = `nats://127.0.0.1:${port}`;
     await t.rejects(connect({ servers: url, reconnect: false, timeout: 3000 }), 'no credentials: refused');
-    const p = await startTestPlatform({ NATS_URL: url, NATS_CREDS: creds, BUS_SUBJECT_PREFIX: `cr${randomBytes(4).toString('hex')}` });
+    const p = await startTestPlatform({ NATS_URL: url, NATS_USER: '', NATS_PASSWORD: '', NATS_TOKEN: '', NATS_CREDS: creds, BUS_SUBJECT_PREFIX: `cr${randomBytes(4).toString('hex')}` });
     t.teardown(() => p.stop());
     const admin = await asAdmin(p);
     t.equal((await fetch(`${p.url}/api/projects`, { headers: admin.headers })).status, 200, 'the platform signs in with the file');

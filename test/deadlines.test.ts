@@ -13,13 +13,16 @@ const standard = 4321;
 const p = await startTestPlatform({ BUS_TIMEOUT_MS: String(standard) });
 t.teardown(() => p.stop());
 const seen = new Map<string, number[]>();
-const listener = p.proc.bus.subscribe('>', (msg) => {
-  const budget = msg.headers[busHeaders.timeout];
-  if (budget === undefined || !/\.v\d+\./.test(msg.subject)) return;
-  const operation = msg.subject.split('.').slice(-1)[0] as string;
-  seen.set(operation, [...(seen.get(operation) ?? []), Number(budget)]);
-});
-t.teardown(() => listener.unsubscribe());
+// The services' own subject trees: what the platform's NATS user may subscribe to where authentication is on.
+const listeners = ['auth', 'config', 'protocol'].map((service) =>
+  p.proc.bus.subscribe(`${service}.v1.>`, (msg) => {
+    const budget = msg.headers[busHeaders.timeout];
+    if (budget === undefined) return;
+    const operation = msg.subject.split('.').slice(-1)[0] as string;
+    seen.set(operation, [...(seen.get(operation) ?? []), Number(budget)]);
+  }),
+);
+t.teardown(() => Promise.all(listeners.map((l) => l.unsubscribe())));
 
 t.test(`each route sends its operation's deadline, the standard one or the device one (${p.mode})`, async (t) => {
   const admin = await asAdmin(p);
