@@ -17,6 +17,7 @@ export * from './scl/mod.ts';
 export * from './client/mod.ts';
 export * from './mms/client.ts';
 export * from './mms/client_errors.ts';
+export { MMS_TLS_PORT, type TlsOptions } from './mms/tls_transport.ts';
 export * from './mms/codec_error.ts';
 export * from './mms/tpkt.ts';
 export * from './mms/cotp.ts';

@@ -28,6 +28,7 @@ import {
   encodeConnectionConfirm,
   negotiateInitiate,
   settleTpduSize,
+  type AssociationRequest,
 } from './server_association.ts';
 import { confirmedRequestInvokeId } from './server_pdus.ts';
 import type { ReportSink } from './rcb_model.ts';
@@ -59,15 +60,29 @@ export type Faults = {
 
 /** What an association tells the simulator. */
 export type AssociationEvents = {
-  association: { id: number; accepted: boolean };
+  /** `refusal` says why an association was refused: `fault` (refuseAssociation) or `authentication`. */
+  association: { id: number; accepted: boolean; refusal?: 'fault' | 'authentication' };
   request: { id: number; invokeId: number; request: ConfirmedRequest };
   protocolError: { id: number; message: string };
 };
+
+/**
+ * ACSE password authentication: an association is accepted only with this password (mechanism 2.2.3.1).
+ * Another password, or none, is refused with an AARE rejected-permanent whose diagnostic says authentication
+ * failure (or authentication required), or, with `onFailure: 'close'`, by closing the connection without an
+ * answer, as libiec61850 servers do.
+ */
+export type Authentication = { password: string; onFailure?: 'refuse' | 'close' };
+
+/** ACSE service-user diagnostics of a refused authentication. */
+const AUTHENTICATION_FAILURE = 13;
+const AUTHENTICATION_REQUIRED = 14;
 
 /** What an association needs from its simulator. */
 export type AssociationContext = {
   services: ServiceContext;
   faults: Faults;
+  authentication?: Authentication;
   limits: { maxPduSize: number; maxOutstanding: number; nesting: number };
   emit<K extends keyof AssociationEvents>(event: K, payload: AssociationEvents[K]): void;
 };
@@ -147,17 +162,32 @@ export class Association implements ReportSink {
 
   #associate(tsdu: Uint8Array): void {
     const request = decodeAssociationRequest(tsdu);
-    if (this.#ctx.faults.refuseAssociation) {
-      this.#ctx.emit('association', { id: this.id, accepted: false });
-      for (const frame of buildAssociationRefusal(request, this.#tpduSize)) this.#socket.write(frame);
-      this.#state = 'closed';
-      this.#socket.end();
-      return;
+    if (this.#ctx.faults.refuseAssociation) return this.#refuse(request, 1, 'fault');
+    const auth = this.#ctx.authentication;
+    if (auth && request.aarq.password !== auth.password) {
+      if (auth.onFailure === 'close') {
+        this.#ctx.emit('association', { id: this.id, accepted: false, refusal: 'authentication' });
+        this.#state = 'closed';
+        this.#socket.end();
+        return;
+      }
+      return this.#refuse(
+        request,
+        request.aarq.password === undefined ? AUTHENTICATION_REQUIRED : AUTHENTICATION_FAILURE,
+        'authentication',
+      );
     }
     const initiate = negotiateInitiate(request.initiate, this.#ctx.limits);
     for (const frame of buildAssociationAccept({ request, initiate, tpduSize: this.#tpduSize })) this.#socket.write(frame);
     this.#state = 'open';
     this.#ctx.emit('association', { id: this.id, accepted: true });
+  }
+
+  #refuse(request: AssociationRequest, diagnostic: number, refusal: 'fault' | 'authentication'): void {
+    this.#ctx.emit('association', { id: this.id, accepted: false, refusal });
+    for (const frame of buildAssociationRefusal(request, this.#tpduSize, diagnostic)) this.#socket.write(frame);
+    this.#state = 'closed';
+    this.#socket.end();
   }
 
   #session(tsdu: Uint8Array): void {

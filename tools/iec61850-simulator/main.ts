@@ -1,14 +1,19 @@
 /**
  * The simulator as a tool: `npx tsx tools/iec61850-simulator/main.ts <file.cid> [--ied NAME]
- * [--port 10102] [--host 0.0.0.0]` serves one IED of an SCL file until interrupted, logging associations,
- * requests, controls and reports to stdout.
+ * [--port 10102] [--host 0.0.0.0] [--password PW] [--tls-cert cert.pem --tls-key key.pem [--tls-ca ca.pem
+ * [--require-client-cert]]]` serves one IED of an SCL file until interrupted, logging associations,
+ * requests, controls and reports to stdout. With `--password` only associations with that ACSE password
+ * are accepted; with `--tls-cert` and `--tls-key` it serves TLS (IEC 62351-3), asking for client
+ * certificates signed by `--tls-ca` when given.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { parseScl } from '@scada/iec61850';
 import { startSimulator } from './server.ts';
 
-const USAGE = 'usage: main.ts <file.cid|icd|scd> [--ied NAME] [--port 10102] [--host 127.0.0.1]';
+const USAGE =
+  'usage: main.ts <file.cid|icd|scd> [--ied NAME] [--port 10102] [--host 127.0.0.1] [--password PW] ' +
+  '[--tls-cert cert.pem --tls-key key.pem [--tls-ca ca.pem [--require-client-cert]]]';
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -17,6 +22,11 @@ async function main(): Promise<number> {
       ied: { type: 'string' },
       port: { type: 'string', default: '10102' },
       host: { type: 'string', default: '127.0.0.1' },
+      password: { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'tls-ca': { type: 'string' },
+      'require-client-cert': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -35,16 +45,37 @@ async function main(): Promise<number> {
     for (const e of parsed.report.errors) console.error(`${file}:${e.line}:${e.column}: ${e.message}`);
     return 1;
   }
-  const sim = await startSimulator({ model: parsed.model, iedName: values.ied, host: values.host, port });
+  if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) {
+    console.error('--tls-cert and --tls-key go together');
+    return 2;
+  }
+  const tls =
+    values['tls-cert'] === undefined || values['tls-key'] === undefined
+      ? undefined
+      : {
+          cert: await readFile(values['tls-cert'], 'utf8'),
+          key: await readFile(values['tls-key'], 'utf8'),
+          ...(values['tls-ca'] === undefined ? {} : { ca: await readFile(values['tls-ca'], 'utf8') }),
+          requireClientCert: values['require-client-cert'] === true,
+        };
+  const sim = await startSimulator({
+    model: parsed.model,
+    iedName: values.ied,
+    host: values.host,
+    port,
+    ...(values.password === undefined ? {} : { authentication: { password: values.password } }),
+    ...(tls ? { tls } : {}),
+  });
   const log = (text: string) => console.log(`${new Date().toISOString()} ${text}`);
   sim.on('connection', (e) => log(`#${e.id} connected`));
-  sim.on('association', (e) => log(`#${e.id} association ${e.accepted ? 'accepted' : 'refused'}`));
+  sim.on('association', (e) => log(`#${e.id} association ${e.accepted ? 'accepted' : `refused (${e.refusal})`}`));
+  sim.on('tlsError', (e) => log(`TLS handshake failed: ${e.message}`));
   sim.on('request', (e) => log(`#${e.id} ${e.request.service} (invoke ${e.invokeId})`));
   sim.on('control', (e) => log(`#${e.sink} ${e.action} ${e.reference} ${e.accepted ? 'accepted' : `refused (AddCause ${e.addCause})`}`));
   sim.on('report', (e) => log(`#${e.sink} report ${e.rcb} (${e.reasons.join(', ')})`));
   sim.on('protocolError', (e) => log(`#${e.id} closed: ${e.message}`));
   sim.on('disconnect', (e) => log(`#${e.id} disconnected`));
-  log(`simulating IED ${sim.iedName} (domains ${sim.domains.join(', ')}) on ${values.host}:${sim.port}`);
+  log(`simulating IED ${sim.iedName} (domains ${sim.domains.join(', ')}) on ${values.host}:${sim.port}${tls ? ' (TLS)' : ''}`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

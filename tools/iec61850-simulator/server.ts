@@ -1,12 +1,14 @@
 /**
- * An IEC 61850 MMS server simulator: the device of one IED of an SCL model, served over ISO-on-TCP to any
- * number of clients, with hooks and faults for tests and benchmarks of MMS clients. `startSimulator`
- * listens; `setValue` changes the process (and reports it); `restart` and `stop` drop every association.
+ * An IEC 61850 MMS server simulator: the device of one IED of an SCL model, served over ISO-on-TCP (or
+ * over TLS, as IEC 62351-3 has it) to any number of clients, with hooks and faults for tests and
+ * benchmarks of MMS clients, and an ACSE password when asked. `startSimulator` listens; `setValue` changes
+ * the process (and reports it); `restart` and `stop` drop every association.
  */
 import { EventEmitter } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import type { MmsData, SclModel } from '@scada/iec61850';
-import { Association, type AssociationEvents, type Faults } from './association.ts';
+import { Association, type AssociationEvents, type Authentication, type Faults } from './association.ts';
 import { conform } from './basic_types.ts';
 import { ControlEngine, type ControlNotice } from './controls.ts';
 import { assignNode, readNode, type DataNode } from './data_tree.ts';
@@ -14,7 +16,7 @@ import { buildDevice, findNode, splitReference, type Device } from './device.ts'
 import { ReportEngine, type ReportNotice } from './reports.ts';
 import type { Identity, ServiceContext } from './services.ts';
 
-export type { Faults } from './association.ts';
+export type { Authentication, Faults } from './association.ts';
 export type { Identity } from './services.ts';
 
 /** How to start a simulator. */
@@ -33,7 +35,18 @@ export type SimulatorOptions = {
   indexSingleReportInstances?: boolean;
   /** What Identify answers (default: the IED's manufacturer and type). */
   identity?: Partial<Identity>;
+  /** Accept only associations with this ACSE password. */
+  authentication?: Authentication;
+  /** Serve TLS instead of plain TCP. */
+  tls?: SimulatorTls;
 };
+
+/**
+ * TLS as a device serves it, PEM text: its certificate (with its chain) and key; with `ca`, client
+ * certificates are asked for and checked against it, and with `requireClientCert` a client without one
+ * (or with one the CA did not sign) is refused in the handshake. TLS 1.2 and 1.3.
+ */
+export type SimulatorTls = { cert: string; key: string; ca?: string; requireClientCert?: boolean };
 
 /** Events a simulator emits. */
 export type SimulatorEvents = AssociationEvents & {
@@ -43,6 +56,8 @@ export type SimulatorEvents = AssociationEvents & {
   report: ReportNotice;
   /** A value changed, by a client's write, a control or `setValue`. */
   change: { reference: string; value: MmsData };
+  /** A TLS handshake failed (the client refused the certificate, or had none where one is required). */
+  tlsError: { message: string };
 };
 
 /** A running simulator. */
@@ -121,8 +136,14 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const sockets = new Set<Socket>();
   let nextId = 1;
 
-  const server = createServer((socket) => {
-    const association = new Association(nextId++, socket, { services, faults, limits: LIMITS, emit });
+  const accept = (socket: Socket) => {
+    const association = new Association(nextId++, socket, {
+      services,
+      faults,
+      limits: LIMITS,
+      emit,
+      ...(options.authentication ? { authentication: options.authentication } : {}),
+    });
     sockets.add(socket);
     associations.add(association);
     emit('connection', { id: association.id });
@@ -133,7 +154,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       controls.release(association);
       emit('disconnect', { id: association.id });
     });
-  });
+  };
+  const server = options.tls ? tlsServer(options.tls, accept, (message) => emit('tlsError', { message })) : createServer(accept);
   const host = options.host ?? '127.0.0.1';
   const port = await listen(server, options.port ?? 102, host);
 
@@ -177,6 +199,22 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     },
   };
   return simulator;
+}
+
+/** A TLS listener handing each connection to `accept` once its handshake is done. */
+function tlsServer(tls: SimulatorTls, accept: (socket: Socket) => void, failed: (message: string) => void): Server {
+  const server = createTlsServer(
+    {
+      cert: tls.cert,
+      key: tls.key,
+      minVersion: 'TLSv1.2',
+      maxVersion: 'TLSv1.3',
+      ...(tls.ca === undefined ? {} : { ca: tls.ca, requestCert: true, rejectUnauthorized: tls.requireClientCert === true }),
+    },
+    accept,
+  );
+  server.on('tlsClientError', (err) => failed(err.message));
+  return server;
 }
 
 function rootOf(node: DataNode): DataNode {

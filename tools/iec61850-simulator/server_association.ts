@@ -175,15 +175,19 @@ export function buildAssociationAccept(a: AssociationAnswer): Uint8Array[] {
   return frames(accept, a.tpduSize);
 }
 
-/** The frames refusing an association: session REFUSE (reason 2, with user data), CPR, AARE rejected (permanent, no reason given). */
-export function buildAssociationRefusal(request: AssociationRequest, tpduSize: number): Uint8Array[] {
+/**
+ * The frames refusing an association: session REFUSE (reason 2, with user data), CPR, AARE rejected
+ * (permanent) with an ACSE service-user diagnostic: no reason given (1) by default, authentication failure
+ * (13) or authentication required (14).
+ */
+export function buildAssociationRefusal(request: AssociationRequest, tpduSize: number, diagnostic = 1): Uint8Array[] {
   const selectors = acceptedSelectors(request);
   const cpr = cons(
     'universal',
     16,
     prim('context', 3, selectors.presentation),
     cons('context', 5, ...request.presentation.contexts.map(contextResult)),
-    encodeUserData({ contextId: ACSE_CONTEXT_ID, data: encodeAare(1, 1) }),
+    encodeUserData({ contextId: ACSE_CONTEXT_ID, data: encodeAare(1, diagnostic) }),
   );
   return frames(spdu(SI_REFUSE, unit(50, concat(Uint8Array.of(2), cpr))), tpduSize);
 }

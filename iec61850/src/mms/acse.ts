@@ -40,6 +40,8 @@ export type Aarq = {
   callingApTitle?: string;
   callingAeQualifier?: number;
   mechanism?: string;
+  /** The calling authentication value when it is a charstring (the password of mechanism 2.2.3.1). */
+  password?: string;
   userInformation?: Uint8Array;
 };
 
@@ -172,7 +174,10 @@ function decodeAarq(fields: Tlv[]): Aarq {
     else if (f.tag === 6) out.callingApTitle = apTitle(f);
     else if (f.tag === 7) out.callingAeQualifier = aeQualifier(f);
     else if (f.tag === 11) out.mechanism = oidOf(f);
-    else if (f.tag === 30) out.userInformation = externalData(f);
+    else if (f.tag === 12) {
+      const value = onlyChildOf(f);
+      if (isTag(value, 'context', 0)) out.password = new TextDecoder().decode(primitiveOf(value));
+    } else if (f.tag === 30) out.userInformation = externalData(f);
   }
   return out;
 }

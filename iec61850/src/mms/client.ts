@@ -14,6 +14,7 @@ import { objectNameOf, objectNameText, type AccessResult, type NamedVariable } f
 import { encodeMmsPdu, type InformationReport, type MmsPdu } from './mms_pdu.ts';
 import type { ConfirmedRequest, ConfirmedResponse, ObjectClass, WriteResult } from './mms_services.ts';
 import type { MmsType } from './mms_types.ts';
+import type { TlsOptions } from './tls_transport.ts';
 
 export { MmsConnectionError, MmsError } from './client_errors.ts';
 export type { Negotiated, Selectors } from './client_link.ts';
@@ -36,8 +37,10 @@ export type MmsClientOptions = {
   /** Silence after which an Identify probes the peer; 0 (the default) turns probing off. */
   idleTimeoutMs?: number;
   selectors?: Selectors;
-  /** ACSE password authentication. */
+  /** ACSE password authentication (mechanism 2.2.3.1, the password as a GraphicString). */
   password?: string;
+  /** TLS under the ISO stack (IEC 62351-3; port 3782 by convention): CA, client certificate and key, server name. */
+  tls?: TlsOptions;
   /** Cancels the connect; aborting it later aborts the association. */
   signal?: AbortSignal;
 };
@@ -130,6 +133,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
       tpduSize: o.tpduSize ?? 8192,
       initiate: initiateFor(maxOutstanding, o.maxPduSize ?? 65000),
       ...(o.password === undefined ? {} : { password: o.password }),
+      ...(o.tls === undefined ? {} : { tls: o.tls }),
       ...(o.signal === undefined ? {} : { signal: o.signal }),
     });
     return new MmsClient(link, negotiated, o);

@@ -45,7 +45,7 @@ export class MmsError extends Error {
 
 /**
  * Stable codes of connection failures: `connect_timeout`, `connect_failed`, `cotp_refused`, `session_refused`,
- * `association_refused`, `aborted`, `closed`, `protocol_error`, `socket_error`, `request_timeout`,
+ * `association_refused`, `tls_failed`, `aborted`, `closed`, `protocol_error`, `socket_error`, `request_timeout`,
  * `peer_unresponsive`, `too_large`, `not_connected`, `cancelled`.
  */
 export type ConnectionErrorCode =
@@ -54,6 +54,7 @@ export type ConnectionErrorCode =
   | 'cotp_refused'
   | 'session_refused'
   | 'association_refused'
+  | 'tls_failed'
   | 'aborted'
   | 'closed'
   | 'protocol_error'

@@ -1,12 +1,13 @@
 /**
- * The client's ISO link over one TCP socket: TPKT deframing of any segmentation, COTP DT reassembly and
- * segmentation, and the connect phase (COTP CR/CC, then session CONNECT / presentation CP / ACSE AARQ with
- * the MMS initiate) that settles TPDU size, PDU size and outstanding requests. Any failure destroys the socket
- * once and reports one error.
+ * The client's ISO link over one TCP socket (or TLS, see `tls_transport.ts`): TPKT deframing of any
+ * segmentation, COTP DT reassembly and segmentation, and the connect phase (COTP CR/CC, then session
+ * CONNECT / presentation CP / ACSE AARQ with the MMS initiate, and its password when one is given) that
+ * settles TPDU size, PDU size and outstanding requests. Any failure destroys the socket once and reports one
+ * error; a refused password or certificate says so.
  */
-import { connect as tcpConnect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { nextTick } from 'node:process';
-import { aareRefusal } from './acse.ts';
+import { aareRefusal, type Aare } from './acse.ts';
 import { concat } from './ber.ts';
 import type { BitString } from './ber_values.ts';
 import { MmsConnectionError, MmsError } from './client_errors.ts';
@@ -15,6 +16,7 @@ import { buildAssociationRequest, buildConnectionRequest, buildMmsDataFrame, pee
 import { DEFAULT_INITIATE, type InitiateParameters } from './mms_pdu.ts';
 import { encodeUserData, MMS_CONTEXT_ID } from './presentation.ts';
 import { encodeDataSpdu } from './session.ts';
+import { openTransport, tlsFailure, type TlsOptions } from './tls_transport.ts';
 import { createTpktDeframer, decodeTpkt, encodeTpkt } from './tpkt.ts';
 
 /** A selector as bytes or hex text (`'0001'`, as SCL writes it). */
@@ -45,6 +47,8 @@ export type LinkOptions = {
   tpduSize: number;
   initiate: InitiateParameters;
   password?: string;
+  /** TLS (IEC 62351-3) under the ISO stack; plain TCP without. */
+  tls?: TlsOptions;
   signal?: AbortSignal;
 };
 
@@ -162,11 +166,25 @@ export class IsoLink {
   }
 }
 
+/** ACSE user diagnostics (ISO 8650) about authentication, in the words the operator gets. */
+const AUTHENTICATION_REFUSALS: Record<number, string> = {
+  11: 'the password mechanism is not supported',
+  12: 'an authentication mechanism is required',
+  13: 'authentication failed',
+  14: 'authentication required (the connection has no password)',
+};
+
+/** A refusing AARE's error: one about authentication says so first. */
+function aareError(aare: Aare, refusal: string): MmsConnectionError {
+  const auth = aare.diagnostic?.source === 'service-user' ? AUTHENTICATION_REFUSALS[aare.diagnostic.code] : undefined;
+  return new MmsConnectionError('association_refused', auth ? `the device refused the association: ${auth} (${refusal})` : refusal);
+}
+
 /** The error of a TSDU that ends the connect phase without an association. */
 function refusalOf(p: PeeledTsdu): MmsConnectionError | undefined {
   if (p.session.kind === 'refuse') {
     const acse = p.acse?.kind === 'AARE' ? aareRefusal(p.acse) : undefined;
-    if (acse) return new MmsConnectionError('association_refused', acse);
+    if (acse) return aareError(p.acse as Aare, acse);
     return new MmsConnectionError('session_refused', `session refused: ${p.session.reasonText}`);
   }
   if (p.session.kind === 'abort') {
@@ -187,7 +205,7 @@ function refusalOf(p: PeeledTsdu): MmsConnectionError | undefined {
   }
   if (p.acse?.kind !== 'AARE') return new MmsConnectionError('protocol_error', 'session ACCEPT without an AARE');
   const refusal = aareRefusal(p.acse);
-  if (refusal) return new MmsConnectionError('association_refused', refusal);
+  if (refusal) return aareError(p.acse, refusal);
   if (p.mms?.pdu === 'initiate-error') {
     return new MmsConnectionError(
       'association_refused',
@@ -256,9 +274,10 @@ export function connectLink(o: LinkOptions): Promise<{ link: IsoLink; negotiated
           : new MmsConnectionError('connect_failed', `bad connect options: ${e instanceof Error ? e.message : e}`, e),
       );
     }
-    const socket = tcpConnect({ host: o.host, port: o.port });
+    const { socket, ready } = openTransport(o.host, o.port, o.tls);
     socket.setNoDelay(true);
     let settled = false;
+    let phase: 'transport' | 'cotp' | 'association' = 'transport';
     const where = `${o.host}:${o.port}`;
     const finish = (error?: MmsConnectionError) => {
       if (settled) return;
@@ -281,6 +300,7 @@ export function connectLink(o: LinkOptions): Promise<{ link: IsoLink; negotiated
           // the association request is one TSDU like any other: cut it to the TPDU size just settled
           const aarq = decodeCotp(decodeTpkt(request.aarq));
           if (aarq.kind === 'DT') link.send(segmentData(aarq.data, link.tpduSize).map(encodeTpkt));
+          phase = 'association';
         },
         tsdu(p) {
           const refusal = refusalOf(p);
@@ -289,12 +309,15 @@ export function connectLink(o: LinkOptions): Promise<{ link: IsoLink; negotiated
           finish();
         },
         failure(e) {
-          finish(e.code === 'socket_error' ? new MmsConnectionError('connect_failed', `cannot connect to ${where}: ${e.message}`, e) : e);
+          finish(connectFailure(e, o, phase, where));
         },
       },
       (o.initiate.localDetail ?? 65000) + 4096,
     );
-    socket.once('connect', () => link.send([request.cr]));
+    socket.once(ready, () => {
+      phase = 'cotp';
+      link.send([request.cr]);
+    });
     const timer = setTimeout(
       () => finish(new MmsConnectionError('connect_timeout', `no association with ${where} within ${o.connectTimeoutMs} ms`)),
       o.connectTimeoutMs,
@@ -302,6 +325,29 @@ export function connectLink(o: LinkOptions): Promise<{ link: IsoLink; negotiated
     const onAbort = () => finish(new MmsConnectionError('cancelled', `connect to ${where} cancelled`));
     o.signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/**
+ * What a failure of the connect phase means. A device that closes the connection in answer to the
+ * association request refuses it without saying why: libiec61850 servers do so when authentication fails
+ * (a wrong password, or none where one is required), so the error names the password.
+ */
+function connectFailure(e: MmsConnectionError, o: LinkOptions, phase: 'transport' | 'cotp' | 'association', where: string) {
+  const tlsPhase = phase === 'transport' ? 'handshake' : phase === 'cotp' ? 'after' : 'later';
+  const tls = o.tls ? tlsFailure(e.code === 'closed' ? undefined : e.cause, o.tls, tlsPhase) : undefined;
+  if (tls) return new MmsConnectionError('tls_failed', tls, e.cause);
+  const reset =
+    e.code === 'closed' || (e.code === 'socket_error' && ['ECONNRESET', 'EPIPE'].includes((e.cause as NodeJS.ErrnoException)?.code ?? ''));
+  if (phase === 'association' && reset) {
+    return new MmsConnectionError(
+      'association_refused',
+      o.password === undefined
+        ? 'the device refused the association: it closed the connection in answer to the association request (libiec61850 devices do so when they require a password; the connection has none)'
+        : 'the device refused the association: authentication failed (it closed the connection in answer to the association request with the password)',
+      e,
+    );
+  }
+  return e.code === 'socket_error' ? new MmsConnectionError('connect_failed', `cannot connect to ${where}: ${e.message}`, e) : e;
 }
 
 /** Initiate parameters proposing `maxOutstanding` requests and `maxPduSize` octets. */

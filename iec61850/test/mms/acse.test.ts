@@ -35,7 +35,7 @@ t.test('without titles the AARQ holds only the context and the user information'
 t.test('a password goes with the authentication requirement and mechanism 2.2.3.1', async (t) => {
   const aarq = encodeAarq({ password: 'top secret', userInformation: INITIATE });
   t.match(toHex(aarq), /8a0207808b03520301ac0c800a746f7020736563726574be/);
-  t.match(decodeAcse(aarq), { kind: 'AARQ', mechanism: '2.2.3.1' });
+  t.match(decodeAcse(aarq), { kind: 'AARQ', mechanism: '2.2.3.1', password: 'top secret' }, 'a responder reads the password back');
 });
 
 t.test('the captured AARE accepts the association', async (t) => {
