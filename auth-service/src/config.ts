@@ -1,8 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import type { EnvReader } from '@scada/platform';
+import { readSecretsKeys, type EnvReader } from '@scada/platform';
 import { defaultHashCost, lowestTestHashCost } from './domain/passwords.ts';
-import { parseSecretsKey } from './domain/secrets.ts';
 
 /** Settings of the auth service. */
 export type AuthConfig = {
@@ -34,6 +32,7 @@ export function defaultCheckConcurrency(cores = availableParallelism()): number 
 /** Reads the auth service's section of the environment. */
 export function readAuthConfig(env: EnvReader): AuthConfig {
   const testRun = env.optionalString('NODE_ENV') === 'test';
+  const keys = readSecretsKeys(env);
   const config: AuthConfig = {
     adminUsername: env.string('ADMIN_USERNAME', 'admin'),
     adminPassword: env.optionalString('ADMIN_PASSWORD'),
@@ -50,17 +49,10 @@ export function readAuthConfig(env: EnvReader): AuthConfig {
     }),
     passwordCheckConcurrency: env.int('PASSWORD_CHECK_CONCURRENCY', defaultCheckConcurrency(), { min: 1, max: 64 }),
     passwordCheckQueue: env.int('PASSWORD_CHECK_QUEUE', 32, { min: 0, max: 10_000 }),
-    secretsKey: readKey(env, 'SECRETS_KEY', 'SECRETS_KEY_FILE'),
-    previousSecretsKeys: [readKey(env, 'SECRETS_PREVIOUS_KEY', 'SECRETS_PREVIOUS_KEY_FILE')].filter((k): k is Buffer => k !== null),
+    secretsKey: keys.current,
+    previousSecretsKeys: keys.previous,
     dataDir: env.string('DATA_DIR', './data'),
   };
-  if (config.secretsKey === null && env.optionalString('DATABASE_URL') !== undefined) {
-    env.fail(
-      'SECRETS_KEY_FILE or SECRETS_KEY: required with DATABASE_URL, so that a database dump alone can neither mint tokens nor ' +
-        'compute TOTP codes; make a key with `openssl rand -base64 32 > secrets.key` (or `node -e "console.log(crypto.randomBytes(32).toString(\'base64\'))"`), ' +
-        'keep it outside the database (a Kubernetes Secret, a file only the platform can read) and set SECRETS_KEY_FILE to its path',
-    );
-  }
   if (config.adminPassword !== undefined && (config.adminPassword.length < 8 || config.adminPassword.length > 1024)) {
     env.fail('ADMIN_PASSWORD: must be 8 to 1024 characters');
   }
@@ -68,30 +60,4 @@ export function readAuthConfig(env: EnvReader): AuthConfig {
     env.fail('REFRESH_TOKEN_TTL_SECONDS: must be longer than ACCESS_TOKEN_TTL_SECONDS');
   }
   return config;
-}
-
-/** A key given as `name` (base64 text) or `fileName` (a file holding it); null when neither is set. */
-function readKey(env: EnvReader, name: string, fileName: string): Buffer | null {
-  const text = env.optionalString(name);
-  const file = env.optionalString(fileName);
-  if (text !== undefined && file !== undefined) {
-    env.fail(`${name}, ${fileName}: set one or the other`);
-    return null;
-  }
-  if (file !== undefined) {
-    let content: string;
-    try {
-      content = readFileSync(file, 'utf8');
-    } catch (err) {
-      env.fail(`${fileName}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-      return null;
-    }
-    const key = parseSecretsKey(content);
-    if (!key) env.fail(`${fileName}: ${file} must hold the base64 text of 32 random bytes`);
-    return key;
-  }
-  if (text === undefined) return null;
-  const key = parseSecretsKey(text);
-  if (!key) env.fail(`${name}: must be the base64 text of 32 random bytes`);
-  return key;
 }

@@ -1,4 +1,4 @@
-import { loadMigrations, type ServiceDefinition } from '@scada/platform';
+import { loadMigrations, secretsKeyOf, type ServiceDefinition } from '@scada/platform';
 import { bootstrap } from './bootstrap.ts';
 import { readAuthConfig, type AuthConfig } from './config.ts';
 import { adminHandlers } from './handlers/admin.ts';
@@ -12,7 +12,6 @@ import { userHandlers } from './handlers/users.ts';
 import { CheckQueue } from './domain/check_queue.ts';
 import { passwords as passwordHashing } from './domain/passwords.ts';
 import { secretBox } from './domain/secrets.ts';
-import { secretsKeyOf } from './secrets_key.ts';
 import { loadKeyRing, sealSecretsAtRest } from './store/keys.ts';
 
 /** The auth service: users, roles, spaces, sessions, one-time passwords, account lock, IP settings. */
@@ -33,7 +32,7 @@ export const authService: ServiceDefinition<AuthConfig> = {
       (ms) => checks.estimate(ms),
       (err: unknown) => log.warn({ err }, 'the start-up password hash failed'),
     );
-    const secrets = secretBox(await secretsKeyOf(config, log), config.previousSecretsKeys);
+    const secrets = secretBox(await secretsKeyOf(config.secretsKey, config.dataDir, log), config.previousSecretsKeys);
     await sealSecretsAtRest(store, secrets, log);
     const deps = { store, bus, config, log, passwords, checks, secrets, keys: await loadKeyRing(store, secrets) };
     return {

@@ -95,9 +95,12 @@ export class EnvReader {
     return raw;
   }
 
-  /** Records a problem found by a section's own cross-field check. */
+  /**
+   * Records a problem found by a section's own cross-field check. A setting several sections share (the
+   * secrets key) is named once, however many sections read it.
+   */
   fail(problem: string): void {
-    this.problems.push(problem);
+    if (!this.problems.includes(problem)) this.problems.push(problem);
   }
 
   /** Throws when any variable was bad. */

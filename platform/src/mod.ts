@@ -22,6 +22,7 @@ export * from './launcher.ts';
 export * from './presence.ts';
 export * from './notices.ts';
 export * from './private_dir.ts';
+export * from './secrets.ts';
 export {
   busRoles,
   ContextSigner,
