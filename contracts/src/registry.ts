@@ -8,6 +8,7 @@ import { plainConnectionOperations } from './protocol/connection_ops.ts';
 import { connectionOperations } from './protocol/connections.ts';
 import { sessionOperations61850 } from './protocol/live.ts';
 import { liveChannelOperations } from './protocol/live_channel.ts';
+import { settingGroupOperations } from './protocol/setting_groups.ts';
 import { authPing, configPing, echo, protocolPing } from './system.ts';
 
 /**
@@ -27,6 +28,7 @@ export const operations: readonly Operation[] = [
   ...connectionOperations,
   ...plainConnectionOperations,
   ...sessionOperations61850,
+  ...settingGroupOperations,
   ...liveChannelOperations,
 ];
 

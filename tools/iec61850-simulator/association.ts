@@ -56,6 +56,8 @@ export type Faults = {
   bufferEntries?: number;
   /** Refuse writes of a report control block's RptID (object-access-denied), as devices with fixed RptIDs do. */
   fixedRptIds?: boolean;
+  /** A selection of a setting group for edit ends after this many ms (default: the SCL's `resvTms` seconds, else 300 s as libiec61850). */
+  editReservationMs?: number;
 };
 
 /** What an association tells the simulator. */

@@ -164,20 +164,20 @@ function applyConfigured(index: TemplateIndex, root: DataNode, path: string, fc:
   }
 }
 
-/** The variable of a logical node, with template defaults and the instance's configured values applied; `extra` FC nodes (RP, BR) are added in FC order. */
+/**
+ * The variable of a logical node, with template defaults and the instance's configured values applied;
+ * `extra` FC nodes (RP, BR, LLN0's SP with its SGCB) are added in FC order, their children before the
+ * data objects of that FC.
+ */
 export function buildLogicalNode(index: TemplateIndex, ln: LogicalNode, extra: DataNode[] = []): DataNode {
   const lnType = index.lNodeTypes.get(ln.lnType);
   const fcs: DataNode[] = [];
   for (const fc of FC_ORDER) {
-    const added = extra.find((e) => e.name === fc);
-    if (added) {
-      fcs.push(added);
-      continue;
-    }
+    const added = extra.find((e) => e.name === fc)?.children ?? [];
     const dos = (lnType?.dataObjects ?? [])
       .map((d) => buildDataObject(index, d.name, d.type, fc, 0))
       .filter((n): n is DataNode => n !== undefined);
-    if (dos.length > 0) fcs.push(struct(fc, dos));
+    if (added.length + dos.length > 0) fcs.push(struct(fc, [...added, ...dos]));
   }
   const root = struct(ln.name, fcs);
   for (const v of ln.values) applyConfigured(index, root, v.path, v.fc, v.value);

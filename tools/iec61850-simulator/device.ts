@@ -16,6 +16,7 @@ import {
 } from '@scada/iec61850';
 import { buildLogicalNode, descend, itemNames, select, type DataNode } from './data_tree.ts';
 import { rcbFcNodes, rcbInstances, type RcbInstance } from './rcb_model.ts';
+import { sgcbFcNodes } from './setting_groups.ts';
 
 /**
  * A member of a data set: its reference, its MMS variable (an array element's with its alternate access,
@@ -83,7 +84,7 @@ export function buildDevice(model: SclModel, iedName?: string, indexSingle = tru
     const domain: Domain = { name: ld.domain, lns: new Map(), dataSets: new Map(), variableNames: [] };
     device.domains.set(ld.domain, domain);
     for (const ln of ld.logicalNodes) {
-      const node = buildLogicalNode(index, ln, rcbFcNodes(ln.reportControls, ld.domain, ln.name, indexSingle));
+      const node = buildLogicalNode(index, ln, [...rcbFcNodes(ln.reportControls, ld.domain, ln.name, indexSingle), ...sgcbFcNodes(ln)]);
       domain.lns.set(ln.name, node);
       device.rcbs.push(...rcbInstances(node, ln.reportControls, ld.domain, indexSingle));
     }

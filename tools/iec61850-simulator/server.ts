@@ -14,6 +14,7 @@ import { ControlEngine, type ControlNotice } from './controls.ts';
 import { assignNode, readNode, type DataNode } from './data_tree.ts';
 import { buildDevice, findNode, splitReference, type Device } from './device.ts';
 import { ReportEngine, type ReportNotice } from './reports.ts';
+import { SettingGroupEngine } from './setting_groups.ts';
 import type { Identity, ServiceContext } from './services.ts';
 
 export type { Authentication, Faults } from './association.ts';
@@ -131,7 +132,17 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     refuseAll: () => faults.refuseControls === true,
     faults: () => faults,
   });
-  const services: ServiceContext = { device, faults, reports, controls, identity, pageSize: options.nameListPageSize ?? 100, apply };
+  const settingGroups = new SettingGroupEngine(device, { apply, reservationMs: () => faults.editReservationMs });
+  const services: ServiceContext = {
+    device,
+    faults,
+    reports,
+    controls,
+    settingGroups,
+    identity,
+    pageSize: options.nameListPageSize ?? 100,
+    apply,
+  };
   const associations = new Set<Association>();
   const sockets = new Set<Socket>();
   let nextId = 1;
@@ -152,6 +163,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       associations.delete(association);
       reports.release(association);
       controls.release(association);
+      settingGroups.release(association);
       emit('disconnect', { id: association.id });
     });
   };
@@ -186,6 +198,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     async stop() {
       reports.stop();
       controls.stop();
+      settingGroups.stop();
       dropAll();
       if (server.listening) await close();
     },

@@ -22,6 +22,7 @@ import { readNode, type DataNode } from './data_tree.ts';
 import { findDataSet, findNode, rcbOf, type Device } from './device.ts';
 import type { ReportSink } from './rcb_model.ts';
 import type { ReportEngine } from './reports.ts';
+import type { SettingGroupEngine } from './setting_groups.ts';
 import type { Faults } from './association.ts';
 
 /** What Identify answers. */
@@ -34,6 +35,7 @@ export type ServiceContext = {
   faults: Faults;
   reports: ReportEngine;
   controls: ControlEngine;
+  settingGroups: SettingGroupEngine;
   identity: Identity;
   /** Most names one GetNameList response carries. */
   pageSize: number;
@@ -107,6 +109,7 @@ function writeOne(ctx: ServiceContext, sink: ReportSink, name: NamedVariable, da
     return rcb && node.parent === rcb.node ? ctx.reports.write(sink, rcb, node.name, value) : DATA_ACCESS.objectAccessDenied;
   }
   if (node.fc === 'CO') return ctx.controls.write(sink, name.domain, node, value);
+  if (ctx.settingGroups.owns(name.domain, node)) return ctx.settingGroups.write(sink, name.domain, node, value);
   if (!WRITABLE_FCS.has(node.fc)) return DATA_ACCESS.objectAccessDenied;
   ctx.apply(node, value);
   return undefined;

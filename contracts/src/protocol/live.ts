@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { deadlines, defineOperation, NoContent, requestSchema, type HttpBinding } from '../operation.ts';
-import type { ProblemCode } from '../problems.ts';
+import { deadlines, defineOperation, NoContent, requestSchema } from '../operation.ts';
 import { ReportedValue, SessionWarning, ValueQualityOrNull } from './events.ts';
+import { binding, connectionParams, notConnected, refused } from './session_binding.ts';
 
 /**
  * Live IEC 61850 sessions: start and stop (kept across restarts), the session's state, and what an
@@ -9,29 +9,6 @@ import { ReportedValue, SessionWarning, ValueQualityOrNull } from './events.ts';
  * Operations on the device are answered by the replica that holds the connection, wherever they arrive.
  */
 const tags = ['IEC 61850 sessions'];
-const uuid = (description: string) =>
-  Type.String({ pattern: '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$', description });
-const connectionParams = Type.Object({ connectionId: uuid('Id of a connection of the space (a UUID).') }, { additionalProperties: false });
-const binding = (
-  method: HttpBinding['method'],
-  path: string,
-  status: 200 | 204,
-  access: 'viewer' | 'editor',
-  errors: readonly ProblemCode[] = ['not_found'],
-): HttpBinding => ({
-  method,
-  path,
-  status,
-  access,
-  spaceScoped: true,
-  errors,
-  // Sessions and devices: nothing here changes the configuration a cached read answers.
-  ...(method === 'GET' ? {} : { keepsConfiguration: true as const }),
-});
-const notConnected = 'A connection that is not connected now answers 409 `not_connected`.';
-const refused =
-  "The device's refusal is 502 `device_refused`: `detail` names the reason and `deviceError` carries it (`{service, error, addCause?}`).";
-
 /** An object reference: `LD/LN.DO.DA[FC]` (IEC 61850) or `LD/LN$FC$DO$DA` (MMS); an array element by its index. */
 export const ObjectReference = Type.String({
   minLength: 3,
@@ -332,12 +309,18 @@ export const browseConnectionDevice = defineOperation({
   response: Type.Object({ logicalDevices: Type.Array(Type.Unknown()) }),
 });
 
-/** One write or control an operator sent to a device, and how it ended. */
+/** One write, control or setting group change an operator sent to a device, and how it ended. */
 export const ControlLogEntry = Type.Object({
   at: Type.String({ format: 'date-time' }),
   userId: Type.Union([Type.String(), Type.Null()]),
   username: Type.Union([Type.String(), Type.Null()]),
-  action: Type.Union([Type.Literal('write'), Type.Literal('control')]),
+  action: Type.Union(
+    ['write', 'control', 'select-active-sg', 'select-edit-sg', 'set-edit-sg-values', 'confirm-edit-sg-values'].map((a) => Type.Literal(a)),
+    {
+      description:
+        '`write`, `control`, or a setting group service (IEC 61850-7-2): `select-active-sg`, `select-edit-sg` (group 0: the edit cancelled), `set-edit-sg-values`, `confirm-edit-sg-values`. `reference` is then the block (`LD/LLN0.SGCB`).',
+    },
+  ),
   reference: Type.String(),
   value: Type.Unknown(),
   outcome: Type.String({ description: '`ok`, or the problem code it was answered with (`device_refused`, `control_in_progress`, …).' }),
@@ -352,10 +335,10 @@ export const ControlLogEntry = Type.Object({
 export const getConnectionControlLog = defineOperation({
   operationId: 'getConnectionControlLog',
   service: 'protocol',
-  summary: 'Writes and controls sent to the device',
+  summary: 'Writes, controls and setting group changes sent to the device',
   tags,
   description:
-    "Every write and control sent through the platform to this connection's device, newest first, paged: who, what, when, the outcome and the device's reason (IEC 62443-3-3 SR 2.8). Editors of the space.",
+    "Every write, control and setting group change (active group, edit selection, edit values, confirmation) sent through the platform to this connection's device, newest first, paged: who, what, when, the outcome and the device's reason (IEC 62443-3-3 SR 2.8). Editors of the space.",
   request: requestSchema({
     params: connectionParams,
     query: Type.Object(

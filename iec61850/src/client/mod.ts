@@ -1,5 +1,6 @@
 /**
- * The IEC 61850 client layer: a device over an MMS association, references in both notations, JSON values.
+ * The IEC 61850 client layer: a device over an MMS association, references in both notations, JSON values,
+ * setting groups.
  */
 export { Iec61850Device, type DataSetValues, type DeviceEvents, type DeviceOptions, type ValueResult } from './device.ts';
 export type { DaNode, DeviceModel, DoNode, LdNode, LnNode, RcbNode } from './browse.ts';
@@ -24,5 +25,18 @@ export {
   type Fc,
 } from './reference.ts';
 export type { Report, ReportMember, ReportOptions, ReportSubscription, ReportValue } from './reports.ts';
+export {
+  decodeSgcb,
+  editReference,
+  readSettingGroupControls,
+  setEditValues,
+  settingReferences,
+  sgcbMmsReference,
+  writeSgcb,
+  type EditValueResult,
+  type SettingGroupContext,
+  type SettingGroupControl,
+  type SgcbAttribute,
+} from './setting_groups.ts';
 export { fromJson, toJson, typeName, type Json } from './values.ts';
 export type { QualityJson, TimestampJson } from './values_bits.ts';

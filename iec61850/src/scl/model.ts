@@ -51,7 +51,15 @@ export type LogicalNode = {
   gooseControls: GooseControl[];
   sampledValueControls: SampledValueControl[];
   values: ConfiguredValue[];
+  /** LLN0 only: its setting group control block (`SettingControl`), when the logical device has setting groups. */
+  settingControl?: SettingControl;
 };
+
+/**
+ * A setting group control block (`SettingControl` in LLN0, IEC 61850-6): how many setting groups the
+ * logical device has, the one active at start, and (edition 2.1) the edit reservation in seconds.
+ */
+export type SettingControl = { numOfSGs: number; actSG: number; resvTms?: number; desc?: string };
 
 /**
  * A value configured in the instance (`DOI`/`SDI`/`DAI`/`Val`). `path` is dotted from the data object down:

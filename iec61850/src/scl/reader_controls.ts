@@ -1,9 +1,20 @@
 /**
  * Element handlers for what a logical node holds besides its data: data sets (`DataSet`/`FCDA`), report
  * control blocks (`ReportControl` with `TrgOps`, `OptFields`, `RptEnabled`/`ClientLN`), GOOSE control
- * blocks (`GSEControl`) and sampled-value control blocks (`SampledValueControl`/`SmvOpts`).
+ * blocks (`GSEControl`), sampled-value control blocks (`SampledValueControl`/`SmvOpts`) and LLN0's setting
+ * group control block (`SettingControl`).
  */
-import type { DataSet, Fcda, GooseControl, LogicalNode, OptFields, ReportControl, SampledValueControl, TrgOps } from './model.ts';
+import type {
+  DataSet,
+  Fcda,
+  GooseControl,
+  LogicalNode,
+  OptFields,
+  ReportControl,
+  SampledValueControl,
+  SettingControl,
+  TrgOps,
+} from './model.ts';
 import {
   attr,
   edition2Only,
@@ -183,9 +194,42 @@ const smvOpts: Opener = (ctx, tag, parent, origin) => {
   return undefined;
 };
 
+/**
+ * LLN0's setting group control block. A count of groups that is missing or 0 describes no setting groups
+ * (the element is ignored with a warning); an active group outside 1..numOfSGs is read as 1, with a warning.
+ */
+const settingControl: Opener = (ctx, tag, parent, origin) => {
+  const ln = parent as LogicalNode;
+  if (ln.lnClass !== 'LLN0') {
+    ctx.reporter.warning(`SettingControl in ${ln.name}: only LLN0 holds a setting group control block; ignored`, origin);
+    return undefined;
+  }
+  const numOfSGs = whole(ctx, tag, 'numOfSGs', origin) ?? 0;
+  if (numOfSGs < 1) {
+    ctx.reporter.warning('SettingControl without numOfSGs of at least 1 describes no setting groups; ignored', origin);
+    return undefined;
+  }
+  let actSG = whole(ctx, tag, 'actSG', origin) ?? 1;
+  if (actSG < 1 || actSG > numOfSGs) {
+    ctx.reporter.warning(`SettingControl@actSG="${actSG}" is not one of the ${numOfSGs} setting groups; group 1 is active`, origin);
+    actSG = 1;
+  }
+  const node: SettingControl = { numOfSGs, actSG };
+  const resvTms = whole(ctx, tag, 'resvTms', origin);
+  if (resvTms !== undefined) node.resvTms = resvTms;
+  ln.settingControl = optional(ctx, tag, origin, node, ['desc']);
+  return undefined;
+};
+
 /** The handlers for data sets and control blocks, by the kind of the parent frame and the child's element name. */
 export const controlOpeners: Record<string, Record<string, Opener>> = {
-  LN: { DataSet: dataSet, ReportControl: reportControl, GSEControl: gseControl, SampledValueControl: sampledValueControl },
+  LN: {
+    DataSet: dataSet,
+    ReportControl: reportControl,
+    GSEControl: gseControl,
+    SampledValueControl: sampledValueControl,
+    SettingControl: settingControl,
+  },
   DataSet: { FCDA: fcda },
   ReportControl: { TrgOps: trgOps, OptFields: optFields, RptEnabled: rptEnabled },
   RptEnabled: { ClientLN: clientLn },

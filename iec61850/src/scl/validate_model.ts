@@ -32,12 +32,18 @@ function unique<T>(reporter: Reporter, items: T[], nameOf: (item: T) => string, 
   }
 }
 
+/**
+ * The functional constraints of configured values. A setting is one attribute under SG and SE (and SP),
+ * as IEC 61850-7-3 gives ASG and ING: its values (per group with `sGroup`) are those of SG. A value of an
+ * attribute under several other FCs is left without one (it is the value under each).
+ */
 function checkValues(reporter: Reporter, index: TemplateIndex, ln: LogicalNode) {
   for (let i = 0; i < ln.values.length; i++) {
     const value = ln.values[i];
     const fcs = fcsAt(index, ln.lnType, value.path);
     if (fcs?.size === 1) value.fc = fcs.values().next().value;
-    else
+    else if (fcs?.has('SG')) value.fc = 'SG';
+    else if (fcs === undefined || fcs.size === 0)
       reporter.warning(
         `LN ${ln.name}: configured value ${value.path} names no attribute of LNodeType ${ln.lnType}`,
         reporter.itemOrigin(ln, i, 'DAI', value.path),

@@ -70,6 +70,43 @@ function asDeviceProblem(err: unknown): ProblemError {
     : new ProblemError('bad_gateway', `The device failed: ${(err as Error).message}`, { cause: err });
 }
 
+/** What a control log row says of a request, from its answer when it succeeded (undefined when it failed). */
+export type LoggedChange<T> = (answer: T | undefined) => Pick<ControlLogRecord, 'action' | 'reference' | 'value'>;
+
+/**
+ * Runs a change of a device and keeps it in the control log of connection `id` with its outcome, whatever
+ * that is: the status `okStatus` or the problem it failed with, and the device's reason.
+ */
+export async function withControlLog<T>(
+  store: Store,
+  ctx: HandlerContext,
+  id: string,
+  okStatus: number,
+  describe: LoggedChange<T>,
+  run: () => Promise<T>,
+): Promise<T> {
+  let problem: ProblemError | null = null;
+  let answer: T | undefined;
+  try {
+    answer = await run();
+    return answer;
+  } catch (err) {
+    problem = asDeviceProblem(err);
+    throw problem;
+  } finally {
+    const deviceError = (problem?.extensions.deviceError as ControlLogRecord['deviceError'] | undefined) ?? null;
+    await appendControlLog(store, spaceOf(ctx), id.toLowerCase(), {
+      userId: ctx.actor?.id ?? null,
+      username: ctx.actor?.name ?? null,
+      ...describe(answer),
+      outcome: problem ? problem.code : 'ok',
+      status: problem ? problem.status : okStatus,
+      deviceError,
+      detail: problem?.expose ? problem.detail : null,
+    }).catch((err: unknown) => ctx.log.error({ err }, 'a control log entry was not kept'));
+  }
+}
+
 /** Runs `work` on the connected device here, or forwards the request to the replica holding it. */
 export function deviceRunner(deps: DeviceOpsDeps) {
   return async <T>(
@@ -99,34 +136,22 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
   const onDevice = deviceRunner(deps);
 
   /** Runs a write or a control and keeps it in the control log with its outcome, whatever that is. */
-  const logged = async (
+  const logged = (
     action: 'write' | 'control',
     req: { params: { connectionId: string }; body: { reference: string; value: unknown } },
     ctx: HandlerContext,
     run: () => Promise<null>,
-  ) => {
-    if (!forward) return run();
-    let problem: ProblemError | null = null;
-    try {
-      return await run();
-    } catch (err) {
-      problem = asDeviceProblem(err);
-      throw problem;
-    } finally {
-      const deviceError = (problem?.extensions.deviceError as ControlLogRecord['deviceError'] | undefined) ?? null;
-      await appendControlLog(deps.store, spaceOf(ctx), req.params.connectionId.toLowerCase(), {
-        userId: ctx.actor?.id ?? null,
-        username: ctx.actor?.name ?? null,
-        action,
-        reference: req.body.reference,
-        value: req.body.value,
-        outcome: problem ? problem.code : 'ok',
-        status: problem ? problem.status : 204,
-        deviceError,
-        detail: problem?.expose ? problem.detail : null,
-      }).catch((err: unknown) => ctx.log.error({ err }, 'a control log entry was not kept'));
-    }
-  };
+  ) =>
+    forward
+      ? withControlLog(
+          deps.store,
+          ctx,
+          req.params.connectionId,
+          204,
+          () => ({ action, reference: req.body.reference, value: req.body.value }),
+          run,
+        )
+      : run();
 
   return [
     implement(readConnectionValues, (req, ctx) => {

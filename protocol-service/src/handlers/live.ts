@@ -1,6 +1,6 @@
 /**
  * Start, stop, the session view, the report blocks kept and the control log; the operations on the device
- * itself are in `device_ops.ts`.
+ * itself are in `device_ops.ts` and `setting_groups.ts`.
  */
 import {
   browseConnectionDevice,
@@ -19,6 +19,7 @@ import { controlLogPage } from '../store/control_log.ts';
 import { findConnection } from '../store/connections.ts';
 import { readSession, reportSubscriptions, setStarted } from '../store/sessions.ts';
 import { atInstance, deviceOperations, deviceRunner } from './device_ops.ts';
+import { settingGroupOperations } from './setting_groups.ts';
 
 export type LiveDeps = { store: Store; bus: Bus; supervisor: Supervisor; instance: string };
 
@@ -83,8 +84,12 @@ export function liveHandlers(deps: LiveDeps): {
       return { content: entries, number: page, size, totalElements: total, totalPages: Math.ceil(total / size) };
     }),
     ...deviceOperations(opsDeps, true),
+    ...settingGroupOperations(opsDeps, true),
   ];
-  const holderImplementations = deviceOperations(opsDeps, false).map((impl) => ({ ...impl, op: atInstance(impl.op, deps.instance) }));
+  const holderImplementations = [...deviceOperations(opsDeps, false), ...settingGroupOperations(opsDeps, false)].map((impl) => ({
+    ...impl,
+    op: atInstance(impl.op, deps.instance),
+  }));
   /** The live model, or null when the connection is not connected anywhere (the SCL model answers then). */
   const liveBrowse = async (space: string, id: string, ctx: HandlerContext) => {
     try {

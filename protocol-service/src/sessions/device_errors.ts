@@ -18,7 +18,12 @@ export type DeviceService =
   | 'enable-report'
   | 'disable-report'
   | 'read-data-set'
-  | 'browse';
+  | 'browse'
+  | 'read-sgcb'
+  | 'select-active-sg'
+  | 'select-edit-sg'
+  | 'set-edit-sg-values'
+  | 'confirm-edit-sg-values';
 
 /** The device's reason, as `deviceError` of a `device_refused` problem carries it. */
 export type DeviceError = { service: DeviceService; error: string; addCause?: string };

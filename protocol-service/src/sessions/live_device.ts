@@ -53,6 +53,23 @@ export type ReportOptions = {
 };
 
 /**
+ * A setting group control block as the device answered it: the logical device, `LD/LLN0.SGCB`, NumOfSG,
+ * ActSG, EditSG (0: none selected for edit), LActTm (null: never) and ResvTms when the device has it.
+ */
+export type SettingGroupBlock = {
+  ld: string;
+  reference: string;
+  numberOfGroups: number;
+  activeGroup: number;
+  editGroup: number;
+  lastActivated: string | null;
+  reservationSeconds?: number;
+};
+
+/** The attributes of a setting group control block a client writes: SelectActiveSG, SelectEditSG, ConfirmEditSGValues. */
+export type SgcbAttribute = 'ActSG' | 'EditSG' | 'CnfEdit';
+
+/**
  * An association with a device. Every failing operation rejects with a `ProblemError` that says what the
  * API answers: the device's refusal (`device_refused`), a request the model rules out, a pending control.
  */
@@ -74,6 +91,19 @@ export interface LiveDevice {
   operate(ref: string, control: ControlRequest): Promise<void>;
   enableReport(rcb: string, options: ReportOptions): Promise<void>;
   disableReport(rcb: string): Promise<void>;
+  /** The setting group control blocks of every logical device that has one. */
+  settingGroupControls(): Promise<SettingGroupBlock[]>;
+  /** The setting group control block of one logical device; `not_found` when it has none. */
+  settingGroupControl(ld: string): Promise<SettingGroupBlock>;
+  /** The settings of a logical device: its attributes under SG or SE, as `LD/LN.DO.DA`. */
+  settingReferences(ld: string): Promise<string[]>;
+  /** Writes one attribute of a block: ActSG or EditSG (`group`; EditSG 0 ends the selection), CnfEdit true. */
+  writeSettingGroupControl(ld: string, attribute: SgcbAttribute, group?: number): Promise<void>;
+  /**
+   * SetEditSGValue: settings of `ld` under SE (`LD/LN.DO.DA`, or with `[SE]`) written in one request,
+   * each taken or refused with the device's data access error.
+   */
+  setEditValues(ld: string, values: { reference: string; value: unknown }[]): Promise<{ reference: string; error?: string }[]>;
   /** Concludes the association (abort when the device does not answer); resolves once the socket is closed. */
   close(): Promise<void>;
 }

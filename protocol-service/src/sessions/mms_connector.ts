@@ -4,9 +4,21 @@
  * client closes (the device went away, did not answer the idle probe, or sent something unreadable).
  */
 import type { Logger } from 'pino';
-import { Iec61850Device, MmsClient } from '@scada/iec61850';
+import { ProblemError } from '@scada/contracts';
+import {
+  dataAccessErrorText,
+  Iec61850Device,
+  MmsClient,
+  MmsError,
+  readSettingGroupControls,
+  setEditValues,
+  settingReferences,
+  sgcbMmsReference,
+  writeSgcb,
+  type SgcbAttribute,
+} from '@scada/iec61850';
 import { deviceProblem, type DeviceService } from './device_errors.ts';
-import type { Connector, LiveDevice, ReportOptions } from './live_device.ts';
+import type { Connector, LiveDevice, ReportOptions, SettingGroupBlock } from './live_device.ts';
 
 export type MmsConnectorOptions = { requestTimeoutMs: number; idleProbeMs: number; log: Logger };
 
@@ -53,6 +65,48 @@ function reportOptions(o: ReportOptions) {
     ...(o.triggers === undefined
       ? {}
       : { trgOps: Object.fromEntries(Object.entries(triggerFlags).map(([api, flag]) => [flag, o.triggers!.includes(api)])) }),
+  };
+}
+
+/** The device service of each write of a setting group control block. */
+const sgcbServices: Record<SgcbAttribute, DeviceService> = {
+  ActSG: 'select-active-sg',
+  EditSG: 'select-edit-sg',
+  CnfEdit: 'confirm-edit-sg-values',
+};
+
+/** Data access errors of a read that mean the logical device has no block: object-undefined, object-non-existent. */
+const NO_BLOCK = new Set([4, 10]);
+
+/**
+ * The setting group side of a device: its blocks, their settings, and the writes of IEC 61850-8-1's
+ * mapping of the setting group services.
+ */
+function settingGroups(
+  device: Iec61850Device,
+): Pick<LiveDevice, 'settingGroupControls' | 'settingGroupControl' | 'settingReferences' | 'writeSettingGroupControl' | 'setEditValues'> {
+  return {
+    settingGroupControls: () =>
+      answer('read-sgcb', 'LLN0$SP$SGCB', async () =>
+        (await readSettingGroupControls(device)).flatMap((b): SettingGroupBlock[] => (b.control ? [b.control] : [])),
+      ),
+    settingGroupControl: (ld) =>
+      answer('read-sgcb', sgcbMmsReference(ld), async () => {
+        const [block] = await readSettingGroupControls(device, [ld]);
+        if (block?.control) return block.control;
+        const code = block?.error ?? 10;
+        if (NO_BLOCK.has(code)) throw new ProblemError('not_found', `Logical device ${ld} has no setting group control block`);
+        throw MmsError.fromAccess(code, dataAccessErrorText(code), sgcbMmsReference(ld));
+      }),
+    settingReferences: (ld) => answer('browse', ld, () => settingReferences(device, ld)),
+    writeSettingGroupControl: (ld, attribute, group) =>
+      answer(sgcbServices[attribute], sgcbMmsReference(ld, attribute), () => writeSgcb(device, ld, attribute, group)),
+    setEditValues: (ld, values) =>
+      answer('set-edit-sg-values', ld, async () =>
+        (await setEditValues(device, ld, values)).map((r) =>
+          r.ok ? { reference: r.reference } : { reference: r.reference, error: r.errorText },
+        ),
+      ),
   };
 }
 
@@ -128,6 +182,7 @@ export function mmsConnector(options: MmsConnectorOptions): Connector {
           ),
         enableReport: (rcb, o) => answer('enable-report', rcb, async () => void (await device.enableReport(rcb, reportOptions(o)))),
         disableReport: (rcb) => answer('disable-report', rcb, () => device.disableReport(rcb)),
+        ...settingGroups(device),
         close: async () => {
           await client.conclude();
           await ended;

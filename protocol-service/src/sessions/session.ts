@@ -18,6 +18,7 @@ import { DeliveryJournal } from './delivery_journal.ts';
 import { LastValues } from './last_values.ts';
 import { blockKey, ReportDelivery } from './report_delivery.ts';
 import { publishSessionChange } from './session_events.ts';
+import { SettingGroupEdits } from './setting_group_edits.ts';
 import type { Connector, LiveDevice, ReportOptions } from './live_device.ts';
 import { modelMismatch, type ExpectedModel, type ModelNames } from './model_check.ts';
 
@@ -46,6 +47,8 @@ export class Session {
   #running: Promise<void> | null = null;
   /** The last value of every reported attribute. */
   readonly values = new LastValues();
+  /** Who changes the device's setting groups, one change of a block at a time. */
+  readonly settingGroups = new SettingGroupEdits();
   /** Reports on their way out, and where each buffered block resumes. */
   readonly #delivery: ReportDelivery;
   /** The last save of the state on its way: each save waits for the one before. */

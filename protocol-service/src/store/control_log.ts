@@ -1,10 +1,22 @@
 import type { Queryable } from '@scada/platform';
 
-/** One write or control as the control log keeps it. */
+/**
+ * What the control log keeps: writes, controls, and the setting group services (IEC 61850-7-2) of
+ * `handlers/setting_groups.ts`.
+ */
+export type ControlLogAction =
+  | 'write'
+  | 'control'
+  | 'select-active-sg'
+  | 'select-edit-sg'
+  | 'set-edit-sg-values'
+  | 'confirm-edit-sg-values';
+
+/** One write, control or setting group change as the control log keeps it. */
 export type ControlLogRecord = {
   userId: string | null;
   username: string | null;
-  action: 'write' | 'control';
+  action: ControlLogAction;
   reference: string;
   value: unknown;
   outcome: string;
