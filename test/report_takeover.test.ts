@@ -18,7 +18,7 @@ import { startSimulator, type Faults } from '../tools/iec61850-simulator/server.
 import { FIXTURE_SCL, fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
 import { testBusKeys } from './support/bus_keys.ts';
 import { platformNatsEnv } from './support/nats_auth.ts';
-import { startTestPlatform } from './support/platform.ts';
+import { secretsKeyOf, startTestPlatform } from './support/platform.ts';
 import { liveConnection, until } from './support/live.ts';
 import { startMain, type MainProcess } from './support/processes.ts';
 import { isEvent, openSse, type SseEvent } from './support/sse.ts';
@@ -48,6 +48,7 @@ async function replicaProcess(): Promise<MainProcess> {
     ...platformNatsEnv(),
     ...testBusKeys,
     DATABASE_URL: p.proc.config.platform.databaseUrl!,
+    SECRETS_KEY: secretsKeyOf(p).toString('base64'),
     BUS_SUBJECT_PREFIX: p.proc.config.platform.busSubjectPrefix!,
     DATA_DIR: dataDir,
     HTTP_PORT: '0',

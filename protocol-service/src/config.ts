@@ -1,5 +1,4 @@
-import { maxSclBytesSetting } from '@scada/contracts';
-import type { EnvReader } from '@scada/platform';
+import { readSecretsKeys, type EnvReader } from '@scada/platform';
 import { DEFAULT_BACKOFF_CAP_MS } from './sessions/backoff.ts';
 
 /** Settings of the protocol service. */
@@ -17,10 +16,16 @@ export type ProtocolConfig = {
    */
   reconnectMinMs: number;
   reconnectMaxMs: number;
+  /** The key that seals device passwords and TLS keys (the auth service's SECRETS_KEY); null: the embedded mode's `DATA_DIR/secrets.key`. */
+  secretsKey: Buffer | null;
+  /** Keys before a rotation: they still open, and what they sealed is sealed again at start. */
+  previousSecretsKeys: Buffer[];
+  dataDir: string;
 };
 
 /** Reads the protocol service's section of the environment. */
 export function readProtocolConfig(env: EnvReader): ProtocolConfig {
+  const keys = readSecretsKeys(env);
   return {
     maxSclBytes: env.int(maxSclBytesSetting.name, maxSclBytesSetting.fallback, maxSclBytesSetting),
     sessionLeaseMs: env.int('SESSION_LEASE_SECONDS', 10, { min: 2, max: 300 }) * 1000,
@@ -28,5 +33,8 @@ export function readProtocolConfig(env: EnvReader): ProtocolConfig {
     mmsIdleProbeMs: env.int('MMS_IDLE_PROBE_MS', 10000, { min: 0, max: 600000 }),
     reconnectMinMs: env.int('MMS_RECONNECT_MIN_MS', 500, { min: 10, max: 60000 }),
     reconnectMaxMs: env.int('MMS_RECONNECT_MAX_MS', DEFAULT_BACKOFF_CAP_MS, { min: 100, max: 600000 }),
+    secretsKey: keys.current,
+    previousSecretsKeys: keys.previous,
+    dataDir: env.string('DATA_DIR', './data'),
   };
 }

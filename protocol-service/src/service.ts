@@ -1,12 +1,14 @@
-import { loadMigrations, serve, type ServiceDefinition } from '@scada/platform';
+import { loadMigrations, secretBox, secretsKeyOf, serve, type ServiceDefinition } from '@scada/platform';
 import { readProtocolConfig, type ProtocolConfig } from './config.ts';
 import { connectionHandlers } from './handlers/connections.ts';
 import { connectionSetHandlers } from './handlers/connection_sets.ts';
 import { plainConnectionHandlers } from './handlers/plain_connections.ts';
 import { liveHandlers } from './handlers/live.ts';
 import { liveSnapshotHandler } from './handlers/live_snapshot.ts';
+import { deviceTargets } from './sessions/device_target.ts';
 import { mmsConnector } from './sessions/mms_connector.ts';
 import { startSupervisor } from './sessions/supervisor.ts';
+import { resealSecurity } from './store/connections.ts';
 import { dropStaleUploads } from './store/files.ts';
 
 /** Staged uploads nobody committed are dropped after this long. */
@@ -21,6 +23,10 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
   schema: 'protocol',
   migrations: () => loadMigrations(new URL('../migrations/', import.meta.url)),
   setup: async ({ store, bus, config, log, instance }) => {
+    // Device passwords and TLS keys are sealed under the same key as the auth service's secrets.
+    const secrets = secretBox(await secretsKeyOf(config.secretsKey, config.dataDir, log), config.previousSecretsKeys);
+    const resealed = await resealSecurity(store, secrets);
+    if (resealed > 0) log.info({ connections: resealed }, 'sealed device passwords and TLS keys again under the current secrets key');
     const sweep = setInterval(() => {
       dropStaleUploads(store, staleUploadSeconds).catch((err: unknown) => log.warn({ err }, 'dropping stale uploads failed'));
     }, 600_000);
@@ -31,11 +37,11 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
       log,
       owner: instance,
       connector: mmsConnector({ requestTimeoutMs: config.mmsRequestTimeoutMs, idleProbeMs: config.mmsIdleProbeMs, log }),
+      target: deviceTargets(store, secrets),
       leaseMs: config.sessionLeaseMs,
       tickMs: Math.max(500, Math.round(config.sessionLeaseMs / 5)),
       backoff: { baseMs: config.reconnectMinMs, capMs: config.reconnectMaxMs },
     });
-    const live = liveHandlers({ store, bus, supervisor, instance });
     // Operations on a device this replica holds, on subjects of its own, for the replica a request reached.
     const holder = await serve(
       bus,
@@ -45,10 +51,10 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
     );
     return {
       implementations: [
-        ...connectionHandlers({ store, bus, config, liveBrowse: live.liveBrowse }),
+        ...connectionHandlers({ store, bus, config, secrets, liveBrowse: live.liveBrowse }),
         ...live.implementations,
-        ...plainConnectionHandlers({ store, bus, config, supervisor }),
-        ...connectionSetHandlers({ store, bus, config, supervisor }),
+        ...plainConnectionHandlers({ store, bus, config, supervisor, secrets }),
+        ...connectionSetHandlers({ store, bus, config, supervisor, secrets }),
         liveSnapshotHandler({ store, bus, supervisor, instance }),
       ],
       stop: async () => {

@@ -23,13 +23,75 @@ const Host = Type.String({
   description: 'An IPv4 or IPv6 address or a host name.',
 });
 
-/** The `connection` part of the with-file bodies. Unknown fields are rejected. */
 /**
  * The largest SCL file a connection takes: the setting `MAX_SCL_BYTES`, which the gateway (streaming an
  * upload) and the protocol service (staging it) both read, with one default and one range.
  */
 export const maxSclBytesSetting = { name: 'MAX_SCL_BYTES', fallback: 32 * 1024 * 1024, min: 1024, max: 2 ** 31 - 1 } as const;
 
+/** PEM text of certificates or of a key. */
+const Pem = (description: string, maxLength: number) =>
+  Type.String({ minLength: 1, maxLength, pattern: '-----BEGIN [A-Z0-9 ]+-----', description });
+
+/** ACSE password authentication of a connection: what the device's association asks for. */
+export const ConnectionAuthentication = Type.Object(
+  {
+    password: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[\\x20-\\x7E]+$',
+      description:
+        'Sent in the association request (AARQ) as the calling authentication value of mechanism 2.2.3.1 (password), a GraphicString: printable ASCII. Sealed at rest under SECRETS_KEY and never answered.',
+    }),
+  },
+  { additionalProperties: false, description: 'ACSE password authentication (IEC 61850-8-1, ISO 8650).' },
+);
+
+/** TLS settings of a connection (IEC 62351-3), PEM text throughout. */
+export const ConnectionTlsRequest = Type.Object(
+  {
+    caCert: Pem(
+      "The CA certificate(s) the device's certificate must chain to. Only these are trusted for the connection, not the system's roots.",
+      65536,
+    ),
+    clientCert: Type.Optional(
+      Pem('The certificate (with its chain) the platform presents, for devices that ask for one. Goes with clientKey.', 65536),
+    ),
+    clientKey: Type.Optional(
+      Pem(
+        'The private key of clientCert, unencrypted PKCS#8, PKCS#1 or SEC1 PEM. Sealed at rest under SECRETS_KEY and never answered.',
+        16384,
+      ),
+    ),
+    serverName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 253,
+        pattern: '^([A-Za-z0-9*.-]+|[0-9A-Fa-f:.]+)$',
+        description:
+          "The name the device's certificate must carry (a subjectAltName DNS name or address; its common name when it has no DNS names, as RFC 6125 checks allow), also sent as SNI. Without it the device's certificate is checked against caCert only, not against a name: IEC 62351-3 lets the CA pin the device, whose certificate names the IED rather than the address it is reached at.",
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "TLS 1.2 or 1.3 under MMS (IEC 62351-3; devices listen on port 3782 for it). The certificates and key are PEM text, sealed at rest under SECRETS_KEY; references to files are not taken (a file the service can read is not a tenant's to name).",
+  },
+);
+
+/** What an answer says of a connection's TLS: names and dates of its certificates, never a key. */
+export const ConnectionTlsInfo = Type.Object({
+  caSubject: Type.String({ description: 'Subject of the (first) CA certificate.' }),
+  caExpires: Type.String({ format: 'date-time' }),
+  clientCertSubject: Type.Union([Type.String(), Type.Null()], { description: 'Subject of the client certificate; null without one.' }),
+  clientCertExpires: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  serverName: Type.Union([Type.String(), Type.Null()], {
+    description: "The name the device's certificate must carry; null: checked against the CA only.",
+  }),
+});
+
+/** The `connection` part of the with-file bodies, and the plain connection bodies. Unknown fields are rejected. */
 export const ConnectionRequest = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100, description: 'Unique among the connections of its project.' }),
@@ -38,6 +100,16 @@ export const ConnectionRequest = Type.Object(
     projectId: uuid("A project of the caller's space; another space's project is 404."),
     protocol: Type.Literal('IEC 61850', { description: 'This service owns IEC 61850 connections only.' }),
     dsc: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
+    authentication: Type.Optional(
+      Type.Union([ConnectionAuthentication, Type.Null()], {
+        description: 'ACSE password authentication. Absent in a replacement: the stored one is kept; null: removed.',
+      }),
+    ),
+    tls: Type.Optional(
+      Type.Union([ConnectionTlsRequest, Type.Null()], {
+        description: 'TLS (IEC 62351-3). Absent in a replacement: the stored settings are kept; null: removed (plain MMS).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -70,6 +142,8 @@ export const ConnectionResponse = Type.Object({
   lastModifiedBy: Type.String(),
   lastModifiedDate: Type.String({ format: 'date-time' }),
   sclFile: Type.Union([SclFileInfo, Type.Null()]),
+  hasPassword: Type.Boolean({ description: 'Whether the connection authenticates with an ACSE password (never answered itself).' }),
+  tls: Type.Union([ConnectionTlsInfo, Type.Null()], { description: 'The TLS settings without their key; null: plain MMS.' }),
 });
 export type ConnectionResponse = Static<typeof ConnectionResponse>;
 
@@ -89,7 +163,7 @@ const WithFileBody = Type.Object(
       contentMediaType: 'application/json',
       // The OpenAPI document lists ConnectionRequest among its components; the part is its JSON text.
       contentSchema: Type.Unsafe({ $ref: '#/components/schemas/ConnectionRequest' }),
-      description: 'JSON text of a ConnectionRequest (name, ip, port, projectId, protocol, dsc).',
+      description: 'JSON text of a ConnectionRequest (name, ip, port, projectId, protocol, dsc, authentication, tls).',
     }),
     file: Type.Optional(
       Type.String({ format: 'binary', description: 'An SCL file (ICD, CID, IID, SCD or SSD) of at most MAX_SCL_BYTES.' }),
@@ -104,6 +178,10 @@ const WithFileMessage = Type.Object(
   { additionalProperties: false },
 );
 
+/** What the create and replace operations say of a connection's security settings. */
+export const connectionSecurityRule =
+  "`authentication` (an ACSE password) and `tls` (IEC 62351-3: CA, client certificate and key, server name) are sealed at rest under SECRETS_KEY and never answered: answers carry `hasPassword` and `tls` with the certificates' subjects and expiry dates instead. In a replacement an absent field keeps what is stored and null removes it; a started connection associates again with the new settings. A certificate or key that does not parse, or a key that is not the client certificate's, is 400. A device that refuses the password or a certificate says so in the session's `lastError`.";
+
 const sclErrors =
   'An SCL file that does not parse is 400 `scl_invalid`; each finding is in `errors` as `{path: "/file", message: "line L, column C: …"}`. Larger than MAX_SCL_BYTES: 413. Slips that tools in the field write are kept with the file as `sclFile.warnings` instead: a type repeated identically, an empty type id referenced consistently, an unknown common data class, and a reference to an undefined type inside a type that no logical node uses (such a type may be incomplete; in a type a logical node uses it is `scl_invalid`).';
 
@@ -113,7 +191,7 @@ export const createConnectionWithFile = defineOperation({
   service: 'protocol',
   summary: 'Create an IEC 61850 connection with its SCL file',
   tags,
-  description: `multipart/form-data: a \`connection\` part (JSON) and an optional \`file\` part. ${sclErrors}`,
+  description: `multipart/form-data: a \`connection\` part (JSON) and an optional \`file\` part. ${sclErrors} ${connectionSecurityRule}`,
   request: requestSchema({ body: WithFileMessage }),
   response: ConnectionResponse,
   http: {
@@ -135,7 +213,7 @@ export const updateConnectionWithFile = defineOperation({
   service: 'protocol',
   summary: 'Replace an IEC 61850 connection and its SCL file',
   tags,
-  description: `As create; without a \`file\` part the stored file is kept. ${sclErrors}`,
+  description: `As create; without a \`file\` part the stored file is kept. ${sclErrors} ${connectionSecurityRule}`,
   request: requestSchema({ params: connectionParams, body: WithFileMessage }),
   response: NoContent,
   http: {

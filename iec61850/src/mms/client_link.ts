@@ -16,7 +16,7 @@ import { buildAssociationRequest, buildConnectionRequest, buildMmsDataFrame, pee
 import { DEFAULT_INITIATE, type InitiateParameters } from './mms_pdu.ts';
 import { encodeUserData, MMS_CONTEXT_ID } from './presentation.ts';
 import { encodeDataSpdu } from './session.ts';
-import { openTransport, tlsFailure, type TlsOptions } from './tls_transport.ts';
+import { MMS_TLS_PORT, openTransport, tlsFailure, type TlsOptions } from './tls_transport.ts';
 import { createTpktDeframer, decodeTpkt, encodeTpkt } from './tpkt.ts';
 
 /** A selector as bytes or hex text (`'0001'`, as SCL writes it). */
@@ -338,6 +338,13 @@ function connectFailure(e: MmsConnectionError, o: LinkOptions, phase: 'transport
   if (tls) return new MmsConnectionError('tls_failed', tls, e.cause);
   const reset =
     e.code === 'closed' || (e.code === 'socket_error' && ['ECONNRESET', 'EPIPE'].includes((e.cause as NodeJS.ErrnoException)?.code ?? ''));
+  if (phase === 'cotp' && reset && !o.tls) {
+    return new MmsConnectionError(
+      'connect_failed',
+      `the device closed the connection in answer to the transport connection request (a device that expects TLS does so: MMS over TLS listens on ${MMS_TLS_PORT})`,
+      e,
+    );
+  }
   if (phase === 'association' && reset) {
     return new MmsConnectionError(
       'association_refused',

@@ -113,6 +113,8 @@ export function tlsFailure(err: unknown, tls: TlsOptions, phase: 'handshake' | '
     return `TLS: the device does not answer TLS on this port (MMS without TLS listens on 102, with TLS on ${MMS_TLS_PORT})`;
   if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) return `TLS: the handshake failed (${e.message})`;
   if (phase === 'handshake' && (code === 'ECONNRESET' || code === 'EPIPE'))
-    return "TLS: the device closed the connection during the handshake (it may refuse the platform's certificate or want one)";
+    return tls.cert
+      ? "TLS: the device closed the connection during the handshake: it does not speak TLS on this port, or refuses the platform's client certificate"
+      : 'TLS: the device closed the connection during the handshake: it does not speak TLS on this port, or requires a client certificate and the connection has none';
   return undefined;
 }

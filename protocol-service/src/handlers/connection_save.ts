@@ -9,6 +9,7 @@ import {
   spaceOf,
   type Bus,
   type HandlerContext,
+  type SecretBox,
   type Store,
 } from '@scada/platform';
 import { browseParts, checkConnection, parseScl } from '@scada/iec61850';
@@ -23,17 +24,19 @@ import {
   type FileFacts,
 } from '../store/files.ts';
 import { connectionNotFound } from '../sessions/device_router.ts';
+import { sealSecurity } from '../domain/connection_security.ts';
 
 /** A staged upload as the gateway names it once every chunk arrived. */
 export type Upload = { id: string; name: string; size: number; sha256: string; chunks: number };
 
 /**
  * Creating and replacing a connection, with a staged SCL file or without one: the project is checked with
- * the config service, a file is parsed before anything is stored, and the connection and its file are
- * stored together or not at all. A replacement without a file keeps the stored one and checks it again
- * against the new address.
+ * the config service, a file is parsed and the security settings are checked and sealed before anything is
+ * stored, and the connection and its file are stored together or not at all. A replacement without a file
+ * keeps the stored one and checks it again against the new address; one without security fields keeps the
+ * stored ones.
  */
-export function connectionSaver(deps: { store: Store; bus: Bus }) {
+export function connectionSaver(deps: { store: Store; bus: Bus; secrets: SecretBox }) {
   /** The project must be one of the caller's space: the config service says so (404 otherwise). */
   const checkProject = async (ctx: HandlerContext, projectId: string) => {
     await call(deps.bus, getProject, { params: { projectId }, query: {} }, onBehalfOf(ctx));
@@ -85,15 +88,23 @@ export function connectionSaver(deps: { store: Store; bus: Bus }) {
       await setConnectionWarnings(deps.store, space, id, checkConnection(result.model, { ip: connection.ip, port: connection.port }));
   };
 
-  const save = async (ctx: HandlerContext, id: string, body: { connection: ConnectionRequest; upload: Upload | null }, create: boolean) => {
+  /** `path`: where the connection sits in the request's body (`/body/connection` in an upload, `/body` alone). */
+  const save = async (
+    ctx: HandlerContext,
+    id: string,
+    body: { connection: ConnectionRequest; upload: Upload | null },
+    create: boolean,
+    path = '/body/connection',
+  ) => {
     const space = spaceOf(ctx);
     const actor = actorOf(ctx).name;
     if (!create && !(await findConnection(deps.store, space, id))) throw connectionNotFound(id);
+    const security = sealSecurity(body.connection, { space, id, path }, deps.secrets);
     await checkProject(ctx, body.connection.projectId);
     const facts = body.upload ? await parseUpload(space, body.upload, body.connection) : null;
     try {
       await deps.store.transaction(async (tx) => {
-        if (!(await saveConnection(tx, space, id, body.connection, actor, create))) throw connectionNotFound(id);
+        if (!(await saveConnection(tx, space, id, body.connection, actor, create, security))) throw connectionNotFound(id);
         if (facts && body.upload) await adoptUpload(tx, space, id, body.upload.id, facts);
       });
     } catch (err) {

@@ -11,7 +11,7 @@ import {
   uploadChunkBytes,
   updateConnectionWithFile,
 } from '@scada/contracts';
-import { implement, spaceOf, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
+import { implement, spaceOf, type Bus, type HandlerContext, type Implementation, type SecretBox, type Store } from '@scada/platform';
 import type { ProtocolConfig } from '../config.ts';
 import { findConnection, listConnections } from '../store/connections.ts';
 import { browseOf, fileChunk, stageChunk } from '../store/files.ts';
@@ -23,6 +23,8 @@ export type ConnectionDeps = {
   store: Store;
   bus: Bus;
   config: ProtocolConfig;
+  /** Seals the connections' passwords and TLS keys. */
+  secrets: SecretBox;
   /** The live model when the connection is connected (here or at its holder), else null. */
   liveBrowse?: (space: string, id: string, ctx: HandlerContext) => Promise<{ logicalDevices: unknown[] } | null>;
 };

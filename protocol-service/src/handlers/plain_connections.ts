@@ -21,6 +21,7 @@ import {
   type Bus,
   type HandlerContext,
   type Implementation,
+  type SecretBox,
   type Store,
 } from '@scada/platform';
 import type { ProtocolConfig } from '../config.ts';
@@ -31,8 +32,8 @@ import { setStarted } from '../store/sessions.ts';
 import { connectionSaver } from './connection_save.ts';
 import { connectionNotFound } from '../sessions/device_router.ts';
 
-/** What these handlers use: the store, the bus, the settings and this replica's supervisor. */
-export type PlainConnectionDeps = { store: Store; bus: Bus; config: ProtocolConfig; supervisor: Supervisor };
+/** What these handlers use: the store, the bus, the settings, this replica's supervisor and the box that seals secrets. */
+export type PlainConnectionDeps = { store: Store; bus: Bus; config: ProtocolConfig; supervisor: Supervisor; secrets: SecretBox };
 
 /** Time kept for the deletion itself after waiting for another replica to let a session go. */
 const deleteMarginMs = 1000;
@@ -45,11 +46,13 @@ export function plainConnectionHandlers(deps: PlainConnectionDeps): Implementati
   return [
     implement(createConnection, async ({ body }, ctx) => {
       const id = randomUUID();
-      await save(ctx, id, { connection: body, upload: null }, true);
+      await save(ctx, id, { connection: body, upload: null }, true, '/body');
       return (await findConnection(deps.store, spaceOf(ctx), id))!;
     }),
     implement(updateConnection, async ({ params, body }, ctx) => {
-      await save(ctx, params.connectionId.toLowerCase(), { connection: body, upload: null }, false);
+      await save(ctx, params.connectionId.toLowerCase(), { connection: body, upload: null }, false, '/body');
+      // A started connection held here associates again with what changed at once; elsewhere on the holder's next round.
+      await deps.supervisor.kick();
       return null;
     }),
     implement(deleteConnection, async ({ params }, ctx) => (await remove(ctx, [params.connectionId]), null)),

@@ -2,9 +2,13 @@
  * What a live session needs of a device: the IEC 61850 client seen through a narrow interface, so that
  * supervision, ownership and the API do not depend on the MMS stack's shape (and tests can drive them).
  */
+import type { TlsOptions } from '@scada/iec61850';
 
-/** Where a device listens, with the OSI selectors and AP title of its SCL address when it has them. */
-export type DeviceTarget = { host: string; port: number; address?: Record<string, string> };
+/**
+ * Where a device listens, with the OSI selectors and AP title of its SCL address when it has them, and the
+ * connection's security settings, opened: the ACSE password and TLS (IEC 62351-3).
+ */
+export type DeviceTarget = { host: string; port: number; address?: Record<string, string>; password?: string; tls?: TlsOptions };
 
 /** The device's answer to MMS identify. */
 export type DeviceIdentity = { vendor: string; model: string; revision: string };

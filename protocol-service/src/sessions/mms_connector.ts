@@ -118,6 +118,8 @@ export function mmsConnector(options: MmsConnectorOptions): Connector {
       connectTimeoutMs: options.requestTimeoutMs,
       requestTimeoutMs: options.requestTimeoutMs,
       idleTimeoutMs: options.idleProbeMs,
+      ...(target.password === undefined ? {} : { password: target.password }),
+      ...(target.tls === undefined ? {} : { tls: target.tls }),
       signal,
     });
     try {

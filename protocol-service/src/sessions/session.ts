@@ -19,7 +19,7 @@ import { LastValues } from './last_values.ts';
 import { blockKey, ReportDelivery } from './report_delivery.ts';
 import { publishSessionChange } from './session_events.ts';
 import { SettingGroupEdits } from './setting_group_edits.ts';
-import type { Connector, LiveDevice, ReportOptions } from './live_device.ts';
+import type { Connector, DeviceTarget, LiveDevice, ReportOptions } from './live_device.ts';
 import { modelMismatch, type ExpectedModel, type ModelNames } from './model_check.ts';
 
 export { blockKey } from './report_delivery.ts';
@@ -35,12 +35,21 @@ export type SessionDeps = {
   expectedModel?: (connection: StartedConnection, deviceDomains: () => Promise<string[]>) => Promise<ExpectedModel | null>;
   /** The replica's journal of delivered reports (one of the session's own when not given). */
   journal?: DeliveryJournal;
+  /**
+   * Where and how to reach the device, asked before every attempt: its address with the connection's
+   * password and TLS settings, opened (address and port alone when not given).
+   */
+  target?: (connection: StartedConnection) => Promise<DeviceTarget>;
 };
 
 export class Session {
-  readonly connection: StartedConnection;
+  #connection: StartedConnection;
   readonly #deps: SessionDeps;
   readonly #stop = new AbortController();
+  /** Cuts a wait between attempts short, for a new link revision. */
+  #wake = new AbortController();
+  /** The association is being ended to associate again with new settings, not because it failed. */
+  #relinking = false;
   #device: LiveDevice | null = null;
   #state: SessionState;
   #attempt = 0;
@@ -55,7 +64,7 @@ export class Session {
   #saving: Promise<void> = Promise.resolve();
 
   constructor(connection: StartedConnection, deps: SessionDeps) {
-    this.connection = connection;
+    this.#connection = connection;
     this.#deps = deps;
     this.#state = {
       state: 'connecting',
@@ -96,6 +105,24 @@ export class Session {
     return entryId === undefined ? options : { ...options, entryId };
   }
 
+  get connection(): StartedConnection {
+    return this.#connection;
+  }
+
+  /**
+   * The connection as the store has it now. A new link revision (address, port, password or TLS changed)
+   * ends the association and associates again at once with the new settings; a wait between attempts is
+   * cut short.
+   */
+  retarget(connection: StartedConnection): void {
+    const relink = connection.linkRevision !== this.#connection.linkRevision;
+    this.#connection = connection;
+    if (!relink) return;
+    this.#relinking = true;
+    this.#wake.abort();
+    void this.#device?.close().catch(() => undefined);
+  }
+
   /** The association while connected. */
   get device(): LiveDevice | null {
     return this.#device;
@@ -122,17 +149,25 @@ export class Session {
     const stopped = new Promise<'stop'>((resolve) => signal.addEventListener('abort', () => resolve('stop'), { once: true }));
     while (!signal.aborted) {
       await this.#set({ state: 'connecting' });
+      this.#relinking = false;
+      this.#wake = new AbortController();
       let reason: string | null = null;
       try {
         await this.#delivery.restore();
-        const device = await this.#deps.connector({ host: this.connection.ip, port: this.connection.port }, signal);
-        if (signal.aborted) {
+        const target = this.#deps.target
+          ? await this.#deps.target(this.connection)
+          : { host: this.connection.ip, port: this.connection.port };
+        const device = await this.#deps.connector(target, signal);
+        if (signal.aborted || this.#relinking) {
           await device.close();
-          break;
+          if (signal.aborted) break;
+          continue;
         }
         this.#attempt = 0;
         const warnings = await this.#checkModel(device, log);
         this.#device = device;
+        // new settings that came while the association was being made end it at once
+        if (this.#relinking) void device.close().catch(() => undefined);
         device.onReport((report) => this.#delivery.receive(report));
         await this.#set({ state: 'connected', identity: device.identity, lastError: null, warnings });
         log.info({ identity: device.identity }, 'device connected');
@@ -144,6 +179,10 @@ export class Session {
           await device.close().catch(() => undefined);
           break;
         }
+        if (this.#relinking) {
+          log.info('the connection changed; associating again');
+          continue;
+        }
         reason = ended?.message ?? 'the association ended';
       } catch (err) {
         this.#device = null;
@@ -153,7 +192,8 @@ export class Session {
       const wait = backoffMs(this.#attempt++, this.#deps.backoff);
       log.warn({ reason, retryInMs: wait }, 'device not connected; trying again');
       await this.#set({ state: 'waiting', lastError: reason, reconnects: this.#state.reconnects + 1 });
-      await sleep(wait, undefined, { signal }).catch(() => undefined); // cut short by stop()
+      // cut short by stop(), or by new settings to try
+      await sleep(wait, undefined, { signal: AbortSignal.any([signal, this.#wake.signal]) }).catch(() => undefined);
     }
     await this.#delivery.settle();
     await this.#set({ state: 'stopped' }).catch(() => undefined);

@@ -1,16 +1,17 @@
 /**
  * Holds this replica's share of the started connections. Every tick it renews its leases (a connection
  * whose lease was lost is dropped at once), takes the lease of every started connection nobody holds and
- * opens a session for it, and ends the sessions of connections that were stopped. A lease not renewed for
+ * opens a session for it, ends the sessions of connections that were stopped, and has a session whose
+ * connection's address, port or security settings changed associate again. A lease not renewed for
  * a whole lease time is taken over by another replica; before that can happen this replica has dropped
  * the association itself (it stops holding anything once its last successful renewal is older than the
  * safety margin), so two replicas never talk to one device at once.
  */
 import type { Logger } from 'pino';
 import type { Bus, Store } from '@scada/platform';
-import { acquireLease, releaseLease, renewLeases, startedConnections } from '../store/sessions.ts';
+import { acquireLease, releaseLease, renewLeases, startedConnections, type StartedConnection } from '../store/sessions.ts';
 import { DeliveryJournal } from './delivery_journal.ts';
-import type { Connector } from './live_device.ts';
+import type { Connector, DeviceTarget } from './live_device.ts';
 import { expectedModelOf } from './model_check.ts';
 import { Session } from './session.ts';
 
@@ -26,6 +27,8 @@ export type SupervisorOptions = {
   /** How often leases are renewed and started connections looked for (default 2 s). */
   tickMs?: number;
   backoff?: { baseMs?: number; capMs?: number };
+  /** Where and how to reach a connection's device (its password and TLS settings opened); address and port alone when not given. */
+  target?: (connection: StartedConnection) => Promise<DeviceTarget>;
 };
 
 export type Supervisor = {
@@ -73,6 +76,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       for (const k of [...sessions.keys()]) if (!wanted.has(k)) await drop(k, true);
       for (const c of started) {
         const k = key(c.space, c.id);
+        sessions.get(k)?.retarget(c);
         if (stopped || sessions.has(k)) continue;
         if (!(await acquireLease(options.store, c.space, c.id, options.owner, leaseMs))) continue;
         const session = new Session(c, {
@@ -83,6 +87,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
           connector: options.connector,
           backoff: options.backoff,
           journal,
+          ...(options.target ? { target: options.target } : {}),
           expectedModel: (conn, domains) => expectedModelOf(options.store, conn.space, conn.id, domains),
         });
         sessions.set(k, session);

@@ -1,7 +1,10 @@
 import type { Queryable } from '@scada/platform';
 
-/** A started connection as the supervisor needs it. */
-export type StartedConnection = { space: string; id: string; ip: string; port: number; name: string };
+/**
+ * A started connection as the supervisor needs it. `linkRevision` counts changes of what its association
+ * depends on (address, port, password, TLS): a new one has the holder associate again.
+ */
+export type StartedConnection = { space: string; id: string; ip: string; port: number; name: string; linkRevision?: number };
 
 /** What the replica holding a session reports about it. */
 export type SessionState = {
@@ -24,7 +27,7 @@ export async function setStarted(db: Queryable, space: string, id: string, start
 /** Every started connection of every space. */
 export async function startedConnections(db: Queryable): Promise<StartedConnection[]> {
   const { rows } = await db.query<StartedConnection>(
-    'select space, id, ip, port, name from protocol.connections where started order by space, id',
+    'select space, id, ip, port, name, link_revision as "linkRevision" from protocol.connections where started order by space, id',
   );
   return rows;
 }

@@ -77,7 +77,20 @@ t.test('TLS: a device certificate signed by the configured CA is accepted; anoth
     { code: 'tls_failed', message: /^TLS: the device's certificate is not for feeder\.example/ },
     'a name it does not carry',
   );
-  t.match(await attempt(sim.port), { code: /closed|connect_failed|protocol_error/ }, 'plain MMS to a TLS port fails');
+  t.match(
+    await attempt(sim.port),
+    { code: 'connect_failed', message: /closed the connection in answer to the transport connection request \(a device that expects TLS/ },
+    'plain MMS to a TLS port',
+  );
+  const plain = await simulator(t, {});
+  t.match(
+    await attempt(plain.port, { tls: { ca: pki.ca.cert } }),
+    {
+      code: 'tls_failed',
+      message: /^TLS: the device (closed the connection during the handshake: it does not speak TLS|does not answer TLS)/,
+    },
+    'TLS to a plain MMS port',
+  );
 });
 
 t.test('TLS: a device that requires a client certificate takes only one its CA signed', async (t) => {
