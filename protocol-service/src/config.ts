@@ -1,3 +1,4 @@
+import { maxSclBytesSetting } from '@scada/contracts';
 import { readSecretsKeys, type EnvReader } from '@scada/platform';
 import { DEFAULT_BACKOFF_CAP_MS } from './sessions/backoff.ts';
 
