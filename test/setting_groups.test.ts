@@ -200,6 +200,7 @@ t.test(`setting groups (${p.mode})`, async (t) => {
     t.equal(values.status, 502, 'values without a group selected for edit');
     t.match(await problem(values), {
       code: 'device_refused',
+      reference: `${PROT}/LLN0.SGCB`,
       deviceError: { service: 'set-edit-sg-values', error: 'temporarily-unavailable' },
       values: [{ reference: `${PROT}/PTOC1.StrVal.setMag.f[SE]`, outcome: 'temporarily-unavailable' }],
     });

@@ -73,7 +73,8 @@ const changeErrors: readonly ProblemCode[] = [
 
 const oneAtATime =
   'One change of a block at a time: while one is pending, another answers 409 `control_in_progress` at once; so does a change of the edit by another user than the one who selected the group for edit, while the device still has it selected.';
-const logged = 'Kept in the control log with its outcome. Editors of the space.';
+const logged =
+  'Kept in the control log with its outcome. A problem answered once the block is known names it in `reference` (`LD/LLN0.SGCB`). Editors of the space.';
 const ldOnly = Type.Object({ ld: Type.Optional(LogicalDevice) }, { additionalProperties: false });
 
 export const getConnectionSettingGroups = defineOperation({

@@ -70,8 +70,11 @@ function asDeviceProblem(err: unknown): ProblemError {
     : new ProblemError('bad_gateway', `The device failed: ${(err as Error).message}`, { cause: err });
 }
 
-/** What a control log row says of a request, from its answer when it succeeded (undefined when it failed). */
-export type LoggedChange<T> = (answer: T | undefined) => Pick<ControlLogRecord, 'action' | 'reference' | 'value'>;
+/** What a control log row says of a request: from its answer when it succeeded, else from the problem it failed with. */
+export type LoggedChange<T> = (
+  answer: T | undefined,
+  problem: ProblemError | null,
+) => Pick<ControlLogRecord, 'action' | 'reference' | 'value'>;
 
 /**
  * Runs a change of a device and keeps it in the control log of connection `id` with its outcome, whatever
@@ -98,7 +101,7 @@ export async function withControlLog<T>(
     await appendControlLog(store, spaceOf(ctx), id.toLowerCase(), {
       userId: ctx.actor?.id ?? null,
       username: ctx.actor?.name ?? null,
-      ...describe(answer),
+      ...describe(answer, problem),
       outcome: problem ? problem.code : 'ok',
       status: problem ? problem.status : okStatus,
       deviceError,

@@ -104,15 +104,22 @@ export function settingGroupOperations(deps: DeviceOpsDeps, forward: boolean): I
         ctx,
         async (device, session) => {
           const ld = await logicalDevice(device, req.body.ld);
-          return session.settingGroups.exclusive(ld, async () => work(device, session, await device.settingGroupControl(ld)));
+          try {
+            return await session.settingGroups.exclusive(ld, async () => work(device, session, await device.settingGroupControl(ld)));
+          } catch (err) {
+            // the block the change was for, also when the request did not name it
+            if (err instanceof ProblemError) err.extensions.reference ??= `${ld}/LLN0.SGCB`;
+            throw err;
+          }
         },
         forward,
       );
     if (!forward) return run();
     const fallback = `${req.body.ld === undefined ? '' : `${req.body.ld}/`}LLN0.SGCB`;
-    const describe = (answer: T | undefined) => ({
+    const describe = (answer: T | undefined, problem: ProblemError | null) => ({
       action: log.action,
-      reference: (answer as { reference?: string } | undefined)?.reference ?? fallback,
+      reference:
+        (answer as { reference?: string } | undefined)?.reference ?? (problem?.extensions.reference as string | undefined) ?? fallback,
       value: log.value(answer),
     });
     return withControlLog(deps.store, ctx, req.params.connectionId, 200, describe, run);
