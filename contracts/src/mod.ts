@@ -15,6 +15,7 @@ export * from './protocol/scl_model.ts';
 export * from './protocol/connections.ts';
 export * from './protocol/connection_ops.ts';
 export * from './protocol/live.ts';
+export * from './protocol/device_records.ts';
 export * from './protocol/setting_groups.ts';
 export * from './protocol/events.ts';
 export * from './protocol/live_channel.ts';

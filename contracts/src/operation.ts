@@ -35,9 +35,10 @@ export type HttpBinding = {
   bodyWrapper?: string;
   /**
    * Routes the generic router leaves to a dedicated one: `scl-upload` streams a multipart SCL upload to
-   * the service in chunks, `file-download` streams a stored file back.
+   * the service in chunks, `file-download` streams a stored file back, `device-file-download` a file of a
+   * connected device's file store.
    */
-  gatewayRoute?: 'scl-upload' | 'file-download';
+  gatewayRoute?: 'scl-upload' | 'file-download' | 'device-file-download';
   /** The body as a client sends it, when the gateway turns it into another message (uploads). */
   documentedBody?: TSchema;
   /** The media type of a success answer that is not JSON (downloads). */

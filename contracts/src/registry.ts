@@ -6,6 +6,7 @@ import { sessionOperations } from './auth/session_ops.ts';
 import { configOperations } from './config/mod.ts';
 import { plainConnectionOperations } from './protocol/connection_ops.ts';
 import { connectionOperations } from './protocol/connections.ts';
+import { deviceRecordOperations } from './protocol/device_records.ts';
 import { sessionOperations61850 } from './protocol/live.ts';
 import { liveChannelOperations } from './protocol/live_channel.ts';
 import { settingGroupOperations } from './protocol/setting_groups.ts';
@@ -28,6 +29,7 @@ export const operations: readonly Operation[] = [
   ...connectionOperations,
   ...plainConnectionOperations,
   ...sessionOperations61850,
+  ...deviceRecordOperations,
   ...settingGroupOperations,
   ...liveChannelOperations,
 ];

@@ -14,6 +14,7 @@ import { healthRoutes } from './routes/health.ts';
 import { operationRoutes } from './routes/operations.ts';
 import { sessionRoutes } from './routes/session.ts';
 import { sclFileRoutes } from './routes/scl_files.ts';
+import { deviceFileRoutes } from './routes/device_files.ts';
 import { staticAuthView, type AuthView } from './auth/auth_view.ts';
 import { clientIp } from './middleware/client_ip.ts';
 import { csrf } from './middleware/csrf.ts';
@@ -52,6 +53,12 @@ export type GatewayApp = {
   readCache: ReadCache;
 };
 
+/** The error of an answer whose headers were sent when its client closed the connection. */
+function leftMidAnswer(err: Error): boolean {
+  const { code, headerSent } = err as Error & { code?: string; headerSent?: boolean };
+  return headerSent === true && (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE');
+}
+
 /**
  * Builds the gateway: request id, metrics, problem details, then the operational routes and every
  * operation of the registry routed to its service over the bus. No socket is opened here, so tests can
@@ -66,6 +73,8 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
   app.silent = true;
   app.on('error', (err: Error, ctx?: Koa.Context) => {
     const log: Logger = ctx?.state?.log ?? deps.log;
+    // A client that leaves a streamed answer (a download it cancelled) is no failure of the platform.
+    if (leftMidAnswer(err)) return void log.debug({ method: ctx?.method, path: ctx?.path }, 'the client left before the answer ended');
     log.error({ err, method: ctx?.method, path: ctx?.path }, 'request failed');
   });
   app.use(requestId(deps.log));
@@ -109,6 +118,7 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
       bodyLimitBytes: deps.config.bodyLimitBytes,
     }),
     sclFileRoutes(ops, { bus: deps.bus, busTimeoutMs: deps.busTimeoutMs, maxSclBytes: deps.config.maxSclBytes, sessions }),
+    deviceFileRoutes(ops, { bus: deps.bus, busTimeoutMs: deps.busTimeoutMs, bodyLimitBytes: deps.config.bodyLimitBytes, sessions }),
     operationRoutes(ops, {
       bus: deps.bus,
       metrics,

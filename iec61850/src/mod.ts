@@ -33,6 +33,8 @@ export * from './mms/mms_services.ts';
 export * from './mms/mms_data.ts';
 export * from './mms/mms_types.ts';
 export * from './mms/mms_access.ts';
+export * from './mms/mms_files.ts';
+export * from './mms/mms_journal.ts';
 export * from './mms/alternate_access.ts';
 /** Two layers call their encoder `encodeData`: the entry gives MMS data that name, and COTP's data TPDU its own. */
 export { encodeData } from './mms/mms_data.ts';

@@ -1,4 +1,4 @@
-import { maxSclBytesSetting } from '@scada/contracts';
+import { maxFileDownloadBytesSetting, maxSclBytesSetting } from '@scada/contracts';
 import { readSecretsKeys, type EnvReader } from '@scada/platform';
 import { DEFAULT_BACKOFF_CAP_MS } from './sessions/backoff.ts';
 
@@ -17,6 +17,8 @@ export type ProtocolConfig = {
    */
   reconnectMinMs: number;
   reconnectMaxMs: number;
+  /** The largest device file a download fetches; a larger one is closed on the device and refused. */
+  maxFileDownloadBytes: number;
   /** The key that seals device passwords and TLS keys (the auth service's SECRETS_KEY); null: the embedded mode's `DATA_DIR/secrets.key`. */
   secretsKey: Buffer | null;
   /** Keys before a rotation: they still open, and what they sealed is sealed again at start. */
@@ -34,6 +36,7 @@ export function readProtocolConfig(env: EnvReader): ProtocolConfig {
     mmsIdleProbeMs: env.int('MMS_IDLE_PROBE_MS', 10000, { min: 0, max: 600000 }),
     reconnectMinMs: env.int('MMS_RECONNECT_MIN_MS', 500, { min: 10, max: 60000 }),
     reconnectMaxMs: env.int('MMS_RECONNECT_MAX_MS', DEFAULT_BACKOFF_CAP_MS, { min: 100, max: 600000 }),
+    maxFileDownloadBytes: env.int(maxFileDownloadBytesSetting.name, maxFileDownloadBytesSetting.fallback, maxFileDownloadBytesSetting),
     secretsKey: keys.current,
     previousSecretsKeys: keys.previous,
     dataDir: env.string('DATA_DIR', './data'),

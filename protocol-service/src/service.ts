@@ -42,7 +42,7 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
       tickMs: Math.max(500, Math.round(config.sessionLeaseMs / 5)),
       backoff: { baseMs: config.reconnectMinMs, capMs: config.reconnectMaxMs },
     });
-    const live = liveHandlers({ store, bus, supervisor, instance });
+    const live = liveHandlers({ store, bus, supervisor, instance, maxFileDownloadBytes: config.maxFileDownloadBytes });
     // Operations on a device this replica holds, on subjects of its own, for the replica a request reached.
     const holder = await serve(
       bus,

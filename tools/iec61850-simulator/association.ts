@@ -56,6 +56,10 @@ export type Faults = {
   bufferEntries?: number;
   /** Refuse writes of a report control block's RptID (object-access-denied), as devices with fixed RptIDs do. */
   fixedRptIds?: boolean;
+  /** Refuse FileOpen of these files (`COMTRADE/DR_0001.CFG`) with this FileProblem code (6 file-access-denied, 2 file-busy). */
+  refuseFiles?: Record<string, number>;
+  /** Refuse every ReadJournal of a log that exists (access: object-access-denied). */
+  refuseJournals?: boolean;
   /** A selection of a setting group for edit ends after this many ms (default: the SCL's `resvTms` seconds, else 300 s as libiec61850). */
   editReservationMs?: number;
 };

@@ -7,18 +7,21 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
-import type { MmsData, SclModel } from '@scada/iec61850';
+import type { JournalEntry, MmsData, SclModel } from '@scada/iec61850';
 import { Association, type AssociationEvents, type Authentication, type Faults } from './association.ts';
 import { conform } from './basic_types.ts';
 import { ControlEngine, type ControlNotice } from './controls.ts';
 import { assignNode, readNode, type DataNode } from './data_tree.ts';
 import { buildDevice, findNode, splitReference, type Device } from './device.ts';
+import { FileStore, type StoredFile } from './file_store.ts';
+import { Journals, type LogOptions } from './journals.ts';
 import { ReportEngine, type ReportNotice } from './reports.ts';
 import { SettingGroupEngine } from './setting_groups.ts';
 import type { Identity, ServiceContext } from './services.ts';
 
 export type { Authentication, Faults } from './association.ts';
 export type { Identity } from './services.ts';
+export type { LogOptions } from './journals.ts';
 
 /** How to start a simulator. */
 export type SimulatorOptions = {
@@ -32,6 +35,14 @@ export type SimulatorOptions = {
   faults?: Faults;
   /** Most names in one GetNameList response (default 100). */
   nameListPageSize?: number;
+  /** The device's file store: files by name (`COMTRADE/DR_0001.CFG`), with their content and (ISO) time; none by default. */
+  files?: Record<string, { data: Uint8Array | string; lastModified?: string }>;
+  /** Most entries in one FileDirectory response (default 100). */
+  fileDirectoryPageSize?: number;
+  /** The device's logs: each logs the changes of a data set's members. */
+  logs?: LogOptions[];
+  /** Most entries in one ReadJournal response (default 100). */
+  journalPageSize?: number;
   /** Name a one-instance indexed report control block `<name>01`, as libiec61850 servers do (default true). */
   indexSingleReportInstances?: boolean;
   /** What Identify answers (default: the IED's manufacturer and type). */
@@ -75,6 +86,10 @@ export type Simulator = {
   value(reference: string): MmsData;
   /** Open TCP connections. */
   connections(): number;
+  /** Files the clients have open now (FileOpen without FileClose, on associations still open). */
+  openFiles(): number;
+  /** The entries a log (`LD/LN$LogName`) holds now. */
+  logEntries(name: string): JournalEntry[];
   /** Drops every association and the listener, then listens again on the same port. */
   restart(): Promise<void>;
   /** Closes the listener and every association. */
@@ -114,6 +129,15 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     model: options.identity?.model ?? device.ied.type ?? device.ied.name,
     revision: options.identity?.revision ?? device.ied.configVersion ?? '1.0',
   };
+  const files = new FileStore(storedFiles(options.files), {
+    pageSize: () => options.fileDirectoryPageSize ?? 100,
+    pieceBytes: LIMITS.maxPduSize - 20,
+    refusals: () => faults.refuseFiles,
+  });
+  const journals = new Journals(device, options.logs ?? [], {
+    pageSize: () => options.journalPageSize ?? 100,
+    refuse: () => faults.refuseJournals === true,
+  });
   const reports = new ReportEngine(
     device,
     (n) => emit('report', n),
@@ -125,6 +149,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     const changed = assignNode(node, value);
     if (changed.length > 0) emit('change', { reference: `${domainOf(node)}/${node.item}`, value: readNode(node) });
     reports.onChanges(changed);
+    journals.onChanges(changed);
   };
   const controls = new ControlEngine(device, {
     apply,
@@ -142,6 +167,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     identity,
     pageSize: options.nameListPageSize ?? 100,
     apply,
+    files,
+    journals,
   };
   const associations = new Set<Association>();
   const sockets = new Set<Socket>();
@@ -163,6 +190,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       associations.delete(association);
       reports.release(association);
       controls.release(association);
+      files.release(association);
       settingGroups.release(association);
       emit('disconnect', { id: association.id });
     });
@@ -190,6 +218,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     },
     value: (reference) => readNode(nodeAt(device, reference)),
     connections: () => sockets.size,
+    openFiles: () => files.openCount(),
+    logEntries: (name) => journals.entries(name),
     async restart() {
       dropAll();
       await close();
@@ -228,6 +258,17 @@ function tlsServer(tls: SimulatorTls, accept: (socket: Socket) => void, failed: 
   );
   server.on('tlsClientError', (err) => failed(err.message));
   return server;
+}
+
+/** The file store's files from the options: text as UTF-8, the time now where none is given. */
+function storedFiles(files: SimulatorOptions['files']): Map<string, StoredFile> {
+  const now = new Date().toISOString();
+  return new Map(
+    Object.entries(files ?? {}).map(([name, f]) => [
+      name.replace(/^\/+/, ''),
+      { data: typeof f.data === 'string' ? new TextEncoder().encode(f.data) : f.data, lastModified: f.lastModified ?? now },
+    ]),
+  );
 }
 
 function rootOf(node: DataNode): DataNode {

@@ -56,7 +56,7 @@ const SI_DISCONNECT = 10;
 const EMPTY = new Uint8Array(0);
 
 /** Services this responder supports, as ISO 9506 numbers the bits of ServiceSupportOptions. */
-const SUPPORTED_SERVICES = [1, 2, 4, 5, 6, 12, 79, 83];
+const SUPPORTED_SERVICES = [1, 2, 4, 5, 6, 12, 65, 72, 73, 74, 77, 79, 83];
 /** Parameter CBB: str1, str2, vnam, valt, vlis (the ones IEC 61850 needs), as the captured server. */
 const PARAMETER_CBB = { bitLength: 11, bytes: Uint8Array.of(0xf1, 0x00) };
 

@@ -1,8 +1,9 @@
 /**
  * The MMS PDUs a server sends that the client codec only decodes: confirmed responses of the six services
- * an IEC 61850 client uses, confirmed errors, and (through `encodeMmsPdu`) initiate responses, information
- * reports, rejects and conclude responses. Also reads the invoke id of a confirmed request whose service
- * this stack does not know, so a server can still answer it. Tags follow ISO 9506-2.
+ * an IEC 61850 client uses (and of the file and journal services, whose codecs encode both ways), confirmed
+ * errors, and (through `encodeMmsPdu`) initiate responses, information reports, rejects and conclude
+ * responses. Also reads the invoke id of a confirmed request whose service this stack does not know, so a
+ * server can still answer it. Tags follow ISO 9506-2.
  */
 import {
   boolTlv,
@@ -10,8 +11,10 @@ import {
   cons,
   decodeUnsigned,
   encodeAccessResult,
+  encodeFileResponse,
   encodeInteger,
   encodeMmsPdu,
+  encodeReadJournalResponse,
   encodeNamedVariable,
   encodeType,
   encodeVariableAccess,
@@ -82,6 +85,13 @@ function encodeWriteResult(r: WriteResult): Uint8Array {
 /** The ConfirmedServiceResponse CHOICE as a TLV. */
 export function encodeConfirmedResponse(r: ConfirmedResponse): Uint8Array {
   switch (r.service) {
+    case 'fileDirectory':
+    case 'fileOpen':
+    case 'fileRead':
+    case 'fileClose':
+      return encodeFileResponse(r);
+    case 'readJournal':
+      return encodeReadJournalResponse(r);
     case 'identify':
       return cons(
         'context',

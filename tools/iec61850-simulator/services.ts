@@ -24,6 +24,8 @@ import type { ReportSink } from './rcb_model.ts';
 import type { ReportEngine } from './reports.ts';
 import type { SettingGroupEngine } from './setting_groups.ts';
 import type { Faults } from './association.ts';
+import type { FileStore } from './file_store.ts';
+import type { Journals } from './journals.ts';
 
 /** What Identify answers. */
 export type Identity = { vendor: string; model: string; revision: string };
@@ -41,6 +43,10 @@ export type ServiceContext = {
   pageSize: number;
   /** Stores a written value and lets reports see the change. */
   apply(node: DataNode, value: MmsData): void;
+  /** The device's files, for the file services. */
+  files: FileStore;
+  /** The device's logs, for ReadJournal. */
+  journals: Journals;
 };
 
 /** A response, or the service error a confirmed-error PDU carries. */
@@ -153,5 +159,10 @@ export function serve(ctx: ServiceContext, sink: ReportSink, r: ConfirmedRequest
         response: { service: 'getNamedVariableListAttributes', deletable: false, variables: ds.members.map((m) => m.name) },
       };
     }
+    // the logs and the file store answer their own services
+    case 'readJournal':
+      return ctx.journals.read(r);
+    default:
+      return ctx.files.serve(sink, r);
   }
 }

@@ -33,7 +33,7 @@ export function operationRoutes(ops: readonly Operation[], deps: OperationRouteD
   const router = new Router();
   for (const op of literalsFirst(ops)) {
     const http = op.http;
-    // Uploads and downloads stream through routes of their own (scl_files.ts).
+    // Uploads and downloads stream through routes of their own (scl_files.ts, device_files.ts).
     if (!http || http.gatewayRoute) continue;
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     const cache = deps.readCache;
@@ -88,7 +88,8 @@ function forgetChangedCaller(deps: OperationRouteDeps, op: Operation, ctx: Conte
   if (op.service === 'auth' && op.http?.method !== 'GET' && actor) deps.sessions.auth.forgetPrincipal(actor.id);
 }
 
-async function buildMessage(ctx: Context, op: Operation, limit: number): Promise<Record<string, unknown>> {
+/** The `{params, query, body}` message of a request, checked against the operation's request schema: 400 when it does not match. */
+export async function buildMessage(ctx: Context, op: Operation, limit: number): Promise<Record<string, unknown>> {
   const parts = op.request.properties as Record<string, TSchema>;
   const message: Record<string, unknown> = {
     params: { ...ctx.params },

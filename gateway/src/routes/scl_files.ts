@@ -37,7 +37,7 @@ export function sclFileRoutes(ops: readonly Operation[], deps: SclFileRouteDeps)
   const router = new Router();
   for (const op of ops) {
     const http = op.http;
-    if (!http?.gatewayRoute) continue;
+    if (http?.gatewayRoute !== 'scl-upload' && http?.gatewayRoute !== 'file-download') continue;
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put';
     router[method](op.operationId, http.path, async (ctx) => {
       await authorize(ctx, http, deps.sessions);

@@ -40,3 +40,14 @@ export {
 } from './setting_groups.ts';
 export { fromJson, toJson, typeName, type Json } from './values.ts';
 export type { QualityJson, TimestampJson } from './values_bits.ts';
+export {
+  comtradeRecords,
+  DeviceFile,
+  fileDirectory,
+  fileKind,
+  type ComtradeRecord,
+  type FileEntry,
+  type FileKind,
+  type FilePiece,
+} from './files.ts';
+export { journalName, queryLog, type LogEntry, type LogQuery, type LogValue } from './logs.ts';

@@ -110,6 +110,18 @@ const ERROR_CODES: Record<string, string[]> = {
     'parameter-CBB-insufficient',
     'nesting-level-insufficient',
   ],
+  file: [
+    'other',
+    'filename-ambiguous',
+    'file-busy',
+    'filename-syntax-error',
+    'content-type-invalid',
+    'position-invalid',
+    'file-access-denied',
+    'file-non-existent',
+    'duplicate-filename',
+    'insufficient-space-in-filestore',
+  ],
 };
 const REJECT_TYPES = [
   '',

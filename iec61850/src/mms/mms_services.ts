@@ -1,7 +1,8 @@
 /**
  * The confirmed services an IEC 61850 client uses: Identify, GetNameList, GetVariableAccessAttributes,
- * Read, Write and GetNamedVariableListAttributes. Requests are encoded as the client sends them (and
- * decoded, to check captures); responses are decoded as servers answer. Tags follow ISO 9506-2.
+ * Read, Write and GetNamedVariableListAttributes here; the file services (`mms_files.ts`) and ReadJournal
+ * (`mms_journal.ts`) in files of their own. Requests are encoded as the client sends them (and decoded, to
+ * check captures); responses are decoded as servers answer. Tags follow ISO 9506-2.
  */
 import { childrenOf, cons, expectTag, isTag, onlyChildOf, tagName, type Tlv } from './ber.ts';
 import { boolOf, boolTlv, intTlv, nullTlv, intOf, visibleOf, visibleTlv } from './ber_fields.ts';
@@ -20,6 +21,22 @@ import {
   type VariableAccess,
 } from './mms_access.ts';
 import { decodeData, encodeData, type MmsData } from './mms_data.ts';
+import {
+  decodeFileRequest,
+  decodeFileResponse,
+  encodeFileRequest,
+  FILE_SERVICE_TAGS,
+  type FileRequest,
+  type FileResponse,
+} from './mms_files.ts';
+import {
+  decodeReadJournalRequest,
+  decodeReadJournalResponse,
+  encodeReadJournalRequest,
+  READ_JOURNAL_TAG,
+  type ReadJournalRequest,
+  type ReadJournalResponse,
+} from './mms_journal.ts';
 import { decodeType, type MmsType } from './mms_types.ts';
 
 /** The MMS object classes GetNameList can list, in the order of their codes (0..11). */
@@ -51,7 +68,9 @@ export type ConfirmedRequest =
   | { service: 'getVariableAccessAttributes'; name: ObjectName }
   | { service: 'read'; specificationWithResult: boolean; variables: VariableAccess }
   | { service: 'write'; variables: VariableAccess; data: MmsData[] }
-  | { service: 'getNamedVariableListAttributes'; name: ObjectName };
+  | { service: 'getNamedVariableListAttributes'; name: ObjectName }
+  | FileRequest
+  | ReadJournalRequest;
 
 /** The outcome of writing one variable. */
 export type WriteResult = { ok: true } | { ok: false; error: number; errorText: string };
@@ -63,7 +82,9 @@ export type ConfirmedResponse =
   | { service: 'getVariableAccessAttributes'; deletable: boolean; type: MmsType }
   | { service: 'read'; variables?: VariableAccess; results: AccessResult[] }
   | { service: 'write'; results: WriteResult[] }
-  | { service: 'getNamedVariableListAttributes'; deletable: boolean; variables: NamedVariable[] };
+  | { service: 'getNamedVariableListAttributes'; deletable: boolean; variables: NamedVariable[] }
+  | FileResponse
+  | ReadJournalResponse;
 
 const SERVICE_TAG = {
   identify: 2,
@@ -79,13 +100,10 @@ const SERVICE_NAMES: Record<number, string> = {
   7: 'defineNamedVariable',
   11: 'defineNamedVariableList',
   13: 'deleteNamedVariableList',
-  72: 'fileOpen',
-  73: 'fileRead',
-  74: 'fileClose',
   75: 'fileRename',
   76: 'fileDelete',
-  77: 'fileDirectory',
 };
+const FILE_TAGS = new Set<number>(Object.values(FILE_SERVICE_TAGS));
 
 function mmsError(code: string, message: string): CodecError {
   return new CodecError('mms', code, message);
@@ -127,6 +145,10 @@ export function encodeConfirmedRequest(r: ConfirmedRequest): Uint8Array {
       return cons('context', SERVICE_TAG.write, encodeVariableAccess(r.variables), cons('context', 0, ...r.data.map((d) => encodeData(d))));
     case 'getNamedVariableListAttributes':
       return cons('context', SERVICE_TAG.getNamedVariableListAttributes, encodeObjectName(r.name));
+    case 'readJournal':
+      return encodeReadJournalRequest(r);
+    default:
+      return encodeFileRequest(r);
   }
 }
 
@@ -185,7 +207,10 @@ export function decodeConfirmedRequest(t: Tlv): ConfirmedRequest {
     }
     case SERVICE_TAG.getNamedVariableListAttributes:
       return { service: 'getNamedVariableListAttributes', name: decodeObjectName(onlyChildOf(t)) };
+    case READ_JOURNAL_TAG:
+      return decodeReadJournalRequest(t);
     default:
+      if (FILE_TAGS.has(t.tag)) return decodeFileRequest(t);
       throw unknownService(t);
   }
 }
@@ -252,7 +277,10 @@ export function decodeConfirmedResponse(t: Tlv): ConfirmedResponse {
         variables: decodeNamedVariables(list),
       };
     }
+    case READ_JOURNAL_TAG:
+      return decodeReadJournalResponse(t);
     default:
+      if (FILE_TAGS.has(t.tag)) return decodeFileResponse(t);
       throw unknownService(t);
   }
 }

@@ -14,14 +14,17 @@ import {
 } from '@scada/contracts';
 import { implement, spaceOf, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
 import { connectionNotFound, deviceRouter } from '../sessions/device_router.ts';
+import { FileDownloads } from '../sessions/file_downloads.ts';
 import type { Supervisor } from '../sessions/supervisor.ts';
 import { controlLogPage } from '../store/control_log.ts';
 import { findConnection } from '../store/connections.ts';
 import { readSession, reportSubscriptions, setStarted } from '../store/sessions.ts';
 import { atInstance, deviceOperations, deviceRunner } from './device_ops.ts';
+import { deviceRecordOperations } from './device_records.ts';
 import { settingGroupOperations } from './setting_groups.ts';
 
-export type LiveDeps = { store: Store; bus: Bus; supervisor: Supervisor; instance: string };
+/** `maxFileDownloadBytes`: MAX_FILE_DOWNLOAD_BYTES, the largest device file a download fetches. */
+export type LiveDeps = { store: Store; bus: Bus; supervisor: Supervisor; instance: string; maxFileDownloadBytes: number };
 
 /**
  * The implementations every replica serves (queue group), and those only the holder serves on its own
@@ -34,6 +37,7 @@ export function liveHandlers(deps: LiveDeps): {
 } {
   const router = deviceRouter(deps);
   const opsDeps = { store: deps.store, bus: deps.bus, router };
+  const recordDeps = { ...opsDeps, downloads: new FileDownloads({ maxBytes: deps.maxFileDownloadBytes }) };
   const onDevice = deviceRunner(opsDeps);
 
   const startStop = (started: boolean) => async (req: { params: { connectionId: string } }, ctx: HandlerContext) => {
@@ -85,8 +89,13 @@ export function liveHandlers(deps: LiveDeps): {
     }),
     ...deviceOperations(opsDeps, true),
     ...settingGroupOperations(opsDeps, true),
+    ...deviceRecordOperations(recordDeps, true),
   ];
-  const holderImplementations = [...deviceOperations(opsDeps, false), ...settingGroupOperations(opsDeps, false)].map((impl) => ({
+  const holderImplementations = [
+    ...deviceOperations(opsDeps, false),
+    ...settingGroupOperations(opsDeps, false),
+    ...deviceRecordOperations(recordDeps, false),
+  ].map((impl) => ({
     ...impl,
     op: atInstance(impl.op, deps.instance),
   }));

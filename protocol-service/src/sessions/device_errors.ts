@@ -23,10 +23,17 @@ export type DeviceService =
   | 'select-active-sg'
   | 'select-edit-sg'
   | 'set-edit-sg-values'
-  | 'confirm-edit-sg-values';
+  | 'confirm-edit-sg-values'
+  | 'file-directory'
+  | 'file-open'
+  | 'file-read'
+  | 'read-journal';
 
 /** The device's reason, as `deviceError` of a `device_refused` problem carries it. */
 export type DeviceError = { service: DeviceService; error: string; addCause?: string };
+
+/** The FileProblem of a name the device has no file of (ISO 9506-2). */
+const FILE_NON_EXISTENT = 7;
 
 /** Data access errors that mean the device has no such object (an object the model does not have: 404). */
 const NO_SUCH_OBJECT = new Set([4, 10]);
@@ -76,6 +83,11 @@ function fromLayer(err: Iec61850Error, service: DeviceService, reference: string
 }
 
 function fromMms(err: MmsError, service: DeviceService, reference: string): ProblemError {
+  // the file services' own class: file-non-existent is a name the device has no file of
+  if (err.errorClass === 'file') {
+    if (err.code === FILE_NON_EXISTENT) return new ProblemError('not_found', `The device has no file ${reference}`);
+    return deviceRefused(reference, { service, error: err.text.replace(/^file: /, '') });
+  }
   if (err.kind === 'access') {
     if (NO_SUCH_OBJECT.has(err.code)) return new ProblemError('not_found', `The device has no object ${reference}`);
     return deviceRefused(reference, { service, error: dataAccessErrorText(err.code) });
@@ -84,7 +96,7 @@ function fromMms(err: MmsError, service: DeviceService, reference: string): Prob
   if ((err.errorClass === 'access' && err.code === 2) || (err.errorClass === 'definition' && err.code === 1)) {
     return new ProblemError('not_found', `The device has no object ${reference}`);
   }
-  return deviceRefused(reference, { service, error: err.kind === 'reject' ? err.text : `${err.errorClass}: ${err.text}` });
+  return deviceRefused(reference, { service, error: err.text });
 }
 
 /** The problem for any failure of a device operation on `reference`. */

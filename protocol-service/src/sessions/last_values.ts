@@ -20,6 +20,11 @@ const REASONS: Record<string, ReportedValue['reason'] extends (infer R)[] | null
   gi: 'general-interrogation',
 };
 
+/** The reasons for inclusion as the API names them, from the IEC 61850 layer's (`dataChange`, …); null without any. */
+export function inclusionReasonsOf(reasons: readonly string[] | undefined): ReportedValue['reason'] {
+  return reasons?.flatMap((r) => (REASONS[r] ? [REASONS[r]] : [])) ?? null;
+}
+
 /** The last values of one connection. */
 export class LastValues {
   readonly #values = new Map<string, LastValue>();
@@ -27,7 +32,7 @@ export class LastValues {
   /** Keeps a report's values; answers them as reported attributes. */
   record(report: DeviceReport, receivedAt: string): LastValue[] {
     const out: LastValue[] = report.values.map((v) => {
-      const reason = v.reason?.flatMap((r) => (REASONS[r] ? [REASONS[r]] : [])) ?? null;
+      const reason = inclusionReasonsOf(v.reason);
       return {
         reference: v.ref,
         value: v.value,

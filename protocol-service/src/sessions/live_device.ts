@@ -73,6 +73,33 @@ export type SettingGroupBlock = {
 /** The attributes of a setting group control block a client writes: SelectActiveSG, SelectEditSG, ConfirmEditSGValues. */
 export type SgcbAttribute = 'ActSG' | 'EditSG' | 'CnfEdit';
 
+/** What a directory entry of a device's file store is: a directory, a part of a COMTRADE record, another file. */
+export type DeviceFileKind = 'file' | 'directory' | 'comtrade';
+
+/** One page of a directory of the device's file store, as the device listed it. */
+export type DeviceDirectory = {
+  entries: { name: string; size: number; lastModified?: string; kind: DeviceFileKind }[];
+  moreFollows: boolean;
+};
+
+/** A file open on the device (FileOpen): its size and time, its pieces one FileRead at a time, FileClose. */
+export type OpenDeviceFile = {
+  name: string;
+  size: number;
+  lastModified?: string;
+  read(): Promise<{ data: Uint8Array; moreFollows: boolean }>;
+  close(): Promise<void>;
+};
+
+/** Which entries of a log: between two times (ms since 1970), or after an entry (its EntryID in hex and its time). */
+export type DeviceLogQuery = { from: number; to: number } | { after: string; entryTime: number };
+
+/** One page of a log's entries, each value with its reasons (`dataChange`, …) where the entry gives them. */
+export type DeviceLogPage = {
+  entries: { entryId: string; time: string | null; values: { ref: string; value: unknown; reason?: string[] }[] }[];
+  moreFollows: boolean;
+};
+
 /**
  * An association with a device. Every failing operation rejects with a `ProblemError` that says what the
  * API answers: the device's refusal (`device_refused`), a request the model rules out, a pending control.
@@ -108,6 +135,12 @@ export interface LiveDevice {
    * each taken or refused with the device's data access error.
    */
   setEditValues(ld: string, values: { reference: string; value: unknown }[]): Promise<{ reference: string; error?: string }[]>;
+  /** One page of a directory of the file store (the root when `path` is empty), after `continueAfter`. */
+  listFiles(path: string, continueAfter?: string): Promise<DeviceDirectory>;
+  /** Opens a file of the file store for reading. */
+  openFile(path: string): Promise<OpenDeviceFile>;
+  /** One page of a log's entries (`LD/LN$LogName`). */
+  queryLog(log: string, query: DeviceLogQuery): Promise<DeviceLogPage>;
   /** Concludes the association (abort when the device does not answer); resolves once the socket is closed. */
   close(): Promise<void>;
 }

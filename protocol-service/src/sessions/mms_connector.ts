@@ -18,6 +18,7 @@ import {
   type SgcbAttribute,
 } from '@scada/iec61850';
 import { deviceProblem, type DeviceService } from './device_errors.ts';
+import { deviceRecords } from './mms_records.ts';
 import type { Connector, LiveDevice, ReportOptions, SettingGroupBlock } from './live_device.ts';
 
 export type MmsConnectorOptions = { requestTimeoutMs: number; idleProbeMs: number; log: Logger };
@@ -185,6 +186,7 @@ export function mmsConnector(options: MmsConnectorOptions): Connector {
         enableReport: (rcb, o) => answer('enable-report', rcb, async () => void (await device.enableReport(rcb, reportOptions(o)))),
         disableReport: (rcb) => answer('disable-report', rcb, () => device.disableReport(rcb)),
         ...settingGroups(device),
+        ...deviceRecords(device),
         close: async () => {
           await client.conclude();
           await ended;

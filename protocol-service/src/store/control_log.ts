@@ -10,7 +10,8 @@ export type ControlLogAction =
   | 'select-active-sg'
   | 'select-edit-sg'
   | 'set-edit-sg-values'
-  | 'confirm-edit-sg-values';
+  | 'confirm-edit-sg-values'
+  | 'file-download';
 
 /** One write, control or setting group change as the control log keeps it. */
 export type ControlLogRecord = {

@@ -1,0 +1,187 @@
+/**
+ * Downloads of device files under way on the replica holding their connections. A download is a file the
+ * device opened (FileOpen) and hands over one FileRead at a time; the gateway asks for it in chunks, one
+ * after the other, each at most `deviceFileChunkBytes`, and while it passes a chunk on, the next piece is
+ * already being read from the device. A file larger than the limit is closed at once (413); so is one whose
+ * device sends more than it announced, one whose download the gateway ends, and one nobody asked a chunk
+ * of for `idleMs`. The file is closed on the device after its last piece.
+ */
+import { randomUUID } from 'node:crypto';
+import { deviceFileChunkBytes, ProblemError } from '@scada/contracts';
+import type { LiveDevice, OpenDeviceFile } from './live_device.ts';
+
+/** What the opening of a download answers. */
+export type OpenedDownload = { download: string; name: string; size: number; lastModified: string | null };
+
+type Piece = { data: Uint8Array; moreFollows: boolean };
+
+type Download = {
+  id: string;
+  /** The space and connection it belongs to: only requests of that connection reach it. */
+  owner: string;
+  file: OpenDeviceFile;
+  /** The index of the chunk asked for next. */
+  next: number;
+  /** Pieces read from the device and not handed over yet. */
+  queue: Uint8Array[];
+  queued: number;
+  /** The FileRead under way, read ahead of the next chunk. */
+  ahead: Promise<Piece> | undefined;
+  /** Octets the device has sent. */
+  received: number;
+  /** The device's last piece has arrived. */
+  deviceDone: boolean;
+  /** A chunk is being answered. */
+  busy: boolean;
+  idle: NodeJS.Timeout | undefined;
+};
+
+/** Empty pieces a device may send in a row (with more following) before it is taken to be stuck. */
+const MAX_EMPTY_PIECES = 3;
+
+/** The downloads of one replica. */
+export class FileDownloads {
+  readonly #downloads = new Map<string, Download>();
+  readonly #maxBytes: number;
+  readonly #idleMs: number;
+
+  /** `maxBytes`: MAX_FILE_DOWNLOAD_BYTES; `idleMs`: how long a download waits for its next chunk to be asked. */
+  constructor(options: { maxBytes: number; idleMs?: number }) {
+    this.#maxBytes = options.maxBytes;
+    this.#idleMs = options.idleMs ?? 30_000;
+  }
+
+  /** Downloads under way. */
+  get size(): number {
+    return this.#downloads.size;
+  }
+
+  /** Opens `path` on the device for the connection `owner` (space and id); a file past the limit is closed again and refused. */
+  async open(owner: string, device: LiveDevice, path: string): Promise<OpenedDownload> {
+    const file = await device.openFile(path);
+    if (file.size > this.#maxBytes) {
+      await file.close().catch(() => undefined);
+      throw new ProblemError(
+        'payload_too_large',
+        `${path} has ${file.size} octets, more than MAX_FILE_DOWNLOAD_BYTES (${this.#maxBytes}); it was closed on the device`,
+      );
+    }
+    const d: Download = {
+      id: randomUUID(),
+      owner,
+      file,
+      next: 0,
+      queue: [],
+      queued: 0,
+      ahead: undefined,
+      received: 0,
+      deviceDone: false,
+      busy: false,
+      idle: undefined,
+    };
+    this.#downloads.set(d.id, d);
+    this.#readAhead(d);
+    this.#armIdle(d);
+    return { download: d.id, name: file.name, size: file.size, lastModified: file.lastModified ?? null };
+  }
+
+  /** The chunk `index` of a download (the next one, always); the file is closed once its last chunk is out. */
+  async chunk(owner: string, id: string, index: number): Promise<{ data: Uint8Array; done: boolean }> {
+    const d = this.#find(owner, id);
+    if (d.busy || index !== d.next) throw new ProblemError('conflict', `Chunk ${index} of download ${id} was asked; ${d.next} is next`);
+    d.busy = true;
+    clearTimeout(d.idle);
+    try {
+      await this.#fill(d);
+      const data = this.#take(d);
+      d.next++;
+      const done = d.deviceDone && d.queued === 0;
+      if (done) await this.#end(d);
+      else this.#readAhead(d);
+      return { data, done };
+    } catch (err) {
+      await this.#end(d);
+      throw err;
+    } finally {
+      d.busy = false;
+      if (this.#downloads.has(d.id)) this.#armIdle(d);
+    }
+  }
+
+  /** Ends a download before its last chunk: the file is closed on the device. One already ended changes nothing. */
+  async close(owner: string, id: string): Promise<void> {
+    const d = this.#downloads.get(id);
+    if (d && d.owner === owner) await this.#end(d);
+  }
+
+  #find(owner: string, id: string): Download {
+    const d = this.#downloads.get(id);
+    if (!d || d.owner !== owner)
+      throw new ProblemError('not_found', `Download ${id} is not under way here (it ended, or the connection moved)`);
+    return d;
+  }
+
+  /** Reads pieces until a whole chunk is there or the device sent its last, holding the device to its limits. */
+  async #fill(d: Download): Promise<void> {
+    let empty = 0;
+    while (d.queued < deviceFileChunkBytes && !d.deviceDone) {
+      const piece = await (d.ahead ?? d.file.read());
+      d.ahead = undefined;
+      d.received += piece.data.length;
+      if (d.received > this.#maxBytes)
+        throw new ProblemError(
+          'payload_too_large',
+          `${d.file.name} grew past MAX_FILE_DOWNLOAD_BYTES (${this.#maxBytes}) while it was read`,
+        );
+      if (d.received > d.file.size)
+        throw new ProblemError('bad_gateway', `The device sent more of ${d.file.name} than the ${d.file.size} octets it announced`);
+      empty = piece.data.length === 0 && piece.moreFollows ? empty + 1 : 0;
+      if (empty > MAX_EMPTY_PIECES) throw new ProblemError('bad_gateway', `The device sends empty pieces of ${d.file.name}`);
+      if (piece.data.length > 0) d.queue.push(piece.data);
+      d.queued += piece.data.length;
+      if (!piece.moreFollows) d.deviceDone = true;
+    }
+  }
+
+  /** At most one chunk's octets off the front of the queue. */
+  #take(d: Download): Uint8Array {
+    const size = Math.min(d.queued, deviceFileChunkBytes);
+    const out = d.queue.length === 1 && d.queue[0].length === size ? d.queue[0] : new Uint8Array(size);
+    if (out === d.queue[0]) d.queue.shift();
+    else {
+      for (let at = 0; at < size; ) {
+        const head = d.queue[0];
+        const n = Math.min(head.length, size - at);
+        out.set(head.subarray(0, n), at);
+        at += n;
+        if (n === head.length) d.queue.shift();
+        else d.queue[0] = head.subarray(n);
+      }
+    }
+    d.queued -= size;
+    return out;
+  }
+
+  /** Starts the next FileRead while the chunk just answered travels, unless enough is queued or the device is done. */
+  #readAhead(d: Download): void {
+    if (d.ahead || d.deviceDone || d.queued >= deviceFileChunkBytes) return;
+    d.ahead = d.file.read();
+    // a failure is met by the chunk that awaits it (or by nobody, once the download has ended)
+    d.ahead.catch(() => undefined);
+  }
+
+  #armIdle(d: Download): void {
+    clearTimeout(d.idle);
+    d.idle = setTimeout(() => void this.#end(d), this.#idleMs);
+    d.idle.unref();
+  }
+
+  /** Forgets a download and closes its file on the device (once the read under way has settled). */
+  async #end(d: Download): Promise<void> {
+    if (!this.#downloads.delete(d.id)) return;
+    clearTimeout(d.idle);
+    await d.ahead?.catch(() => undefined);
+    d.queue = [];
+    await d.file.close().catch(() => undefined);
+  }
+}

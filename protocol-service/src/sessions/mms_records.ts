@@ -1,0 +1,44 @@
+/**
+ * What a device keeps of its past, through the platform's IEC 61850 client: its file store (MMS file
+ * services) and its logs (MMS journals). Whatever the device answers in refusal becomes the problem the API
+ * answers (`device_errors.ts`): a name it has no file of is 404, a refusal `device_refused` with its reason.
+ */
+import { DeviceFile, fileDirectory, queryLog, type Iec61850Device } from '@scada/iec61850';
+import { deviceProblem, type DeviceService } from './device_errors.ts';
+import type { LiveDevice } from './live_device.ts';
+
+async function answer<T>(service: DeviceService, reference: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw deviceProblem(err, service, reference);
+  }
+}
+
+function fromHex(hex: string): Uint8Array {
+  return Uint8Array.from(hex.match(/../g) ?? [], (h) => Number.parseInt(h, 16));
+}
+
+/** The file store and the logs of a device on one association. */
+export function deviceRecords(device: Iec61850Device): Pick<LiveDevice, 'listFiles' | 'openFile' | 'queryLog'> {
+  const client = device.client;
+  return {
+    listFiles: (path, continueAfter) => answer('file-directory', path || '/', () => fileDirectory(client, path, continueAfter)),
+    openFile: (path) =>
+      answer('file-open', path, async () => {
+        const file = await DeviceFile.open(client, path);
+        return {
+          name: file.name,
+          ...file.attributes,
+          read: () => answer('file-read', path, () => file.read()),
+          close: () => file.close(),
+        };
+      }),
+    queryLog: (log, query) =>
+      answer('read-journal', log, () =>
+        queryLog(client, log, 'after' in query ? { after: fromHex(query.after), entryTime: query.entryTime } : query, (ref) =>
+          device.typeOf(ref),
+        ),
+      ),
+  };
+}
