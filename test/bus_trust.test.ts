@@ -19,7 +19,7 @@ import { ContextSigner, eventStreamName, identityFromPem, prefixToken, spaceVers
 import { authorizationFile, helmValuesFile, renderAuthorization, renderHelmValues } from '../deploy/nats/render.ts';
 import { roleBusKeys } from './support/bus_keys.ts';
 import { startAuthNats, type AuthNats } from './support/nats_auth.ts';
-import { startTestPlatform, type TestPlatform } from './support/platform.ts';
+import { startTestPlatform, testAdminPassword, type TestPlatform } from './support/platform.ts';
 import { freePort, startMain } from './support/processes.ts';
 import { asAdmin } from './support/session.ts';
 
@@ -71,6 +71,38 @@ t.test('a process on NATS: bad credentials and missing keys stop the start with 
   });
   t.equal(await badKey.exited, 2);
   t.match(badKey.output().stderr, /BUS_SIGNING_KEY \/ BUS_TRUSTED_KEYS/);
+  const keys = roleBusKeys({ gateway: ['gateway'], protocol: ['protocol'] });
+  const wrongRole = startMain({
+    NATS_URL: 'nats://127.0.0.1:1',
+    SERVICES: 'gateway',
+    HTTP_PORT: '0',
+    HTTPS_PORT: '0',
+    BUS_SIGNING_KEY: keys.protocol.BUS_SIGNING_KEY!,
+    BUS_TRUSTED_KEYS: keys.protocol.BUS_TRUSTED_KEYS!,
+  });
+  t.equal(await wrongRole.exited, 2);
+  t.match(
+    wrongRole.output().stderr,
+    /this process's signing key \(.+\) is not trusted as gateway/,
+    'a key not trusted in the role it plays',
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'scada-keyfile-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'gateway.pem'), keys.gateway.BUS_SIGNING_KEY!, { mode: 0o644 });
+  const openKey = startMain({
+    NATS_URL: 'nats://127.0.0.1:1',
+    SERVICES: 'gateway',
+    HTTP_PORT: '0',
+    HTTPS_PORT: '0',
+    BUS_SIGNING_KEY_FILE: join(dir, 'gateway.pem'),
+    BUS_TRUSTED_KEYS: keys.gateway.BUS_TRUSTED_KEYS!,
+  });
+  t.equal(await openKey.exited, 2);
+  t.match(
+    openKey.output().stderr,
+    /BUS_SIGNING_KEY_FILE: .* is readable by every user of the machine \(mode 644\)/,
+    'a signing key others can read',
+  );
 });
 
 t.test('NATS with the shipped permissions', { skip: hasNatsServer ? false : 'needs nats-server' }, async (t) => {
@@ -85,6 +117,7 @@ t.test('NATS with the shipped permissions', { skip: hasNatsServer ? false : 'nee
   const admin = await asAdmin(p);
   const adminActor = JSON.stringify({ id: admin.userId, name: 'admin', roles: ['admin'], spaces: ['default'] });
   const createUser = `${prefix}.auth.v1.createUser`;
+  const spaceVersionsStream = `KV_${spaceVersionsBucket(prefix)}`;
   const body = (username: string) =>
     encoder.encode(
       JSON.stringify({ params: {}, query: {}, body: { username, password: 'a-long-password-9', roles: ['admin'], spaces: ['default'] } }),
@@ -175,16 +208,17 @@ t.test('NATS with the shipped permissions', { skip: hasNatsServer ? false : 'nee
   });
 
   await t.test("a service passes a user's request on only with the gateway's context of that request", async (t) => {
-    // A gateway's context for one request, passed on by the protocol key to another subject: accepted.
-    const read = `${prefix}.config.v1.getProjects`;
-    const empty = encoder.encode(JSON.stringify({ params: {}, query: {} }));
+    // A gateway's context for one request, passed on by the protocol key to what the protocol service
+    // calls (the project check): accepted (the project does not exist: 404, not 401).
+    const read = `${prefix}.config.v1.getProject`;
+    const empty = encoder.encode(JSON.stringify({ params: { projectId: 'no-such-project' }, query: {} }));
     const rid = randomUUID();
     const fields = { [busHeaders.requestId]: rid, [busHeaders.actor]: adminActor, [busHeaders.space]: 'default' };
     const origin = (await signed(keys.platform.BUS_SIGNING_KEY!, `${prefix}.protocol.v1.getConnections`, empty, fields))[
       busHeaders.context
     ]!;
     const passedOn = await signed(keys.protocol.BUS_SIGNING_KEY!, read, empty, { ...fields, [busHeaders.context]: origin });
-    t.equal((await send(read, empty, passedOn)).code, '', 'on behalf of a real request');
+    t.not((await send(read, empty, passedOn)).code, '401', 'on behalf of a real request');
     const otherActor = JSON.stringify({ id: 'someone', name: 'x', roles: ['admin'], spaces: ['default'] });
     const swapped = await signed(keys.protocol.BUS_SIGNING_KEY!, read, empty, {
       ...fields,
@@ -200,20 +234,76 @@ t.test('NATS with the shipped permissions', { skip: hasNatsServer ? false : 'nee
     t.equal((await send(read, empty, otherRequest)).code, '401', 'another request than the origin');
   });
 
-  await t.test('a service speaks for itself, and for no other service', async (t) => {
-    const read = `${prefix}.config.v1.getProjects`;
+  await t.test('what a service key may not do, even with a context it saw', async (t) => {
     const empty = encoder.encode(JSON.stringify({ params: {}, query: {} }));
+    const listUsers = `${prefix}.auth.v1.getUsers`;
+    const rid = randomUUID();
+    const fields = { [busHeaders.requestId]: rid, [busHeaders.actor]: adminActor, [busHeaders.space]: 'default' };
+    // A gateway's context of a real request that reached the protocol service…
+    const origin = (await signed(keys.platform.BUS_SIGNING_KEY!, `${prefix}.protocol.v1.getConnections_1`, empty, fields))[
+      busHeaders.context
+    ]!;
+    const passOn = async (subject: string, extra: Record<string, string> = {}) =>
+      send(
+        subject,
+        empty,
+        await signed(keys.protocol.BUS_SIGNING_KEY!, subject, empty, { ...fields, ...extra, [busHeaders.context]: origin }),
+      );
+    t.equal((await passOn(listUsers)).code, '401', '…passed on to an operation the protocol service never calls: 401');
+    const read = `${prefix}.config.v1.getProjects`;
+    t.equal((await passOn(read, { [busHeaders.space]: 'other-tenant' })).code, '401', '…naming another space than its origin: 401');
+    t.equal((await passOn(read, { [busHeaders.clientIp]: '10.9.9.9' })).code, '401', '…naming another client address: 401');
+    const noCaller = { [busHeaders.requestId]: randomUUID() };
+    const bare = await signed(keys.protocol.BUS_SIGNING_KEY!, read, empty, noCaller);
+    t.equal((await send(read, empty, bare)).code, '401', 'a request without a caller from a service key: 401');
+    const adminService = JSON.stringify({ id: 'service:protocol', name: 'p', roles: ['admin'], spaces: ['default'] });
+    const asAdminService = await signed(keys.protocol.BUS_SIGNING_KEY!, read, empty, { ...noCaller, [busHeaders.actor]: adminService });
+    t.equal((await send(read, empty, asAdminService)).code, '401', 'a service that calls itself an administrator: 401');
+    const once = await signed(keys.platform.BUS_SIGNING_KEY!, read, empty, { ...fields, [busHeaders.requestId]: randomUUID() });
+    t.equal((await send(read, empty, once)).code, '', 'a context serves its request');
+    t.equal((await send(read, empty, once)).code, '401', 'the same context again: 401');
+  });
+
+  await t.test("the protocol service's NATS user reads no one else's replies and administers no stream", async (t) => {
+    const spy = await connect({ servers: nats.url, user: 'protocol', pass: nats.passwords.protocol });
+    t.teardown(() => spy.close());
+    const caught: string[] = [];
+    for (const inbox of ['_INBOX.>', '_INBOX_gateway.>', '_INBOX_platform.>'])
+      spy.subscribe(inbox, { callback: (err, msg) => void (err ? undefined : caught.push(msg.subject)) });
+    await spy.flush().catch(() => {});
+    const res = await fetch(`${p.url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: testAdminPassword }),
+    });
+    t.equal(res.status, 200);
+    await new Promise((r) => setTimeout(r, 300));
+    t.same(caught, [], 'no reply reached it');
+    const jsm = await connect({ servers: nats.url, user: 'protocol', pass: nats.passwords.protocol });
+    t.teardown(() => jsm.close());
+    for (const api of [
+      `$JS.API.STREAM.UPDATE.${spaceVersionsStream}`,
+      `$JS.API.CONSUMER.CREATE.${spaceVersionsStream}`,
+      `$JS.API.STREAM.DELETE.${eventStreamName(prefix)}`,
+    ])
+      await t.rejects(jsm.request(api, encoder.encode('{}'), { timeout: 1000 }), `${api}: refused`);
+  });
+
+  await t.test('a service speaks for itself, and for no other service', async (t) => {
+    const read = `${prefix}.config.v1.getProject`;
+    const empty = encoder.encode(JSON.stringify({ params: { projectId: 'no-such-project' }, query: {} }));
     const own = JSON.stringify({ id: 'service:protocol', name: 'protocol service', roles: ['viewer'], spaces: ['default'] });
     const fields = { [busHeaders.requestId]: randomUUID(), [busHeaders.actor]: own, [busHeaders.space]: 'default' };
     const answer = await send(read, empty, await signed(keys.protocol.BUS_SIGNING_KEY!, read, empty, fields));
-    t.equal(answer.code, '', `as itself: served (${answer.text.slice(0, 80)})`);
+    t.not(answer.code, '401', `as itself: served (${answer.text.slice(0, 80)})`);
     const posing = JSON.stringify({ id: 'service:auth', name: 'auth service', roles: ['admin'], spaces: ['default'] });
     const posed = await signed(keys.protocol.BUS_SIGNING_KEY!, read, empty, { ...fields, [busHeaders.actor]: posing });
     t.equal((await send(read, empty, posed)).code, '401', 'as another service: 401');
     const script = JSON.stringify({ id: 'script:7', name: 'script 7', roles: ['editor'], spaces: ['default'] });
-    const listConnections = `${prefix}.protocol.v1.getConnections_1`;
-    const byConfig = await signed(keys.config.BUS_SIGNING_KEY!, listConnections, empty, { ...fields, [busHeaders.actor]: script });
-    t.equal((await send(listConnections, empty, byConfig)).code, '', 'the config service runs scripts: it speaks for script:7');
+    const statuses = `${prefix}.protocol.v1.connectionStatusesOfProject`;
+    const query = encoder.encode(JSON.stringify({ params: {}, query: { projectId: 'no-such-project' } }));
+    const byConfig = await signed(keys.config.BUS_SIGNING_KEY!, statuses, query, { ...fields, [busHeaders.actor]: script });
+    t.not((await send(statuses, query, byConfig)).code, '401', 'the config service runs scripts: it speaks for script:7');
     const byProtocol = await signed(keys.protocol.BUS_SIGNING_KEY!, read, empty, { ...fields, [busHeaders.actor]: script });
     t.equal((await send(read, empty, byProtocol)).code, '401', 'the protocol service does not');
   });
@@ -358,7 +448,14 @@ t.test(
     await waitForPort(port);
     const url = `nats://127.0.0.1:${port}`;
     await t.rejects(connect({ servers: url, reconnect: false, timeout: 3000 }), 'no credentials: refused');
-    const p = await startTestPlatform({ NATS_URL: url, NATS_USER: '', NATS_PASSWORD: '', NATS_TOKEN: '', NATS_CREDS: creds, BUS_SUBJECT_PREFIX: `cr${randomBytes(4).toString('hex')}` });
+    const p = await startTestPlatform({
+      NATS_URL: url,
+      NATS_USER: '',
+      NATS_PASSWORD: '',
+      NATS_TOKEN: '',
+      NATS_CREDS: creds,
+      BUS_SUBJECT_PREFIX: `cr${randomBytes(4).toString('hex')}`,
+    });
     t.teardown(() => p.stop());
     const admin = await asAdmin(p);
     t.equal((await fetch(`${p.url}/api/projects`, { headers: admin.headers })).status, 200, 'the platform signs in with the file');

@@ -13,23 +13,13 @@
  *   (requests forwarded to the replica that holds a connection).
  * - platform: every part in one process (the edge image, the all-in-one process on NATS).
  */
-import { operations, type ServiceName } from '@scada/contracts';
+import { betweenServicesOnly, busInboxPrefix, operations, serviceCalls } from '@scada/contracts';
 import { eventStreamName, spaceVersionsBucket } from '@scada/platform';
 
 export const natsRoles = ['gateway', 'auth', 'config', 'protocol', 'platform'] as const;
 export type NatsRole = (typeof natsRoles)[number];
 
 export type Permissions = { publish: string[]; subscribe: string[]; allowResponses: boolean };
-
-/** Operations only services call, on behalf of a request they serve. */
-const betweenServices = new Set(['connectionStatusesOfProject']);
-
-/** What each service's handlers call besides answering. */
-const serviceCalls: Record<ServiceName, (p: (s: string) => string) => string[]> = {
-  auth: () => [],
-  config: (p) => [p(subjectOf('connectionStatusesOfProject'))],
-  protocol: (p) => [p(subjectOf('getProject')), p('protocol.v1.>')],
-};
 
 function subjectOf(operationId: string): string {
   const op = operations.find((o) => o.operationId === operationId);
@@ -59,30 +49,37 @@ const discovery = ['$SRV.PING', '$SRV.PING.>', '$SRV.INFO', '$SRV.INFO.>', '$SRV
 
 /** The permissions of a role for platforms under `prefix` (`''`: none; `'*'`: any one-token prefix). */
 export function permissionsOf(role: NatsRole, prefix: string): Permissions {
-  if (role === 'platform')
-    return union(permissionsOf('gateway', prefix), ...(['auth', 'config', 'protocol'] as const).map((r) => permissionsOf(r, prefix)));
+  if (role === 'platform') {
+    const all = union(permissionsOf('gateway', prefix), ...(['auth', 'config', 'protocol'] as const).map((r) => permissionsOf(r, prefix)));
+    // One process of every part replies through an inbox of its own; the user is every role, their inboxes too.
+    return { ...all, subscribe: [`${busInboxPrefix('platform')}.>`, ...all.subscribe] };
+  }
   const p = (s: string) => (prefix ? `${prefix}.${s}` : s);
   const wildcard = prefix === '*';
   const events = wildcard ? '*' : eventStreamName(prefix);
   const bucket = wildcard ? '*' : spaceVersionsBucket(prefix);
+  const kvStream = wildcard ? '*' : `KV_${bucket}`;
   const presence = [p('platform.presence'), p('platform.presence.*')];
-  const inbox = '_INBOX.>';
+  const inbox = `${busInboxPrefix(role)}.>`;
   if (role === 'gateway') {
-    const routed = operations.filter((o) => !betweenServices.has(o.operationId)).map((o) => p(o.subject));
+    const routed = operations.filter((o) => !betweenServicesOnly.has(o.operationId)).map((o) => p(o.subject));
     return {
-      publish: [...routed, ...presence, ...discovery, '$JS.API.INFO', ...streamApi(events, true), ...streamApi(`KV_${bucket}`, true)],
+      publish: [...routed, ...presence, ...discovery, '$JS.API.INFO', ...streamApi(events, true), ...streamApi(kvStream, true)],
       subscribe: [inbox, p('events.>'), ...presence],
       allowResponses: false,
     };
   }
   return {
     publish: [
-      ...serviceCalls[role](p),
+      ...serviceCalls[role].map((id) => p(subjectOf(id))),
+      // Its own operations, on its replicas (a request passed to the one that holds a connection).
+      p(`${role}.v1.>`),
       p(`events.${role}.>`),
       p(`platform.presence.${role}`),
       p('platform.presence'),
+      // The space versions they bump: puts to the bucket the gateway made, and nothing of JetStream's
+      // administration (a stream or consumer of theirs could store or deliver on any subject).
       '$JS.API.INFO',
-      ...streamApi(`KV_${bucket}`, true),
       `$KV.${bucket}.>`,
     ],
     subscribe: [inbox, p(`${role}.v1.>`), ...discovery, ...presence],

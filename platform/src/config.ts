@@ -1,4 +1,4 @@
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { deadlines } from '@scada/contracts';
 import type { EnvReader } from './env.ts';
 
@@ -119,6 +119,18 @@ function valueOrFile(env: EnvReader, name: string, fileName: string): string | u
 }
 
 function readBusKeys(env: EnvReader): PlatformConfig['busKeys'] {
+  // A private key any user of the machine can read signs for this process: refused, as ssh refuses one.
+  for (const name of ['BUS_SIGNING_KEY_FILE', 'NATS_CREDS', 'NATS_TLS_KEY']) {
+    const file = env.optionalString(name);
+    if (file === undefined) continue;
+    try {
+      const mode = statSync(file).mode;
+      if ((mode & 0o007) !== 0)
+        env.fail(`${name}: ${file} is readable by every user of the machine (mode ${(mode & 0o777).toString(8)}): make it 0600`);
+    } catch {
+      // readableFile names a file that cannot be read
+    }
+  }
   const signingKeyPem = valueOrFile(env, 'BUS_SIGNING_KEY', 'BUS_SIGNING_KEY_FILE');
   const trustedKeysJson = valueOrFile(env, 'BUS_TRUSTED_KEYS', 'BUS_TRUSTED_KEYS_FILE');
   if ((signingKeyPem === undefined) !== (trustedKeysJson === undefined)) {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ServiceName } from '@scada/contracts';
+import { busInboxPrefix, type ServiceName } from '@scada/contracts';
 import type { Bus } from './bus/bus.ts';
 import { MemoryBus } from './bus/memory_bus.ts';
 import { NatsBus } from './bus/nats_bus.ts';
@@ -215,6 +215,7 @@ async function openTransport(platform: PlatformConfig, log: Logger): Promise<Bus
       defaultTimeoutMs: platform.busTimeoutMs,
       log,
       auth: platform.natsAuth,
+      inboxPrefix: busInboxPrefix(platform.services.length === 1 ? platform.services[0]! : 'platform'),
     });
     return new SignedBus(nats, trust, log);
   }
@@ -229,15 +230,24 @@ async function openTransport(platform: PlatformConfig, log: Logger): Promise<Bus
  * runs every part of the platform and was given none, a key of its own that nothing outside it trusts.
  */
 async function busTrustOf(platform: PlatformConfig, log: Logger): Promise<BusTrust> {
+  const roles = platform.services.filter((s): s is BusRole => (busRoles as readonly string[]).includes(s));
   if (platform.busKeys) {
+    let trust: BusTrust;
     try {
       const identity = await identityFromPem(platform.busKeys.signingKeyPem);
-      return { identity, trusted: await parseTrustedKeys(platform.busKeys.trustedKeysJson) };
+      trust = { identity, trusted: await parseTrustedKeys(platform.busKeys.trustedKeysJson) };
     } catch (err) {
       throw new ConfigError([`BUS_SIGNING_KEY / BUS_TRUSTED_KEYS: ${(err as Error).message}`]);
     }
+    // A key the services do not trust in this process's roles would only show later, as every request refused.
+    const own = trust.trusted.get(trust.identity.kid);
+    const missing = roles.filter((r) => !own?.roles.includes(r));
+    if (missing.length > 0)
+      throw new ConfigError([
+        `BUS_TRUSTED_KEYS: this process's signing key (${trust.identity.kid}) is not trusted as ${missing.join(', ')}, which it runs`,
+      ]);
+    return trust;
   }
-  const roles = platform.services.filter((s): s is BusRole => (busRoles as readonly string[]).includes(s));
   if (roles.length < busRoles.length) {
     throw new ConfigError([
       'BUS_SIGNING_KEY(_FILE) and BUS_TRUSTED_KEYS(_FILE): required on NATS when this process does not run every part of the platform (npm run bus-keys makes them)',

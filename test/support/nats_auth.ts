@@ -23,8 +23,11 @@ export function writeAuthNatsConfig(
   dir: string,
   port: number,
 ): { file: string; env: Record<string, string>; passwords: Record<NatsRole, string>; harness: { user: string; pass: string } } {
-  const passwords = Object.fromEntries(natsRoles.map((r) => [r, randomBytes(18).toString('base64url')])) as Record<NatsRole, string>;
-  const harness = { user: 'harness', pass: randomBytes(18).toString('base64url') };
+  // nats-server reads a password from the environment as a configuration value: one that starts with a
+  // digit or `-` is taken for a number or refused, so each starts with a letter and holds only letters and digits.
+  const password = () => `p${randomBytes(16).toString('hex')}`;
+  const passwords = Object.fromEntries(natsRoles.map((r) => [r, password()])) as Record<NatsRole, string>;
+  const harness = { user: 'harness', pass: password() };
   const file = join(dir, 'nats.conf');
   writeFileSync(
     file,

@@ -41,6 +41,8 @@ export type NatsBusOptions = {
   log?: Logger;
   /** Credentials and TLS; none for a server that asks for neither. */
   auth?: NatsAuth;
+  /** Where replies to this connection's requests go (`busInboxPrefix` of its role); NATS's `_INBOX` when absent. */
+  inboxPrefix?: string;
 };
 
 /** The client's options for the credentials and TLS of a connection. */
@@ -92,6 +94,7 @@ export class NatsBus implements Bus {
       // (a tenth of the gateway's CPU on an echo); our failures are named by type (`toBusError`), not traced.
       noAsyncTraces: true,
       ...connectAuth(options.auth ?? {}),
+      ...(options.inboxPrefix ? { inboxPrefix: options.inboxPrefix } : {}),
     });
     options.log?.info({ server: nc.getServer() }, 'connected to NATS');
     return new NatsBus(nc, options);

@@ -44,6 +44,7 @@ export class NatsSpaceVersions implements SpaceVersions {
   readonly #log: Logger | undefined;
   readonly #book = new StampBook();
   #bucket: Promise<KV> | undefined;
+  #writer: Promise<KV> | undefined;
   #following: Promise<void> | undefined;
   #watching = false;
   #connected = true;
@@ -79,7 +80,7 @@ export class NatsSpaceVersions implements SpaceVersions {
   }
 
   #send(space: string, line: BumpLine): Promise<void> {
-    const put = this.#open().then((kv) => kv.put(keyOf(space), new Uint8Array(), { timeout: bumpTimeoutMs }).then(ignore));
+    const put = this.#openToWrite().then((kv) => kv.put(keyOf(space), new Uint8Array(), { timeout: bumpTimeoutMs }).then(ignore));
     line.running = put;
     void put.then(ignore, ignore).then(() => {
       if (line.running !== put) return;
@@ -105,7 +106,19 @@ export class NatsSpaceVersions implements SpaceVersions {
     this.#stop?.();
   }
 
-  /** Opens the bucket, creating it when it is missing (every replica may; the first one wins). */
+  /**
+   * The bucket to put to, without asking JetStream about it: a service may put to the bucket and nothing
+   * more (deploy/nats), and a put before any gateway made the bucket fails like any other (the write stands).
+   */
+  #openToWrite(): Promise<KV> {
+    this.#writer ??= new Kvm(this.#nc).open(this.#bucketName).catch((err: unknown) => {
+      this.#writer = undefined;
+      throw err;
+    });
+    return this.#writer;
+  }
+
+  /** Opens the bucket to follow it, creating it when it is missing (every gateway may; the first one wins). */
   #open(): Promise<KV> {
     this.#bucket ??= new Kvm(this.#nc)
       .create(this.#bucketName, { history: 1, ttl: keyTtlMs, storage: StorageType.File })

@@ -70,7 +70,7 @@ export class PrefixedBus implements Bus {
   }
 
   private wrap(subject: string): string {
-    return subject.startsWith('$SRV.') || subject.startsWith('_INBOX.') ? subject : `${this.prefix}.${subject}`;
+    return subject.startsWith('$SRV.') || subject.startsWith('_INBOX') ? subject : `${this.prefix}.${subject}`;
   }
 
   private unwrapMessage(m: BusMessage): BusMessage {

@@ -1,5 +1,5 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
-import { busHeaders, problemBody } from '@scada/contracts';
+import { busHeaders, mayCall, operations, problemBody, type Operation } from '@scada/contracts';
 import { calculateJwkThumbprint, decodeProtectedHeader, errors as joseErrors, importJWK, jwtVerify, SignJWT, type JWK } from 'jose';
 import type { Logger } from 'pino';
 import type { EventLog, EventLogOptions } from './event_log.ts';
@@ -131,6 +131,7 @@ type ContextClaims = {
   spc?: string;
   ip?: string;
   via?: string;
+  jti: string;
   iat: number;
   exp: number;
 };
@@ -146,7 +147,7 @@ export class ContextSigner {
   }
 
   async sign(subject: string, data: Uint8Array, headers: BusHeaders): Promise<string> {
-    const claims: Record<string, string> = { rid: headers[busHeaders.requestId] ?? '', bdy: digest(data) };
+    const claims: Record<string, string> = { rid: headers[busHeaders.requestId] ?? '', bdy: digest(data), jti: randomUUID() };
     if (headers[busHeaders.actor]) claims.act = headers[busHeaders.actor];
     if (headers[busHeaders.space]) claims.spc = headers[busHeaders.space];
     if (headers[busHeaders.clientIp]) claims.ip = headers[busHeaders.clientIp];
@@ -166,16 +167,20 @@ export type Refusal = { reason: string };
 /** Verifies the contexts of incoming requests. */
 export class ContextVerifier {
   readonly #trusted: Map<string, TrustedBusKey>;
+  /** Contexts already used, by id, until they expire: each one is good for one request. */
+  readonly #used = new Map<string, number>();
+  #nextSweep = 0;
 
   constructor(trusted: Map<string, TrustedBusKey>) {
     this.#trusted = trusted;
   }
 
   /**
-   * The headers a handler may believe: actor, space and client address taken from the verified context,
-   * and the context to pass on when the handler calls on the caller's behalf. A refusal otherwise.
+   * The headers a handler may believe (actor, space and client address taken from the verified context,
+   * and the context to pass on when the handler calls on the caller's behalf) and the roles of the key
+   * that signed it. A refusal otherwise.
    */
-  async verify(msg: BusMessage): Promise<{ headers: BusHeaders } | Refusal> {
+  async verify(msg: BusMessage): Promise<{ headers: BusHeaders; roles: readonly BusRole[] } | Refusal> {
     const token = msg.headers[busHeaders.context];
     if (!token) return { reason: 'the request carries no signed context' };
     const checked = await this.#check(token, msg.subject);
@@ -184,15 +189,22 @@ export class ContextVerifier {
     if (claims.rid !== (msg.headers[busHeaders.requestId] ?? '')) return { reason: 'the context belongs to another request' };
     if (claims.bdy !== digest(msg.data)) return { reason: 'the body is not the one the context was signed for' };
     let root = token;
-    if (claims.act !== undefined && !vouchesFor(signer, claims.act)) {
+    if (claims.act === undefined) {
+      // Sign-in, key and session look-ups: only what a gateway asks carries no caller.
+      if (!signer.roles.includes('gateway')) return { reason: 'only a gateway asks without a caller' };
+    } else if (!vouchesFor(signer, claims.act)) {
       // A user's request passed on by a service: only with the gateway's own context of that request.
       if (claims.via === undefined) return { reason: `a ${signer.roles.join('/')} key cannot vouch for this actor` };
       const origin = await this.#check(claims.via, null);
       if ('reason' in origin) return { reason: `its origin: ${origin.reason}` };
-      if (origin.claims.act !== claims.act || !vouchesFor(origin.signer, claims.act) || origin.claims.rid !== claims.rid)
-        return { reason: 'its origin is not a context of the same caller and request' };
+      const same = origin.claims.act === claims.act && origin.claims.rid === claims.rid;
+      if (!same || !origin.signer.roles.includes('gateway'))
+        return { reason: 'its origin is not a gateway context of the same caller and request' };
+      if (origin.claims.spc !== claims.spc || origin.claims.ip !== claims.ip)
+        return { reason: 'it names another space or client address than its origin' };
       root = claims.via;
     }
+    if (!this.#firstUse(claims.jti, claims.exp)) return { reason: 'the context was used before' };
     const headers: BusHeaders = { ...msg.headers, [busHeaders.context]: root };
     delete headers[busHeaders.actor];
     delete headers[busHeaders.space];
@@ -200,7 +212,19 @@ export class ContextVerifier {
     if (claims.act !== undefined) headers[busHeaders.actor] = claims.act;
     if (claims.spc !== undefined) headers[busHeaders.space] = claims.spc;
     if (claims.ip !== undefined) headers[busHeaders.clientIp] = claims.ip;
-    return { headers };
+    return { headers, roles: signer.roles };
+  }
+
+  /** Records a context's id; false when it was seen before (a replay within its lifetime). */
+  #firstUse(jti: string, exp: number): boolean {
+    const now = Date.now();
+    if (now >= this.#nextSweep) {
+      for (const [id, until] of this.#used) if (until < now) this.#used.delete(id);
+      this.#nextSweep = now + 5_000;
+    }
+    if (this.#used.has(jti)) return false;
+    this.#used.set(jti, (exp + clockToleranceSeconds) * 1000);
+    return true;
   }
 
   /** Signature, type, times and (unless null) subject of one context. */
@@ -220,12 +244,12 @@ export class ContextVerifier {
         typ: contextType,
         clockTolerance: clockToleranceSeconds,
         maxTokenAge: contextLifetimeSeconds + clockToleranceSeconds,
-        requiredClaims: ['sub', 'rid', 'bdy', 'iat', 'exp'],
+        requiredClaims: ['sub', 'rid', 'bdy', 'jti', 'iat', 'exp'],
         ...(subject !== null ? { subject } : {}),
       });
       const claims = payload as unknown as ContextClaims;
       if (claims.exp - claims.iat > contextLifetimeSeconds) return { reason: 'the context lives longer than a context may' };
-      for (const name of ['rid', 'bdy', 'act', 'spc', 'ip', 'via'] as const)
+      for (const name of ['rid', 'bdy', 'jti', 'act', 'spc', 'ip', 'via'] as const)
         if (claims[name] !== undefined && typeof claims[name] !== 'string') return { reason: `the context's ${name} is not text` };
       return { claims, signer };
     } catch (err) {
@@ -244,6 +268,11 @@ export class ContextVerifier {
  */
 const ownActorKinds: Partial<Record<BusRole, string[]>> = { config: ['script'] };
 
+function rolesWithin(actorJson: string, allowed: readonly string[]): boolean {
+  const roles = (JSON.parse(actorJson) as { roles?: unknown }).roles;
+  return roles === undefined || (Array.isArray(roles) && roles.every((r) => allowed.includes(r as string)));
+}
+
 /** Whether a key vouches for an actor by itself: a gateway for anyone, a service for itself and its own kinds of actor. */
 function vouchesFor(signer: TrustedBusKey, actorJson: string): boolean {
   if (signer.roles.includes('gateway')) return true;
@@ -258,6 +287,8 @@ function vouchesFor(signer: TrustedBusKey, actorJson: string): boolean {
   if (colon <= 0 || colon === id.length - 1) return false;
   const kind = id.slice(0, colon);
   const rest = id.slice(colon + 1);
+  // What a service says of itself or of its scripts never makes an administrator.
+  if (!rolesWithin(actorJson, ['editor', 'viewer'])) return false;
   return signer.roles.some((role) => (kind === 'service' && rest === role) || (ownActorKinds[role] ?? []).includes(kind));
 }
 
@@ -305,14 +336,27 @@ export class SignedBus implements Bus {
   addService(spec: ServiceSpec, endpoints: EndpointSpec[]): Promise<BusService> {
     return this.#inner.addService(
       spec,
-      endpoints.map((e) => ({ ...e, handler: (m: BusMessage) => this.#verified(m, e.handler) })),
+      endpoints.map((e) => {
+        const op = e.metadata?.operationId ? operations.find((o) => o.operationId === e.metadata?.operationId) : undefined;
+        return { ...e, handler: (m: BusMessage) => this.#verified(m, e, op) };
+      }),
     );
   }
 
-  async #verified(msg: BusMessage, handler: EndpointSpec['handler']): Promise<BusReply> {
-    const verdict = await this.#verifier.verify(msg);
-    if ('headers' in verdict) return handler({ ...msg, headers: verdict.headers });
-    this.#log.warn({ subject: msg.subject, reqId: msg.headers[busHeaders.requestId], reason: verdict.reason }, 'bus request refused');
+  async #verified(msg: BusMessage, endpoint: EndpointSpec, op: Operation | undefined): Promise<BusReply> {
+    // A message the endpoint did not get from its own subject (a JetStream delivery, say) is no request.
+    const verdict: { headers: BusHeaders; roles: readonly BusRole[] } | Refusal =
+      msg.subject !== endpoint.subject
+        ? { reason: `it came on ${msg.subject}, not the endpoint's subject` }
+        : await this.#verifier.verify(msg);
+    const refusal =
+      'reason' in verdict
+        ? verdict.reason
+        : op && !verdict.roles.some((role) => mayCall(role, op))
+          ? `a ${verdict.roles.join('/')} key may not ask for ${op.operationId}`
+          : null;
+    if (refusal === null && 'headers' in verdict) return endpoint.handler({ ...msg, headers: verdict.headers });
+    this.#log.warn({ subject: msg.subject, reqId: msg.headers[busHeaders.requestId], reason: refusal }, 'bus request refused');
     const body = problemBody('unauthenticated', 'The request carries no valid signed context');
     return { data: encoder.encode(JSON.stringify(body)), error: { code: 401, description: 'unauthenticated' } };
   }

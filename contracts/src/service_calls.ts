@@ -1,0 +1,32 @@
+import type { Operation, ServiceName } from './operation.ts';
+
+/**
+ * Who may ask for what on the bus, besides answering: what each service's handlers call of the others (a
+ * service may always call its own operations, on its own replicas), and the operations only services
+ * call, which no gateway routes. The NATS permissions (deploy/nats/permissions.ts) and the services' check
+ * of who sent a request (platform/src/bus/trust.ts) both follow from it.
+ */
+export const serviceCalls: Record<ServiceName, readonly string[]> = {
+  auth: [],
+  // The project status; and what a script's `ins` calls, as the script (config-service/src/scripts/plant.ts).
+  config: ['connectionStatusesOfProject', 'readConnectionValues', 'getConnectionValues', 'writeConnectionValue', 'operateConnectionControl'],
+  protocol: ['getProject'],
+};
+
+/** Operations that only services call. */
+export const betweenServicesOnly: ReadonlySet<string> = new Set(['connectionStatusesOfProject']);
+
+/** Whether a sender playing `role` (a gateway, or a service) may ask for `op`. */
+export function mayCall(role: 'gateway' | ServiceName, op: Operation): boolean {
+  if (role === 'gateway') return !betweenServicesOnly.has(op.operationId);
+  return op.service === role || serviceCalls[role].includes(op.operationId);
+}
+
+/**
+ * The inbox prefix of a process on NATS, by the role it plays (`platform` for one process of every part):
+ * replies reach a process under its own prefix, and NATS lets each role read its own inboxes only, so no
+ * service reads the answers meant for a gateway (sign-in answers carry tokens).
+ */
+export function busInboxPrefix(role: 'gateway' | ServiceName | 'platform'): string {
+  return `_INBOX_${role}`;
+}
