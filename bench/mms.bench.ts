@@ -6,27 +6,41 @@
  * - reports per second received, decoded and published on the bus by the platform, against the same
  *   reports received and decoded by a bare client;
  * - memory per idle connection with 100 connections held by one replica;
- * - time to re-establish a session after the device restarts, against the first connect.
+ * - time to re-establish a session after the device restarts, against the first connect;
+ * - a device file (`BENCH_FILE_MIB`, 4 MiB by default) downloaded through the HTTP API, against the same
+ *   file read by the platform's MMS client alone (FileOpen, FileRead to the end, FileClose), turn about,
+ *   three rounds each.
  *
  * Against a real server instead: `IEC61850_PEER=host:port` and `IEC61850_BASELINE_CMD` (a command that
  * reads the same attribute for `{seconds}` seconds with `{outstanding}` requests outstanding and prints
  * reads per second; the placeholders are filled in, or the two values appended). The platform's client and
  * the command then take turns, three rounds each, with 1 and 5 outstanding, and the table gives the
  * medians and their ratio. `IEC61850_READ_REF` names the attribute (`LD/LN$FC$DO$DA`); by default the
- * analogue input of libiec61850's `server_example_basic_io`.
+ * analogue input of libiec61850's `server_example_basic_io`. With `IEC61850_FILE` (a file of the peer's
+ * file store, `COMTRADE/DR_0001.DAT`) and `IEC61850_FILE_BASELINE_CMD` (a command that downloads it, such
+ * as libiec61850's file-tool `-h host -p port get COMTRADE/DR_0001.DAT`), the file is downloaded through the
+ * platform's HTTP API and by the command, turn about, three rounds each; either pair may come alone.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { pino } from 'pino';
 import { Iec61850Device, MmsClient } from '@scada/iec61850';
 import { FIXTURE_SCL } from '../protocol-service/test/simulator/fixture.ts';
-import { launch } from '../launch.ts';
 import { freePort, perSecond } from './harness.ts';
+import {
+  downloadByClient,
+  downloadByCommand,
+  downloadThroughApi,
+  mibPerSecond,
+  startBenchPlatform,
+  type BenchPlatform,
+  type Timed,
+} from './mms_platform.ts';
 import { waitForPort } from './faults/servers.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -37,9 +51,15 @@ const D = 'SIMLD0';
 const work = await mkdtemp(join(tmpdir(), 'scada-bench-mms-'));
 const scl = join(work, 'sim.cid');
 await writeFile(scl, FIXTURE_SCL);
+const fileMiB = Number(process.env.BENCH_FILE_MIB ?? 4);
+const benchFile = 'COMTRADE/DR_BENCH.DAT';
+const store = join(work, 'files');
+await mkdir(join(store, 'COMTRADE'), { recursive: true });
+await writeFile(join(store, benchFile), randomBytes(Math.round(fileMiB * 1024 * 1024)));
 
 async function simulator(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/iec61850-simulator/main.ts', scl, '--port', String(port)], {
+  const args = ['--import', 'tsx', 'tools/iec61850-simulator/main.ts', scl, '--port', String(port), '--files', store];
+  const child = spawn(process.execPath, args, {
     cwd: new URL('..', import.meta.url).pathname,
     stdio: 'ignore',
   });
@@ -110,11 +130,68 @@ async function againstPeer(peer: string, command: string): Promise<void> {
   );
 }
 
+/**
+ * One file downloaded by the platform and by a baseline, turn about, three rounds each after one download
+ * of each to warm up: the table row with the medians and their ratio.
+ */
+async function downloads(label: string, by: string, ours: () => Promise<Timed>, theirs: () => Promise<Timed>): Promise<string> {
+  await ours();
+  await theirs();
+  const [a, b]: Timed[][] = [[], []];
+  for (let round = 0; round < 3; round++) {
+    a.push(await ours());
+    b.push(await theirs());
+  }
+  const rates = (xs: Timed[]) => xs.map((x) => mibPerSecond(x).toFixed(1)).join(', ');
+  console.error(`${label}: ours ${rates(a)} MiB/s; baseline ${rates(b)} MiB/s`);
+  const [o, t] = [median(a.map(mibPerSecond)), median(b.map(mibPerSecond))];
+  return `| ${label} (median of 3) | ${o.toFixed(1)} MiB/s | ${(o / t).toFixed(2)} of ${t.toFixed(1)} MiB/s ${by} |`;
+}
+
+/** A file of a real server's file store downloaded through the platform's API and by the server's own client. */
+async function filesAgainstPeer(peer: string, file: string, command: string): Promise<void> {
+  const [host, port] = [peer.slice(0, peer.lastIndexOf(':')), Number(peer.slice(peer.lastIndexOf(':') + 1))];
+  const p = await startBenchPlatform();
+  try {
+    const id = await p.create('files', host, port);
+    await p.start(id);
+    const { bytes } = await downloadThroughApi(p, id, file);
+    const row = await downloads(
+      `${file} (${(bytes / 1024 / 1024).toFixed(1)} MiB) downloaded through the HTTP API`,
+      'by the baseline command (its connect included), the platform disconnected meanwhile',
+      () => downloadThroughApi(p, id, file),
+      // one association at a time: libiec61850's server answers each FileRead about 11 ms late while it holds another
+      async () => {
+        await p.disconnect(id);
+        const timed = await downloadByCommand(command, bytes);
+        await p.start(id);
+        return timed;
+      },
+    );
+    console.log(
+      [
+        `### IEC 61850 file download against ${peer}, ${new Date().toISOString().slice(0, 10)}, rounds alternating`,
+        '',
+        '| case | result | against the baseline |',
+        '|---|---:|---|',
+        row,
+      ].join('\n'),
+    );
+  } finally {
+    await p.stop();
+  }
+}
+
 const peer = process.env.IEC61850_PEER;
 const baselineCommand = process.env.IEC61850_BASELINE_CMD;
-if (peer !== undefined || baselineCommand !== undefined) {
-  if (!peer || !baselineCommand) throw new Error('IEC61850_PEER and IEC61850_BASELINE_CMD go together');
-  await againstPeer(peer, baselineCommand);
+const peerFile = process.env.IEC61850_FILE;
+const fileCommand = process.env.IEC61850_FILE_BASELINE_CMD;
+if ([peer, baselineCommand, peerFile, fileCommand].some((v) => v !== undefined)) {
+  if (!peer || (!baselineCommand && !fileCommand))
+    throw new Error('IEC61850_PEER goes with IEC61850_BASELINE_CMD or IEC61850_FILE_BASELINE_CMD');
+  if ((peerFile === undefined) !== (fileCommand === undefined)) throw new Error('IEC61850_FILE and IEC61850_FILE_BASELINE_CMD go together');
+  if (baselineCommand) await againstPeer(peer, baselineCommand);
+  if (peerFile && fileCommand) await filesAgainstPeer(peer, peerFile, fileCommand);
   await rm(work, { recursive: true, force: true });
 } else {
   await againstSimulator();
@@ -159,53 +236,14 @@ async function againstSimulator(): Promise<void> {
     await bare.disableReport(`${D}/LLN0$RP$urcb01`);
     await bare.conclude();
 
-    const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-mms-platform-'));
-    const proc = await launch(
-      {
-        DATA_DIR: dataDir,
-        HTTP_PORT: '1',
-        HTTPS_PORT: '0',
-        ADMIN_PASSWORD: 'bench-admin-password',
-        LOG_LEVEL: 'warn',
-        MMS_RECONNECT_MIN_MS: '500',
-      },
-      { log: pino({ level: 'warn' }), host: '127.0.0.1', ephemeralPorts: true },
-    );
+    const p: BenchPlatform = await startBenchPlatform({ MMS_RECONNECT_MIN_MS: '500' });
     try {
-      const url = `http://127.0.0.1:${proc.gateway!.httpPort}`;
-      const login = await fetch(`${url}/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: 'admin', password: 'bench-admin-password' }),
-      });
-      const headers = {
-        authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}`,
-        'content-type': 'application/json',
-      };
-      const project = (await (
-        await fetch(`${url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', isActive: true }) })
-      ).json()) as { id: string };
-      const create = async (name: string) => {
-        const form = new FormData();
-        form.set('connection', JSON.stringify({ name, ip: '127.0.0.1', port: simPort, projectId: project.id, protocol: 'IEC 61850' }));
-        const res = await fetch(`${url}/api/protocols/iec61850/connections/with-file`, {
-          method: 'POST',
-          headers: { authorization: headers.authorization },
-          body: form,
-        });
-        return ((await res.json()) as { id: string }).id;
-      };
-      const status = async (id: string) => (await (await fetch(`${url}/api/connections/${id}/status`, { headers })).json()) as string;
-      const connected = async (id: string, timeoutMs = 60_000) => {
-        const end = Date.now() + timeoutMs;
-        while ((await status(id)) !== 'Connected') {
-          if (Date.now() > end) throw new Error(`${id} did not connect`);
-          await new Promise((r) => setTimeout(r, 20));
-        }
-      };
+      const { headers, url } = p;
+      const create = (name: string) => p.create(name, '127.0.0.1', simPort);
+      const connected = p.connected;
       const id = await create('reports');
       let published = 0;
-      proc.bus.subscribe('events.protocol.report', () => void published++);
+      p.proc.bus.subscribe('events.protocol.report', () => void published++);
       let started = performance.now();
       await fetch(`${url}/api/connections/${id}/start`, { method: 'POST', headers });
       await connected(id);
@@ -224,7 +262,17 @@ async function againstSimulator(): Promise<void> {
       );
       await fetch(`${url}/api/connections/${id}/reports?rcb=${encodeURIComponent(`${D}/LLN0$RP$urcb01`)}`, { method: 'DELETE', headers });
 
-      // 3. Re-establishing after the device restarts (kill and start again), against the first connect.
+      // 3. A device file downloaded through the API, against the platform's MMS client reading it alone.
+      rows.push(
+        await downloads(
+          `a device file of ${fileMiB} MiB downloaded through the HTTP API`,
+          'read by the MMS client alone',
+          () => downloadThroughApi(p, id, benchFile),
+          () => downloadByClient('127.0.0.1', simPort, benchFile),
+        ),
+      );
+
+      // 4. Re-establishing after the device restarts (kill and start again), against the first connect.
       const restarts: number[] = [];
       for (let i = 0; i < 3; i++) {
         await stopChild(sim);
@@ -238,7 +286,7 @@ async function againstSimulator(): Promise<void> {
         `| session re-established after the device restarts (median of 3, from the device listening again) | ${restartMs.toFixed(0)} ms | ${(restartMs / firstConnectMs).toFixed(2)} of the first connect (${firstConnectMs.toFixed(0)} ms) |`,
       );
 
-      // 4. Memory per idle connection, with `idle` connections held by this one replica.
+      // 5. Memory per idle connection, with `idle` connections held by this one replica.
       const ids: string[] = [];
       for (let i = 0; i < idle; i++) ids.push(await create(`idle-${i}`));
       gc();
@@ -255,8 +303,7 @@ async function againstSimulator(): Promise<void> {
         `| memory per idle connection, ${idle} held by one replica (heap after a full collection) | ${(heap / 1024).toFixed(1)} KiB | |`,
       );
     } finally {
-      await proc.stop();
-      await rm(dataDir, { recursive: true, force: true });
+      await p.stop();
     }
   } finally {
     await stopChild(sim);

@@ -111,6 +111,8 @@ export class Association implements ReportSink {
     this.#socket = socket;
     this.#ctx = ctx;
     socket.on('error', () => undefined);
+    // as devices answer: an answer cut into several TPDUs leaves at once, not after the client's delayed ACK
+    socket.setNoDelay(true);
     socket.on('close', () => {
       this.#state = 'closed';
     });

@@ -4,16 +4,29 @@
  * [--require-client-cert]]]` serves one IED of an SCL file until interrupted, logging associations,
  * requests, controls and reports to stdout. With `--password` only associations with that ACSE password
  * are accepted; with `--tls-cert` and `--tls-key` it serves TLS (IEC 62351-3), asking for client
- * certificates signed by `--tls-ca` when given.
+ * certificates signed by `--tls-ca` when given. With `--files DIR`, the files below DIR are its file
+ * store (MMS file services), each named by its path under DIR (`COMTRADE/DR_0001.CFG`).
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseScl } from '@scada/iec61850';
 import { startSimulator } from './server.ts';
 
 const USAGE =
   'usage: main.ts <file.cid|icd|scd> [--ied NAME] [--port 10102] [--host 127.0.0.1] [--password PW] ' +
-  '[--tls-cert cert.pem --tls-key key.pem [--tls-ca ca.pem [--require-client-cert]]]';
+  '[--tls-cert cert.pem --tls-key key.pem [--tls-ca ca.pem [--require-client-cert]]] [--files DIR]';
+
+/** The files below `dir`, by their path under it, with their times: a simulator's file store. */
+async function filesOf(dir: string): Promise<Record<string, { data: Uint8Array; lastModified: string }>> {
+  const out: Record<string, { data: Uint8Array; lastModified: string }> = {};
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    out[relative(dir, path).split('\\').join('/')] = { data: await readFile(path), lastModified: (await stat(path)).mtime.toISOString() };
+  }
+  return out;
+}
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -27,6 +40,7 @@ async function main(): Promise<number> {
       'tls-key': { type: 'string' },
       'tls-ca': { type: 'string' },
       'require-client-cert': { type: 'boolean' },
+      files: { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -65,6 +79,7 @@ async function main(): Promise<number> {
     port,
     ...(values.password === undefined ? {} : { authentication: { password: values.password } }),
     ...(tls ? { tls } : {}),
+    ...(values.files === undefined ? {} : { files: await filesOf(values.files) }),
   });
   const log = (text: string) => console.log(`${new Date().toISOString()} ${text}`);
   sim.on('connection', (e) => log(`#${e.id} connected`));

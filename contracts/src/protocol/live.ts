@@ -337,10 +337,10 @@ export const ControlLogEntry = Type.Object({
 export const getConnectionControlLog = defineOperation({
   operationId: 'getConnectionControlLog',
   service: 'protocol',
-  summary: 'Writes, controls and setting group changes sent to the device',
+  summary: 'Writes, controls, setting group changes and file downloads',
   tags,
   description:
-    "Every write, control and setting group change (active group, edit selection, edit values, confirmation) sent through the platform to this connection's device, newest first, paged: who, what, when, the outcome and the device's reason (IEC 62443-3-3 SR 2.8). Editors of the space.",
+    "Every write, control and setting group change (active group, edit selection, edit values, confirmation) sent through the platform to this connection's device, and every file downloaded from its file store, newest first, paged: who, what, when, the outcome and the device's reason (IEC 62443-3-3 SR 2.8). Editors of the space.",
   request: requestSchema({
     params: connectionParams,
     query: Type.Object(

@@ -1,8 +1,8 @@
 /**
  * Downloads of device files under way on the replica holding their connections. A download is a file the
  * device opened (FileOpen) and hands over one FileRead at a time; the gateway asks for it in chunks, one
- * after the other, each at most `deviceFileChunkBytes`, and while it passes a chunk on, the next piece is
- * already being read from the device. A file larger than the limit is closed at once (413); so is one whose
+ * after the other, each at most `deviceFileChunkBytes`, and while it passes chunks on, the device is read
+ * ahead, one FileRead after the other, up to {@link READ_AHEAD_CHUNKS} chunks. A file larger than the limit is closed at once (413); so is one whose
  * device sends more than it announced, one whose download the gateway ends, and one nobody asked a chunk
  * of for `idleMs`. The file is closed on the device after its last piece.
  */
@@ -25,19 +25,26 @@ type Download = {
   /** Pieces read from the device and not handed over yet. */
   queue: Uint8Array[];
   queued: number;
-  /** The FileRead under way, read ahead of the next chunk. */
-  ahead: Promise<Piece> | undefined;
+  /** The FileRead under way. */
+  reading: Promise<void> | undefined;
+  /** Why reading stopped: a failed FileRead, or a piece past the limits. */
+  failure: unknown;
   /** Octets the device has sent. */
   received: number;
   /** The device's last piece has arrived. */
   deviceDone: boolean;
   /** A chunk is being answered. */
   busy: boolean;
+  /** Empty pieces in a row. */
+  empty: number;
   idle: NodeJS.Timeout | undefined;
 };
 
 /** Empty pieces a device may send in a row (with more following) before it is taken to be stuck. */
 const MAX_EMPTY_PIECES = 3;
+
+/** Chunks read ahead from the device at most, while the ones before travel to the client. */
+const READ_AHEAD_CHUNKS = 2;
 
 /** The downloads of one replica. */
 export class FileDownloads {
@@ -73,14 +80,16 @@ export class FileDownloads {
       next: 0,
       queue: [],
       queued: 0,
-      ahead: undefined,
+      reading: undefined,
+      failure: undefined,
       received: 0,
       deviceDone: false,
       busy: false,
+      empty: 0,
       idle: undefined,
     };
     this.#downloads.set(d.id, d);
-    this.#readAhead(d);
+    this.#pump(d);
     this.#armIdle(d);
     return { download: d.id, name: file.name, size: file.size, lastModified: file.lastModified ?? null };
   }
@@ -97,7 +106,7 @@ export class FileDownloads {
       d.next++;
       const done = d.deviceDone && d.queued === 0;
       if (done) await this.#end(d);
-      else this.#readAhead(d);
+      else this.#pump(d);
       return { data, done };
     } catch (err) {
       await this.#end(d);
@@ -121,26 +130,50 @@ export class FileDownloads {
     return d;
   }
 
-  /** Reads pieces until a whole chunk is there or the device sent its last, holding the device to its limits. */
+  /** Waits until a whole chunk is read ahead, or the device sent its last piece; a failure of reading is the chunk's. */
   async #fill(d: Download): Promise<void> {
-    let empty = 0;
-    while (d.queued < deviceFileChunkBytes && !d.deviceDone) {
-      const piece = await (d.ahead ?? d.file.read());
-      d.ahead = undefined;
-      d.received += piece.data.length;
-      if (d.received > this.#maxBytes)
-        throw new ProblemError(
-          'payload_too_large',
-          `${d.file.name} grew past MAX_FILE_DOWNLOAD_BYTES (${this.#maxBytes}) while it was read`,
-        );
-      if (d.received > d.file.size)
-        throw new ProblemError('bad_gateway', `The device sent more of ${d.file.name} than the ${d.file.size} octets it announced`);
-      empty = piece.data.length === 0 && piece.moreFollows ? empty + 1 : 0;
-      if (empty > MAX_EMPTY_PIECES) throw new ProblemError('bad_gateway', `The device sends empty pieces of ${d.file.name}`);
-      if (piece.data.length > 0) d.queue.push(piece.data);
-      d.queued += piece.data.length;
-      if (!piece.moreFollows) d.deviceDone = true;
+    for (;;) {
+      if (d.failure !== undefined) throw d.failure;
+      if (d.queued >= deviceFileChunkBytes || d.deviceDone) return;
+      this.#pump(d);
+      await d.reading;
     }
+  }
+
+  /** Takes a piece the device sent, holding it to the size it announced and to the limit. */
+  #accept(d: Download, piece: Piece): void {
+    d.received += piece.data.length;
+    if (d.received > this.#maxBytes)
+      throw new ProblemError('payload_too_large', `${d.file.name} grew past MAX_FILE_DOWNLOAD_BYTES (${this.#maxBytes}) while it was read`);
+    if (d.received > d.file.size)
+      throw new ProblemError('bad_gateway', `The device sent more of ${d.file.name} than the ${d.file.size} octets it announced`);
+    d.empty = piece.data.length === 0 && piece.moreFollows ? d.empty + 1 : 0;
+    if (d.empty > MAX_EMPTY_PIECES) throw new ProblemError('bad_gateway', `The device sends empty pieces of ${d.file.name}`);
+    if (piece.data.length > 0) d.queue.push(piece.data);
+    d.queued += piece.data.length;
+    if (!piece.moreFollows) d.deviceDone = true;
+  }
+
+  /** Starts the next FileRead unless one is under way, the device is done, or enough is read ahead. */
+  #pump(d: Download): void {
+    if (d.reading || d.deviceDone || d.failure !== undefined || d.queued >= READ_AHEAD_CHUNKS * deviceFileChunkBytes) return;
+    if (!this.#downloads.has(d.id)) return;
+    d.reading = d.file.read().then(
+      (piece) => {
+        d.reading = undefined;
+        try {
+          this.#accept(d, piece);
+        } catch (err) {
+          d.failure = err;
+          return;
+        }
+        this.#pump(d);
+      },
+      (err: unknown) => {
+        d.reading = undefined;
+        d.failure = err;
+      },
+    );
   }
 
   /** At most one chunk's octets off the front of the queue. */
@@ -162,14 +195,6 @@ export class FileDownloads {
     return out;
   }
 
-  /** Starts the next FileRead while the chunk just answered travels, unless enough is queued or the device is done. */
-  #readAhead(d: Download): void {
-    if (d.ahead || d.deviceDone || d.queued >= deviceFileChunkBytes) return;
-    d.ahead = d.file.read();
-    // a failure is met by the chunk that awaits it (or by nobody, once the download has ended)
-    d.ahead.catch(() => undefined);
-  }
-
   #armIdle(d: Download): void {
     clearTimeout(d.idle);
     d.idle = setTimeout(() => void this.#end(d), this.#idleMs);
@@ -180,7 +205,7 @@ export class FileDownloads {
   async #end(d: Download): Promise<void> {
     if (!this.#downloads.delete(d.id)) return;
     clearTimeout(d.idle);
-    await d.ahead?.catch(() => undefined);
+    await d.reading;
     d.queue = [];
     await d.file.close().catch(() => undefined);
   }
