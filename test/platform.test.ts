@@ -87,13 +87,13 @@ t.test('the whole platform in one process', async (t) => {
     const echo = await fetch(`${platform.url}/api/echo`);
     t.equal(echo.status, 503, 'its routes answer 503 meanwhile');
     t.ok(Number(echo.headers.get('retry-after')) > 0, 'with Retry-After');
-    const { startService } = await import('@scada/platform');
+    const { EnvReader, startService } = await import('@scada/platform');
     const { configService } = await import('@scada/config');
     const again = await startService(configService, {
       bus: platform.proc.bus,
       store: platform.proc.store!,
       log: platform.proc.log,
-      config: {},
+      config: configService.readConfig(new EnvReader({})),
     });
     platform.proc.services.push(again);
     const up = await waitForReplicas(platform.url, 'config', 1);

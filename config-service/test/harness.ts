@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Actor, Operation, RequestOf, ResponseOf } from '@scada/contracts';
-import { call, startService, type Bus, type BusMessage, type RunningService, type Store } from '@scada/platform';
+import { call, EnvReader, startService, type Bus, type BusMessage, type RunningService, type Store } from '@scada/platform';
 import { pino } from 'pino';
 import type { Test } from 'tap';
 import { busTargets } from '../../test/support/buses.ts';
@@ -66,7 +66,7 @@ export async function startHarnesses(t: Test): Promise<Harness[]> {
     for (const target of busTargets()) {
       const bus = await target.make({ defaultTimeoutMs: 10_000 });
       buses.push(bus);
-      running.push(await startService(configService, { bus, store: made.store, log, config: {} }));
+      running.push(await startService(configService, { bus, store: made.store, log, config: configService.readConfig(new EnvReader({})) }));
       harnesses.push(harness(`${target.name} bus, ${storeName} store`, bus, made.store));
     }
   }

@@ -8,6 +8,7 @@ export const problemCodes = {
   bad_header: { status: 400, title: 'Bad header' },
   malformed_body: { status: 400, title: 'Malformed request body' },
   scl_invalid: { status: 400, title: 'Invalid SCL file' },
+  script_invalid: { status: 400, title: 'Script does not compile' },
   unauthenticated: { status: 401, title: 'Authentication required' },
   invalid_credentials: { status: 401, title: 'Invalid credentials' },
   invalid_token: { status: 401, title: 'Invalid token' },

@@ -10,6 +10,7 @@ import {
   ProblemError,
 } from '@scada/contracts';
 import { call, implement, notFound, onBehalfOf, spaceOf, type HandlerContext, type Implementation } from '@scada/platform';
+import { scheduledAmong } from '../store/script_schedules.ts';
 import { faceplates, projects, scripts } from '../store/tables.ts';
 import { announce, auditOf, type HandlerDeps } from './context.ts';
 
@@ -61,10 +62,16 @@ export function lookupHandlers(deps: HandlerDeps): Implementation[] {
         scripts.listWhere(deps.store, spaceOf(ctx), { projectId }),
         call(deps.bus, connectionStatusesOfProject, { params: {}, query: { projectId } }, onBehalfOf(ctx)),
       ]);
+      const scheduled = await scheduledAmong(
+        deps.store,
+        spaceOf(ctx),
+        inProject.map((s) => s.id),
+      );
       return {
         connectionStatuses,
-        // Nothing runs scripts yet; a script runner will report its schedule here.
-        scriptStatuses: Object.fromEntries(inProject.map((s) => [s.id, 'Not Scheduled' as const])),
+        scriptStatuses: Object.fromEntries(
+          inProject.map((s) => [s.id, scheduled.has(s.id) ? ('Scheduled' as const) : ('Not Scheduled' as const)]),
+        ),
         alarmGroupStatuses: {},
         reportStatuses: {},
         dataTransferStatuses: {},

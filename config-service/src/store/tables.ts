@@ -84,6 +84,7 @@ export const scripts = entityTable({
   table: 'config.scripts',
   label: scriptResource.label,
   reference: { field: 'projectId', column: 'project_id', label: 'project', table: 'config.projects' },
-  columns: columnsOf(scriptResource.fields, { code, time: { fromDb: isoDate } }),
+  // `offset` is an SQL keyword.
+  columns: columnsOf(scriptResource.fields, { code, time: { fromDb: isoDate }, offset: { column: 'offset_ms' } }),
   orderBy: `${byName}, id`,
 });

@@ -15,6 +15,8 @@ export const configEvents = {
   subject: (entity: ConfigEntity, verb: ConfigVerb) => `events.config.${entity}.${verb}`,
   /** Every event of the config service. */
   any: 'events.config.>',
+  /** A script ran (`ScriptRanEvent`). */
+  scriptRan: 'events.config.script.ran',
 } as const;
 
 /** Body of every config event: which entity, in which space, changed by whom (the user's name). */
@@ -26,3 +28,13 @@ export const ConfigEvent = Type.Object({
   at: Type.String({ format: 'date-time' }),
 });
 export type ConfigEvent = Static<typeof ConfigEvent>;
+
+/** Body of `events.config.script.ran`: a script's run ended (on the live channel, `event: script`). */
+export const ScriptRanEvent = Type.Object({
+  space: Type.String(),
+  id: Type.String({ description: 'The script.' }),
+  outcome: Type.String(),
+  durationMs: Type.Number(),
+  at: Type.String({ format: 'date-time' }),
+});
+export type ScriptRanEvent = Static<typeof ScriptRanEvent>;

@@ -23,7 +23,7 @@ export const ProjectStatusResponse = Type.Object({
     description: 'Every connection of the project, by id: `Connected` while a live session runs.',
   }),
   scriptStatuses: Type.Record(Type.String(), scheduled, {
-    description: 'Every script of the project, by id: `Not Scheduled` until the platform runs scripts.',
+    description: 'Every script of the project, by id: `Scheduled` or `Not Scheduled` (as `GET /api/scripts/{scriptId}/status`).',
   }),
   alarmGroupStatuses: Type.Record(Type.String(), Type.Union([Type.Literal('Active'), Type.Literal('Not Active')]), {
     description: 'Empty: the platform keeps no alarm groups.',
@@ -66,7 +66,7 @@ export const getProjectStatus = defineOperation({
   tags: ['Projects'],
   description:
     'The live status of every connection of the project (as `GET /api/connections/{connectionId}/status`), ' +
-    'every script `Not Scheduled` (the platform does not run scripts yet), and empty maps for alarm groups, ' +
+    'whether every script is scheduled, and empty maps for alarm groups, ' +
     `reports and data transfers, which the platform does not keep. Each map is keyed by id. ${missingProject}`,
   request: requestSchema({
     params: Type.Object({ projectId: ConfigIdOf('Id of a project of the space (a UUID).') }, { additionalProperties: false }),

@@ -3,6 +3,7 @@ import { faceplateOperations } from './faceplate_ops.ts';
 import { lookupOperations } from './lookup_ops.ts';
 import { projectOperations } from './project_ops.ts';
 import { scriptOperations } from './script_ops.ts';
+import { scriptRuntimeOperations } from './script_runtime_ops.ts';
 
 /** The config service's contract: schemas, events and the operations on projects, dashboards, faceplates, scripts. */
 export * from './kinds.ts';
@@ -13,6 +14,7 @@ export * from './project_ops.ts';
 export * from './dashboard_ops.ts';
 export * from './faceplate_ops.ts';
 export * from './script_ops.ts';
+export * from './script_runtime_ops.ts';
 export * from './lookup_ops.ts';
 
 /** Every operation of the config service, for the registry. */
@@ -21,5 +23,6 @@ export const configOperations = [
   ...dashboardOperations,
   ...faceplateOperations,
   ...scriptOperations,
+  ...scriptRuntimeOperations,
   ...lookupOperations,
 ];

@@ -213,9 +213,13 @@ export const scriptResource = defineResource({
     time: optional(field.dateTime()),
     delay: optional(field.int32(0)),
     period: optional(field.int32(100)),
+    offset: optional(field.int32(0)),
     dsc: optional(field.note(255)),
   },
-  describe: { request: 'A repeatable script.', response: 'A repeatable script.' },
+  describe: {
+    request: 'A repeatable script. `offset` (ms) shifts the grid a `Periodic` script runs on.',
+    response: 'A repeatable script.',
+  },
   missing: { create: missingProject, update: missingProject },
   docs: { list: byNameThenId, get: 'The code reads back byte for byte as it was sent. A script of another space is 404.' },
 });

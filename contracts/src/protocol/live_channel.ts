@@ -9,7 +9,7 @@ import { ReportedValue, SessionWarning } from './events.ts';
  */
 
 /** The topics a stream may follow. */
-export const liveTopics = ['values', 'sessions', 'config'] as const;
+export const liveTopics = ['values', 'sessions', 'config', 'scripts'] as const;
 export type LiveTopic = (typeof liveTopics)[number];
 
 /** The most connections one stream's filter may name. */
@@ -43,6 +43,14 @@ export const LiveConfigChange = Type.Object({
   id: Type.String(),
 });
 export type LiveConfigChange = Static<typeof LiveConfigChange>;
+
+/** Data of an `event: script`: a script's run ended (scheduled or by hand). */
+export const LiveScriptRun = Type.Object({
+  scriptId: Type.String(),
+  outcome: Type.String({ description: '`ok`, `error`, `timeout`, `out_of_memory`, `stack_overflow` or `log_truncated`.' }),
+  durationMs: Type.Number({ minimum: 0 }),
+});
+export type LiveScriptRun = Static<typeof LiveScriptRun>;
 
 /** Why a stream ended, as its last event (`event: end`) says. */
 export const liveEndReasons = ['session_ended', 'session_expired', 'access_ended', 'ip_denied', 'slow', 'shutdown'] as const;

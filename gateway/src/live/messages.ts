@@ -2,9 +2,9 @@
  * What a bus event becomes on the live channel: a message with its space, topic and connection (for
  * filtering) and its SSE frames, written once and shared by every client that gets them. A report
  * becomes one `value` event per attribute; a session change one `session` event; a configuration change
- * (of any context, connections included) one `config` event.
+ * (of any context, connections included) one `config` event; a script's run one `script` event.
  */
-import type { LiveConfigChange, LiveSession, LiveTopic, ReportedValue } from '@scada/contracts';
+import type { LiveConfigChange, LiveScriptRun, LiveSession, LiveTopic, ReportedValue } from '@scada/contracts';
 import type { LoggedEvent } from '@scada/platform';
 
 /** One logged event as the live channel sends it. */
@@ -67,6 +67,10 @@ function buildOf(parts: string[], body: Record<string, unknown>): Build | null {
   if (context === 'protocol' && entity === 'session' && parts.length === 3) {
     const connectionId = String(body.connectionId);
     return { topic: 'sessions', connectionId, data: () => [{ event: 'session', data: sessionOf(body) }] };
+  }
+  if (context === 'config' && entity === 'script' && verb === 'ran' && parts.length === 4 && typeof body.id === 'string') {
+    const run: LiveScriptRun = { scriptId: body.id, outcome: String(body.outcome), durationMs: Number(body.durationMs) };
+    return { topic: 'scripts', connectionId: null, data: () => [{ event: 'script', data: run }] };
   }
   const configEntity = context === 'protocol' && entity === 'connection' ? 'connection' : context === 'config' ? entity : undefined;
   if (configEntity && verb && configVerbs.has(verb) && parts.length === 4 && typeof body.id === 'string') {

@@ -1,4 +1,13 @@
-import { LiveConfigChange, LiveEnd, LiveSession, LiveSnapshot, liveTopics, maxLiveConnections, ReportedValue } from '@scada/contracts';
+import {
+  LiveConfigChange,
+  LiveEnd,
+  LiveScriptRun,
+  LiveSession,
+  LiveSnapshot,
+  liveTopics,
+  maxLiveConnections,
+  ReportedValue,
+} from '@scada/contracts';
 
 type Json = Record<string, unknown>;
 
@@ -15,6 +24,7 @@ export function liveSchemas(): Record<string, Json> {
     LiveValue: plain(ReportedValue),
     LiveSession: plain(LiveSession),
     LiveConfigChange: plain(LiveConfigChange),
+    LiveScriptRun: plain(LiveScriptRun),
     LiveEnd: plain(LiveEnd),
   };
 }
@@ -36,6 +46,7 @@ const events = [
     'A live session changed state: a device went away (`waiting`) or came back (`connected`), or its warnings changed.',
   ],
   ['config', 'LiveConfigChange', 'A configuration change committed (projects, boards, faceplates, scripts, connections, …).'],
+  ['script', 'LiveScriptRun', "A script's run ended, scheduled or by hand (topic `scripts`), with its outcome and duration."],
   [
     'end',
     'LiveEnd',
@@ -50,7 +61,7 @@ export function livePaths(): Record<string, Json> {
       get: {
         operationId: 'followLive',
         tags: ['Live'],
-        summary: 'Follow values, sessions and configuration as Server-Sent Events',
+        summary: 'Follow values, sessions, configuration and script runs as Server-Sent Events',
         description: [
           'One `text/event-stream` per client. Each event has an `id:`, an `event:` name and JSON `data:` (one line; the snapshot of a large space several):',
           '',

@@ -1,0 +1,252 @@
+/**
+ * The script workers of a replica: a fixed number of worker threads, each running one script at a time in
+ * a fresh sandbox, fed from one queue. The main thread serves the scripts' host calls (the plant, over the
+ * bus) and watches every run: a worker that has not answered by the run's deadline plus a grace time is
+ * terminated, the run ends `timeout`, and a new worker takes its place, so that nothing a script does can
+ * hold a thread, the queue or the service.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { CompileProblem, HostApi, HostCall, HostFailure, RunResult, SandboxLimits } from './limits.ts';
+import type { SandboxJob } from './sandbox.ts';
+import type { ToWorker } from './sandbox_worker.ts';
+
+export type PoolOptions = {
+  size: number;
+  log: Logger;
+  /** The memory limit of the runs (`SandboxLimits.memoryBytes`): each worker's WebAssembly memory is bounded by it. */
+  memoryBytes: number;
+  /** How long past a run's deadline its worker may take to answer before it is terminated (default 250 ms). */
+  graceMs?: number;
+  /** Lets tests make a worker hang (`hang`). */
+  testHooks?: boolean;
+};
+
+type Task =
+  | { type: 'run'; job: SandboxJob; host: HostApi; resolve: (r: RunResult) => void; hang?: boolean }
+  | { type: 'check'; job: SandboxJob; resolve: (r: CompileProblem) => void };
+
+type Slot = {
+  worker: Worker;
+  ready: Promise<void>;
+  task: Task | null;
+  id: number;
+  startedAt: number;
+  watchdog: NodeJS.Timeout | null;
+  abort: AbortController | null;
+};
+
+type FromWorker =
+  | { type: 'ready' }
+  | { type: 'call'; job: number; call: number; kind: string; args: unknown }
+  | { type: 'done'; job: number; result: RunResult | CompileProblem; retire?: boolean };
+
+let nextJob = 0;
+
+/**
+ * The file a worker thread starts: the worker module itself (a chunk of the bundle; the TypeScript source
+ * under Deno), or beside the TypeScript source under Node the starter that registers tsx first.
+ */
+function workerEntry(moduleUrl: string): URL {
+  const fromSource = moduleUrl.endsWith('.ts') && !('Deno' in globalThis);
+  return fromSource ? new URL('sandbox_worker_tsx.mjs', moduleUrl) : new URL(moduleUrl);
+}
+
+/** A refusal of a host call as the script gets it. */
+function failureOf(err: unknown): HostFailure {
+  const e = err as { message?: unknown; code?: unknown; status?: unknown; extensions?: { deviceError?: unknown }; detail?: unknown };
+  const message = typeof e?.detail === 'string' ? e.detail : typeof e?.message === 'string' ? e.message : 'the call failed';
+  return {
+    message,
+    ...(typeof e?.code === 'string' ? { code: e.code } : {}),
+    ...(typeof e?.status === 'number' ? { status: e.status } : {}),
+    ...(e?.extensions?.deviceError !== undefined ? { deviceError: e.extensions.deviceError } : {}),
+  };
+}
+
+export class ScriptPool {
+  readonly #options: PoolOptions;
+  readonly #slots: Slot[] = [];
+  readonly #queue: Task[] = [];
+  #workerUrl: Promise<{ url: URL; marker: string }> | null = null;
+  #stopped = false;
+  #replaced = 0;
+
+  constructor(options: PoolOptions) {
+    this.#options = options;
+  }
+
+  /** Workers terminated and replaced so far (a run that did not come back). */
+  get replaced(): number {
+    return this.#replaced;
+  }
+
+  /** Runs waiting for a worker. */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  /** Runs a script; answers how it ended, whatever the script does. */
+  run(job: SandboxJob, host: HostApi): Promise<RunResult> {
+    return new Promise((resolve) => this.#enqueue({ type: 'run', job, host, resolve }));
+  }
+
+  /** Compiles a script without running it: null, or where and why it does not compile. */
+  check(code: string, limits: SandboxLimits): Promise<CompileProblem> {
+    return new Promise((resolve) => this.#enqueue({ type: 'check', job: { code, limits, state: null }, resolve }));
+  }
+
+  /** Tests only: the next worker to take a job stops answering, as one stuck outside the interpreter would. */
+  runHanging(job: SandboxJob): Promise<RunResult> {
+    if (!this.#options.testHooks) throw new Error('the pool was not started with test hooks');
+    return new Promise((resolve) => this.#enqueue({ type: 'run', job, host: async () => null, resolve, hang: true }));
+  }
+
+  /** Terminates every worker; queued and running jobs end as errors. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const task of this.#queue.splice(0)) this.#fail(task, 'the service is stopping');
+    await Promise.all(
+      this.#slots.splice(0).map(async (slot) => {
+        if (slot.task) this.#fail(slot.task, 'the service is stopping');
+        if (slot.watchdog) clearTimeout(slot.watchdog);
+        await slot.worker.terminate();
+      }),
+    );
+  }
+
+  #enqueue(task: Task): void {
+    if (this.#stopped) return this.#fail(task, 'the service is stopping');
+    this.#queue.push(task);
+    void this.#pump();
+  }
+
+  async #pump(): Promise<void> {
+    this.#workerUrl ??= import('./sandbox_worker.ts').then((m) => ({ url: workerEntry(m.sandboxWorkerUrl), marker: m.workerMarker }));
+    const where = await this.#workerUrl;
+    if (this.#stopped) return;
+    while (this.#slots.length < this.#options.size && this.#slots.length < this.#queue.length + this.#busy()) {
+      this.#slots.push(this.#spawn(where));
+    }
+    for (const slot of this.#slots) {
+      if (slot.task || this.#queue.length === 0) continue;
+      this.#start(slot, this.#queue.shift()!);
+    }
+  }
+
+  #busy(): number {
+    return this.#slots.filter((s) => s.task !== null).length;
+  }
+
+  #spawn({ url, marker }: { url: URL; marker: string }): Slot {
+    const worker = new Worker(url, {
+      workerData: { kind: marker, testHooks: this.#options.testHooks === true, memoryBytes: this.#options.memoryBytes },
+    });
+    worker.unref();
+    let ready!: () => void;
+    const slot: Slot = { worker, ready: new Promise((r) => (ready = r)), task: null, id: -1, startedAt: 0, watchdog: null, abort: null };
+    worker.on('message', (msg: FromWorker) => {
+      if (msg.type === 'ready') return ready();
+      if (msg.type === 'call') return void this.#serveCall(slot, msg);
+      if (msg.type === 'done' && msg.job === slot.id) this.#done(slot, msg.result, msg.retire === true);
+    });
+    worker.on('error', (err) => this.#options.log.error({ err }, 'a script worker failed'));
+    worker.on('exit', () => this.#lost(slot, 'the script worker ended'));
+    return slot;
+  }
+
+  #start(slot: Slot, task: Task): void {
+    slot.task = task;
+    slot.id = ++nextJob;
+    slot.abort = new AbortController();
+    const limits = task.job.limits;
+    void slot.ready.then(() => {
+      if (slot.task !== task) return;
+      slot.startedAt = performance.now();
+      // The watchdog counts from when the worker can start, so that a slow worker start is not the script's time.
+      slot.watchdog = setTimeout(() => this.#hung(slot), limits.deadlineMs + (this.#options.graceMs ?? 250));
+      const message: ToWorker =
+        task.type === 'run' && task.hang ? { type: 'hang', job: slot.id } : { type: task.type, job: slot.id, ...task.job };
+      slot.worker.postMessage(message);
+    });
+  }
+
+  async #serveCall(slot: Slot, msg: Extract<FromWorker, { type: 'call' }>): Promise<void> {
+    const task = slot.task;
+    if (task?.type !== 'run' || msg.job !== slot.id) return;
+    const signal = slot.abort!.signal;
+    let answer: { json: string } | { failure: HostFailure };
+    try {
+      answer = { json: JSON.stringify((await task.host(msg.args as HostCall, signal)) ?? null) };
+    } catch (err) {
+      answer = { failure: failureOf(err) };
+    }
+    if (slot.task === task) slot.worker.postMessage({ type: 'reply', job: msg.job, call: msg.call, answer } satisfies ToWorker);
+  }
+
+  #done(slot: Slot, result: RunResult | CompileProblem, retire: boolean): void {
+    const task = slot.task;
+    if (!task) return;
+    this.#release(slot);
+    if (retire) this.#replace(slot);
+    if (task.type === 'run') task.resolve(result as RunResult);
+    else task.resolve(result as CompileProblem);
+    void this.#pump();
+  }
+
+  #release(slot: Slot): void {
+    if (slot.watchdog) clearTimeout(slot.watchdog);
+    slot.abort?.abort();
+    slot.watchdog = null;
+    slot.abort = null;
+    slot.task = null;
+  }
+
+  /** A worker that did not answer in time: terminated, its run ended `timeout`, a new worker in its place. */
+  #hung(slot: Slot): void {
+    const task = slot.task;
+    if (!task) return;
+    this.#options.log.warn({ deadlineMs: task.job.limits.deadlineMs }, 'a script worker did not come back; terminating it');
+    const ms = performance.now() - slot.startedAt;
+    this.#replace(slot);
+    this.#resolveAs(
+      task,
+      'timeout',
+      ms,
+      `the run did not end by its deadline of ${task.job.limits.deadlineMs} ms; its worker was terminated`,
+    );
+  }
+
+  /** A worker that ended on its own (a crash in the WebAssembly module): its run fails, a new worker takes its place. */
+  #lost(slot: Slot, why: string): void {
+    if (!this.#slots.includes(slot)) return;
+    const task = slot.task;
+    this.#replace(slot);
+    if (task) this.#resolveAs(task, 'error', performance.now() - slot.startedAt, why);
+  }
+
+  #replace(slot: Slot): void {
+    const at = this.#slots.indexOf(slot);
+    if (at === -1) return;
+    this.#slots.splice(at, 1);
+    this.#release(slot);
+    this.#replaced++;
+    void slot.worker.terminate();
+    if (!this.#stopped) void this.#pump();
+  }
+
+  #resolveAs(task: Task, outcome: 'timeout' | 'error', ms: number, message: string): void {
+    if (task.type === 'check') return task.resolve({ name: 'InternalError', message, line: null, column: null });
+    task.resolve({
+      outcome,
+      result: null,
+      logs: [],
+      durationMs: Math.round(ms * 100) / 100,
+      error: { name: 'InternalError', message, line: null, column: null },
+    });
+  }
+
+  #fail(task: Task, message: string): void {
+    this.#resolveAs(task, 'error', 0, message);
+  }
+}
