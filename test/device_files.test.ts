@@ -129,6 +129,9 @@ t.test(`a device's file store (${p.mode})`, async (t) => {
     });
     const text = await download('/COMTRADE/DR_0001.CFG');
     t.equal(await text.text(), cfg, 'a name with a leading / as some devices write it');
+    const head = await c.api('HEAD', `/files/content?path=${q('COMTRADE/DR_0001.DAT')}`);
+    t.same([head.status, head.headers.get('content-length')], [200, String(dat.length)], 'HEAD answers the headers');
+    await until('closed after HEAD', async () => sim.openFiles() === 0, 5000);
   });
 
   t.test('a file past MAX_FILE_DOWNLOAD_BYTES is 413 and closed on the device at once', async (t) => {

@@ -1,18 +1,12 @@
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
-import {
-  closeConnectionFile,
-  deadlineOf,
-  openConnectionFile,
-  readConnectionFileChunk,
-  type Operation,
-  type ResponseOf,
-} from '@scada/contracts';
-import { call, type Bus, type CallContext } from '@scada/platform';
+import { closeConnectionFile, openConnectionFile, readConnectionFileChunk, type Operation, type ResponseOf } from '@scada/contracts';
+import { call, type Bus } from '@scada/platform';
 import type { Context } from 'koa';
 import type { SessionDeps } from '../auth/session.ts';
 import { authorize } from '../middleware/authorize.ts';
 import { buildMessage } from './operations.ts';
+import { callContext } from './scl_files.ts';
 
 /** What the device file route needs. */
 export type DeviceFileRouteDeps = { bus: Bus; busTimeoutMs: number; bodyLimitBytes: number; sessions: SessionDeps };
@@ -38,17 +32,6 @@ export function deviceFileRoutes(ops: readonly Operation[], deps: DeviceFileRout
   return router;
 }
 
-/** The context of one call of the route: the caller, and the deadline of the operation called. */
-function callContext(ctx: Context, deps: DeviceFileRouteDeps, op: Operation): CallContext {
-  return {
-    requestId: ctx.state.requestId,
-    space: ctx.state.space,
-    actor: ctx.state.actor,
-    clientIp: ctx.state.clientIp,
-    timeoutMs: deadlineOf(op, deps.busTimeoutMs),
-  };
-}
-
 /** A file name as a header's quoted string takes it: its last segment, with what a quoted string cannot hold replaced. */
 function attachmentName(name: string): string {
   const last = name.replace(/\/+$/, '').split('/').at(-1) ?? 'file';
@@ -63,6 +46,7 @@ async function download(ctx: Context, deps: DeviceFileRouteDeps, message: { para
   ctx.set('Content-Disposition', `attachment; filename="${attachmentName(opened.name)}"`);
   if (opened.lastModified) ctx.set('Last-Modified', new Date(opened.lastModified).toUTCString());
   ctx.status = 200;
+  if (ctx.method === 'HEAD') return closeDownload(ctx, deps, connectionId, opened.download);
   ctx.body = Readable.from(chunks(ctx, deps, connectionId, opened));
 }
 
@@ -86,9 +70,12 @@ async function* chunks(ctx: Context, deps: DeviceFileRouteDeps, connectionId: st
       if (data.length > 0) yield data;
     }
   } finally {
-    if (!done) {
-      const query = { download: opened.download };
-      await call(deps.bus, closeConnectionFile, { params, query }, callContext(ctx, deps, closeConnectionFile)).catch(() => undefined);
-    }
+    if (!done) await closeDownload(ctx, deps, connectionId, opened.download);
   }
+}
+
+/** Ends a download before its last chunk; the file is closed on the device. */
+async function closeDownload(ctx: Context, deps: DeviceFileRouteDeps, connectionId: string, download: string): Promise<void> {
+  const message = { params: { connectionId }, query: { download } };
+  await call(deps.bus, closeConnectionFile, message, callContext(ctx, deps, closeConnectionFile)).catch(() => undefined);
 }

@@ -50,8 +50,8 @@ export function sclFileRoutes(ops: readonly Operation[], deps: SclFileRouteDeps)
   return router;
 }
 
-/** The context of one call of the route: the caller, and the deadline of the operation called. */
-function callContext(ctx: Context, deps: SclFileRouteDeps, op: Operation): CallContext {
+/** The context of one call a file route makes: the caller, and the deadline of the operation called. */
+export function callContext(ctx: Context, deps: { busTimeoutMs: number }, op: Operation): CallContext {
   return {
     requestId: ctx.state.requestId,
     space: ctx.state.space,

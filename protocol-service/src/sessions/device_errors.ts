@@ -99,6 +99,15 @@ function fromMms(err: MmsError, service: DeviceService, reference: string): Prob
   return deviceRefused(reference, { service, error: err.text });
 }
 
+/** Runs a device operation; whatever it fails with becomes the problem the API answers. */
+export async function answer<T>(service: DeviceService, reference: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw deviceProblem(err, service, reference);
+  }
+}
+
 /** The problem for any failure of a device operation on `reference`. */
 export function deviceProblem(err: unknown, service: DeviceService, reference: string): ProblemError {
   if (err instanceof ProblemError) return err;

@@ -17,20 +17,11 @@ import {
   writeSgcb,
   type SgcbAttribute,
 } from '@scada/iec61850';
-import { deviceProblem, type DeviceService } from './device_errors.ts';
+import { answer, type DeviceService } from './device_errors.ts';
 import { deviceRecords } from './mms_records.ts';
 import type { Connector, LiveDevice, ReportOptions, SettingGroupBlock } from './live_device.ts';
 
 export type MmsConnectorOptions = { requestTimeoutMs: number; idleProbeMs: number; log: Logger };
-
-/** Runs a device operation; whatever it fails with becomes the problem the API answers (see device_errors.ts). */
-async function answer<T>(service: DeviceService, reference: string, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    throw deviceProblem(err, service, reference);
-  }
-}
 
 /** The API's trigger names (as SCL writes them) and the TrgOps flags of the client layer. */
 const triggerFlags: Record<string, string> = {

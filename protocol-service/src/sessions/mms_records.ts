@@ -4,16 +4,8 @@
  * answers (`device_errors.ts`): a name it has no file of is 404, a refusal `device_refused` with its reason.
  */
 import { DeviceFile, fileDirectory, queryLog, type Iec61850Device } from '@scada/iec61850';
-import { deviceProblem, type DeviceService } from './device_errors.ts';
+import { answer } from './device_errors.ts';
 import type { LiveDevice } from './live_device.ts';
-
-async function answer<T>(service: DeviceService, reference: string, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    throw deviceProblem(err, service, reference);
-  }
-}
 
 function fromHex(hex: string): Uint8Array {
   return Uint8Array.from(hex.match(/../g) ?? [], (h) => Number.parseInt(h, 16));
