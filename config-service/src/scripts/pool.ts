@@ -70,6 +70,7 @@ export class ScriptPool {
   readonly #queue: Task[] = [];
   #workerUrl: Promise<{ url: URL; marker: string }> | null = null;
   #stopped = false;
+  #warm = false;
   #replaced = 0;
 
   constructor(options: PoolOptions) {
@@ -102,6 +103,13 @@ export class ScriptPool {
     return new Promise((resolve) => this.#enqueue({ type: 'run', job, host: async () => null, resolve, hang: true }));
   }
 
+  /** Starts every worker now, so that the first runs do not wait for a thread to load QuickJS. */
+  warm(): void {
+    if (this.#warm || this.#stopped) return;
+    this.#warm = true;
+    void this.#pump();
+  }
+
   /** Terminates every worker; queued and running jobs end as errors. */
   async stop(): Promise<void> {
     this.#stopped = true;
@@ -125,7 +133,8 @@ export class ScriptPool {
     this.#workerUrl ??= import('./sandbox_worker.ts').then((m) => ({ url: workerEntry(m.sandboxWorkerUrl), marker: m.workerMarker }));
     const where = await this.#workerUrl;
     if (this.#stopped) return;
-    while (this.#slots.length < this.#options.size && this.#slots.length < this.#queue.length + this.#busy()) {
+    const wanted = this.#warm ? this.#options.size : Math.min(this.#options.size, this.#queue.length + this.#busy());
+    while (this.#slots.length < wanted) {
       this.#slots.push(this.#spawn(where));
     }
     for (const slot of this.#slots) {

@@ -61,6 +61,7 @@ export function startScriptRuntime(deps: {
     timeZone: config.timeZone,
     load: (space, id) => loadScript(store, space, id),
     fire: async (script) => void (await runner.run(script, { trigger: 'schedule', by: instance }, config.limits.deadlineMs)),
+    onTake: () => pool.warm(),
   });
   return {
     config,

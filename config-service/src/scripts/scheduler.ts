@@ -40,6 +40,8 @@ export type SchedulerOptions<S extends ScheduledScript> = {
   load(space: string, id: string): Promise<S | null>;
   /** Runs the script; the scheduler waits for it before the script's next run can start. */
   fire(script: S): Promise<void>;
+  /** Called when this replica takes a script: the runs are coming (the pool starts its workers). */
+  onTake?(): void;
 };
 
 export type Scheduler = {
@@ -125,6 +127,7 @@ export function startScheduler<S extends ScheduledScript>(options: SchedulerOpti
     const now = Date.now();
     const h: Held = { row, lastDue: row.lastDueAt?.getTime() ?? now, timer: null, running: null, dropped: false };
     held.set(k, h);
+    options.onTake?.();
     const script = await options.load(row.space, row.scriptId);
     if (!script) return drop(k);
     const schedule = scheduleOfScript(script, h);

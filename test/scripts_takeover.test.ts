@@ -1,0 +1,91 @@
+/**
+ * Scheduled scripts across config replicas, on the store and bus the environment names: three replicas
+ * (the platform's own and two more on the same store and bus) share a periodic script and it fires on one
+ * of them at a time, once per due time; when its holder dies without giving its lease up, another takes
+ * it over within 15 s and counts the runs missed meanwhile without making them up.
+ */
+import { randomUUID } from 'node:crypto';
+import { readConfigServiceConfig, startScriptRuntime, type ScriptRuntime } from '@scada/config';
+import { EnvReader } from '@scada/platform';
+import t from 'tap';
+import { startTestPlatform } from './support/platform.ts';
+import { until } from './support/live.ts';
+import { signIn } from './support/session.ts';
+import { scriptsApi } from './support/scripts.ts';
+
+const p = await startTestPlatform();
+t.teardown(() => p.stop());
+const store = p.proc.store!;
+const config = readConfigServiceConfig(new EnvReader({}));
+const replicas = new Map<string, ScriptRuntime>();
+for (let i = 0; i < 2; i++) {
+  const instance = `replica-${i}-${randomUUID().slice(0, 8)}`;
+  replicas.set(instance, startScriptRuntime({ store, bus: p.proc.bus, log: p.proc.log, instance, config }));
+}
+t.teardown(() => Promise.all([...replicas.values()].map((r) => r.stop())));
+
+type Run = { startedAt: string; by: string; trigger: string };
+type Runs = { missed: number; overlapped: number; runs: Run[] };
+
+t.test(`a scheduled script fires on one replica at a time, and another takes it over (${p.mode})`, async (t) => {
+  const editor = await signIn(p, { role: 'editor' });
+  const s = await scriptsApi(p, editor);
+  const runs = async (id: string) => (await (await s.api('GET', `/${id}/runs?limit=100`)).json()) as Runs;
+  const period = 250;
+  const id = await s.create('return ins.now()', { type: 'Periodic', period });
+
+  // Scheduled in the store directly, so that one of the two replicas here (not the platform's own,
+  // which the API would kick first) takes it: that one can then die without giving its lease up.
+  let holder: string | undefined;
+  for (let attempt = 0; attempt < 5 && !holder; attempt++) {
+    await store.query('delete from config.script_schedules where script_id = $1', [id]);
+    await store.query('insert into config.script_schedules (space, script_id) values ($1, $2)', ['default', id]);
+    await Promise.all([...replicas.values()].map((r) => r.scheduler.kick()));
+    const { rows } = await store.query<{ owner: string | null }>('select owner from config.script_schedules where script_id = $1', [id]);
+    holder = replicas.has(rows[0]?.owner ?? '') ? (rows[0]!.owner as string) : undefined;
+  }
+  t.ok(holder, 'a replica holds the script');
+
+  const before = await until('a dozen runs', async () => {
+    const r = await runs(id);
+    return r.runs.length >= 12 && r;
+  });
+  const byHolder = new Set(before.runs.map((r) => r.by));
+  t.same([...byHolder], [holder], 'every run on the replica holding it');
+  const times = before.runs.map((r) => Date.parse(r.startedAt)).sort((a, b) => a - b);
+  const gaps = times.slice(1).map((x, i) => x - times[i]!);
+  t.ok(
+    gaps.every((g) => g >= period / 2),
+    `once per due time (gaps ${Math.min(...gaps)}-${Math.max(...gaps)} ms)`,
+  );
+
+  // The holder dies: it fires no more and renews nothing, and its lease is left to run out.
+  replicas.get(holder!)!.scheduler.abandon();
+  const died = Date.now();
+  const after = await until(
+    'a run on another replica',
+    async () => {
+      const r = await runs(id);
+      const taken = r.runs.find((x) => x.by !== holder);
+      return taken && { ...r, taken };
+    },
+    20_000,
+  );
+  const takenAfter = Date.parse(after.taken.startedAt) - died;
+  t.ok(takenAfter <= 15_000, `another replica took it over ${takenAfter} ms after its holder died`);
+  t.ok(after.missed >= 1, `the runs due meanwhile are counted missed (${after.missed})`);
+  const later = await until('runs after the takeover', async () => {
+    const r = await runs(id);
+    return r.runs.filter((x) => x.by !== holder).length >= 4 && r;
+  });
+  const newTimes = later.runs
+    .filter((x) => x.by !== holder)
+    .map((x) => Date.parse(x.startedAt))
+    .sort((a, b) => a - b);
+  t.ok(
+    newTimes.slice(1).every((x, i) => x - newTimes[i]! >= period / 2),
+    'missed runs are not made up in a burst',
+  );
+  t.equal(new Set(later.runs.filter((x) => x.by !== holder).map((x) => x.by)).size, 1, 'and one replica holds it now');
+  t.equal((await s.api('POST', `/${id}/unschedule`)).status, 204);
+});
