@@ -9,7 +9,13 @@ import type { Operation, ServiceName } from './operation.ts';
 export const serviceCalls: Record<ServiceName, readonly string[]> = {
   auth: [],
   // The project status; and what a script's `ins` calls, as the script (config-service/src/scripts/plant.ts).
-  config: ['connectionStatusesOfProject', 'readConnectionValues', 'getConnectionValues', 'writeConnectionValue', 'operateConnectionControl'],
+  config: [
+    'connectionStatusesOfProject',
+    'readConnectionValues',
+    'getConnectionValues',
+    'writeConnectionValue',
+    'operateConnectionControl',
+  ],
   protocol: ['getProject'],
 };
 

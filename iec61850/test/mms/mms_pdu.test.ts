@@ -246,8 +246,8 @@ t.test('unknown PDU and service tags are refused naming the tag', async (t) => {
     { code: 'unknown_tag', message: /\[U16\]/ },
   );
   t.match(
-    codecError(() => decodeMmsPdu(fromHex('a006020101bf4800'))),
-    { code: 'unsupported_service', message: /\[C72\] \(fileOpen\)/ },
+    codecError(() => decodeMmsPdu(fromHex('a006020101bf4b00'))),
+    { code: 'unsupported_service', message: /\[C75\] \(fileRename\)/ },
   );
   t.match(
     codecError(() => decodeMmsPdu(fromHex('a006020101bf6300'))),
