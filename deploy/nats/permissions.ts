@@ -82,7 +82,14 @@ export function permissionsOf(role: NatsRole, prefix: string): Permissions {
       '$JS.API.INFO',
       `$KV.${bucket}.>`,
     ],
-    subscribe: [inbox, p(`${role}.v1.>`), ...discovery, ...presence],
+    subscribe: [
+      inbox,
+      p(`${role}.v1.>`),
+      ...discovery,
+      ...presence,
+      // The config replicas holding scheduled scripts hear at once of one scheduled, changed or run elsewhere.
+      ...(role === 'config' ? [p('events.config.script.>')] : []),
+    ],
     allowResponses: true,
   };
 }

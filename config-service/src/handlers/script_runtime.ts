@@ -1,4 +1,5 @@
 import {
+  configEvents,
   getScriptRuns,
   getScriptStatus,
   getScriptStatuses,
@@ -10,7 +11,16 @@ import {
   unscheduleScript,
   type ScriptRunAnswer,
 } from '@scada/contracts';
-import { actorOf, implement, notFound, remainingMs, spaceOf, type HandlerContext, type Implementation } from '@scada/platform';
+import {
+  actorOf,
+  implement,
+  notFound,
+  publishEvent,
+  remainingMs,
+  spaceOf,
+  type HandlerContext,
+  type Implementation,
+} from '@scada/platform';
 import type { CompileProblem, RunResult } from '../scripts/limits.ts';
 import { loadScript, type ScriptRuntime } from '../scripts/runtime.ts';
 import { scheduleProblem } from '../scripts/schedule_times.ts';
@@ -45,6 +55,11 @@ function answerOf(result: RunResult): ScriptRunAnswer {
     durationMs: result.durationMs,
     ...(result.error ? { error: result.error } : {}),
   };
+}
+
+/** Tells every replica that a script was scheduled or unscheduled (`events.config.script.scheduled|unscheduled`). */
+function announceSchedule(deps: HandlerDeps, ctx: HandlerContext, subject: string, id: string): void {
+  publishEvent(deps.bus, subject, { space: spaceOf(ctx), id, actor: actorOf(ctx).name }, ctx.requestId);
 }
 
 /** Whether scripts are scheduled, the summaries, scheduling, runs by hand and the last runs. */
@@ -86,13 +101,20 @@ export function scriptRuntimeHandlers(deps: HandlerDeps, runtime: ScriptRuntime)
       if (problem) throw new ProblemError('conflict', `The script cannot be scheduled: ${problem}`);
       const invalid = await runtime.pool.check(script.code, runtime.config.limits);
       if (invalid) throw scriptInvalid(invalid);
-      if (await schedule(deps.store, script.space, script.id)) await runtime.scheduler.kick();
+      if (await schedule(deps.store, script.space, script.id)) {
+        announceSchedule(deps, ctx, configEvents.scriptScheduled, script.id);
+        await runtime.scheduler.kick();
+      }
       return null;
     }),
 
     implement(unscheduleScript, async ({ params }, ctx) => {
       const script = await scriptOf(ctx, params.scriptId);
-      await unschedule(deps.store, script.space, script.id);
+      if (await unschedule(deps.store, script.space, script.id)) {
+        // Here at once; on the replica holding it as soon as it hears (at the latest at its next lease renewal).
+        runtime.scheduler.unscheduled(script.space, script.id);
+        announceSchedule(deps, ctx, configEvents.scriptUnscheduled, script.id);
+      }
       return null;
     }),
 

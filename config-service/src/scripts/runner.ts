@@ -19,7 +19,7 @@ export type RunnableScript = ScriptIdentity & { code: string; log: boolean };
 /** Who started a run. */
 export type RunTrigger = { trigger: 'schedule' | 'hand'; by: string };
 
-export type RunnerDeps = { store: Store; bus: Bus; pool: ScriptPool; limits: SandboxLimits; log: Logger };
+export type RunnerDeps = { store: Store; bus: Bus; pool: ScriptPool; limits: SandboxLimits; log: Logger; instance: string };
 
 /** How often records of scheduled runs are written. */
 const journalMs = 250;
@@ -27,6 +27,8 @@ const journalMs = 250;
 export class ScriptRunner {
   readonly #deps: RunnerDeps;
   #batch: RunRecord[] = [];
+  /** The state of scripts this replica runs on their schedule, so that a run does not read it first. */
+  readonly #states = new Map<string, string | null>();
   #timer: NodeJS.Timeout | null = null;
   #writing: Promise<void> = Promise.resolve();
 
@@ -37,13 +39,20 @@ export class ScriptRunner {
   /** Runs the script with `deadlineMs`, keeps its state and record, announces it; answers how it ended. */
   async run(script: RunnableScript, trigger: RunTrigger, deadlineMs: number): Promise<RunResult> {
     const { store, bus, pool, limits } = this.#deps;
-    const state = await loadState(store, script.space, script.id);
+    const key = `${script.space}/${script.id}`;
+    const scheduled = trigger.trigger === 'schedule';
+    const state =
+      scheduled && this.#states.has(key) ? (this.#states.get(key) as string | null) : await loadState(store, script.space, script.id);
+    if (scheduled) this.#states.set(key, state);
     const startedAt = new Date();
     // The host calls' deadline: the run's, counted from now (a wait in the queue only shortens it).
     const host = plantApi(bus, script, Date.now() + deadlineMs);
     const result = await pool.run({ code: script.code, limits: { ...limits, deadlineMs }, state }, host);
     if (result.compileFailed && trigger.trigger === 'hand') return result;
-    if (result.state !== undefined) await saveState(store, script.space, script.id, result.state);
+    if (result.state !== undefined) {
+      await saveState(store, script.space, script.id, result.state);
+      if (this.#states.has(key)) this.#states.set(key, result.state);
+    }
     this.#keep({
       space: script.space,
       scriptId: script.id,
@@ -59,10 +68,22 @@ export class ScriptRunner {
     publishEvent(
       bus,
       configEvents.scriptRan,
-      { space: script.space, id: script.id, outcome: result.outcome, durationMs: result.durationMs },
+      {
+        space: script.space,
+        id: script.id,
+        outcome: result.outcome,
+        durationMs: result.durationMs,
+        by: this.#deps.instance,
+        stateChanged: result.state !== undefined,
+      },
       randomUUID(),
     );
     return result;
+  }
+
+  /** Forgets the copy of a script's state (another replica changed it, or this one no longer runs it). */
+  forgetState(space: string, id: string): void {
+    this.#states.delete(`${space}/${id}`);
   }
 
   #keep(record: RunRecord): void {

@@ -3,6 +3,7 @@
  * the service and stopped with it (the scheduler first, so no run starts; the runs under way end; their
  * records are written; the workers end).
  */
+import { configEvents } from '@scada/contracts';
 import type { Bus, Queryable, Store } from '@scada/platform';
 import type { Logger } from 'pino';
 import type { ConfigServiceConfig } from '../config.ts';
@@ -26,7 +27,16 @@ export type ScriptRuntime = {
 /** A script of the space, or null. */
 export async function loadScript(db: Queryable, space: string, id: string): Promise<LoadedScript | null> {
   const row = await scripts.get(db, space, id);
-  if (!row) return null;
+  return row ? scriptOf(space, row) : null;
+}
+
+/** Scripts of a space by id, in one query (those gone are left out). */
+export async function loadScripts(db: Queryable, space: string, ids: string[]): Promise<Map<string, LoadedScript>> {
+  const rows = await scripts.listWhere(db, space, { id: ids });
+  return new Map(rows.map((row) => [row.id, scriptOf(space, row)]));
+}
+
+function scriptOf(space: string, row: Record<string, unknown> & { id: string }): LoadedScript {
   return {
     space,
     id: row.id,
@@ -52,23 +62,41 @@ export function startScriptRuntime(deps: {
   const { store, bus, config, instance } = deps;
   const log = deps.log.child({ part: 'scripts' });
   const pool = new ScriptPool({ size: config.workers, log, memoryBytes: config.limits.memoryBytes });
-  const runner = new ScriptRunner({ store, bus, pool, limits: config.limits, log });
+  const runner = new ScriptRunner({ store, bus, pool, limits: config.limits, log, instance });
   const scheduler = startScheduler<LoadedScript>({
     store,
     log,
     owner: instance,
     leaseMs: config.leaseMs,
     timeZone: config.timeZone,
-    load: (space, id) => loadScript(store, space, id),
+    load: (space, ids) => loadScripts(store, space, ids),
     fire: async (script) => void (await runner.run(script, { trigger: 'schedule', by: instance }, config.limits.deadlineMs)),
     onTake: () => pool.warm(),
+    onDrop: (space, id) => runner.forgetState(space, id),
   });
+  const events = bus.subscribe(configEvents.scriptAny, (msg) => followScript(msg.subject, msg.data));
+  /** What another request or replica did to a script, as its events say. */
+  const followScript = (subject: string, data: Uint8Array) => {
+    let body: { space?: unknown; id?: unknown; by?: unknown; stateChanged?: unknown };
+    try {
+      body = JSON.parse(new TextDecoder().decode(data)) as typeof body;
+    } catch {
+      return;
+    }
+    if (typeof body.space !== 'string' || typeof body.id !== 'string') return;
+    const verb = subject.slice(subject.lastIndexOf('.') + 1);
+    if (verb === 'scheduled') void scheduler.kick();
+    else if (verb === 'unscheduled') scheduler.unscheduled(body.space, body.id);
+    else if (verb === 'updated' || verb === 'deleted') void scheduler.changed(body.space, body.id);
+    else if (verb === 'ran' && body.by !== instance && body.stateChanged === true) runner.forgetState(body.space, body.id);
+  };
   return {
     config,
     pool,
     runner,
     scheduler,
     stop: async () => {
+      await events.unsubscribe();
       await scheduler.stop();
       await runner.flush();
       await pool.stop();

@@ -1,24 +1,27 @@
 /**
  * Holds this replica's share of the scheduled scripts and fires each when it is due, as the protocol
  * service's supervisor holds connections: every tick it renews its leases (a script whose lease was lost is
- * dropped at once) and takes the lease of every scheduled script nobody holds. A lease not renewed for a
- * whole lease time is taken over by another replica; before that can happen this replica stops firing
- * (its last renewal older than the safety margin), and each firing is first recorded in the store under
- * the lease, so a script fires on one replica at a time.
+ * dropped at once), reads its scripts again, and takes the lease of every scheduled script nobody holds.
+ * A lease not renewed for a whole lease time is taken over by another replica; before that can happen
+ * this replica stops firing (its last renewal older than the safety margin), so a script fires on one
+ * replica at a time. Between ticks it hears of changes at once (`changed`, `unscheduled`): the service
+ * passes on its scripts' events, so a new schedule, code or unscheduling takes effect at the next run.
  *
  * Skipped runs are counted, never made up: due times that passed while nobody held a script (counted by
  * the replica that takes it over) or while this replica could not fire it are `missed`; a due time that
- * comes while the previous run still goes is `overlapped`.
+ * comes while the previous run still goes is `overlapped`. What was due is written to the store in one
+ * statement at most every 250 ms, not per run.
  */
 import type { Logger } from 'pino';
 import type { Store } from '@scada/platform';
 import {
   acquireSchedule,
-  recordDue,
+  recordDues,
   releaseSchedules,
   renewSchedules,
   unheldSchedules,
   unschedule,
+  type DueRecord,
   type ScheduleRow,
 } from '../store/script_schedules.ts';
 import { scheduleOf, type Schedule, type ScheduleSpec } from './schedule_times.ts';
@@ -36,37 +39,58 @@ export type SchedulerOptions<S extends ScheduledScript> = {
   /** How often leases are renewed and unheld scripts looked for (default: a fifth of the lease, at most 2 s). */
   tickMs?: number;
   timeZone: string;
-  /** The script as it is now; null when it is gone. */
-  load(space: string, id: string): Promise<S | null>;
+  /** The scripts of a space as they are now, by id (those gone are left out). */
+  load(space: string, ids: string[]): Promise<Map<string, S>>;
   /** Runs the script; the scheduler waits for it before the script's next run can start. */
   fire(script: S): Promise<void>;
   /** Called when this replica takes a script: the runs are coming (the pool starts its workers). */
   onTake?(): void;
+  /** Called when this replica stops holding a script. */
+  onDrop?(space: string, id: string): void;
 };
 
 export type Scheduler = {
   /** Runs a tick now (after a schedule), resolving when it is done. */
   kick(): Promise<void>;
+  /** A script changed (code, schedule) or was deleted: read it again now if this replica holds it. */
+  changed(space: string, id: string): Promise<void>;
+  /** A script was unscheduled: fire it no more. */
+  unscheduled(space: string, id: string): void;
   /** Stops firing, waits for the runs under way, and gives every lease up so another replica takes over at once. */
   stop(): Promise<void>;
   /** Stops firing and holding without giving the leases up, as a replica that dies would (tests). */
   abandon(): void;
 };
 
-type Held = { row: ScheduleRow; lastDue: number; timer: NodeJS.Timeout | null; running: Promise<void> | null; dropped: boolean };
+type Held<S> = {
+  row: ScheduleRow;
+  script: S;
+  schedule: Schedule | null;
+  lastDue: number;
+  /** Skips not written yet, and whether `lastDue` was. */
+  missed: number;
+  overlapped: number;
+  dirty: boolean;
+  timer: NodeJS.Timeout | null;
+  running: Promise<void> | null;
+  dropped: boolean;
+};
 
 const key = (space: string, id: string) => `${space}/${id}`;
 /** The longest a timer is set for; a due time further away is approached in steps (Node's timers stop at 24.8 days). */
 const maxTimerMs = 3_600_000;
+/** How often what was due is written to the store. */
+const recordMs = 250;
 
 export function startScheduler<S extends ScheduledScript>(options: SchedulerOptions<S>): Scheduler {
   const { store, owner, leaseMs } = options;
   const tickMs = options.tickMs ?? Math.min(2000, Math.floor(leaseMs / 5));
   const log = options.log.child({ part: 'scheduler' });
-  const held = new Map<string, Held>();
+  const held = new Map<string, Held<S>>();
   let lastRenewal = Date.now();
   let stopped = false;
   let ticking: Promise<void> | null = null;
+  let recording: Promise<void> = Promise.resolve();
 
   const drop = (k: string) => {
     const h = held.get(k);
@@ -74,76 +98,117 @@ export function startScheduler<S extends ScheduledScript>(options: SchedulerOpti
     h.dropped = true;
     if (h.timer) clearTimeout(h.timer);
     held.delete(k);
+    options.onDrop?.(h.row.space, h.row.scriptId);
   };
 
   /** Whether this replica may still fire: its leases surely have not expired. */
   const mayFire = () => !stopped && Date.now() - lastRenewal < leaseMs * 0.7;
 
-  const scheduleOfScript = (script: S, h: Held): Schedule | null => scheduleOf(script, h.row.scheduledAt.getTime(), options.timeZone);
-
   /** Sets the timer for the script's next due time after `after`. */
-  const arm = (h: Held, schedule: Schedule | null, after: number) => {
+  const arm = (h: Held<S>, after: number) => {
+    if (h.timer) clearTimeout(h.timer);
+    h.timer = null;
     if (h.dropped) return;
-    const due = schedule?.next(after) ?? null;
+    const due = h.schedule?.next(after) ?? null;
     if (due === null) return;
     const wait = due - Date.now();
-    h.timer = setTimeout(() => (wait > maxTimerMs ? arm(h, schedule, after) : void due_(h, due)), Math.min(Math.max(0, wait), maxTimerMs));
+    h.timer = setTimeout(() => (wait > maxTimerMs ? arm(h, after) : onDue(h, due)), Math.min(Math.max(0, wait), maxTimerMs));
   };
 
   /** A due time came: skip it (counted) or fire, then arm the next. */
-  const due_ = async (h: Held, dueAt: number) => {
+  const onDue = (h: Held<S>, dueAt: number) => {
     h.timer = null;
     const k = key(h.row.space, h.row.scriptId);
-    try {
-      if (!mayFire()) return drop(k);
-      const script = await options.load(h.row.space, h.row.scriptId);
-      if (!script) return drop(k);
-      const schedule = scheduleOfScript(script, h);
-      const missed = Math.max(0, (schedule?.count(h.lastDue, dueAt) ?? 1) - 1);
-      const overlapped = h.running ? 1 : 0;
-      if (!(await recordDue(store, { space: h.row.space, scriptId: h.row.scriptId, owner }, new Date(dueAt), { missed, overlapped })))
-        return drop(k);
-      h.lastDue = dueAt;
-      if (!h.running) {
-        const run = options.fire(script).catch((err: unknown) => log.error({ err, script: k }, 'a scheduled run failed'));
-        h.running = run.finally(() => (h.running = null));
-      }
-      if (script.type === 'Once') {
-        drop(k);
-        await unschedule(store, h.row.space, h.row.scriptId);
-        return;
-      }
-      // Due times that pass while this one is handled are counted missed at the next.
-      arm(h, schedule, Math.max(dueAt, Date.now() - 1));
-    } catch (err) {
-      log.warn({ err, script: k }, 'a due time could not be handled; trying again at the next tick');
-      drop(k);
+    if (!mayFire()) return drop(k);
+    // Due times passed over (this replica was too busy to fire them) are missed; one still running makes this one skip.
+    h.missed += Math.max(0, (h.schedule?.count(h.lastDue, dueAt) ?? 1) - 1);
+    h.lastDue = dueAt;
+    h.dirty = true;
+    if (h.running) h.overlapped++;
+    else {
+      const run = options.fire(h.script).catch((err: unknown) => log.error({ err, script: k }, 'a scheduled run failed'));
+      h.running = run.finally(() => (h.running = null));
     }
+    if (h.script.type === 'Once') {
+      drop(k);
+      void unschedule(store, h.row.space, h.row.scriptId).catch((err: unknown) =>
+        log.warn({ err, script: k }, 'a Once script stays scheduled'),
+      );
+      return;
+    }
+    // Due times that pass while this one is handled are counted missed at the next.
+    arm(h, Math.max(dueAt, Date.now() - 1));
+  };
+
+  /** Writes what was due since the last write, for every held script. */
+  const record = () => {
+    const records: DueRecord[] = [];
+    for (const h of held.values()) {
+      if (!h.dirty) continue;
+      records.push({
+        space: h.row.space,
+        scriptId: h.row.scriptId,
+        lastDueAt: new Date(h.lastDue),
+        missed: h.missed,
+        overlapped: h.overlapped,
+      });
+      h.missed = 0;
+      h.overlapped = 0;
+      h.dirty = false;
+    }
+    recording = recording.then(() =>
+      recordDues(store, owner, records).catch((err: unknown) => log.warn({ err }, 'what was due of scheduled scripts was not recorded')),
+    );
+    return recording;
   };
 
   /** Takes a script over: counts what fell due since its last holder dealt with it, then arms it. */
-  const take = async (row: ScheduleRow) => {
-    const k = key(row.space, row.scriptId);
+  const take = (row: ScheduleRow, script: S) => {
     const now = Date.now();
-    const h: Held = { row, lastDue: row.lastDueAt?.getTime() ?? now, timer: null, running: null, dropped: false };
-    held.set(k, h);
+    const schedule = scheduleOf(script, row.scheduledAt.getTime(), options.timeZone);
+    const lastDue = row.lastDueAt?.getTime() ?? now;
+    const missed = row.lastDueAt ? (schedule?.count(lastDue, now) ?? 0) : 0;
+    const h: Held<S> = {
+      row,
+      script,
+      schedule,
+      lastDue: missed > 0 ? now : lastDue,
+      missed,
+      overlapped: 0,
+      dirty: missed > 0,
+      timer: null,
+      running: null,
+      dropped: false,
+    };
+    held.set(key(row.space, row.scriptId), h);
     options.onTake?.();
-    const script = await options.load(row.space, row.scriptId);
-    if (!script) return drop(k);
-    const schedule = scheduleOfScript(script, h);
-    const missed = row.lastDueAt ? (schedule?.count(h.lastDue, now) ?? 0) : 0;
-    if (missed > 0) {
-      if (!(await recordDue(store, { space: row.space, scriptId: row.scriptId, owner }, new Date(now), { missed, overlapped: 0 })))
-        return drop(k);
-      log.info({ script: k, missed }, 'took a scheduled script over; the runs due meanwhile are skipped');
-      h.lastDue = now;
-    }
+    if (missed > 0)
+      log.info({ script: key(row.space, row.scriptId), missed }, 'took a scheduled script over; the runs due meanwhile are skipped');
     if (script.type === 'Once' && !schedule?.next(h.lastDue)) {
-      drop(k);
-      await unschedule(store, row.space, row.scriptId);
+      drop(key(row.space, row.scriptId));
+      void unschedule(store, row.space, row.scriptId);
       return;
     }
-    arm(h, schedule, h.lastDue);
+    arm(h, h.lastDue);
+  };
+
+  /** Reads the held scripts of a space again; a changed schedule is armed anew, a script gone is dropped. */
+  const reread = async (space: string, ids: string[]) => {
+    const found = await options.load(space, ids);
+    for (const id of ids) {
+      const h = held.get(key(space, id));
+      if (!h) continue;
+      const script = found.get(id);
+      if (!script) {
+        drop(key(space, id));
+        continue;
+      }
+      const before = JSON.stringify([h.script.type, h.script.period, h.script.delay, h.script.offset, h.script.time]);
+      h.script = script;
+      if (before === JSON.stringify([script.type, script.period, script.delay, script.offset, script.time])) continue;
+      h.schedule = scheduleOf(script, h.row.scheduledAt.getTime(), options.timeZone);
+      arm(h, Math.max(h.lastDue, Date.now() - 1));
+    }
   };
 
   const tick = async () => {
@@ -152,10 +217,15 @@ export function startScheduler<S extends ScheduledScript>(options: SchedulerOpti
       lastRenewal = Date.now();
       for (const k of [...held.keys()]) if (!renewed.has(k)) drop(k);
       if (stopped) return;
+      const bySpace = new Map<string, string[]>();
+      for (const h of held.values()) bySpace.set(h.row.space, [...(bySpace.get(h.row.space) ?? []), h.row.scriptId]);
+      for (const [space, ids] of bySpace) await reread(space, ids);
       for (const row of await unheldSchedules(store)) {
         if (stopped || held.has(key(row.space, row.scriptId))) continue;
+        const script = (await options.load(row.space, [row.scriptId])).get(row.scriptId);
+        if (!script) continue;
         const taken = await acquireSchedule(store, row.space, row.scriptId, owner, leaseMs);
-        if (taken) await take(taken);
+        if (taken) take(taken, script);
       }
     } catch (err) {
       // The store is away: hold on only while the leases surely have not expired (mayFire says so at each due time).
@@ -170,15 +240,18 @@ export function startScheduler<S extends ScheduledScript>(options: SchedulerOpti
     ticking ??= tick().finally(() => (ticking = null));
     return ticking;
   };
-  const timer = setInterval(() => void run(), tickMs);
-  timer.unref();
+  const ticker = setInterval(() => void run(), tickMs);
+  ticker.unref();
+  const recorder = setInterval(() => void record(), recordMs);
+  recorder.unref();
   void run();
 
   const halt = () => {
     stopped = true;
-    clearInterval(timer);
+    clearInterval(ticker);
+    clearInterval(recorder);
     const running = [...held.values()].map((h) => h.running);
-    for (const k of [...held.keys()]) drop(k);
+    for (const h of held.values()) if (h.timer) clearTimeout(h.timer);
     return running;
   };
 
@@ -187,12 +260,21 @@ export function startScheduler<S extends ScheduledScript>(options: SchedulerOpti
       await ticking;
       await run();
     },
+    changed: async (space, id) => {
+      if (held.has(key(space, id))) await reread(space, [id]).catch((err: unknown) => log.debug({ err }, 'a changed script was not read'));
+    },
+    unscheduled: (space, id) => drop(key(space, id)),
     stop: async () => {
       const running = halt();
       await ticking;
       await Promise.all(running);
+      await record();
+      for (const k of [...held.keys()]) drop(k);
       await releaseSchedules(store, owner).catch((err: unknown) => log.warn({ err }, 'leases of scheduled scripts were not given up'));
     },
-    abandon: () => void halt(),
+    abandon: () => {
+      halt();
+      for (const k of [...held.keys()]) drop(k);
+    },
   };
 }

@@ -101,21 +101,32 @@ export async function releaseSchedules(db: Queryable, owner: string): Promise<vo
   await db.query('update config.script_schedules set owner = null, expires_at = null where owner = $1', [owner]);
 }
 
+/** What a holder did with a script's due times since it last said so. */
+export type DueRecord = { space: string; scriptId: string; lastDueAt: Date; missed: number; overlapped: number };
+
 /**
- * Records what the holder did with a due time: `lastDueAt`, and the runs it skipped (missed: due while
- * nobody held it or while this replica could not run it; overlapped: due while the previous run went on).
- * Only while `owner` holds the lease; false when it no longer does.
+ * Records, in one statement, what the holder did with due times: each script's last one it dealt with, and
+ * the runs it skipped (missed: due while nobody held it or while this replica could not fire it;
+ * overlapped: due while the previous run went on). Only for the scripts whose lease `owner` still holds.
  */
-export async function recordDue(
-  db: Queryable,
-  key: { space: string; scriptId: string; owner: string },
-  dueAt: Date,
-  skipped: { missed: number; overlapped: number },
-): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `update config.script_schedules set last_due_at = $4, missed = missed + $5, overlapped = overlapped + $6
-       where space = $1 and script_id = $2 and owner = $3 and expires_at >= now()`,
-    [key.space, key.scriptId, key.owner, dueAt, skipped.missed, skipped.overlapped],
+export async function recordDues(db: Queryable, owner: string, records: readonly DueRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  await db.query(
+    `update config.script_schedules s
+        set last_due_at = r.last_due_at, missed = s.missed + r.missed, overlapped = s.overlapped + r.overlapped
+       from jsonb_to_recordset($2::jsonb) as r(space text, script_id uuid, last_due_at timestamptz, missed bigint, overlapped bigint)
+      where s.space = r.space and s.script_id = r.script_id and s.owner = $1 and s.expires_at >= now()`,
+    [
+      owner,
+      JSON.stringify(
+        records.map((r) => ({
+          space: r.space,
+          script_id: r.scriptId,
+          last_due_at: r.lastDueAt.toISOString(),
+          missed: r.missed,
+          overlapped: r.overlapped,
+        })),
+      ),
+    ],
   );
-  return rowCount === 1;
 }

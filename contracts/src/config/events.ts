@@ -17,6 +17,11 @@ export const configEvents = {
   any: 'events.config.>',
   /** A script ran (`ScriptRanEvent`). */
   scriptRan: 'events.config.script.ran',
+  /** A script was scheduled, or unscheduled (`ConfigEvent`); the replicas holding scripts follow these. */
+  scriptScheduled: 'events.config.script.scheduled',
+  scriptUnscheduled: 'events.config.script.unscheduled',
+  /** Every event about scripts. */
+  scriptAny: 'events.config.script.>',
 } as const;
 
 /** Body of every config event: which entity, in which space, changed by whom (the user's name). */
@@ -35,6 +40,10 @@ export const ScriptRanEvent = Type.Object({
   id: Type.String({ description: 'The script.' }),
   outcome: Type.String(),
   durationMs: Type.Number(),
+  /** The replica that ran it. */
+  by: Type.String(),
+  /** Whether the run changed the script's state (replicas holding a copy read it again). */
+  stateChanged: Type.Boolean(),
   at: Type.String({ format: 'date-time' }),
 });
 export type ScriptRanEvent = Static<typeof ScriptRanEvent>;
