@@ -8,7 +8,7 @@ import { protocolService } from '@scada/protocol';
 import { startService } from '@scada/platform';
 import { startSimulator } from '../tools/iec61850-simulator/server.ts';
 import { fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
-import { startTestPlatform } from './support/platform.ts';
+import { secretsKeyOf, startTestPlatform } from './support/platform.ts';
 import { createSpace, signIn } from './support/session.ts';
 import { until } from './support/live.ts';
 import { testBusKeys } from './support/bus_keys.ts';
@@ -262,6 +262,8 @@ t.test(
       ...platformNatsEnv(),
       ...testBusKeys,
       DATABASE_URL: q.proc.config.platform.databaseUrl!,
+      // The protocol service seals connection secrets under the platform's key, as the auth service does.
+      SECRETS_KEY: secretsKeyOf(q).toString('base64'),
       BUS_SUBJECT_PREFIX: q.proc.config.platform.busSubjectPrefix!,
       DATA_DIR: dataDir,
       HTTP_PORT: '0',
