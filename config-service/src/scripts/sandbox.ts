@@ -6,21 +6,8 @@
  * has the language's built-ins and `ins` (`prelude.ts`), nothing else: no module loader, no timers, no
  * access to the worker it runs in. Runs on a worker thread (`sandbox_worker.ts`).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import variant from '@jitl/quickjs-wasmfile-release-sync';
+import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten-core';
 import {
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
-  type QuickJSContext,
-  type QuickJSDeferredPromise,
-  type QuickJSHandle,
-  type QuickJSRuntime,
-  type QuickJSSyncVariant,
-  type QuickJSWASMModule,
-} from 'quickjs-emscripten-core';
-import {
-  type CompileProblem,
   type HostFailure,
   maxResultBytes,
   type RunOutcome,
@@ -30,32 +17,9 @@ import {
 } from './limits.ts';
 import { checkHostCall } from './host_calls.ts';
 import { preludeSource, scriptFile, scriptPrefix, scriptSuffix } from './prelude.ts';
+import { errorOf, memoryCheckMs, memoryUsed, outcomeOf } from './quickjs.ts';
 
-/**
- * The WebAssembly file, read beside the sources as the build carries it: the build copies the file this URL
- * names next to the bundle (tools/build/runtime_files.ts), and the image holds it there.
- */
-const wasmBeside = new URL('../../../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm', import.meta.url);
-
-/** The WebAssembly memory QuickJS starts with (its build asks for 16 MiB). */
-const initialPages = 256;
-const pageBytes = 65536;
-
-/**
- * Loads QuickJS once per thread, in a WebAssembly memory that cannot grow past 16 MiB plus
- * `memoryBytes`: QuickJS measures what a script holds only every few thousand steps (`#interrupt`), and a
- * step may allocate much (a megabyte buffer a step), so this is the bound a bomb meets between two
- * measurements. The thread then fails the allocation (`out_of_memory`) instead of the process growing.
- */
-export async function loadQuickJS(memoryBytes: number): Promise<QuickJSWASMModule> {
-  const bytes = existsSync(wasmBeside)
-    ? readFileSync(wasmBeside)
-    : readFileSync(createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm'));
-  const wasmBinary = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-  // The package's types describe its CommonJS build; the default export is the variant either way.
-  const wasmMemory = new WebAssembly.Memory({ initial: initialPages, maximum: initialPages + Math.ceil(memoryBytes / pageBytes) });
-  return newQuickJSWASMModuleFromVariant(newVariant(variant as unknown as QuickJSSyncVariant, { wasmBinary, wasmMemory }));
-}
+export { checkCompiles, loadQuickJS } from './quickjs.ts';
 
 /** One job for the sandbox. */
 export type SandboxJob = { code: string; limits: SandboxLimits; state: string | null };
@@ -65,98 +29,6 @@ export type HostCaller = (kind: string, args: unknown) => Promise<{ json: string
 
 /** The longest argument text a host call takes. */
 const maxArgumentBytes = 1024 * 1024;
-const stackLines = /script\.js:(\d+):(\d+)/;
-
-/** Compiles the code without running it: null when it compiles, else where and why it does not. */
-export function checkCompiles(Q: QuickJSWASMModule, code: string, limits: SandboxLimits): CompileProblem {
-  const rt = Q.newRuntime();
-  try {
-    const deadline = Date.now() + limits.deadlineMs;
-    rt.setMemoryLimit(limits.memoryBytes);
-    rt.setMaxStackSize(limits.stackBytes);
-    rt.setInterruptHandler(() => Date.now() > deadline);
-    const ctx = rt.newContext();
-    try {
-      const compiled = ctx.evalCode(scriptPrefix + code + scriptSuffix, scriptFile, { type: 'global', compileOnly: true });
-      if (!compiled.error) {
-        compiled.value.dispose();
-        return null;
-      }
-      const problem = errorOf(ctx, compiled.error, code);
-      compiled.error.dispose();
-      return problem;
-    } finally {
-      ctx.dispose();
-    }
-  } finally {
-    rt.dispose();
-  }
-}
-
-/** Where an error names a place in the script's code: line and column in the code as written. */
-function placeOf(stack: string | null, code: string): { line: number | null; column: number | null } {
-  const m = stack ? stackLines.exec(stack) : null;
-  if (!m) return { line: null, column: null };
-  const lines = code.split('\n').length;
-  let line = Number(m[1]);
-  let column = Number(m[2]);
-  if (line === 1) column = Math.max(1, column - scriptPrefix.length);
-  if (line > lines) [line, column] = [lines, (code.split('\n')[lines - 1]?.length ?? 0) + 1];
-  return { line, column };
-}
-
-/**
- * Reads an error thrown in the sandbox: name, message and where. Reading a property may run the script's
- * code (a getter on a thrown object); that runs in the sandbox, under its deadline, and a failure to read
- * leaves the field generic.
- */
-function errorOf(ctx: QuickJSContext, handle: QuickJSHandle, code: string): ScriptError {
-  const text = (key: string): string | null => {
-    try {
-      const prop = ctx.getProp(handle, key);
-      try {
-        return ctx.typeof(prop) === 'string' ? ctx.getString(prop) : null;
-      } finally {
-        prop.dispose();
-      }
-    } catch {
-      return null;
-    }
-  };
-  const kind = ctx.typeof(handle);
-  if (kind !== 'object' && kind !== 'function') {
-    let shown = kind;
-    try {
-      const value = ctx.dump(handle);
-      shown = typeof value === 'string' ? value : (JSON.stringify(value) ?? kind);
-    } catch {
-      // keep the type
-    }
-    return { name: 'Error', message: `the script threw ${shown.slice(0, 1024)}`, line: null, column: null };
-  }
-  const name = text('name') ?? 'Error';
-  const message = (text('message') ?? 'the script threw an object that is not an Error').slice(0, 4096);
-  return { name: name.slice(0, 100), message, ...placeOf(text('stack'), code) };
-}
-
-/** The outcome an error stands for: QuickJS's own limit errors, or the script's error. */
-function outcomeOf(error: ScriptError): RunOutcome {
-  if (error.name !== 'InternalError') return 'error';
-  if (error.message === 'interrupted') return 'timeout';
-  if (error.message === 'out of memory' || error.message === 'string too long') return 'out_of_memory';
-  if (error.message === 'stack overflow') return 'stack_overflow';
-  return 'error';
-}
-
-/** How often (at least) the memory a running script holds is measured. */
-const memoryCheckMs = 20;
-
-/** The bytes a runtime's objects, strings and arrays hold, as QuickJS measures them. */
-function memoryUsed(rt: QuickJSRuntime): number {
-  const m = /memory used\s+\d+\s+(\d+)/.exec(rt.dumpMemoryUsage());
-  return m ? Number(m[1]) : 0;
-}
-
 /** UTF-8 length of a string. */
 const bytesOf = (s: string) => Buffer.byteLength(s, 'utf8');
 
