@@ -388,8 +388,8 @@ t.test(`the live channel (${p.mode})`, async (t) => {
       components: { schemas: Record<string, unknown> };
     };
     const content = doc.paths['/api/live'].get.responses['200'].content['text/event-stream'];
-    t.same(Object.keys(content['x-events']).sort(), ['config', 'end', 'session', 'snapshot', 'value']);
-    for (const name of ['LiveSnapshot', 'LiveValue', 'LiveSession', 'LiveConfigChange', 'LiveEnd'])
+    t.same(Object.keys(content['x-events']).sort(), ['config', 'end', 'script', 'session', 'snapshot', 'value']);
+    for (const name of ['LiveSnapshot', 'LiveValue', 'LiveSession', 'LiveConfigChange', 'LiveScriptRun', 'LiveEnd'])
       t.ok(doc.components.schemas[name], name);
   });
 
