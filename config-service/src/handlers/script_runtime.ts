@@ -32,6 +32,9 @@ import type { HandlerDeps } from './context.ts';
 /** The fields the reference's summary schema leaves out. */
 const notInSummary = ['code', 'time', 'delay', 'period', 'offset'];
 
+/** Runs waiting for a worker past which a run by hand is refused at once (503 `overloaded`), never queued. */
+const maxQueuedRuns = 256;
+
 /** Margin kept from a request's deadline for the answer's way back. */
 const answerMarginMs = 500;
 
@@ -120,6 +123,8 @@ export function scriptRuntimeHandlers(deps: HandlerDeps, runtime: ScriptRuntime)
 
     implement(runScript, async ({ params }, ctx) => {
       const script = await scriptOf(ctx, params.scriptId);
+      if (runtime.pool.queued >= maxQueuedRuns)
+        throw new ProblemError('overloaded', `${runtime.pool.queued} runs wait for a worker on this replica`, { retryAfter: 1 });
       const deadlineMs = Math.max(1, Math.min(runtime.config.manualDeadlineMs, remainingMs(ctx) - answerMarginMs));
       const result = await runtime.runner.run(script, { trigger: 'hand', by: actorOf(ctx).name }, deadlineMs);
       if (result.compileFailed && result.error) throw scriptInvalid(result.error);

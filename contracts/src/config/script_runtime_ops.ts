@@ -160,10 +160,13 @@ export const runScript = defineOperation({
   summary: 'Run a script now',
   tags,
   deadlineMs: manualRunLimitMs + 5_000,
-  description: `${extension} Runs the script once, now, on the replica the request reaches, with the deadline of a run by hand (\`SCRIPT_MANUAL_DEADLINE_MS\`, 60 s), and answers how it ended. A run that fails still answers 200 with its \`outcome\` and \`error\` (line and column in the code); code that does not compile is 400 \`script_invalid\`. The script acts as itself (\`script:<id>\`, an editor of its space), whoever runs it; the run is kept with its logs when \`log\` is on. ${missingScript}`,
+  description: `${extension} Runs the script once, now, on the replica the request reaches, with the deadline of a run by hand (\`SCRIPT_MANUAL_DEADLINE_MS\`, 60 s), and answers how it ended. A run that fails still answers 200 with its \`outcome\` and \`error\` (line and column in the code); code that does not compile is 400 \`script_invalid\`. The script acts as itself (\`script:<id>\`, an editor of its space), whoever runs it; the run is kept with its logs when \`log\` is on. A replica whose workers have 256 runs waiting answers 503 \`overloaded\` with \`Retry-After\` at once. ${missingScript}`,
   request: requestSchema({ params }),
   response: ScriptRunAnswer,
-  http: { ...writeBinding('POST', '/api/scripts/:scriptId/run', 200, ['not_found', 'script_invalid']), keepsConfiguration: true },
+  http: {
+    ...writeBinding('POST', '/api/scripts/:scriptId/run', 200, ['not_found', 'script_invalid', 'overloaded']),
+    keepsConfiguration: true,
+  },
 });
 
 /** The last runs of a script. */
