@@ -34,6 +34,9 @@ const controlModels = [
   'sbo-with-enhanced-security',
 ];
 
+/** How long past the run's deadline a host call may still be answered (the run has ended by then). */
+const callGraceMs = 250;
+
 /** Serves a run's host calls through the protocol service; `deadlineAt` is when the run ends at the latest. */
 export function plantApi(bus: Bus, script: ScriptIdentity, deadlineAt: number): HostApi {
   const actor = scriptActor(script);
@@ -41,7 +44,8 @@ export function plantApi(bus: Bus, script: ScriptIdentity, deadlineAt: number): 
     requestId: randomUUID(),
     space: script.space,
     actor,
-    timeoutMs: Math.max(1, deadlineAt - Date.now()),
+    // A little past the run's own deadline: the run ends `timeout` there, not on a call that gave up first.
+    timeoutMs: Math.max(1, deadlineAt - Date.now()) + callGraceMs,
   });
   const read = async (connectionId: string, reference: string) => {
     const [first] = await call(
