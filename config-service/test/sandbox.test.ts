@@ -73,10 +73,10 @@ t.test('limits end a run with their outcome', async (t) => {
     'recursion inside a built-in',
   );
   const flood = await run('for (let i = 0; i < 1000; i++) ins.log("line " + i); return "done"');
-  t.match(flood, { outcome: 'log_truncated', result: 'done' }, 'a log flood: the run goes on, its lines stop');
+  t.match(flood, { outcome: 'ok', logsTruncated: true, result: 'done' }, 'a log flood: the run goes on, its lines stop');
   t.equal(flood.logs.length, 100);
   const long = await run('ins.log("é".repeat(10000))');
-  t.equal(long.outcome, 'log_truncated');
+  t.match(long, { outcome: 'ok', logsTruncated: true });
   t.ok(Buffer.byteLength(long.logs[0]!) <= 8192 && long.logs[0]!.startsWith('éé'), 'a long line is cut on a character');
   t.equal((await run('for (;;) ins.log("x".repeat(100000))')).outcome, 'timeout', 'an endless flood ends at the deadline');
   t.match(await run('return "x".repeat(70000)'), { outcome: 'error', error: { message: /result is 70002 bytes/ } });

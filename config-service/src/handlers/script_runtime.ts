@@ -55,6 +55,7 @@ function answerOf(result: RunResult): ScriptRunAnswer {
     outcome: result.outcome,
     result: result.result ?? null,
     logs: result.logs,
+    ...(result.logsTruncated ? { logsTruncated: true } : {}),
     durationMs: result.durationMs,
     ...(result.error ? { error: result.error } : {}),
   };

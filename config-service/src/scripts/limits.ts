@@ -11,16 +11,16 @@ export type SandboxLimits = {
   stackBytes: number;
   /** Wall time from the start of the run to its end, host calls included. */
   deadlineMs: number;
-  /** Log lines kept; more are dropped and the run ends `log_truncated`. */
+  /** Log lines kept; more are dropped and the run says `logsTruncated`. */
   logLines: number;
-  /** Longest log line kept (UTF-8 bytes); a longer one is cut and the run ends `log_truncated`. */
+  /** Longest log line kept (UTF-8 bytes); a longer one is cut and the run says `logsTruncated`. */
   logLineBytes: number;
   /** Largest state (`ins.state.set`) as UTF-8 JSON. */
   stateBytes: number;
 };
 
 /** How a run ended. */
-export const runOutcomes = ['ok', 'error', 'timeout', 'out_of_memory', 'stack_overflow', 'log_truncated'] as const;
+export const runOutcomes = ['ok', 'error', 'timeout', 'out_of_memory', 'stack_overflow'] as const;
 export type RunOutcome = (typeof runOutcomes)[number];
 
 /** Where in the script an error was raised (1-based), when the script's own code raised it. */
@@ -32,6 +32,8 @@ export type RunResult = {
   /** The script's return value as JSON (null when it returned nothing a JSON text can hold, or failed). */
   result: unknown;
   logs: string[];
+  /** It logged more lines, or longer ones, than are kept: a flag beside the outcome, as the contract has five outcomes. */
+  logsTruncated?: true;
   durationMs: number;
   error?: ScriptError;
   /** The state the run left (JSON text), or undefined when it did not change it. */

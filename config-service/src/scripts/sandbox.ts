@@ -7,14 +7,7 @@
  * access to the worker it runs in. Runs on a worker thread (`sandbox_worker.ts`).
  */
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten-core';
-import {
-  type HostFailure,
-  maxResultBytes,
-  type RunOutcome,
-  type RunResult,
-  type SandboxLimits,
-  type ScriptError,
-} from './limits.ts';
+import { type HostFailure, maxResultBytes, type RunOutcome, type RunResult, type SandboxLimits, type ScriptError } from './limits.ts';
 import { checkHostCall } from './host_calls.ts';
 import { preludeSource, scriptFile, scriptPrefix, scriptSuffix } from './prelude.ts';
 import { errorOf, memoryCheckMs, memoryUsed, outcomeOf } from './quickjs.ts';
@@ -283,7 +276,7 @@ class SandboxRun {
         column: null,
       });
     }
-    this.#finish(this.#truncated ? 'log_truncated' : 'ok', text === null ? null : (JSON.parse(text) as unknown));
+    this.#finish('ok', text === null ? null : (JSON.parse(text) as unknown));
   }
 
   /** Ends the run with the error the sandbox raised (and disposes its handle). */
@@ -324,6 +317,7 @@ class SandboxRun {
       outcome,
       result,
       logs: this.#logs,
+      ...(this.#truncated ? { logsTruncated: true as const } : {}),
       durationMs: Math.round((performance.now() - this.#started) * 100) / 100,
       ...(error ? { error } : {}),
       ...(this.#stateChanged ? { state: this.#state } : {}),

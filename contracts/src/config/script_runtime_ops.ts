@@ -23,10 +23,10 @@ export type ScriptStatus = Static<typeof ScriptStatus>;
 
 /** How a run ended. */
 export const ScriptRunOutcome = Type.Union(
-  ['ok', 'error', 'timeout', 'out_of_memory', 'stack_overflow', 'log_truncated'].map((o) => Type.Literal(o)),
+  ['ok', 'error', 'timeout', 'out_of_memory', 'stack_overflow'].map((o) => Type.Literal(o)),
   {
     description:
-      '`ok`; `error` (the script threw, or does not compile: `error` says where); `timeout` (past its deadline, host calls included); `out_of_memory`; `stack_overflow`; `log_truncated` (it ended well, but logged more lines, or longer ones, than are kept).',
+      '`ok`; `error` (the script threw, or does not compile: `error` says where); `timeout` (past its deadline, host calls included); `out_of_memory`; `stack_overflow`. A run that logged more lines, or longer ones, than are kept says so in `logsTruncated`.',
   },
 );
 
@@ -43,6 +43,11 @@ export const ScriptRunAnswer = Type.Object({
   outcome: ScriptRunOutcome,
   result: Type.Unknown({ description: 'What the script returned, as JSON (null for nothing, or a failed run).' }),
   logs: Type.Array(Type.String(), { description: "The run's `ins.log` lines, each at most `SCRIPT_LOG_LINE_BYTES`." }),
+  logsTruncated: Type.Optional(
+    Type.Boolean({
+      description: 'True when the run logged more lines, or longer ones, than are kept (the run went on; its lines stopped).',
+    }),
+  ),
   durationMs: Type.Number({ minimum: 0 }),
   error: Type.Optional(ScriptRunError),
 });

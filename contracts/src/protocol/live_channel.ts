@@ -47,7 +47,7 @@ export type LiveConfigChange = Static<typeof LiveConfigChange>;
 /** Data of an `event: script`: a script's run ended (scheduled or by hand). */
 export const LiveScriptRun = Type.Object({
   scriptId: Type.String(),
-  outcome: Type.String({ description: '`ok`, `error`, `timeout`, `out_of_memory`, `stack_overflow` or `log_truncated`.' }),
+  outcome: Type.String({ description: '`ok`, `error`, `timeout`, `out_of_memory` or `stack_overflow`.' }),
   durationMs: Type.Number({ minimum: 0 }),
 });
 export type LiveScriptRun = Static<typeof LiveScriptRun>;
