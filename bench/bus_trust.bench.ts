@@ -169,7 +169,7 @@ async function micro(rounds: number): Promise<string> {
     await bus.addService({ name: 'echo', version: '1.0.0' }, [{ name: 'e', subject, handler: async () => reply }]);
 
   const cases: [string, () => unknown][] = [
-    ['`ContextSigner.sign` (jose `SignJWT`, WebCrypto)', () => signer.sign(subject, data, headers())],
+    ['`ContextSigner.sign` (`node:crypto`, asynchronous, on the thread pool)', () => signer.sign(subject, data, headers())],
     ['`ContextVerifier.verify` (jose `jwtVerify`, WebCrypto, and the checks)', () => verifier.verify(message)],
     ['Ed25519 sign of the same bytes, `node:crypto` (synchronous)', () => edSign(null, signingInput, identity.privateKey)],
     ['Ed25519 verify of the same bytes, `node:crypto` (synchronous)', () => edVerify(null, signingInput, publicKey, signature)],
