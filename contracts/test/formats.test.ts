@@ -1,6 +1,7 @@
 /**
- * A `date-time` value is taken exactly when it has RFC 3339's shape and a `Date` reads it: the format is
- * checked by one expression, held here to `Date.parse` over every field at and around its edges.
+ * A `date-time` value is taken exactly when it has RFC 3339's shape, a `Date` reads it, the day exists in
+ * its month, and the store keeps it as given (an offset of at most 15:59, an instant in the years 1 to
+ * 9999): held here to `Date.parse` and a calendar over every field at and around its edges.
  */
 import { Type } from '@sinclair/typebox';
 import t from 'tap';
@@ -8,8 +9,23 @@ import { validate } from '../src/validate.ts';
 
 const schema = Type.String({ format: 'date-time' });
 const shape = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-/** What the format took before it was one expression: the shape, then `Date.parse`. */
+/** What the format took before: the shape, then `Date.parse` (which reads 30 February as 2 March). */
 const readable = (v: string) => shape.test(v) && !Number.isNaN(Date.parse(v));
+/** The day exists: the date's fields survive a round trip through the calendar. */
+const exists = (v: string) => {
+  const [y, m, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const day = new Date(0);
+  day.setUTCFullYear(y, m - 1, d);
+  return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
+};
+/** PostgreSQL keeps offsets up to 15:59 and instants from year 1 on; 9999 is the last year shown in four digits. */
+const storable = (v: string) => {
+  const offset = /([+-])(\d{2}):(\d{2})$/.exec(v);
+  const at = Date.parse(v);
+  return (!offset || Number(offset[2]) <= 15) && at >= Date.parse('0001-01-01T00:00:00Z') && at <= Date.parse('9999-12-31T23:59:59Z');
+};
+/** What the format takes now. */
+const strict = (v: string) => readable(v) && exists(v) && storable(v);
 const two = (n: number) => String(n).padStart(2, '0');
 
 function* candidates(): Generator<string> {
@@ -37,19 +53,36 @@ function* candidates(): Generator<string> {
   ];
 }
 
-t.test('date-time takes exactly what Date reads in that shape', async (t) => {
+t.test('date-time takes exactly the values Date reads in that shape that exist and the store keeps', async (t) => {
   let count = 0;
+  let before = 0;
   const differ: string[] = [];
   for (const v of candidates()) {
     count++;
-    if (validate(schema, v).ok !== readable(v)) differ.push(v);
+    if (readable(v)) before++;
+    if (validate(schema, v).ok !== strict(v)) differ.push(v);
   }
   t.ok(count > 300_000, `${count} values`);
   t.same(differ.slice(0, 10), [], 'no value taken by one and refused by the other');
+  t.comment(`${before} of them taken before, ${[...candidates()].filter(strict).length} now`);
+});
+
+t.test('every valid date taken before is still taken', async (t) => {
+  const lost: string[] = [];
+  for (const v of candidates()) if (readable(v) && exists(v) && storable(v) && !validate(schema, v).ok) lost.push(v);
+  t.same(lost.slice(0, 10), []);
 });
 
 t.test('examples', async (t) => {
-  for (const v of ['2026-11-26T01:02:03.123Z', '2024-02-29T23:59:59+05:30', '2026-12-31T24:00:00Z', '2026-02-30T00:00:00Z']) {
+  for (const v of [
+    '2026-11-26T01:02:03.123Z',
+    '2024-02-29T23:59:59+05:30',
+    '2000-02-29T00:00:00Z',
+    '2026-12-31T24:00:00Z',
+    '2026-01-01T10:00:00+15:59',
+    '0001-01-01T00:00:00Z',
+    '9999-12-31T23:59:59Z',
+  ]) {
     t.ok(validate(schema, v).ok, `${v} taken`);
   }
   for (const v of [
@@ -58,6 +91,15 @@ t.test('examples', async (t) => {
     '2026-12-01T23:59:60Z',
     '2026-12-01T24:00:01Z',
     '2026-12-01T10:00:00+24:00',
+    '2026-02-30T10:00:00Z',
+    '2026-02-29T10:00:00Z',
+    '1900-02-29T10:00:00Z',
+    '2026-04-31T10:00:00Z',
+    '2026-01-01T10:00:00+16:00',
+    '0000-06-01T00:00:00Z',
+    '0001-01-01T00:00:00+00:01',
+    '9999-12-31T24:00:00Z',
+    '9999-12-31T23:59:59.5Z',
   ]) {
     t.notOk(validate(schema, v).ok, `${v} refused`);
   }

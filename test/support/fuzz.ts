@@ -372,3 +372,62 @@ function taint(plan: Plan, char: string, n: number): Plan {
   else (strings[n % strings.length] as () => void)();
   return copy;
 }
+
+/** Dates and times at the edges of the calendar and of what the store keeps: some exist, some do not. */
+export const calendarEdges = [
+  '2026-02-30T10:00:00Z',
+  '2025-02-29T00:00:00Z',
+  '1900-02-29T00:00:00Z',
+  '2024-02-29T12:00:00Z',
+  '2000-02-29T12:00:00Z',
+  '2026-04-31T00:00:00Z',
+  '2026-12-31T24:00:00Z',
+  '2026-06-30T23:59:60Z',
+  '2026-01-01T10:00:00+15:59',
+  '2026-01-01T10:00:00+16:00',
+  '2026-01-01T10:00:00-23:59',
+  '0000-01-01T00:00:00Z',
+  '0001-01-01T00:00:00Z',
+  '0001-01-01T00:00:00+01:00',
+  '9999-12-31T23:59:59Z',
+  '9999-12-31T23:59:59.9999999Z',
+  '9999-12-31T24:00:00Z',
+  '1969-12-31T23:59:59.999999999Z',
+];
+
+/** The paths of a schema's `date-time` properties (objects only, as far as they nest). */
+function dateTimePaths(schema: Schema | undefined, at: string[] = []): string[][] {
+  if (!schema) return [];
+  if (schema.format === 'date-time') return [at];
+  const paths: string[][] = [];
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const)
+    for (const s of (schema[key] ?? []) as Schema[]) paths.push(...dateTimePaths(s, at));
+  for (const [k, s] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) paths.push(...dateTimePaths(s, [...at, k]));
+  return paths;
+}
+
+/**
+ * For a route that takes a `date-time` anywhere in its query or body: one otherwise valid request (sampled
+ * with `seed`) per field and per value of `calendarEdges`. Empty for a route that takes none.
+ */
+export function calendarRequests(route: FuzzRoute, seed: number): FuzzRequest[] {
+  const fields = [
+    ...dateTimePaths(route.query).map((path) => ({ part: 'query' as const, path })),
+    ...dateTimePaths(route.body).map((path) => ({ part: 'body' as const, path })),
+  ];
+  if (fields.length === 0) return [];
+  const [plan] = fc.sample(planOf(route), { numRuns: 1, seed }) as [Plan];
+  const requests: FuzzRequest[] = [];
+  for (const { part, path } of fields)
+    for (const value of calendarEdges) {
+      const copy = structuredClone(plan);
+      let target = (part === 'query' ? copy.query : isObject(copy.body) ? copy.body : (copy.body = {})) as { [k: string]: Json };
+      for (const key of path.slice(0, -1)) {
+        if (!isObject(target[key])) target[key] = {};
+        target = target[key] as { [k: string]: Json };
+      }
+      target[path[path.length - 1] as string] = value;
+      requests.push(build(route, `calendar edge ${path.join('.')}=${value}`, copy, {}));
+    }
+  return requests;
+}
