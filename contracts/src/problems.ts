@@ -76,6 +76,8 @@ export class ProblemError extends Error {
   readonly headers: Record<string, string>;
   readonly extensions: Record<string, unknown>;
   readonly expose: boolean;
+  /** Rebuilt from another service's answer: that service met the failure and logged it. */
+  readonly relayed: boolean;
 
   constructor(
     code: ProblemCode,
@@ -86,6 +88,7 @@ export class ProblemError extends Error {
       headers?: Record<string, string>;
       extensions?: Record<string, unknown>;
       cause?: unknown;
+      relayed?: boolean;
     } = {},
   ) {
     const known = problemCodes[code];
@@ -98,6 +101,7 @@ export class ProblemError extends Error {
     this.retryAfter = options.retryAfter;
     this.headers = options.headers ?? {};
     this.extensions = options.extensions ?? {};
+    this.relayed = options.relayed ?? false;
     // Internal failures and bad upstream answers never show their detail; the rest is meant for the client
     // (a device's refusal too: its reason is what the operator needs).
     this.expose = known.status !== 500 && code !== 'bad_gateway';
@@ -143,5 +147,5 @@ export function isProblemBody(value: unknown): value is ProblemBody {
 /** Rebuilds a ProblemError from a body received over the bus. */
 export function problemFromBody(body: ProblemBody): ProblemError {
   const { type: _t, title: _ti, status: _s, detail, code, errors, retryAfter, instance: _i, ...extensions } = body;
-  return new ProblemError(code, detail, { errors, retryAfter, extensions });
+  return new ProblemError(code, detail, { errors, retryAfter, extensions, relayed: true });
 }

@@ -103,7 +103,7 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
       await next();
     } finally {
       // Before the answer leaves, whatever it is: a write that failed late may still have changed something.
-      const op = byId.get(ctx._matchedRouteName ?? '');
+      const op = byId.get(ctx.routerName ?? '');
       if (ctx.state.space && op && changesSpace(op)) readCache.written(ctx.state.space);
     }
   });

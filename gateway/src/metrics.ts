@@ -192,10 +192,7 @@ function newTally(labels: Labels): Tally {
 
 /** The route template @koa/router matched, or `unmatched`. */
 function routeOf(ctx: Koa.Context): string {
-  const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-  if (typeof route === 'string') return route;
-  // A RegExp route is still a template, never a URL; stringify it like the router does.
-  return route instanceof RegExp ? route.toString() : unmatched;
+  return ctx.routerPath ?? unmatched;
 }
 
 /** The status an error is answered with, as Koa reads it: `status` or `statusCode` when an HTTP error status, else 500. */

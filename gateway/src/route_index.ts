@@ -3,6 +3,15 @@ import type { Middleware } from 'koa';
 
 type Layer = Router['stack'][number];
 
+declare module 'koa' {
+  interface DefaultContext {
+    /** The template of the route that answered (`/api/projects/:id`), set by @koa/router as it runs the route. */
+    routerPath?: string;
+    /** The name of the route that answered (the operation's id for a registry route), set by @koa/router. */
+    routerName?: string;
+  }
+}
+
 /**
  * The routes of every router in one table, matched through an index: a request is matched only against
  * the routes that can take its path, found by its number of segments and its first two segments, and

@@ -133,7 +133,7 @@ t.test('each gateway has its own registry with the process metrics', async (t) =
 t.test('past a thousand label sets, new ones are counted together as other', async (t) => {
   const metrics = createMetrics();
   for (let i = 0; i < 1100; i++) {
-    const ctx = { method: 'GET', status: 200, _matchedRoute: `/r${i}` } as unknown as Koa.Context;
+    const ctx = { method: 'GET', status: 200, routerPath: `/r${i}` } as unknown as Koa.Context;
     await metrics.middleware(ctx, async () => {});
   }
   const text = await metrics.render();

@@ -70,7 +70,9 @@ const config: GatewayConfig = {
 
 async function setup(t: Test, makeBus: () => Promise<Bus>) {
   const bus = await makeBus();
-  const log = pino({ level: 'silent' });
+  // Each side's log lines, as records: who logged a failure, and how loudly.
+  const logged = { service: [] as LogLine[], gateway: [] as LogLine[] };
+  const capture = (into: LogLine[]) => pino({ level: 'debug' }, { write: (line: string) => void into.push(JSON.parse(line)) });
   const service = await serve(
     bus,
     { name: 'config', version: '0.0.0', instance: 'test' },
@@ -87,12 +89,12 @@ async function setup(t: Test, makeBus: () => Promise<Bus>) {
         throw new ProblemError('conflict', 'The item has children');
       }),
     ],
-    log,
+    capture(logged.service),
   );
   await bus.flush();
   const gateway = await startGateway({
     bus,
-    log,
+    log: capture(logged.gateway),
     config,
     dataDir: '/nonexistent',
     busTimeoutMs: 1000,
@@ -106,8 +108,10 @@ async function setup(t: Test, makeBus: () => Promise<Bus>) {
     await service.stop();
     await bus.close();
   });
-  return { url: `http://127.0.0.1:${gateway.httpPort}`, gateway };
+  return { url: `http://127.0.0.1:${gateway.httpPort}`, gateway, logged };
 }
+
+type LogLine = { level: number; msg: string; reqId?: string; err?: unknown };
 
 async function problemOf(res: Response) {
   t.match(res.headers.get('content-type'), /^application\/problem\+json(;|$)/);
@@ -116,7 +120,7 @@ async function problemOf(res: Response) {
 
 for (const target of busTargets()) {
   t.test(`problem details on the ${target.name} bus`, async (t) => {
-    const { url } = await setup(t, target.make);
+    const { url, logged } = await setup(t, target.make);
 
     t.test('a route that does not exist answers 404 not_found', async (t) => {
       const res = await fetch(`${url}/api/nothing-here`);
@@ -188,6 +192,26 @@ for (const target of busTargets()) {
       const text = await res.text();
       t.notMatch(text, /secret|relation|boards|stack|Error:/);
       t.match(JSON.parse(text), { code: 'internal_error', status: 500 });
+    });
+
+    t.test("a service's failure is logged once: by the service, with its error; the gateway traces it at debug", async (t) => {
+      const id = `failure-${Date.now()}`;
+      t.equal((await fetch(`${url}/test/fail`, { headers: { 'x-request-id': id } })).status, 500);
+      const ofRequest = (lines: LogLine[]) => lines.filter((l) => l.reqId === id);
+      const errors = [...ofRequest(logged.service), ...ofRequest(logged.gateway)].filter((l) => l.level >= 50);
+      t.equal(errors.length, 1, 'one error line for the request');
+      t.ok(
+        ofRequest(logged.service).some((l) => l.level === 50 && l.err),
+        'the service logged it, with its error',
+      );
+      t.notOk(
+        ofRequest(logged.gateway).some((l) => l.level >= 40),
+        'the gateway logged no warning or error for it',
+      );
+      t.ok(
+        ofRequest(logged.gateway).some((l) => l.level === 20),
+        'the gateway traced it at debug with the request id',
+      );
     });
 
     t.test('a problem a service raises reaches the client unchanged', async (t) => {

@@ -152,6 +152,9 @@ async function handleOne(impl: Implementation, msg: BusMessage, baseLog: Logger,
         { code: problem.code, detail: problem.detail, ...problem.extensions, ms: round(performance.now() - started) },
         'device refused',
       );
+    // A failure another service answered this one with was logged by that service: a trace here.
+    else if (problem.relayed && problem.status >= 500)
+      ctx.log.debug({ code: problem.code, ms: round(performance.now() - started) }, 'a service this request called failed');
     else if (problem.status >= 500 && problem.code !== 'overloaded')
       ctx.log.error({ err, ms: round(performance.now() - started) }, 'request failed');
     else ctx.log.info({ code: problem.code, status: problem.status, ms: round(performance.now() - started) }, 'request refused');
@@ -323,8 +326,8 @@ function replyProblem(op: Operation, text: string, code: number): ProblemError {
   } catch {
     // fall through: a service error without a problem body
   }
-  if (code === 503) return new ProblemError('service_unavailable', undefined, { retryAfter: retryAfterSeconds });
-  return new ProblemError(code >= 500 ? 'internal_error' : 'bad_request', `The ${op.service} service failed`);
+  if (code === 503) return new ProblemError('service_unavailable', undefined, { retryAfter: retryAfterSeconds, relayed: true });
+  return new ProblemError(code >= 500 ? 'internal_error' : 'bad_request', `The ${op.service} service failed`, { relayed: true });
 }
 
 function round(ms: number): number {

@@ -146,11 +146,6 @@ function encodeServiceError(tag: number, e: ServerError | ServiceError): Uint8Ar
   );
 }
 
-/** A confirmed-error PDU. */
-export function encodeConfirmedError(invokeId: number, error: ServerError): Uint8Array {
-  return cons('context', 2, intTlv('context', 0, invokeId), encodeServiceError(2, error));
-}
-
 /** Any MMS PDU a server sends: confirmed responses and errors here, the rest through `encodeMmsPdu`. */
 export function encodeServerPdu(p: MmsPdu): Uint8Array {
   switch (p.pdu) {

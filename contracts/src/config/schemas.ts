@@ -224,16 +224,6 @@ export const scriptResource = defineResource({
   docs: { list: byNameThenId, get: 'The code reads back byte for byte as it was sent. A script of another space is 404.' },
 });
 
-/** Every configuration resource, in the order of the registry. */
-export const configResources = [
-  projectResource,
-  boardGroupResource,
-  boardResource,
-  faceplateResource,
-  placeholderResource,
-  scriptResource,
-] as const;
-
 /** Answers the lookups return (`lookup_ops.ts`); every schema of a resource is on its definition. */
 export const ProjectResponse = projectResource.response;
 export const FaceplateResponse = faceplateResource.response;

@@ -1,4 +1,4 @@
-import { busHeaders, deadlineOf, ProblemError, refresh as refreshOp, type Actor, type Principal } from '@scada/contracts';
+import { deadlineOf, ProblemError, refresh as refreshOp, type Actor, type Principal } from '@scada/contracts';
 import { call, type Bus } from '@scada/platform';
 import type { Context } from 'koa';
 import type { AccessClaims, AuthView } from './auth_view.ts';
@@ -74,6 +74,3 @@ export function actorOf(session: Session): Actor {
   const { principal } = session;
   return { id: principal.id, name: principal.name, roles: principal.roles, spaces: principal.spaces, sid: session.claims.sid };
 }
-
-/** The header name of the tenant rule. */
-export const spaceHeader = busHeaders.space;

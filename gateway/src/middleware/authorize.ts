@@ -8,7 +8,7 @@ const maxSpaceHeader = 64;
 /** The request's session, resolved once and kept on the context. */
 export async function sessionOf(ctx: Context, deps: SessionDeps): Promise<Session | null> {
   if (!('session' in ctx.state)) ctx.state.session = await resolveSession(ctx, deps);
-  return ctx.state.session as Session | null;
+  return ctx.state.session ?? null;
 }
 
 /**

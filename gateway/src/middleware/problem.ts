@@ -46,7 +46,9 @@ export function problemDetails(): Middleware {
       const problem = asProblem(err);
       releaseBody(ctx);
       if (problem.status >= 500 && !quietCodes.has(problem.code)) {
-        ctx.app.emit('error', err, ctx);
+        // A service's failure is logged once, by the service that met it; here only its trace at debug.
+        if (problem.relayed) ctx.state.log.debug({ code: problem.code, status: problem.status }, 'a service answered with a failure');
+        else ctx.app.emit('error', err, ctx);
       }
       ctx.status = problem.status;
       for (const [name, value] of Object.entries(problem.headers)) ctx.set(name, value);

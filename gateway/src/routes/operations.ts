@@ -84,7 +84,7 @@ export function operationRoutes(ops: readonly Operation[], deps: OperationRouteD
  * their next request here sees the change without waiting for the auth service's event.
  */
 function forgetChangedCaller(deps: OperationRouteDeps, op: Operation, ctx: Context): void {
-  const actor = ctx.state.actor as { id: string } | null | undefined;
+  const actor = ctx.state.actor;
   if (op.service === 'auth' && op.http?.method !== 'GET' && actor) deps.sessions.auth.forgetPrincipal(actor.id);
 }
 

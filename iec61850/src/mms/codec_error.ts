@@ -20,11 +20,6 @@ export class CodecError extends Error {
   }
 }
 
-/** True when `e` is a {@link CodecError}, optionally of one layer. */
-export function isCodecError(e: unknown, layer?: Layer): e is CodecError {
-  return e instanceof CodecError && (layer === undefined || e.layer === layer);
-}
-
 /** Runs a decoder and turns its refusal into a value; other exceptions still propagate (they are bugs). */
 export function attempt<T>(decode: () => T): { ok: true; value: T } | { ok: false; error: CodecError } {
   try {

@@ -39,7 +39,6 @@ export type ControlRequest = {
   test?: boolean;
   interlockCheck?: boolean;
   synchroCheck?: boolean;
-  originator?: string;
   /** How long the caller still waits: a CommandTermination later than this is not waited for. */
   timeoutMs?: number;
 };
