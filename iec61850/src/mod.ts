@@ -1,41 +1,23 @@
 /**
- * `@scada/iec61850`: the platform's IEC 61850 stack, with no service state of its own. Three parts, each
- * usable alone:
+ * `@scada/iec61850`: the platform's IEC 61850 stack, with no service state of its own. What a client of
+ * devices uses:
  *
- * - the MMS stack over ISO transport (`mms/`): one protocol layer a file (TPKT, COTP, session,
- *   presentation, ACSE, BER, MMS PDUs, data and types), each with a typed codec error and tested frame by
- *   frame, and an MMS client over TCP;
  * - the IEC 61850 client (`client/`): a device over an MMS association, references in both notations,
- *   values as JSON, controls and reports;
+ *   values as JSON, controls, reports, files, journals and setting groups, over the MMS client (`mms/`);
  * - the SCL parser (`scl/`, IEC 61850-6): a streaming parse into the device model and a report, the
- *   browse tree, checks of a connection's address against the file.
+ *   browse tree, checks of a connection's address against the file — in the package's own types
+ *   (`scl/browse_types.ts`), which a service maps onto its API.
  *
- * Its dependencies: `node:net`, saxes (XML, without DTDs or entities) and the parse-report and browse-tree
- * types of `@scada/contracts`.
+ * The protocol layers one by one are the `@scada/iec61850/wire` entry. Its dependencies: `node:net`,
+ * `node:tls` and saxes (XML, without DTDs or entities).
  */
 export * from './scl/mod.ts';
 export * from './client/mod.ts';
 export * from './mms/client.ts';
 export * from './mms/client_errors.ts';
 export { MMS_TLS_PORT, type TlsOptions } from './mms/tls_transport.ts';
-export * from './mms/codec_error.ts';
-export * from './mms/tpkt.ts';
-export * from './mms/cotp.ts';
-export * from './mms/session.ts';
-export * from './mms/presentation.ts';
-export * from './mms/acse.ts';
-export * from './mms/ber.ts';
-export * from './mms/ber_fields.ts';
-export * from './mms/ber_values.ts';
-export * from './mms/frames.ts';
-export * from './mms/mms_pdu.ts';
-export * from './mms/mms_services.ts';
-export * from './mms/mms_data.ts';
-export * from './mms/mms_types.ts';
-export * from './mms/mms_access.ts';
-export * from './mms/mms_files.ts';
-export * from './mms/mms_journal.ts';
-export * from './mms/alternate_access.ts';
-/** Two layers call their encoder `encodeData`: the entry gives MMS data that name, and COTP's data TPDU its own. */
-export { encodeData } from './mms/mms_data.ts';
-export { encodeData as encodeCotpData } from './mms/cotp.ts';
+export { dataToPlain, type MmsData } from './mms/mms_data.ts';
+export type { MmsType } from './mms/mms_types.ts';
+export { dataAccessErrorText, type AccessResult } from './mms/mms_access.ts';
+export type { AlternateAccess } from './mms/alternate_access.ts';
+export { utcTimeFromMs, utcTimeToMs } from './mms/ber_values.ts';

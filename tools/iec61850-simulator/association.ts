@@ -18,7 +18,7 @@ import {
   MMS_CONTEXT_ID,
   type ConfirmedRequest,
   type MmsPdu,
-} from '@scada/iec61850';
+} from '@scada/iec61850/wire';
 import {
   buildAssociationAccept,
   buildAssociationRefusal,

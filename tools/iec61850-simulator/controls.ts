@@ -5,7 +5,7 @@
  * enhanced security ends it with a CommandTermination; a refusal answers a write error after sending
  * LastApplError.
  */
-import { utcTimeFromMs, type MmsData, type ObjectName } from '@scada/iec61850';
+import { utcTimeFromMs, type MmsData, type ObjectName } from '@scada/iec61850/wire';
 import { DATA_ACCESS } from './server_pdus.ts';
 import { bitsFromText } from './basic_types.ts';
 import { descend, readNode, type DataNode } from './data_tree.ts';

@@ -5,7 +5,7 @@
  * value; every node knows its MMS item (`GGIO1$ST$Ind1$stVal`, an array element's as libiec61850 writes
  * it: `MHAI1$MX$HA$phsAHar(2)$cVal`) and type.
  */
-import { encodeData, type AlternateAccess, type LogicalNode, type MmsData, type MmsType, type TemplateIndex } from '@scada/iec61850';
+import { encodeData, type AlternateAccess, type LogicalNode, type MmsData, type MmsType, type TemplateIndex } from '@scada/iec61850/wire';
 import { mmsTypeOf, parseConfigured, zeroOf } from './basic_types.ts';
 
 /** One node of a logical node's variable. Structures have children; leaves have a value. */

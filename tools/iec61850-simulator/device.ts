@@ -13,7 +13,7 @@ import {
   type NamedVariable,
   type ObjectName,
   type SclModel,
-} from '@scada/iec61850';
+} from '@scada/iec61850/wire';
 import { buildLogicalNode, descend, itemNames, select, type DataNode } from './data_tree.ts';
 import { rcbFcNodes, rcbInstances, type RcbInstance } from './rcb_model.ts';
 import { sgcbFcNodes } from './setting_groups.ts';

@@ -6,7 +6,7 @@
  * size, FileClose. Each association has its own open files (FRSMs), closed with it. A name with `..`
  * is file-non-existent, as libiec61850 answers it.
  */
-import type { DirectoryEntry, FileRequest, FileResponse } from '@scada/iec61850';
+import type { DirectoryEntry, FileRequest, FileResponse } from '@scada/iec61850/wire';
 import type { ServerError } from './server_pdus.ts';
 
 /** One file of the store: its content and when it last changed (ISO). */

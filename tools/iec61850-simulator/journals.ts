@@ -12,7 +12,7 @@ import {
   type JournalEntry,
   type ReadJournalRequest,
   type ReadJournalResponse,
-} from '@scada/iec61850';
+} from '@scada/iec61850/wire';
 import { isWithin, readNode, type DataNode } from './data_tree.ts';
 import { findDataSet, splitReference, type DataSetList, type Device } from './device.ts';
 import type { ServerError } from './server_pdus.ts';

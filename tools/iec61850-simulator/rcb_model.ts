@@ -3,7 +3,7 @@
  * (buffered) structures whose components are the block's attributes, one instance per name the SCL gives
  * (`ControlEventsRCB01`, `…02` when indexed). Initial values come from the `ReportControl` element.
  */
-import { bitStringFromBits, type MmsData, type MmsPdu, type OptFields, type ReportControl, type TrgOps } from '@scada/iec61850';
+import { bitStringFromBits, type MmsData, type MmsPdu, type OptFields, type ReportControl, type TrgOps } from '@scada/iec61850/wire';
 import { leaf, struct, type DataNode } from './data_tree.ts';
 import type { ReportBuffer } from './report_buffer.ts';
 

@@ -5,7 +5,7 @@
  * buffers of buffered blocks (`report_buffer.ts`), and the InformationReport `RPT` a client receives,
  * fields in the order OptFlds selects.
  */
-import { binaryTimeFromMs, bitStringFromBits, type MmsData, type MmsPdu } from '@scada/iec61850';
+import { binaryTimeFromMs, bitStringFromBits, type MmsData, type MmsPdu } from '@scada/iec61850/wire';
 import { DATA_ACCESS } from './server_pdus.ts';
 import { assignNode, isWithin, readNode, type DataNode } from './data_tree.ts';
 import { dataSetByReference, type DataSetList, type Device } from './device.ts';

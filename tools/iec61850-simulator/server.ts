@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
-import type { JournalEntry, MmsData, SclModel } from '@scada/iec61850';
+import type { JournalEntry, MmsData, SclModel } from '@scada/iec61850/wire';
 import { Association, type AssociationEvents, type Authentication, type Faults } from './association.ts';
 import { conform } from './basic_types.ts';
 import { ControlEngine, type ControlNotice } from './controls.ts';

@@ -30,7 +30,7 @@ import {
   type PresentationConnect,
   type PresentationContext,
   type SessionConnect,
-} from '@scada/iec61850';
+} from '@scada/iec61850/wire';
 import { encodeServerPdu } from './server_pdus.ts';
 
 /** What a server reads out of the frame that opens an association. */

@@ -28,7 +28,7 @@ import {
   type MmsPdu,
   type ServiceError,
   type WriteResult,
-} from '@scada/iec61850';
+} from '@scada/iec61850/wire';
 
 /** ServiceError classes in the order of their CHOICE tags (ISO 9506-2 ServiceError.errorClass). */
 export const ERROR_CLASS_TAGS = [

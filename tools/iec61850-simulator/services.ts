@@ -14,7 +14,7 @@ import {
   type MmsData,
   type NamedVariable,
   type WriteResult,
-} from '@scada/iec61850';
+} from '@scada/iec61850/wire';
 import { DATA_ACCESS, type ServerError } from './server_pdus.ts';
 import { conform } from './basic_types.ts';
 import type { ControlEngine } from './controls.ts';

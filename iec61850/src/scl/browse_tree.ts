@@ -1,15 +1,13 @@
 /**
- * The model as the browse tree of `GET /api/connections/{connectionId}/browse` (`SclBrowseTree` in the
- * contracts): IEDs → logical devices → logical nodes → data objects with their attributes, FCs and MMS
+ * The model as a browse tree (`BrowseTree`, what `GET /api/connections/{connectionId}/browse` answers): IEDs → logical devices → logical nodes → data objects with their attributes, FCs and MMS
  * references, plus data sets, control blocks and addresses. Plain JSON, built on request from the model.
  */
-import type { SclBrowseTree } from '@scada/contracts';
+import type { BrowseIed, BrowseLogicalNode, BrowseTree } from './browse_types.ts';
 import type { Address, ConnectedAp, Ied, LogicalDevice, LogicalNode, SclModel } from './model.ts';
 import { fcdaReference, lnMemberReference, mmsReference } from './references.ts';
 import { TemplateIndex } from './template_index.ts';
 
-type BrowseIed = SclBrowseTree['ieds'][number];
-type BrowseLn = BrowseIed['logicalDevices'][number]['logicalNodes'][number];
+type BrowseLn = BrowseLogicalNode;
 
 /** Which part of the model to put in the tree. */
 export type BrowseOptions = {
@@ -129,7 +127,7 @@ function ied(model: SclModel, index: TemplateIndex, node: Ied): BrowseIed {
 }
 
 /** The browse tree of a parsed model, for every IED or for one. */
-export function toBrowseTree(model: SclModel, options: BrowseOptions = {}): SclBrowseTree {
+export function toBrowseTree(model: SclModel, options: BrowseOptions = {}): BrowseTree {
   const index = new TemplateIndex(model.templates);
   return {
     ...treeFrame(model),
@@ -142,14 +140,14 @@ export function toBrowseTree(model: SclModel, options: BrowseOptions = {}): SclB
  * enumerations), then each IED's subtree. A station file of hundreds of IEDs is kept and served this way
  * without ever holding its whole tree.
  */
-export function* browseParts(model: SclModel): Generator<{ iedName: string | null; tree: unknown }> {
+export function* browseParts(model: SclModel): Generator<{ iedName: null; tree: BrowseTree } | { iedName: string; tree: BrowseIed }> {
   yield { iedName: null, tree: treeFrame(model) };
   const index = new TemplateIndex(model.templates);
   for (const i of model.ieds) yield { iedName: i.name, tree: ied(model, index, i) };
 }
 
 /** The tree without IEDs. */
-function treeFrame(model: SclModel): SclBrowseTree {
+function treeFrame(model: SclModel): BrowseTree {
   const described = new Set(model.ieds.map((i) => i.name));
   return {
     edition: model.edition,

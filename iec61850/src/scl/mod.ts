@@ -11,3 +11,4 @@ export { mmsReference, fcdaReference, domainOf } from './references.ts';
 export { reportInstances } from './reader_controls.ts';
 export type * from './model.ts';
 export { TemplateIndex } from './template_index.ts';
+export type * from './browse_types.ts';

@@ -3,7 +3,7 @@
  * report. The file is read as a stream: bytes are decoded and tokenised piece by piece, and only the model
  * is kept, so a large upload can be parsed while it arrives.
  */
-import type { SclParseReport } from '@scada/contracts';
+import type { SclParseReport } from './browse_types.ts';
 import type { SclInput } from './decode.ts';
 import type { SclModel } from './model.ts';
 import { SclReader } from './reader.ts';

@@ -7,7 +7,7 @@
  * functions they call, and a closure made per parse dies with it, taking the optimised code along; after a
  * few parses V8 gives up and every parse runs at half speed.
  */
-import type { SclIssue, SclParseReport } from '@scada/contracts';
+import type { SclIssue, SclParseReport } from './browse_types.ts';
 
 /** Where an element starts, and the element it sits in: enough to print a path on demand. */
 export type Origin = { element: string; key?: string; line: number; column: number; parent?: Origin };

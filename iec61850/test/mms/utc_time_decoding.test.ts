@@ -4,7 +4,7 @@
  * exact `fraction * 1000 / 2^24`; through the package's entry point, from the encoded value to the ISO time.
  */
 import t from 'tap';
-import { decodeData, encodeData, readSingle, toJson, utcTimeFromMs, utcTimeToMs, type MmsData } from '@scada/iec61850';
+import { decodeData, encodeData, readSingle, toJson, utcTimeFromMs, utcTimeToMs, type MmsData } from '@scada/iec61850/wire';
 
 const SECONDS = 1795315169; // 2026-11-22T00:39:29Z
 

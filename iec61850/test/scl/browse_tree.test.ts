@@ -1,9 +1,7 @@
 /**
- * The browse tree: valid against its TypeBox schema, plain JSON, with MMS references, data sets, control
- * blocks and addresses where an engineer looks for them.
+ * The browse tree: plain JSON, with MMS references, data sets, control blocks and addresses where an
+ * engineer looks for them. (That the protocol service answers it as the API's schema says is tested there.)
  */
-import { SclBrowseTree } from '@scada/contracts';
-import { Value } from '@sinclair/typebox/value';
 import t from 'tap';
 import { parseScl, toBrowseTree, type SclModel } from '../../src/scl/mod.ts';
 import { haveSharedScl, sclText, sharedScl, validParts } from './fixtures.ts';
@@ -14,9 +12,8 @@ async function modelOf(text: string | Uint8Array): Promise<SclModel> {
   return result.model;
 }
 
-t.test('the tree of the fixture matches its schema and survives a JSON round trip unchanged', async (t) => {
+t.test('the tree of the fixture survives a JSON round trip unchanged', async (t) => {
   const tree = toBrowseTree(await modelOf(sclText()));
-  t.ok(Value.Check(SclBrowseTree, tree), JSON.stringify([...Value.Errors(SclBrowseTree, tree)].slice(0, 3)));
   t.same(JSON.parse(JSON.stringify(tree)), tree);
 });
 
@@ -83,7 +80,7 @@ t.test('one IED can be asked for; the subnetworks mark which connected IEDs the 
   );
 });
 
-t.test('every shared SCL file gives a tree that matches the schema', { skip: !haveSharedScl }, async (t) => {
+t.test('every shared SCL file gives a tree that is plain JSON', { skip: !haveSharedScl }, async (t) => {
   for (const name of [
     'simpleIO_direct_control.cid',
     'simpleIO_control_tests.cid',
@@ -93,7 +90,7 @@ t.test('every shared SCL file gives a tree that matches the schema', { skip: !ha
     'sv.icd',
   ]) {
     const tree = toBrowseTree(await modelOf(await sharedScl(name)));
-    t.ok(Value.Check(SclBrowseTree, tree), name);
+    t.same(JSON.parse(JSON.stringify(tree)), tree, name);
   }
   const basic = toBrowseTree(await modelOf(await sharedScl('simpleIO_direct_control.cid')));
   const ggio = basic.ieds[0].logicalDevices[0].logicalNodes[2];

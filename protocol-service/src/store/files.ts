@@ -1,4 +1,5 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
+import type { SclBrowseTree, SclIssue } from '@scada/contracts';
 import type { Queryable } from '@scada/platform';
 
 /** One part of a file's browse tree: the tree without IEDs (`iedName` null) or one IED's subtree. */
@@ -11,13 +12,18 @@ export type FileFacts = {
   sha256: string;
   edition: string;
   chunks: number;
-  warnings: unknown;
+  /** The parser's warnings, as the API answers them. */
+  warnings: SclIssue[];
   connectionWarnings: unknown;
   browse: BrowsePart[];
 };
 
-/** Packs a part of a browse tree for keeping: its JSON, compressed. */
-export function packBrowsePart(iedName: string | null, tree: unknown): BrowsePart {
+/**
+ * Packs a part of a browse tree for keeping, as the API answers it: its JSON, compressed. The parser's
+ * parts (`@scada/iec61850`'s `BrowseTree` without IEDs, or one `BrowseIed`) are taken as the contract's
+ * `SclBrowseTree` and its IED: the compiler holds the two shapes together here.
+ */
+export function packBrowsePart(iedName: string | null, tree: SclBrowseTree | SclBrowseTree['ieds'][number]): BrowsePart {
   const json = Buffer.from(JSON.stringify(tree));
   return { iedName, jsonBytes: json.length, data: gzipSync(json) };
 }

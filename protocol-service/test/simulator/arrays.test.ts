@@ -7,7 +7,7 @@
  */
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
-import { dataToPlain, parseScl, type AccessResult, type AlternateAccess, type ConfirmedResponse, type MmsData } from '@scada/iec61850';
+import { dataToPlain, parseScl, type AccessResult, type AlternateAccess, type ConfirmedResponse, type MmsData } from '@scada/iec61850/wire';
 import { startSimulator, type Simulator } from '../../../tools/iec61850-simulator/server.ts';
 import { RawClient } from './raw_client.ts';
 

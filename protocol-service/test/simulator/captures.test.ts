@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { dataToPlain, decodeCotp, decodeTpkt, parseScl, peelFrame, utcTimeFromMs, type MmsData } from '@scada/iec61850';
+import { dataToPlain, decodeCotp, decodeTpkt, parseScl, peelFrame, utcTimeFromMs, type MmsData } from '@scada/iec61850/wire';
 import { startSimulator } from '../../../tools/iec61850-simulator/server.ts';
 import { capturedFrames, haveCaptures } from '../../../iec61850/test/mms/helpers.ts';
 import { RawClient } from './raw_client.ts';

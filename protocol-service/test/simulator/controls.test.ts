@@ -3,7 +3,7 @@
  * with enhanced security, Cancel, and refusals answered with a write error and LastApplError.
  */
 import t from 'tap';
-import { dataToPlain, utcTimeFromMs, type ConfirmedResponse, type MmsData } from '@scada/iec61850';
+import { dataToPlain, utcTimeFromMs, type ConfirmedResponse, type MmsData } from '@scada/iec61850/wire';
 import type { ControlNotice } from '../../../tools/iec61850-simulator/controls.ts';
 import { startSimulator, type Simulator } from '../../../tools/iec61850-simulator/server.ts';
 import { fixtureModel } from './fixture.ts';

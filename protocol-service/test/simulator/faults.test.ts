@@ -14,7 +14,7 @@ import {
   intTlv,
   MMS_CONTEXT_ID,
   nullTlv,
-} from '@scada/iec61850';
+} from '@scada/iec61850/wire';
 import { startSimulator, type Faults, type Simulator } from '../../../tools/iec61850-simulator/server.ts';
 import { fixtureModel } from './fixture.ts';
 import { eventually, RawClient } from './raw_client.ts';

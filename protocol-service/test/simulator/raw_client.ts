@@ -17,7 +17,7 @@ import {
   type InformationReport,
   type MmsPdu,
   type PeeledTsdu,
-} from '@scada/iec61850';
+} from '@scada/iec61850/wire';
 
 /** Something the client received. */
 export type Received = { kind: 'cc' } | { kind: 'tsdu'; peeled: PeeledTsdu; frames: Uint8Array[] } | { kind: 'bad'; message: string };

@@ -4,7 +4,7 @@
  * buffered blocks and their EntryID.
  */
 import t from 'tap';
-import { bitsOf, dataToPlain, type ConfirmedResponse, type MmsData } from '@scada/iec61850';
+import { bitsOf, dataToPlain, type ConfirmedResponse, type MmsData } from '@scada/iec61850/wire';
 import { startSimulator, type Simulator } from '../../../tools/iec61850-simulator/server.ts';
 import { fixtureModel } from './fixture.ts';
 import { eventually, RawClient } from './raw_client.ts';

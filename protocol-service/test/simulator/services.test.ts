@@ -13,7 +13,7 @@ import {
   dataToPlain,
   type ConfirmedResponse,
   type MmsData,
-} from '@scada/iec61850';
+} from '@scada/iec61850/wire';
 import { startSimulator, type Simulator } from '../../../tools/iec61850-simulator/server.ts';
 import { fixtureModel } from './fixture.ts';
 import { eventually, RawClient } from './raw_client.ts';
