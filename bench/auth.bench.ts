@@ -16,7 +16,7 @@ import { busAuthView, startGateway, staticAuthView } from '@scada/gateway';
 import { implement, serve } from '@scada/platform';
 import { importJWK, SignJWT, type JWK } from 'jose';
 import { pino } from 'pino';
-import { passwords, verifyPassword } from '../auth-service/src/domain/passwords.ts';
+import { passwords, verifyPassword } from '@scada/auth/passwords';
 import { launch } from '../launch.ts';
 import { load, perSecond, table, type LoadResult } from './harness.ts';
 

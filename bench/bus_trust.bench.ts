@@ -20,10 +20,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { busHeaders } from '@scada/contracts';
 import { pino } from 'pino';
-import { MemoryBus } from '../platform/src/bus/memory_bus.ts';
-import { ContextSigner, ContextVerifier, newBusKey, parseTrustedKeys, SignedBus, trustedKeyEntry } from '../platform/src/bus/trust.ts';
-import { roleBusKeys } from '../test/support/bus_keys.ts';
-import { createDatabase } from '../test/support/platform.ts';
+import { ContextSigner, MemoryBus, newBusKey, parseTrustedKeys, SignedBus, trustedKeyEntry } from '@scada/platform';
+import { ContextVerifier } from '@scada/platform/testing';
+import { roleBusKeys } from '@scada/testkit/bus_keys';
+import { createDatabase } from '@scada/testkit/platform';
 import { benchRounds, freePort, interleave, load, processCpuMs, roundsTable, stopProcess, waitReady, type LoadResult } from './harness.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);

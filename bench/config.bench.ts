@@ -17,11 +17,11 @@ import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import Koa from 'koa';
 import { pino } from 'pino';
-import { boards, projects } from '../config-service/src/store/tables.ts';
-import { busAuthView, startGateway } from '../gateway/src/mod.ts';
+import { boards, projects } from '@scada/config/tables';
+import { busAuthView, startGateway } from '@scada/gateway';
 import { launch } from '../launch.ts';
-import type { Store } from '../platform/src/mod.ts';
-import { createDatabase } from '../test/support/platform.ts';
+import type { Store } from '@scada/platform';
+import { createDatabase } from '@scada/testkit/platform';
 import { benchRounds, interleave, load, mainThreadCpuMs, roundsTable, type LoadResult } from './harness.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);

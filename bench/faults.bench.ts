@@ -3,7 +3,7 @@
  * in `test/faults.test.ts`. Needs `nats-server` and PostgreSQL's programs on the machine.
  */
 import { cpus, totalmem } from 'node:os';
-import { faultTable, runFaultSuite } from './faults/suite.ts';
+import { faultTable, runFaultSuite } from '@scada/testkit/faults/suite';
 
 const result = await runFaultSuite({
   phaseSeconds: Number(process.env.FAULTS_PHASE_SECONDS ?? 10),

@@ -26,10 +26,10 @@ import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleCommand, ensureBuilt, repoRoot, type Target } from '../tools/build/build.ts';
-import { adminToken } from './faults/load.ts';
-import { startNats, startPostgres } from './faults/servers.ts';
+import { adminToken } from '@scada/testkit/faults/load';
+import { startNats, startPostgres } from '@scada/testkit/faults/servers';
 import { freePort, load, waitReady, type LoadResult } from './harness.ts';
-import { roleBusKeys } from '../test/support/bus_keys.ts';
+import { roleBusKeys } from '@scada/testkit/bus_keys';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const idleMs = Number(process.env.BENCH_IDLE_MS ?? 5000);

@@ -7,10 +7,10 @@
  * refusing at the edge should cost no more than serving.
  */
 import fc from 'fast-check';
-import { fuzzRoutes, mutationNames, requestsFor, type FuzzRequest } from '../test/support/fuzz.ts';
-import { checkRequest, fuzzClient } from '../test/support/fuzz_check.ts';
-import { startTestPlatform } from '../test/support/platform.ts';
-import { asAdmin } from '../test/support/session.ts';
+import { fuzzRoutes, mutationNames, requestsFor, type FuzzRequest } from '@scada/testkit/fuzz';
+import { checkRequest, fuzzClient } from '@scada/testkit/fuzz_check';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { asAdmin } from '@scada/testkit/session';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 150);
 const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);

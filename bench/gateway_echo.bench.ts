@@ -9,8 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDatabase } from '../test/support/platform.ts';
-import { roleBusKeys } from '../test/support/bus_keys.ts';
+import { createDatabase } from '@scada/testkit/platform';
+import { roleBusKeys } from '@scada/testkit/bus_keys';
 import { benchRounds, freePort, interleave, load, processCpuMs, roundsTable, startProcess, stopProcess, waitReady } from './harness.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);

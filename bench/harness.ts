@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
+import { freePort, waitReady } from '@scada/testkit/processes';
+
+export { freePort, waitReady };
 
 /**
  * One measured load run. `cpuMs` is the server's CPU time per request, when the run was told how to read
@@ -62,17 +64,6 @@ function cpuMsOf(statFile: string): number {
   }
 }
 
-/** A port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * Starts a TypeScript entry point in its own process (tsx), with this process's environment and `env` over
  * it; a variable set to `undefined` in `env` is left out (an embedded platform must not inherit the
@@ -90,21 +81,6 @@ export function startProcess(entry: string, env: Record<string, string | undefin
       stdio: ['ignore', 'ignore', 'inherit'],
     },
   );
-}
-
-/** Waits until a URL answers 200. */
-export async function waitReady(url: string, timeoutMs = 60000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    try {
-      const res = await fetch(url);
-      if (res.status === 200) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${url} did not become ready in ${timeoutMs} ms`);
 }
 
 /** Stops a child process and waits for it. */

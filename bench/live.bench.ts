@@ -23,10 +23,10 @@ import { createInterface } from 'node:readline';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { launch, type PlatformProcess } from '../launch.ts';
-import { createDatabase } from '../test/support/platform.ts';
-import { testBusKeys } from '../test/support/bus_keys.ts';
-import { dropEventStream } from '../test/support/event_streams.ts';
-import { platformNatsEnv } from '../test/support/nats_auth.ts';
+import { createDatabase } from '@scada/testkit/platform';
+import { testBusKeys } from '@scada/testkit/bus_keys';
+import { dropEventStream } from '@scada/testkit/event_streams';
+import { platformNatsEnv } from '@scada/testkit/nats_auth';
 import { freePort } from './harness.ts';
 import { largeSpace, measureSnapshot } from './live_snapshot.ts';
 

@@ -11,8 +11,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { passwords, verifyPassword } from '../auth-service/src/domain/passwords.ts';
-import { requestFrom } from '../test/support/from_address.ts';
+import { passwords, verifyPassword } from '@scada/auth/passwords';
+import { requestFrom } from '@scada/testkit/from_address';
 import { freePort, startProcess, stopProcess, waitReady } from './harness.ts';
 
 const stormSeconds = Number(process.env.STORM_SECONDS ?? 30);

@@ -30,7 +30,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Iec61850Device, MmsClient } from '@scada/iec61850';
-import { FIXTURE_SCL } from '../protocol-service/test/simulator/fixture.ts';
+import { FIXTURE_SCL } from '@scada/testkit/simulator_fixture';
 import { freePort, perSecond } from './harness.ts';
 import {
   downloadByClient,
@@ -41,7 +41,7 @@ import {
   type BenchPlatform,
   type Timed,
 } from './mms_platform.ts';
-import { waitForPort } from './faults/servers.ts';
+import { waitForPort } from '@scada/testkit/faults/servers';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const idle = Number(process.env.MMS_BENCH_CONNECTIONS ?? 100);
@@ -58,7 +58,7 @@ await mkdir(join(store, 'COMTRADE'), { recursive: true });
 await writeFile(join(store, benchFile), randomBytes(Math.round(fileMiB * 1024 * 1024)));
 
 async function simulator(port: number): Promise<ChildProcess> {
-  const args = ['--import', 'tsx', 'tools/iec61850-simulator/main.ts', scl, '--port', String(port), '--files', store];
+  const args = ['--import', 'tsx', 'simulator/src/main.ts', scl, '--port', String(port), '--files', store];
   const child = spawn(process.execPath, args, {
     cwd: new URL('..', import.meta.url).pathname,
     stdio: 'ignore',

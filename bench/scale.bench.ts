@@ -8,9 +8,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { startCluster, type Replica } from './faults/cluster.ts';
-import { adminToken } from './faults/load.ts';
-import { startNats, startPostgres } from './faults/servers.ts';
+import { startCluster, type Replica } from '@scada/testkit/faults/cluster';
+import { adminToken } from '@scada/testkit/faults/load';
+import { startNats, startPostgres } from '@scada/testkit/faults/servers';
 import { load, type LoadResult } from './harness.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);

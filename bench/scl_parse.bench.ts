@@ -8,7 +8,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { SaxesParser } from 'saxes';
 import { parseScl } from '@scada/iec61850';
-import { generateScd } from '../test/support/scd.ts';
+import { generateScd } from '@scada/testkit/scd';
 
 const ieds = Number(process.env.SCL_BENCH_IEDS ?? 200);
 const runs = Number(process.env.SCL_BENCH_RUNS ?? 3);

@@ -19,12 +19,12 @@ import vm from 'node:vm';
 import { configEvents } from '@scada/contracts';
 import { plantApi, ScriptPool, type HostApi, type SandboxLimits } from '@scada/config';
 import { pino } from 'pino';
-import { fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
-import { startSimulator } from '../tools/iec61850-simulator/server.ts';
-import { liveConnection } from '../test/support/live.ts';
-import { startTestPlatform } from '../test/support/platform.ts';
-import { signIn } from '../test/support/session.ts';
-import { scriptsApi } from '../test/support/scripts.ts';
+import { fixtureModel } from '@scada/testkit/simulator_fixture';
+import { startSimulator } from '@scada/simulator';
+import { liveConnection } from '@scada/testkit/live';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { signIn } from '@scada/testkit/session';
+import { scriptsApi } from '@scada/testkit/scripts';
 import { benchRounds, interleave, type LoadResult } from './harness.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);

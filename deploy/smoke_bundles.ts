@@ -10,10 +10,10 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startCluster } from '../bench/faults/cluster.ts';
-import { adminToken } from '../bench/faults/load.ts';
-import { startNats, startPostgres } from '../bench/faults/servers.ts';
-import { freePort, waitReady } from '../bench/harness.ts';
+import { startCluster } from '@scada/testkit/faults/cluster';
+import { adminToken } from '@scada/testkit/faults/load';
+import { startNats, startPostgres } from '@scada/testkit/faults/servers';
+import { freePort, waitReady } from '@scada/testkit/processes';
 import { bundleCommand, ensureBuilt, repoRoot } from '../tools/build/build.ts';
 
 const password = 'bundle-smoke-admin-password';

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { letAuthTimePass, secondGateway, startTestPlatform, testAdminPassword } from './support/platform.ts';
-import { asAdmin, bearerLogin, cookiesOf, createSpace, createUser, login, signIn } from './support/session.ts';
+import { letAuthTimePass, secondGateway, startTestPlatform, testAdminPassword } from '@scada/testkit/platform';
+import { asAdmin, bearerLogin, cookiesOf, createSpace, createUser, login, signIn } from '@scada/testkit/session';
 
 // Proxies on loopback are trusted here, so tests can speak for other client addresses.
 const p = await startTestPlatform({ LOCKOUT_SECONDS: '3', TRUSTED_PROXIES: '127.0.0.0/8', LOGIN_RATE_LIMIT_PER_MINUTE: '1000' });

@@ -3,9 +3,9 @@ import { startService } from '@scada/platform';
 import { importJWK, SignJWT } from 'jose';
 import { generateSync } from 'otplib';
 import t from 'tap';
-import { requestFrom } from './support/from_address.ts';
-import { letAuthTimePass, secondGateway, signingKeyOf, startTestPlatform, testAdminPassword } from './support/platform.ts';
-import { asAdmin, bearerLogin, createUser, login } from './support/session.ts';
+import { requestFrom } from '@scada/testkit/from_address';
+import { letAuthTimePass, secondGateway, signingKeyOf, startTestPlatform, testAdminPassword } from '@scada/testkit/platform';
+import { asAdmin, bearerLogin, createUser, login } from '@scada/testkit/session';
 
 // 127.0.0.3 plays a trusted proxy; 127.0.0.2 an ordinary client that is not one.
 // A long bus timeout: ten scrypt checks at once on a loaded CI machine take longer than the default.

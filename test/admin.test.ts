@@ -1,7 +1,7 @@
 import { generateSync } from 'otplib';
 import t from 'tap';
-import { startTestPlatform } from './support/platform.ts';
-import { asAdmin, bearerLogin, createSpace, createUser, login, signIn } from './support/session.ts';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { asAdmin, bearerLogin, createSpace, createUser, login, signIn } from '@scada/testkit/session';
 
 const p = await startTestPlatform();
 t.teardown(() => p.stop());

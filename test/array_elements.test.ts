@@ -10,10 +10,10 @@
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { dataToPlain, parseScl, type MmsData } from '@scada/iec61850';
-import { startSimulator } from '../tools/iec61850-simulator/server.ts';
-import { startTestPlatform } from './support/platform.ts';
-import { liveConnection, until } from './support/live.ts';
-import { isEvent, openSse, type SseEvent } from './support/sse.ts';
+import { startSimulator } from '@scada/simulator';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { liveConnection, until } from '@scada/testkit/live';
+import { isEvent, openSse, type SseEvent } from '@scada/testkit/sse';
 
 const scl = await readFile(new URL('./fixtures/scl/harmonics.icd', import.meta.url), 'utf8');
 const parsed = await parseScl(scl);

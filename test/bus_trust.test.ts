@@ -17,11 +17,11 @@ import { SignJWT } from 'jose';
 import { busHeaders } from '@scada/contracts';
 import { ContextSigner, eventStreamName, identityFromPem, prefixToken, spaceVersionsBucket } from '@scada/platform';
 import { authorizationFile, helmValuesFile, renderAuthorization, renderHelmValues } from '../deploy/nats/render.ts';
-import { roleBusKeys } from './support/bus_keys.ts';
-import { startAuthNats, type AuthNats } from './support/nats_auth.ts';
-import { startTestPlatform, testAdminPassword, type TestPlatform } from './support/platform.ts';
-import { freePort, startMain } from './support/processes.ts';
-import { asAdmin } from './support/session.ts';
+import { roleBusKeys } from '@scada/testkit/bus_keys';
+import { startAuthNats, type AuthNats } from '@scada/testkit/nats_auth';
+import { startTestPlatform, testAdminPassword, type TestPlatform } from '@scada/testkit/platform';
+import { freePort, startMain } from '@scada/testkit/processes';
+import { asAdmin } from '@scada/testkit/session';
 
 const hasNatsServer = spawnSync('nats-server', ['--version']).status === 0;
 const encoder = new TextEncoder();

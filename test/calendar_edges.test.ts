@@ -4,11 +4,11 @@
  * answers a 4xx problem or stores what it was given, never a 5xx, and a refusal changes nothing.
  */
 import t from 'tap';
-import { calendarRequests, fuzzRoutes } from './support/fuzz.ts';
-import { checkRequest, fuzzClient } from './support/fuzz_check.ts';
-import { startTestPlatform } from './support/platform.ts';
-import { scriptsApi } from './support/scripts.ts';
-import { asAdmin } from './support/session.ts';
+import { calendarRequests, fuzzRoutes } from '@scada/testkit/fuzz';
+import { checkRequest, fuzzClient } from '@scada/testkit/fuzz_check';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { scriptsApi } from '@scada/testkit/scripts';
+import { asAdmin } from '@scada/testkit/session';
 
 const p = await startTestPlatform();
 t.teardown(() => p.stop());

@@ -4,8 +4,8 @@
  * of the gateway, script code kept byte for byte, and the events each change publishes.
  */
 import t, { type Test } from 'tap';
-import { startTestPlatform, testAdminPassword } from './support/platform.ts';
-import { asAdmin, createSpace, login, signIn } from './support/session.ts';
+import { startTestPlatform, testAdminPassword } from '@scada/testkit/platform';
+import { asAdmin, createSpace, login, signIn } from '@scada/testkit/session';
 
 const p = await startTestPlatform();
 t.teardown(() => p.stop());

@@ -8,13 +8,13 @@
 import { X509Certificate } from 'node:crypto';
 import { secretBox } from '@scada/auth';
 import t from 'tap';
-import { startSimulator } from '../tools/iec61850-simulator/server.ts';
-import { testPki } from '../protocol-service/test/simulator/certificates.ts';
-import { fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
-import { secretsKeyOf, startTestPlatform } from './support/platform.ts';
-import { signIn } from './support/session.ts';
-import { until } from './support/live.ts';
-import { openSse, type SseEvent } from './support/sse.ts';
+import { startSimulator } from '@scada/simulator';
+import { testPki } from '@scada/testkit/certificates';
+import { fixtureModel } from '@scada/testkit/simulator_fixture';
+import { secretsKeyOf, startTestPlatform } from '@scada/testkit/platform';
+import { signIn } from '@scada/testkit/session';
+import { until } from '@scada/testkit/live';
+import { openSse, type SseEvent } from '@scada/testkit/sse';
 
 const pki = await testPki();
 const model = await fixtureModel();

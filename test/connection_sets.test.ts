@@ -7,10 +7,10 @@
 import t from 'tap';
 import { protocolService } from '@scada/protocol';
 import { startService } from '@scada/platform';
-import { startSimulator } from '../tools/iec61850-simulator/server.ts';
-import { fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
-import { startTestPlatform } from './support/platform.ts';
-import { createSpace, signIn } from './support/session.ts';
+import { startSimulator } from '@scada/simulator';
+import { fixtureModel } from '@scada/testkit/simulator_fixture';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { createSpace, signIn } from '@scada/testkit/session';
 
 const sim = await startSimulator({ model: await fixtureModel(), port: 0 });
 t.teardown(() => sim.stop());

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import t from 'tap';
-import { startTestPlatform, type TestPlatform } from './support/platform.ts';
-import { generateScd } from './support/scd.ts';
-import { createSpace, signIn, type SignedIn } from './support/session.ts';
+import { startTestPlatform, type TestPlatform } from '@scada/testkit/platform';
+import { generateScd } from '@scada/testkit/scd';
+import { createSpace, signIn, type SignedIn } from '@scada/testkit/session';
 
 // The real-world files beside the repository add checks when they are there; the tests stand on the
 // project's own file.

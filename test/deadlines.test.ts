@@ -5,9 +5,9 @@
  */
 import { busHeaders, deadlines } from '@scada/contracts';
 import t from 'tap';
-import { startTestPlatform } from './support/platform.ts';
-import { generateScd } from './support/scd.ts';
-import { asAdmin, signIn } from './support/session.ts';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { generateScd } from '@scada/testkit/scd';
+import { asAdmin, signIn } from '@scada/testkit/session';
 
 const standard = 4321;
 const p = await startTestPlatform({ BUS_TIMEOUT_MS: String(standard) });

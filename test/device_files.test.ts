@@ -6,11 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { startSimulator, type Faults } from '../tools/iec61850-simulator/server.ts';
-import { fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
-import { startTestPlatform } from './support/platform.ts';
-import { liveConnection, until } from './support/live.ts';
-import { signIn } from './support/session.ts';
+import { startSimulator, type Faults } from '@scada/simulator';
+import { fixtureModel } from '@scada/testkit/simulator_fixture';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { liveConnection, until } from '@scada/testkit/live';
+import { signIn } from '@scada/testkit/session';
 
 const dat = randomBytes(250_000);
 const cfg = 'FDR1,1,1999\n2,1A,1D\n1,IA,A,,A,1,0,0,-32768,32767,1,1,S\n';

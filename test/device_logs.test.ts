@@ -4,11 +4,11 @@
  * the device cannot answer refused with 400, an unknown log 404, the device's refusal 502.
  */
 import t from 'tap';
-import { startSimulator, type Faults } from '../tools/iec61850-simulator/server.ts';
-import { fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
-import { startTestPlatform } from './support/platform.ts';
-import { liveConnection } from './support/live.ts';
-import { signIn } from './support/session.ts';
+import { startSimulator, type Faults } from '@scada/simulator';
+import { fixtureModel } from '@scada/testkit/simulator_fixture';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { liveConnection } from '@scada/testkit/live';
+import { signIn } from '@scada/testkit/session';
 
 const D = 'SIMLD0';
 const faults: Faults = {};

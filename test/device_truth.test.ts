@@ -6,11 +6,11 @@
 import t from 'tap';
 import { operateConnectionControl, type ProblemError } from '@scada/contracts';
 import { call } from '@scada/platform';
-import { startSimulator, type Faults } from '../tools/iec61850-simulator/server.ts';
-import { fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
-import { startTestPlatform } from './support/platform.ts';
-import { liveConnection } from './support/live.ts';
-import { signIn } from './support/session.ts';
+import { startSimulator, type Faults } from '@scada/simulator';
+import { fixtureModel } from '@scada/testkit/simulator_fixture';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { liveConnection } from '@scada/testkit/live';
+import { signIn } from '@scada/testkit/session';
 
 const faults: Faults = {};
 const sim = await startSimulator({ model: await fixtureModel(), port: 0, faults });

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync, gzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
-import { startTestPlatform } from './support/platform.ts';
-import { generateScd } from './support/scd.ts';
-import { asAdmin, signIn } from './support/session.ts';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { generateScd } from '@scada/testkit/scd';
+import { asAdmin, signIn } from '@scada/testkit/session';
 
 // Temporary upload files of this platform land here, so the test can see that none is left behind.
 process.env.TMPDIR = await mkdtemp(join(tmpdir(), 'scada-edge-'));

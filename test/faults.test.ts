@@ -5,8 +5,8 @@
  * same suite with longer phases and prints the table the README carries.
  */
 import t from 'tap';
-import { natsServerAvailable, postgresBin } from '../bench/faults/servers.ts';
-import { faultTable, runFaultSuite } from '../bench/faults/suite.ts';
+import { natsServerAvailable, postgresBin } from '@scada/testkit/faults/servers';
+import { faultTable, runFaultSuite } from '@scada/testkit/faults/suite';
 
 // Eight processes under load would crowd the other test files on two cores: CI runs this file on its own
 // (FAULT_SUITE=1), after the rest of the suite.

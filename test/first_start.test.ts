@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { runAdmin } from '@scada/auth/admin';
 import { launch } from '../launch.ts';
-import { createDatabase, startTestPlatform, testAdminPassword, testHashing } from './support/platform.ts';
-import { bearerLogin, login } from './support/session.ts';
+import { createDatabase, startTestPlatform, testAdminPassword, testHashing } from '@scada/testkit/platform';
+import { bearerLogin, login } from '@scada/testkit/session';
 
 const dataDir = await mkdtemp(join(tmpdir(), 'scada-first-'));
 const database = process.env.DATABASE_URL ? await createDatabase(process.env.DATABASE_URL) : null;

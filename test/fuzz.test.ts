@@ -6,10 +6,10 @@
  */
 import fc from 'fast-check';
 import t from 'tap';
-import { fuzzRoutes, requestsFor, type FuzzRequest } from './support/fuzz.ts';
-import { checkRequest, fuzzClient } from './support/fuzz_check.ts';
-import { startTestPlatform } from './support/platform.ts';
-import { asAdmin } from './support/session.ts';
+import { fuzzRoutes, requestsFor, type FuzzRequest } from '@scada/testkit/fuzz';
+import { checkRequest, fuzzClient } from '@scada/testkit/fuzz_check';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { asAdmin } from '@scada/testkit/session';
 
 const seed = Number(process.env.FUZZ_SEED ?? 20261123);
 const runsPerRoute = Number(process.env.FUZZ_RUNS ?? 8);

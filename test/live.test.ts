@@ -10,9 +10,9 @@
  */
 import http from 'node:http';
 import t from 'tap';
-import { startTestPlatform, secondGateway } from './support/platform.ts';
-import { asAdmin, createSpace, signIn, type SignedIn } from './support/session.ts';
-import { isEvent, openSse, type SseEvent } from './support/sse.ts';
+import { startTestPlatform, secondGateway } from '@scada/testkit/platform';
+import { asAdmin, createSpace, signIn, type SignedIn } from '@scada/testkit/session';
+import { isEvent, openSse, type SseEvent } from '@scada/testkit/sse';
 
 const p = await startTestPlatform({ LIVE_HEARTBEAT_MS: '200', LIVE_STREAMS_PER_USER: '3', LIVE_CLIENT_BUFFER_BYTES: '65536' });
 t.teardown(() => p.stop());

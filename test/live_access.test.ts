@@ -7,9 +7,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { startTestPlatform, testAdminPassword } from './support/platform.ts';
-import { bearerLogin, type SignedIn } from './support/session.ts';
-import { isEvent, openSse, openSseFrom, type SseStream } from './support/sse.ts';
+import { startTestPlatform, testAdminPassword } from '@scada/testkit/platform';
+import { bearerLogin, type SignedIn } from '@scada/testkit/session';
+import { isEvent, openSse, openSseFrom, type SseStream } from '@scada/testkit/sse';
 
 const p = await startTestPlatform({
   ACCESS_TOKEN_TTL_SECONDS: '2',

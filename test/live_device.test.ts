@@ -4,11 +4,11 @@
  * session events tell the client when the device goes away and comes back.
  */
 import t from 'tap';
-import { startSimulator } from '../tools/iec61850-simulator/server.ts';
-import { fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
-import { startTestPlatform } from './support/platform.ts';
-import { signIn } from './support/session.ts';
-import { isEvent, openSse } from './support/sse.ts';
+import { startSimulator } from '@scada/simulator';
+import { fixtureModel } from '@scada/testkit/simulator_fixture';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { signIn } from '@scada/testkit/session';
+import { isEvent, openSse } from '@scada/testkit/sse';
 
 const sim = await startSimulator({ model: await fixtureModel(), port: 0 });
 t.teardown(() => sim.stop());

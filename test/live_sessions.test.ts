@@ -6,13 +6,13 @@
 import t from 'tap';
 import { protocolService } from '@scada/protocol';
 import { startService } from '@scada/platform';
-import { startSimulator } from '../tools/iec61850-simulator/server.ts';
-import { fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
-import { secretsKeyOf, startTestPlatform } from './support/platform.ts';
-import { createSpace, signIn } from './support/session.ts';
-import { until } from './support/live.ts';
-import { testBusKeys } from './support/bus_keys.ts';
-import { platformNatsEnv } from './support/nats_auth.ts';
+import { startSimulator } from '@scada/simulator';
+import { fixtureModel } from '@scada/testkit/simulator_fixture';
+import { secretsKeyOf, startTestPlatform } from '@scada/testkit/platform';
+import { createSpace, signIn } from '@scada/testkit/session';
+import { until } from '@scada/testkit/live';
+import { testBusKeys } from '@scada/testkit/bus_keys';
+import { platformNatsEnv } from '@scada/testkit/nats_auth';
 
 const sim = await startSimulator({ model: await fixtureModel(), port: 0 });
 t.teardown(() => sim.stop());
@@ -226,7 +226,7 @@ t.test(
     skip: process.env.NATS_URL && process.env.DATABASE_URL ? false : 'needs NATS_URL and DATABASE_URL (replicas in processes of their own)',
   },
   async (t) => {
-    const { startMain } = await import('./support/processes.ts');
+    const { startMain } = await import('@scada/testkit/processes');
     const { mkdtemp, rm } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');

@@ -6,9 +6,9 @@
  * connections and 50,000 values.
  */
 import t from 'tap';
-import { startTestPlatform } from './support/platform.ts';
-import { createSpace, signIn, type SignedIn } from './support/session.ts';
-import { isEvent, openSse } from './support/sse.ts';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { createSpace, signIn, type SignedIn } from '@scada/testkit/session';
+import { isEvent, openSse } from '@scada/testkit/sse';
 
 const p = await startTestPlatform({ LIVE_CLIENT_BUFFER_BYTES: '4096' });
 t.teardown(() => p.stop());

@@ -4,8 +4,8 @@
  * deletion of scripts, all bounded by the caller's space.
  */
 import t from 'tap';
-import { startTestPlatform } from './support/platform.ts';
-import { createSpace, signIn } from './support/session.ts';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { createSpace, signIn } from '@scada/testkit/session';
 
 const p = await startTestPlatform();
 t.teardown(() => p.stop());

@@ -5,8 +5,8 @@
  * command and the first start's generated password: `first_start.test.ts`.
  */
 import t from 'tap';
-import { startTestPlatform } from './support/platform.ts';
-import { asAdmin, bearerLogin, createUser, login, type SignedIn } from './support/session.ts';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { asAdmin, bearerLogin, createUser, login, type SignedIn } from '@scada/testkit/session';
 
 const p = await startTestPlatform({ LOGIN_RATE_LIMIT_PER_MINUTE: '100000' });
 t.teardown(() => p.stop());

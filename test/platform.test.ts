@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startTestPlatform } from './support/platform.ts';
+import { startTestPlatform } from '@scada/testkit/platform';
 
 t.test('the whole platform in one process', async (t) => {
   const platform = await startTestPlatform({}, { tls: true });

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { freePort, startMain, waitFor } from './support/processes.ts';
+import { freePort, startMain, waitFor } from '@scada/testkit/processes';
 
 // Each case starts whole platform processes (an embedded store each): more than tap's two minutes per file
 // on a busy two-core machine.

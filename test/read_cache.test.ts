@@ -6,8 +6,8 @@
  * checks still run on every cached read.
  */
 import t from 'tap';
-import { secondGateway, startTestPlatform } from './support/platform.ts';
-import { createSpace, signIn } from './support/session.ts';
+import { secondGateway, startTestPlatform } from '@scada/testkit/platform';
+import { createSpace, signIn } from '@scada/testkit/session';
 
 const p = await startTestPlatform();
 t.teardown(() => p.stop());

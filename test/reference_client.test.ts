@@ -8,8 +8,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import t from 'tap';
-import { startTestPlatform } from './support/platform.ts';
-import { asAdmin, createSpace, createUser, signIn } from './support/session.ts';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { asAdmin, createSpace, createUser, signIn } from '@scada/testkit/session';
 
 const file = new URL('../../shared/reference/inscada-openapi-subset.json', import.meta.url);
 type Schema = {

@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import t from 'tap';
-import { startTestPlatform } from './support/platform.ts';
+import { startTestPlatform } from '@scada/testkit/platform';
 
 type Json = Record<string, any>;
 const file = new URL('../../shared/reference/inscada-openapi-subset.json', import.meta.url);

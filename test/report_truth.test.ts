@@ -6,10 +6,10 @@
  */
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
-import { startSimulator, type Faults } from '../tools/iec61850-simulator/server.ts';
-import { FIXTURE_SCL, fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
-import { startTestPlatform } from './support/platform.ts';
-import { liveConnection, until } from './support/live.ts';
+import { startSimulator, type Faults } from '@scada/simulator';
+import { FIXTURE_SCL, fixtureModel } from '@scada/testkit/simulator_fixture';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { liveConnection, until } from '@scada/testkit/live';
 
 const faults: Faults = {};
 const sim = await startSimulator({ model: await fixtureModel(), port: 0, faults });

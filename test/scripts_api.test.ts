@@ -6,11 +6,11 @@
  * space's connection, and the live channel's `scripts` topic.
  */
 import t from 'tap';
-import { startTestPlatform } from './support/platform.ts';
-import { until } from './support/live.ts';
-import { openSse } from './support/sse.ts';
-import { createSpace, signIn } from './support/session.ts';
-import { scriptsApi } from './support/scripts.ts';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { until } from '@scada/testkit/live';
+import { openSse } from '@scada/testkit/sse';
+import { createSpace, signIn } from '@scada/testkit/session';
+import { scriptsApi } from '@scada/testkit/scripts';
 
 const p = await startTestPlatform({ SCRIPT_DEADLINE_MS: '1000', SCRIPT_MANUAL_DEADLINE_MS: '1500' });
 t.teardown(() => p.stop());

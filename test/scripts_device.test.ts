@@ -5,12 +5,12 @@
  * reported values; and host calls counting toward the run's deadline.
  */
 import t from 'tap';
-import { startSimulator, type Faults } from '../tools/iec61850-simulator/server.ts';
-import { fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
-import { startTestPlatform } from './support/platform.ts';
-import { liveConnection } from './support/live.ts';
-import { signIn } from './support/session.ts';
-import { scriptsApi } from './support/scripts.ts';
+import { startSimulator, type Faults } from '@scada/simulator';
+import { fixtureModel } from '@scada/testkit/simulator_fixture';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { liveConnection } from '@scada/testkit/live';
+import { signIn } from '@scada/testkit/session';
+import { scriptsApi } from '@scada/testkit/scripts';
 
 const faults: Faults = {};
 const sim = await startSimulator({ model: await fixtureModel(), port: 0, faults });

@@ -8,10 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { readConfigServiceConfig, startScriptRuntime, type ScriptRuntime } from '@scada/config';
 import { EnvReader } from '@scada/platform';
 import t from 'tap';
-import { startTestPlatform } from './support/platform.ts';
-import { until } from './support/live.ts';
-import { signIn } from './support/session.ts';
-import { scriptsApi } from './support/scripts.ts';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { until } from '@scada/testkit/live';
+import { signIn } from '@scada/testkit/session';
+import { scriptsApi } from '@scada/testkit/scripts';
 
 const p = await startTestPlatform();
 t.teardown(() => p.stop());

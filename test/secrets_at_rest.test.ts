@@ -6,9 +6,9 @@ import { authService, parseSecretsKey, secretBox, signingKeyPurpose, totpPurpose
 import { startService } from '@scada/platform';
 import { generateSync } from 'otplib';
 import t from 'tap';
-import { startMain } from './support/processes.ts';
-import { secretsKeyOf, startTestPlatform, type TestPlatform } from './support/platform.ts';
-import { asAdmin, createUser, login } from './support/session.ts';
+import { startMain } from '@scada/testkit/processes';
+import { secretsKeyOf, startTestPlatform, type TestPlatform } from '@scada/testkit/platform';
+import { asAdmin, createUser, login } from '@scada/testkit/session';
 
 // What sits at rest: the data folder's modes whatever the umask, and a store that holds no usable secret.
 process.umask(0);

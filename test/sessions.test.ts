@@ -1,7 +1,7 @@
 import { generateSync } from 'otplib';
 import t from 'tap';
-import { letAuthTimePass, startTestPlatform, testAdminPassword } from './support/platform.ts';
-import { asAdmin, bearerLogin, cookiesOf, createUser, login } from './support/session.ts';
+import { letAuthTimePass, startTestPlatform, testAdminPassword } from '@scada/testkit/platform';
+import { asAdmin, bearerLogin, cookiesOf, createUser, login } from '@scada/testkit/session';
 
 const p = await startTestPlatform({ REFRESH_REUSE_GRACE_SECONDS: '2' });
 t.teardown(() => p.stop());

@@ -12,10 +12,10 @@ import { isDeepStrictEqual } from 'node:util';
 import { parseScl } from '@scada/iec61850';
 import { startService } from '@scada/platform';
 import { protocolService } from '@scada/protocol';
-import { startSimulator, type Faults } from '../tools/iec61850-simulator/server.ts';
-import { startTestPlatform } from './support/platform.ts';
-import { liveConnection, until } from './support/live.ts';
-import { signIn, type SignedIn } from './support/session.ts';
+import { startSimulator, type Faults } from '@scada/simulator';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { liveConnection, until } from '@scada/testkit/live';
+import { signIn, type SignedIn } from '@scada/testkit/session';
 
 const parsed = await parseScl(await readFile(new URL('./fixtures/scl/protection_settings.icd', import.meta.url), 'utf8'));
 if (!parsed.ok) throw new Error(`protection_settings.icd refused: ${JSON.stringify(parsed.report.errors)}`);

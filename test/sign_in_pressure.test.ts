@@ -5,9 +5,9 @@ import { login as loginOp } from '@scada/contracts';
 import { call, startService } from '@scada/platform';
 import { generateSync } from 'otplib';
 import t, { type Test } from 'tap';
-import { requestFrom } from './support/from_address.ts';
-import { startTestPlatform, type TestPlatform } from './support/platform.ts';
-import { asAdmin, createUser, login } from './support/session.ts';
+import { requestFrom } from '@scada/testkit/from_address';
+import { startTestPlatform, type TestPlatform } from '@scada/testkit/platform';
+import { asAdmin, createUser, login } from '@scada/testkit/session';
 
 // The lock under parallel attempts, against two auth replicas sharing one store; and the check queue.
 const json = { 'content-type': 'application/json' };

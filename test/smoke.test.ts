@@ -1,5 +1,5 @@
 import t from 'tap';
-import { MemoryBus } from '../platform/src/bus/memory_bus.ts';
+import { MemoryBus } from '@scada/platform';
 t.test('memory bus answers a request', async (t) => {
   const bus = new MemoryBus();
   const svc = await bus.addService({ name: 'x', version: '1.0.0' }, [

@@ -3,10 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { createDatabase } from './support/platform.ts';
-import { freePort, startMain, waitFor, type MainProcess } from './support/processes.ts';
-import { roleBusKeys } from './support/bus_keys.ts';
-import { platformNatsEnv } from './support/nats_auth.ts';
+import { createDatabase } from '@scada/testkit/platform';
+import { freePort, startMain, waitFor, type MainProcess } from '@scada/testkit/processes';
+import { roleBusKeys } from '@scada/testkit/bus_keys';
+import { platformNatsEnv } from '@scada/testkit/nats_auth';
 
 const servers = Boolean(process.env.NATS_URL && process.env.DATABASE_URL);
 

@@ -1,7 +1,7 @@
 import { generateSync } from 'otplib';
 import t from 'tap';
-import { startTestPlatform } from './support/platform.ts';
-import { asAdmin, bearerLogin, createUser, login, type SignedIn } from './support/session.ts';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { asAdmin, bearerLogin, createUser, login, type SignedIn } from '@scada/testkit/session';
 
 // Step-up: what a signed-in user must prove again before changing their password or their second factor.
 const p = await startTestPlatform({ LOCKOUT_THRESHOLD: '3', LOGIN_RATE_LIMIT_PER_MINUTE: '100000' });
@@ -135,7 +135,7 @@ t.test(`step-up (${p.mode})`, async (t) => {
   });
 
   t.test('an administrator acting on themself is asked the same; acting on another user is not, and is logged', async (t) => {
-    const self = await bearerLogin(p, 'admin', (await import('./support/platform.ts')).testAdminPassword);
+    const self = await bearerLogin(p, 'admin', (await import('@scada/testkit/platform')).testAdminPassword);
     t.equal((await send('POST', `/api/users/${self.userId}/otp`, self.headers)).status, 403, 'own enrolment without the password');
     t.equal((await send('DELETE', `/api/users/${self.userId}/otp`, self.headers)).status, 403, 'own removal without it');
     t.equal(

@@ -1,10 +1,12 @@
 /**
  * Each workspace declares what it imports: every package its sources import (type-only imports too: the
  * types come from the package) is in its `dependencies`, pinned as the root pins it, and nothing declared
- * there goes unused. Read from the sources, so a new import without its declaration fails here.
+ * there goes unused. Read from the sources, so a new import without its declaration fails here. And no
+ * file reaches into another workspace by path: what one package needs of another is in its exports.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -39,6 +41,7 @@ const workspaces = (rootManifest.workspaces ?? []).map((dir) => ({
 }));
 const versions = new Map<string, string>([
   ...Object.entries(rootManifest.dependencies ?? {}),
+  ...Object.entries((rootManifest as { devDependencies?: Record<string, string> }).devDependencies ?? {}),
   ...workspaces.map((w) => [w.manifest.name, w.manifest.version] as [string, string]),
 ]);
 
@@ -75,3 +78,47 @@ for (const { dir, manifest } of workspaces) {
     }
   });
 }
+
+/** Every `.ts`/`.mjs` file of the repository, outside dependencies and generated output. */
+function everyFile(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    if (name === 'node_modules' || name === 'dist' || name === 'data' || name.startsWith('.')) return [];
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return everyFile(path);
+    return /\.(ts|mjs)$/.test(name) ? [path] : [];
+  });
+}
+
+/** The relative specifiers of a file's imports (`./x.ts`, `../../platform/src/y.ts`). */
+export function relativeImports(text: string): string[] {
+  const specifier = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+|^\s*export\s+\*\s+from\s*)['"](\.{1,2}\/[^'"]+)['"]/gm;
+  return [...text.matchAll(specifier)].map((m) => m[1] as string);
+}
+
+t.test("no file imports another workspace's src/ or test/ by path", async (t) => {
+  const dirs = workspaces.map((w) => join(root, w.dir));
+  const workspaceOf = (file: string) => dirs.find((d) => file.startsWith(`${d}/`));
+  const crossings: string[] = [];
+  const self = fileURLToPath(import.meta.url);
+  for (const file of everyFile(root)) {
+    if (file === self) continue; // its examples below
+    const from = workspaceOf(file);
+    for (const spec of relativeImports(readFileSync(file, 'utf8'))) {
+      const target = join(file, '..', spec);
+      const to = workspaceOf(target);
+      if (to && to !== from && /^(src|test)\//.test(target.slice(to.length + 1))) crossings.push(`${file.slice(root.length)} → ${spec}`);
+    }
+  }
+  t.same(crossings, [], 'each of these should import the package by its name');
+});
+
+t.test('the path check reads every form of relative import', async (t) => {
+  const text = [
+    "import { a } from '../platform/src/a.ts';",
+    "import type { B } from './b.ts';",
+    "export * from '../c/src/c.ts';",
+    "const m = await import('../../d/test/d.ts');",
+    "import '@scada/platform';",
+  ].join('\n');
+  t.same(relativeImports(text), ['../platform/src/a.ts', './b.ts', '../c/src/c.ts', '../../d/test/d.ts']);
+});

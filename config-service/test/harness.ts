@@ -9,8 +9,8 @@ import type { Actor, Operation, RequestOf, ResponseOf } from '@scada/contracts';
 import { call, EnvReader, startService, type Bus, type BusMessage, type RunningService, type Store } from '@scada/platform';
 import { pino } from 'pino';
 import type { Test } from 'tap';
-import { busTargets } from '../../test/support/buses.ts';
-import { storeTargets } from '../../test/support/stores.ts';
+import { busTargets } from '@scada/testkit/buses';
+import { storeTargets } from '@scada/testkit/stores';
 import { configService } from '../src/service.ts';
 
 /** The parts of a request message a test gives; the rest defaults to empty. */

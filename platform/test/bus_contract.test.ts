@@ -4,7 +4,7 @@
  * (queue groups, errors, `$SRV`, stop) are in `bus_service_contract.test.ts`.
  */
 import t from 'tap';
-import { busTargets, uniqueToken } from '../../test/support/buses.ts';
+import { busTargets, uniqueToken } from '@scada/testkit/buses';
 import type { Bus, BusMessage } from '../src/bus/bus.ts';
 import { gate, read, sleep, text, timed, waitFor } from './bus_helpers.ts';
 

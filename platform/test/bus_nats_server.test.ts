@@ -4,7 +4,7 @@
  * the PATH. The in-process bus is held to the same payload rules.
  */
 import t from 'tap';
-import { uniqueToken } from '../../test/support/buses.ts';
+import { uniqueToken } from '@scada/testkit/buses';
 import { serviceErrorCodeHeader, serviceErrorHeader, type Bus } from '../src/bus/bus.ts';
 import { MemoryBus } from '../src/bus/memory_bus.ts';
 import { NatsBus } from '../src/bus/nats_bus.ts';

@@ -4,7 +4,7 @@
  * `Nats-Service-Error*` headers, discovery through `$SRV`, and a `stop()` that finishes what it started.
  */
 import t from 'tap';
-import { busTargets, uniqueToken } from '../../test/support/buses.ts';
+import { busTargets, uniqueToken } from '@scada/testkit/buses';
 import { serviceErrorCodeHeader, serviceErrorHeader, type BusMessage } from '../src/bus/bus.ts';
 import { gate, json, read, sleep, text } from './bus_helpers.ts';
 

@@ -4,12 +4,12 @@
  * while the event is held, null once it is not (or for an id never handed out), listeners in id order.
  */
 import t from 'tap';
-import { busTargets, uniqueToken } from '../../test/support/buses.ts';
+import { busTargets, uniqueToken } from '@scada/testkit/buses';
 import type { Bus } from '../src/bus/bus.ts';
 import type { LoggedEvent } from '../src/bus/event_log.ts';
 import { PrefixedBus } from '../src/bus/prefixed_bus.ts';
 import { publishEvent } from '../src/rpc.ts';
-import { dropEventStream } from '../../test/support/event_streams.ts';
+import { dropEventStream } from '@scada/testkit/event_streams';
 import { sleep, text, waitFor } from './bus_helpers.ts';
 
 const decoder = new TextDecoder();

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startTestPlatform } from '../../test/support/platform.ts';
+import { startTestPlatform } from '@scada/testkit/platform';
 
 t.test('a process with HEALTH_PORT answers /healthz and /readyz on its own listener, and only those', async (t) => {
   const p = await startTestPlatform({ SERVICES: 'auth,config,protocol', HEALTH_PORT: '1' });

@@ -7,7 +7,7 @@ import { Type } from '@sinclair/typebox';
 import { pino } from 'pino';
 import t from 'tap';
 import { busHeaders, defineOperation, ProblemError, requestSchema } from '@scada/contracts';
-import { busTargets, uniqueToken } from '../../test/support/buses.ts';
+import { busTargets, uniqueToken } from '@scada/testkit/buses';
 import { serviceErrorCodeHeader } from '../src/bus/bus.ts';
 import { call, implement, onBehalfOf, remainingMs, serve, type HandlerContext } from '../src/rpc.ts';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { operations, ProblemError } from '@scada/contracts';
 import { pino } from 'pino';
 import t from 'tap';
-import { busTargets, uniqueToken } from '../../test/support/buses.ts';
+import { busTargets, uniqueToken } from '@scada/testkit/buses';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { NatsBus } from '../src/bus/nats_bus.ts';
@@ -20,7 +20,7 @@ import type { SpaceStamp, SpaceVersions } from '../src/bus/space_versions.ts';
 import { changesSpace, implement, relay, serve } from '../src/rpc.ts';
 import { waitFor } from './bus_helpers.ts';
 import { freePort, hasServer, startServer, stopServer, within } from './nats_servers.ts';
-import { harnessNatsOptions } from '../../test/support/nats_auth.ts';
+import { harnessNatsOptions } from '@scada/testkit/nats_auth';
 
 const quiet = pino({ level: 'silent' });
 

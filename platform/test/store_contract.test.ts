@@ -1,6 +1,6 @@
 import pg from 'pg';
 import t, { type Test } from 'tap';
-import { storeTargets, type StoreTarget, type TestStore } from '../../test/support/stores.ts';
+import { storeTargets, type StoreTarget, type TestStore } from '@scada/testkit/stores';
 import { migrate } from '../src/store/migrate.ts';
 import { PgStore } from '../src/store/pg_store.ts';
 import { ConstraintViolation, type ConstraintKind, type Migration, type Store, StoreUnavailableError } from '../src/store/store.ts';

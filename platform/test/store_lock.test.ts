@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { filePGlite, memoryPGlite, pgliteTemplate } from '../../test/support/stores.ts';
+import { filePGlite, memoryPGlite, pgliteTemplate } from '@scada/testkit/stores';
 import { FolderLockedError } from '../src/store/lock_file.ts';
 import { PGliteStore } from '../src/store/pglite_store.ts';
 

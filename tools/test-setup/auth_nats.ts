@@ -7,7 +7,7 @@
  *   node --import tsx tools/test-setup/auth_nats.ts <folder> <port>
  */
 import { mkdirSync } from 'node:fs';
-import { writeAuthNatsConfig } from '../../test/support/nats_auth.ts';
+import { writeAuthNatsConfig } from '@scada/testkit/nats_auth';
 
 const [dir, port] = process.argv.slice(2);
 if (!dir || !port) {

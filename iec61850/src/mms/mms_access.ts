@@ -41,6 +41,22 @@ const DATA_ACCESS_ERRORS = [
   'object-value-invalid',
 ];
 
+/** The DataAccessError codes by name (ISO 9506-2), for a server that answers with them. */
+export const DATA_ACCESS = {
+  objectInvalidated: 0,
+  hardwareFault: 1,
+  temporarilyUnavailable: 2,
+  objectAccessDenied: 3,
+  objectUndefined: 4,
+  invalidAddress: 5,
+  typeUnsupported: 6,
+  typeInconsistent: 7,
+  objectAttributeInconsistent: 8,
+  objectAccessUnsupported: 9,
+  objectNonExistent: 10,
+  objectValueInvalid: 11,
+} as const;
+
 function mmsError(code: string, message: string): CodecError {
   return new CodecError('mms', code, message);
 }

@@ -66,7 +66,8 @@ export const DEFAULT_INITIATE: InitiateParameters = {
   servicesSupported: { bitLength: 85, bytes: Uint8Array.of(0xee, 0x1c, 0x00, 0x00, 0x04, 0x08, 0x00, 0x00, 0x79, 0xef, 0x18) },
 };
 
-const ERROR_CLASSES = [
+/** ServiceError classes in the order of their CHOICE tags (ISO 9506-2 ServiceError.errorClass). */
+export const ERROR_CLASSES = [
   'vmd-state',
   'application-reference',
   'definition',
@@ -80,7 +81,10 @@ const ERROR_CLASSES = [
   'cancel',
   'file',
   'others',
-];
+] as const;
+
+/** A ServiceError class name. */
+export type ErrorClass = (typeof ERROR_CLASSES)[number];
 const ERROR_CODES: Record<string, string[]> = {
   definition: [
     'other',
@@ -218,7 +222,7 @@ function decodeServiceError(t: Tlv): ServiceError {
   const cls = fields.find((f) => isTag(f, 'context', 0));
   if (!cls) throw mmsError('bad_error', 'service error without error class');
   const choice = onlyChildOf(cls);
-  const errorClass = ERROR_CLASSES[choice.tag] ?? `class ${choice.tag}`;
+  const errorClass: string = ERROR_CLASSES[choice.tag] ?? `class ${choice.tag}`;
   const code = intOf(choice);
   const out: ServiceError = { errorClass, code, text: `${errorClass}: ${ERROR_CODES[errorClass]?.[code] ?? `code ${code}`}` };
   const additional = fields.find((f) => isTag(f, 'context', 1));

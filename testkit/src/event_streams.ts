@@ -1,7 +1,6 @@
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { eventStreamName } from '../../platform/src/bus/nats_event_log.ts';
-import { spaceVersionsBucket } from '../../platform/src/bus/nats_space_versions.ts';
+import { eventStreamName, spaceVersionsBucket } from '@scada/platform';
 import { harnessNatsOptions } from './nats_auth.ts';
 
 /**

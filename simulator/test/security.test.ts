@@ -6,9 +6,9 @@
  */
 import t from 'tap';
 import { MmsClient, MmsConnectionError, type MmsClientOptions } from '@scada/iec61850';
-import { startSimulator, type SimulatorOptions } from '../../../tools/iec61850-simulator/server.ts';
-import { testPki } from './certificates.ts';
-import { fixtureModel } from './fixture.ts';
+import { startSimulator, type SimulatorOptions } from '../src/server.ts';
+import { testPki } from '@scada/testkit/certificates';
+import { fixtureModel } from '@scada/testkit/simulator_fixture';
 
 const pki = await testPki();
 const model = await fixtureModel();

@@ -37,6 +37,21 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Waits until a URL answers 200. */
+export async function waitReady(url: string, timeoutMs = 60000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    try {
+      const res = await fetch(url);
+      if (res.status === 200) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not become ready in ${timeoutMs} ms`);
+}
+
 /** Polls a URL until `accept` says yes or the time is up; answers the last response. */
 export async function waitFor(
   url: string,

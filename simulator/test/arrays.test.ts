@@ -8,7 +8,7 @@
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { dataToPlain, parseScl, type AccessResult, type AlternateAccess, type ConfirmedResponse, type MmsData } from '@scada/iec61850/wire';
-import { startSimulator, type Simulator } from '../../../tools/iec61850-simulator/server.ts';
+import { startSimulator, type Simulator } from '../src/server.ts';
 import { RawClient } from './raw_client.ts';
 
 const D = 'HARMLD0';
@@ -40,7 +40,7 @@ const plain = (r: ConfirmedResponse) =>
 const float = (value: number): MmsData => ({ type: 'float', value, double: false });
 const yes: MmsData = { type: 'boolean', value: true };
 
-const parsed = await parseScl(await readFile(new URL('../../../test/fixtures/scl/harmonics.icd', import.meta.url), 'utf8'));
+const parsed = await parseScl(await readFile(new URL('../../test/fixtures/scl/harmonics.icd', import.meta.url), 'utf8'));
 if (!parsed.ok) throw new Error(`harmonics.icd refused: ${JSON.stringify(parsed.report.errors)}`);
 const model = parsed.model;
 

@@ -14,9 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { PgStore } from '../../platform/src/store/pg_store.ts';
-import { PGliteStore } from '../../platform/src/store/pglite_store.ts';
-import type { Store } from '../../platform/src/store/store.ts';
+import type { Store } from '@scada/platform';
+import { PgStore, PGliteStore } from '@scada/platform/testing';
 
 /** Where the shared dumps are kept: the temp folder when this module was loaded. */
 const dumpFolder = tmpdir();

@@ -5,8 +5,8 @@
  */
 import t from 'tap';
 import { bitsOf, dataToPlain, type ConfirmedResponse, type MmsData } from '@scada/iec61850/wire';
-import { startSimulator, type Simulator } from '../../../tools/iec61850-simulator/server.ts';
-import { fixtureModel } from './fixture.ts';
+import { startSimulator, type Simulator } from '../src/server.ts';
+import { fixtureModel } from '@scada/testkit/simulator_fixture';
 import { eventually, RawClient } from './raw_client.ts';
 
 const D = 'SIMLD0';

@@ -4,9 +4,9 @@
  */
 import t from 'tap';
 import { dataToPlain, utcTimeFromMs, type ConfirmedResponse, type MmsData } from '@scada/iec61850/wire';
-import type { ControlNotice } from '../../../tools/iec61850-simulator/controls.ts';
-import { startSimulator, type Simulator } from '../../../tools/iec61850-simulator/server.ts';
-import { fixtureModel } from './fixture.ts';
+import type { ControlNotice } from '../src/controls.ts';
+import { startSimulator, type Simulator } from '../src/server.ts';
+import { fixtureModel } from '@scada/testkit/simulator_fixture';
 import { RawClient } from './raw_client.ts';
 
 const D = 'SIMLD0';

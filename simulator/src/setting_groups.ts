@@ -21,7 +21,7 @@ import { parseConfigured } from './basic_types.ts';
 import { descend, isWithin, leaf, readNode, struct, type DataNode } from './data_tree.ts';
 import type { Device } from './device.ts';
 import type { ReportSink } from './rcb_model.ts';
-import { DATA_ACCESS } from './server_pdus.ts';
+import { DATA_ACCESS } from '@scada/iec61850/wire';
 
 /** How long a selection for edit lasts when the SCL gives no `resvTms` (libiec61850's CONFIG_IEC61850_SG_RESVTMS). */
 const DEFAULT_RESERVATION_S = 300;

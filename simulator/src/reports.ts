@@ -6,7 +6,7 @@
  * fields in the order OptFlds selects.
  */
 import { binaryTimeFromMs, bitStringFromBits, type MmsData, type MmsPdu } from '@scada/iec61850/wire';
-import { DATA_ACCESS } from './server_pdus.ts';
+import { DATA_ACCESS } from '@scada/iec61850/wire';
 import { assignNode, isWithin, readNode, type DataNode } from './data_tree.ts';
 import { dataSetByReference, type DataSetList, type Device } from './device.ts';
 import { attr, attrBit, attrValue, type Inclusion, type RcbInstance, type ReportSink } from './rcb_model.ts';

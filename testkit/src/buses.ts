@@ -1,9 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createConnection } from 'node:net';
-import type { Bus } from '../../platform/src/bus/bus.ts';
-import { MemoryBus } from '../../platform/src/bus/memory_bus.ts';
-import { NatsBus } from '../../platform/src/bus/nats_bus.ts';
-import { PrefixedBus } from '../../platform/src/bus/prefixed_bus.ts';
+import { MemoryBus, NatsBus, PrefixedBus, type Bus } from '@scada/platform';
 import { harnessNatsOptions } from './nats_auth.ts';
 
 /** How a test bus is made. */

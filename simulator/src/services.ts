@@ -15,7 +15,8 @@ import {
   type NamedVariable,
   type WriteResult,
 } from '@scada/iec61850/wire';
-import { DATA_ACCESS, type ServerError } from './server_pdus.ts';
+import { DATA_ACCESS } from '@scada/iec61850/wire';
+import type { ServerError } from './server_pdus.ts';
 import { conform } from './basic_types.ts';
 import type { ControlEngine } from './controls.ts';
 import { readNode, type DataNode } from './data_tree.ts';

@@ -28,46 +28,12 @@ import {
   type MmsPdu,
   type ServiceError,
   type WriteResult,
+  ERROR_CLASSES,
+  type ErrorClass,
 } from '@scada/iec61850/wire';
-
-/** ServiceError classes in the order of their CHOICE tags (ISO 9506-2 ServiceError.errorClass). */
-export const ERROR_CLASS_TAGS = [
-  'vmd-state',
-  'application-reference',
-  'definition',
-  'resource',
-  'service',
-  'service-preempt',
-  'time-resolution',
-  'access',
-  'initiate',
-  'conclude',
-  'cancel',
-  'file',
-  'others',
-] as const;
-
-/** A ServiceError class name. */
-export type ErrorClass = (typeof ERROR_CLASS_TAGS)[number];
 
 /** What a server puts in a confirmed error: the class and the code within it. */
 export type ServerError = { errorClass: ErrorClass; code: number; description?: string };
-
-/** The DataAccessError codes a server answers with (ISO 9506-2). */
-export const DATA_ACCESS = {
-  objectInvalidated: 0,
-  hardwareFault: 1,
-  temporarilyUnavailable: 2,
-  objectAccessDenied: 3,
-  objectUndefined: 4,
-  invalidAddress: 5,
-  typeUnsupported: 6,
-  typeInconsistent: 7,
-  objectAttributeInconsistent: 8,
-  objectAccessUnsupported: 9,
-  objectNonExistent: 10,
-  objectValueInvalid: 11,
-} as const;
 
 const SERVICE_TAG = {
   identify: 2,
@@ -135,8 +101,8 @@ export function encodeConfirmedResponse(r: ConfirmedResponse): Uint8Array {
 
 /** A ServiceError SEQUENCE under the given context tag. */
 function encodeServiceError(tag: number, e: ServerError | ServiceError): Uint8Array {
-  const index = ERROR_CLASS_TAGS.indexOf(e.errorClass as ErrorClass);
-  const classTag = index < 0 ? ERROR_CLASS_TAGS.indexOf('others') : index;
+  const index = ERROR_CLASSES.indexOf(e.errorClass as ErrorClass);
+  const classTag = index < 0 ? ERROR_CLASSES.indexOf('others') : index;
   const description = 'description' in e ? e.description : 'additionalDescription' in e ? e.additionalDescription : undefined;
   return cons(
     'context',

@@ -9,12 +9,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundleCommand, ensureBuilt } from '../../tools/build/build.ts';
-import { freePort } from '../harness.ts';
+import { bundleCommand, ensureBuilt } from '../../../tools/build/build.ts';
+import { freePort } from '../processes.ts';
 import { waitForPort } from './servers.ts';
-import { roleBusKeys } from '../../test/support/bus_keys.ts';
+import { roleBusKeys } from '../bus_keys.ts';
 
-const root = new URL('../..', import.meta.url).pathname;
+const root = new URL('../../..', import.meta.url).pathname;
 
 /** One process of the cluster. */
 export type Replica = {

@@ -6,7 +6,7 @@
  * LastApplError.
  */
 import { utcTimeFromMs, type MmsData, type ObjectName } from '@scada/iec61850/wire';
-import { DATA_ACCESS } from './server_pdus.ts';
+import { DATA_ACCESS } from '@scada/iec61850/wire';
 import { bitsFromText } from './basic_types.ts';
 import { descend, readNode, type DataNode } from './data_tree.ts';
 import type { Device } from './device.ts';

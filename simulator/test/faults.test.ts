@@ -15,8 +15,8 @@ import {
   MMS_CONTEXT_ID,
   nullTlv,
 } from '@scada/iec61850/wire';
-import { startSimulator, type Faults, type Simulator } from '../../../tools/iec61850-simulator/server.ts';
-import { fixtureModel } from './fixture.ts';
+import { startSimulator, type Faults, type Simulator } from '../src/server.ts';
+import { fixtureModel } from '@scada/testkit/simulator_fixture';
 import { eventually, RawClient } from './raw_client.ts';
 
 async function withSimulator(faults: Faults, run: (sim: Simulator) => Promise<void>): Promise<void> {

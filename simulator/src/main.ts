@@ -1,5 +1,5 @@
 /**
- * The simulator as a tool: `npx tsx tools/iec61850-simulator/main.ts <file.cid> [--ied NAME]
+ * The simulator as a tool: `npx tsx simulator/src/main.ts <file.cid> [--ied NAME]
  * [--port 10102] [--host 0.0.0.0] [--password PW] [--tls-cert cert.pem --tls-key key.pem [--tls-ca ca.pem
  * [--require-client-cert]]]` serves one IED of an SCL file until interrupted, logging associations,
  * requests, controls and reports to stdout. With `--password` only associations with that ACSE password

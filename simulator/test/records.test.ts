@@ -6,8 +6,8 @@
  */
 import t from 'tap';
 import { comtradeRecords, DeviceFile, fileDirectory, Iec61850Device, MmsError, queryLog } from '@scada/iec61850';
-import { startSimulator, type Faults } from '../../../tools/iec61850-simulator/server.ts';
-import { fixtureModel } from './fixture.ts';
+import { startSimulator, type Faults } from '../src/server.ts';
+import { fixtureModel } from '@scada/testkit/simulator_fixture';
 
 const D = 'SIMLD0';
 const LOG = `${D}/LLN0$EventLog`;

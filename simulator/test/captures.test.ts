@@ -7,11 +7,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { dataToPlain, decodeCotp, decodeTpkt, parseScl, peelFrame, utcTimeFromMs, type MmsData } from '@scada/iec61850/wire';
-import { startSimulator } from '../../../tools/iec61850-simulator/server.ts';
-import { capturedFrames, haveCaptures } from '../../../iec61850/test/mms/helpers.ts';
+import { startSimulator } from '../src/server.ts';
+import { capturedFrames, haveCaptures } from '@scada/testkit/captures';
 import { RawClient } from './raw_client.ts';
 
-const SCL = fileURLToPath(new URL('../../../../shared/scl/', import.meta.url));
+const SCL = fileURLToPath(new URL('../../../shared/scl/', import.meta.url));
 const skip = haveCaptures && existsSync(SCL) ? false : 'the shared captures and SCL files (../shared) are not beside this clone';
 
 async function model(file: string) {

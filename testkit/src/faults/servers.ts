@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../harness.ts';
+import { freePort } from '../processes.ts';
 
 const run = promisify(execFile);
 

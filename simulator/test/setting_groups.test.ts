@@ -7,9 +7,9 @@
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { Iec61850Device, MmsError, parseScl, readSettingGroupControls, writeSgcb } from '@scada/iec61850';
-import { startSimulator } from '../../../tools/iec61850-simulator/server.ts';
+import { startSimulator } from '../src/server.ts';
 
-const parsed = await parseScl(await readFile(new URL('../../../test/fixtures/scl/protection_settings.icd', import.meta.url), 'utf8'));
+const parsed = await parseScl(await readFile(new URL('../../test/fixtures/scl/protection_settings.icd', import.meta.url), 'utf8'));
 if (!parsed.ok) throw new Error('protection_settings.icd refused');
 const sim = await startSimulator({ model: parsed.model, port: 0 });
 t.teardown(() => sim.stop());
