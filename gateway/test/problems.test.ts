@@ -3,7 +3,7 @@ import { defineOperation, requestSchema, ProblemError } from '@scada/contracts';
 import { implement, serve, type Bus } from '@scada/platform';
 import { pino } from 'pino';
 import t, { type Test } from 'tap';
-import { busTargets } from '../../test/support/buses.ts';
+import { busTargets } from '@scada/testkit/buses';
 import { startGateway } from '../src/server.ts';
 import type { GatewayConfig } from '../src/config.ts';
 

@@ -5,7 +5,7 @@ import { defineOperation, requestSchema } from '@scada/contracts';
 import { implement, serve } from '@scada/platform';
 import { pino } from 'pino';
 import t from 'tap';
-import { busTargets } from '../../test/support/buses.ts';
+import { busTargets } from '@scada/testkit/buses';
 import { startGateway } from '../src/server.ts';
 
 const slow = defineOperation({
