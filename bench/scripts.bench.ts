@@ -110,7 +110,7 @@ for (const r of [await quickjs(rcw, plant()), await vmRun(rcw, plant())])
 const scheduled: string[] = [];
 for (let i = 0; i < 100; i++) scheduled.push(await s.create(trivial, { type: 'Periodic', period: 100, log: false }));
 let ran = 0;
-const counting = p.proc.bus.subscribe(configEvents.scriptRan, () => void ran++);
+const counting = p.proc.bus.subscribe(configEvents.scriptRan.subject(), () => void ran++);
 
 /** Scheduled runs a second over a window: all 100 scripts scheduled for it, then unscheduled. */
 async function scheduledRuns(): Promise<LoadResult> {

@@ -9,6 +9,8 @@
  * simulator's end to end run is in `live_device.test.ts`.
  */
 import http from 'node:http';
+import { protocolEvents, type SessionEvent } from '@scada/contracts';
+import { publishEvent } from '@scada/platform';
 import t from 'tap';
 import { startTestPlatform, secondGateway } from '@scada/testkit/platform';
 import { asAdmin, createSpace, signIn, type SignedIn } from '@scada/testkit/session';
@@ -17,7 +19,6 @@ import { isEvent, openSse, type SseEvent } from '@scada/testkit/sse';
 const p = await startTestPlatform({ LIVE_HEARTBEAT_MS: '200', LIVE_STREAMS_PER_USER: '3', LIVE_CLIENT_BUFFER_BYTES: '65536' });
 t.teardown(() => p.stop());
 
-const encoder = new TextEncoder();
 const json = (who: SignedIn) => ({ ...who.headers, 'content-type': 'application/json' });
 
 async function createConnection(who: SignedIn, space = 'default'): Promise<string> {
@@ -49,7 +50,6 @@ function report(space: string, connectionId: string, value: unknown, reference =
     rptId: 'r',
     seqNum: ++seq,
     entryId: null,
-    at,
     values: [
       {
         connectionId,
@@ -57,21 +57,24 @@ function report(space: string, connectionId: string, value: unknown, reference =
         value,
         quality: null,
         timestamp: null,
+        timestampSource: null,
         receivedAt: at,
         rcb: 'LD0/LLN0$RP$urcb01',
-        reason: ['data-change'],
+        reason: ['data-change' as const],
         seqNum: seq,
       },
     ],
   };
-  p.proc.bus.publish('events.protocol.report', encoder.encode(JSON.stringify(body)));
+  publishEvent(p.proc.bus, protocolEvents.report, body, { requestId: 'test' });
 }
 
-function sessionChange(space: string, connectionId: string, state: string): void {
-  const at = new Date().toISOString();
-  p.proc.bus.publish(
-    'events.protocol.session',
-    encoder.encode(JSON.stringify({ space, connectionId, state, since: at, lastError: null, warnings: [], at })),
+function sessionChange(space: string, connectionId: string, state: SessionEvent['state']): void {
+  const since = new Date().toISOString();
+  publishEvent(
+    p.proc.bus,
+    protocolEvents.session,
+    { space, connectionId, state, since, lastError: null, warnings: [] },
+    { requestId: 'test' },
   );
 }
 

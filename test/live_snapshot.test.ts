@@ -5,6 +5,8 @@
  * carries on from the snapshot without a gap; `bench/live.bench.ts` measures a space of 10,000
  * connections and 50,000 values.
  */
+import { protocolEvents } from '@scada/contracts';
+import { publishEvent } from '@scada/platform';
 import t from 'tap';
 import { startTestPlatform } from '@scada/testkit/platform';
 import { createSpace, signIn, type SignedIn } from '@scada/testkit/session';
@@ -14,7 +16,6 @@ const p = await startTestPlatform({ LIVE_CLIENT_BUFFER_BYTES: '4096' });
 t.teardown(() => p.stop());
 
 const count = 250;
-const encoder = new TextEncoder();
 
 /** Creates `n` connections in one project of `space`, several requests at a time; answers their ids. */
 async function createConnections(who: SignedIn, space: string, n: number): Promise<string[]> {
@@ -44,13 +45,14 @@ function report(space: string, connectionId: string, value: number): void {
     value,
     quality: null,
     timestamp: null,
+    timestampSource: null,
     receivedAt: at,
     rcb: 'r',
     reason: null,
     seqNum: value,
   };
-  const body = { space, connectionId, rcb: 'r', rptId: 'r', seqNum: value, entryId: null, at, values: [v] };
-  p.proc.bus.publish('events.protocol.report', encoder.encode(JSON.stringify(body)));
+  const body = { space, connectionId, rcb: 'r', rptId: 'r', seqNum: value, entryId: null, values: [v] };
+  publishEvent(p.proc.bus, protocolEvents.report, body, { requestId: 'test' });
 }
 
 t.test(`a space of ${count} connections opens with a 4 KiB client buffer (${p.mode})`, async (t) => {

@@ -7,6 +7,8 @@ export * from './headers.ts';
 export * from './operation.ts';
 export * from './system.ts';
 export * from './registry.ts';
+export * from './event.ts';
+export * from './events.ts';
 export * from './service_calls.ts';
 export * from './validate.ts';
 export * from './query.ts';

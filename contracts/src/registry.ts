@@ -46,10 +46,5 @@ export const pings: Record<ServiceName, Operation> = {
   protocol: protocolPing,
 };
 
-/** Subject of a domain event: `events.<context>.<entity>.<verb>`. */
-export function eventSubject(service: ServiceName, entity: string, verb: string): string {
-  return `events.${service}.${entity}.${verb}`;
-}
-
 /** Version label of the API, shared with the reference interface description. */
 export const apiVersion = '20260422-7';

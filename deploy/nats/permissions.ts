@@ -13,7 +13,15 @@
  *   (requests forwarded to the replica that holds a connection).
  * - platform: every part in one process (the edge image, the all-in-one process on NATS).
  */
-import { betweenServicesOnly, busInboxPrefix, operations, serviceCalls } from '@scada/contracts';
+import {
+  allEvents,
+  betweenServicesOnly,
+  busInboxPrefix,
+  events as eventRegistry,
+  eventsOf,
+  operations,
+  serviceCalls,
+} from '@scada/contracts';
 import { eventStreamName, spaceVersionsBucket } from '@scada/platform';
 
 export const natsRoles = ['gateway', 'auth', 'config', 'protocol', 'platform'] as const;
@@ -65,7 +73,7 @@ export function permissionsOf(role: NatsRole, prefix: string): Permissions {
     const routed = operations.filter((o) => !betweenServicesOnly.has(o.operationId)).map((o) => p(o.subject));
     return {
       publish: [...routed, ...presence, ...discovery, '$JS.API.INFO', ...streamApi(events, true), ...streamApi(kvStream, true)],
-      subscribe: [inbox, p('events.>'), ...presence],
+      subscribe: [inbox, p(allEvents), ...presence],
       allowResponses: false,
     };
   }
@@ -74,7 +82,7 @@ export function permissionsOf(role: NatsRole, prefix: string): Permissions {
       ...serviceCalls[role].map((id) => p(subjectOf(id))),
       // Its own operations, on its replicas (a request passed to the one that holds a connection).
       p(`${role}.v1.>`),
-      p(`events.${role}.>`),
+      p(eventsOf(role)),
       p(`platform.presence.${role}`),
       p('platform.presence'),
       // The space versions they bump: puts to the bucket the gateway made, and nothing of JetStream's
@@ -87,8 +95,9 @@ export function permissionsOf(role: NatsRole, prefix: string): Permissions {
       p(`${role}.v1.>`),
       ...discovery,
       ...presence,
-      // The config replicas holding scheduled scripts hear at once of one scheduled, changed or run elsewhere.
-      ...(role === 'config' ? [p('events.config.script.>')] : []),
+      // The events it follows (the config replicas holding scheduled scripts hear at once of one
+      // scheduled, changed or run elsewhere).
+      ...eventRegistry.filter((e) => e.followers.includes(role)).map((e) => p(e.pattern)),
     ],
     allowResponses: true,
   };

@@ -2,18 +2,33 @@ import { randomUUID } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   busHeaders,
+  decodeEvent,
+  encodeEvent,
+  kindOf,
   isProblemBody,
   problemBody,
   problemFromBody,
   ProblemError,
   validate,
   type Actor,
+  type EventBody,
+  type EventDefinition,
+  type EventMessage,
   type Operation,
   type RequestOf,
   type ResponseOf,
 } from '@scada/contracts';
 import type { Logger } from 'pino';
-import { BusError, serviceErrorCodeHeader, type Bus, type BusHeaders, type BusMessage, type BusReply, type BusService } from './bus/bus.ts';
+import {
+  BusError,
+  serviceErrorCodeHeader,
+  type Bus,
+  type BusHeaders,
+  type BusMessage,
+  type BusReply,
+  type BusService,
+  type BusSubscription,
+} from './bus/bus.ts';
 import { eventIdHeader } from './bus/event_log.ts';
 import type { SpaceVersions } from './bus/space_versions.ts';
 import { StoreUnavailableError } from './store/store.ts';
@@ -334,14 +349,44 @@ function round(ms: number): number {
   return Math.round(ms * 100) / 100;
 }
 
+/** The kinds of an event definition. */
+export type KindOf<E> = E extends EventDefinition<infer _S, infer K> ? K : never;
+
 /**
- * Publishes a domain event after a change committed. `eventId` names an event that may be published again
- * (by another replica that takes over the work): the event log keeps one event of an id within its
- * duplicate window (`eventIdHeader`); subscribers of the subject itself see every publication.
+ * Publishes an event of the registry after a change committed, its body checked against the event's
+ * schema (a body that does not match is a bug of the publisher and throws). `eventId` names an event that
+ * may be published again (by another replica that takes over the work): the event log keeps one event of
+ * an id within its duplicate window (`eventIdHeader`); followers of the subject itself see every publication.
  */
-export function publishEvent(bus: Bus, subject: string, event: Record<string, unknown>, requestId: string, eventId?: string): void {
-  const headers = { [busHeaders.requestId]: requestId, ...(eventId === undefined ? {} : { [eventIdHeader]: eventId }) };
-  bus.publish(subject, encoder.encode(JSON.stringify({ ...event, at: new Date().toISOString() })), headers);
+export function publishEvent<E extends EventDefinition>(
+  bus: Bus,
+  event: E,
+  body: EventBody<E>,
+  options: { kind?: KindOf<E>; requestId: string; eventId?: string },
+): void {
+  const headers = {
+    [busHeaders.requestId]: options.requestId,
+    ...(options.eventId === undefined ? {} : { [eventIdHeader]: options.eventId }),
+  };
+  bus.publish(event.subject(options.kind), encodeEvent(event, body), headers);
+}
+
+/**
+ * Follows an event of the registry: every kind of it, each body checked against the event's schema. One
+ * that is not (an older or foreign publisher) is logged and skipped.
+ */
+export function subscribeEvent<E extends EventDefinition>(
+  bus: Bus,
+  event: E,
+  handle: (body: EventMessage<E>, kind: KindOf<E> | undefined) => void | Promise<void>,
+  log: Logger,
+): BusSubscription {
+  return bus.subscribe(event.pattern, (msg) => {
+    const kind = kindOf(event, msg.subject);
+    const body = kind === null ? null : decodeEvent(event, msg.data);
+    if (body === null) return void log.warn({ subject: msg.subject, event: event.name }, 'an event not of its defined shape; skipped');
+    return handle(body, kind as KindOf<E> | undefined);
+  });
 }
 
 /** The body of a problem for a code, re-exported for boundaries that build one directly. */

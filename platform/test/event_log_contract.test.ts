@@ -8,6 +8,8 @@ import { busTargets, uniqueToken } from '@scada/testkit/buses';
 import type { Bus } from '../src/bus/bus.ts';
 import type { LoggedEvent } from '../src/bus/event_log.ts';
 import { PrefixedBus } from '../src/bus/prefixed_bus.ts';
+import { Type } from '@sinclair/typebox';
+import { defineEvent } from '@scada/contracts';
 import { publishEvent } from '../src/rpc.ts';
 import { dropEventStream } from '@scada/testkit/event_streams';
 import { sleep, text, waitFor } from './bus_helpers.ts';
@@ -82,11 +84,17 @@ for (const target of busTargets()) {
       t.teardown(() => log.close());
       const start = log.last();
       const id = uniqueToken('entry');
-      publishEvent(bus, 'events.test.entry', { n: 1 }, 'first-holder', id);
-      publishEvent(bus, 'events.test.entry', { n: 1 }, 'next-holder', id);
-      publishEvent(bus, 'events.test.entry', { n: 2 }, 'next-holder', uniqueToken('entry'));
-      publishEvent(bus, 'events.test.entry', { n: 3 }, 'next-holder');
-      publishEvent(bus, 'events.test.entry', { n: 3 }, 'next-holder');
+      const entry = defineEvent({
+        name: 'test.entry',
+        publisher: 'protocol',
+        schema: Type.Object({ n: Type.Integer(), at: Type.String() }),
+        summary: 'An entry of a test.',
+      });
+      publishEvent(bus, entry, { n: 1 }, { requestId: 'first-holder', eventId: id });
+      publishEvent(bus, entry, { n: 1 }, { requestId: 'next-holder', eventId: id });
+      publishEvent(bus, entry, { n: 2 }, { requestId: 'next-holder', eventId: uniqueToken('entry') });
+      publishEvent(bus, entry, { n: 3 }, { requestId: 'next-holder' });
+      publishEvent(bus, entry, { n: 3 }, { requestId: 'next-holder' });
       await waitFor(() => log.last() >= start + 4, 5000);
       await sleep(200);
       t.same(

@@ -36,7 +36,7 @@ export function adminHandlers(deps: AuthDeps): Implementation[] {
         throw new ProblemError('would_lock_out_self', `The change would refuse your own address ${ctx.clientIp ?? ''}`.trim());
       }
       await writeIpSettings(deps.store, allowedIps, deniedIps, actorName(ctx));
-      publishEvent(deps.bus, authEvents.ipUpdated, { id: null, space: null, actor: actorName(ctx) }, ctx.requestId);
+      publishEvent(deps.bus, authEvents.ipUpdated, { id: null, space: null, actor: actorName(ctx) }, { requestId: ctx.requestId });
       return null;
     }),
 

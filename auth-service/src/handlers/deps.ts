@@ -101,7 +101,12 @@ export async function openGrant(deps: AuthDeps, user: UserRecord): Promise<Sessi
 
 /** Tells every gateway that a session family is revoked. */
 export function announceRevoked(deps: AuthDeps, ctx: HandlerContext, sid: string, until: number): void {
-  publishEvent(deps.bus, authEvents.sessionRevoked, { id: null, space: null, actor: actorName(ctx), sid, until }, ctx.requestId);
+  publishEvent(
+    deps.bus,
+    authEvents.sessionRevoked,
+    { id: null, space: null, actor: actorName(ctx), sid, until },
+    { requestId: ctx.requestId },
+  );
 }
 
 /**
@@ -114,7 +119,7 @@ export async function endUserSessions(deps: AuthDeps, ctx: HandlerContext, userI
 
 /** Tells every gateway that a user changed (or went): they drop their copy and load it on the next request. */
 export function announceUser(deps: AuthDeps, ctx: HandlerContext, verb: 'created' | 'updated' | 'deleted', id: string): void {
-  publishEvent(deps.bus, authEvents.user(verb), { id, space: null, actor: actorName(ctx) }, ctx.requestId);
+  publishEvent(deps.bus, authEvents.user, { id, space: null, actor: actorName(ctx) }, { kind: verb, requestId: ctx.requestId });
 }
 
 /** The caller's own user record; a token of a user who is gone is refused. */

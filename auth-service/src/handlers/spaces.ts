@@ -10,7 +10,7 @@ export const defaultSpaceId = 'default';
 /** Spaces: the caller's list, create, read, rename, delete. */
 export function spaceHandlers(deps: AuthDeps): Implementation[] {
   const announce = (ctx: HandlerContext, verb: 'created' | 'updated' | 'deleted', id: string) =>
-    publishEvent(deps.bus, authEvents.space(verb), { id, space: id, actor: actorName(ctx) }, ctx.requestId);
+    publishEvent(deps.bus, authEvents.space, { id, space: id, actor: actorName(ctx) }, { kind: verb, requestId: ctx.requestId });
   const visible = (ctx: HandlerContext, id: string) => {
     const actor = actorOf(ctx);
     return actor.roles.includes('admin') || actor.spaces.includes(id);

@@ -39,7 +39,7 @@ import { actorName, endUserSessions, type AuthDeps } from './deps.ts';
 /** Users: list, create, read, update, delete, and TOTP enrolment. */
 export function userHandlers(deps: AuthDeps): Implementation[] {
   const announce = (ctx: HandlerContext, verb: 'created' | 'updated' | 'deleted', id: string) =>
-    publishEvent(deps.bus, authEvents.user(verb), { id, space: null, actor: actorName(ctx) }, ctx.requestId);
+    publishEvent(deps.bus, authEvents.user, { id, space: null, actor: actorName(ctx) }, { kind: verb, requestId: ctx.requestId });
 
   const mustExist = async (db: Queryable, id: string) => {
     const user = await findUser(db, { id });

@@ -15,7 +15,7 @@ export function auditOf(ctx: HandlerContext, deps: HandlerDeps): Audit {
   return { actor: actorOf(ctx).name, at: deps.now() };
 }
 
-/** Publishes `events.config.<entity>.<verb>` once a change has committed. */
+/** Publishes the entity's event (`config.<entity>`, of kind `verb`) once a change has committed. */
 export function announce(deps: HandlerDeps, ctx: HandlerContext, audit: Audit, entity: ConfigEntity, verb: ConfigVerb, id: string): void {
-  publishEvent(deps.bus, configEvents.subject(entity, verb), { space: spaceOf(ctx), id, actor: audit.actor }, ctx.requestId);
+  publishEvent(deps.bus, configEvents[entity], { space: spaceOf(ctx), id, actor: audit.actor }, { kind: verb, requestId: ctx.requestId });
 }

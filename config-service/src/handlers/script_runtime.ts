@@ -61,9 +61,9 @@ function answerOf(result: RunResult): ScriptRunAnswer {
   };
 }
 
-/** Tells every replica that a script was scheduled or unscheduled (`events.config.script.scheduled|unscheduled`). */
-function announceSchedule(deps: HandlerDeps, ctx: HandlerContext, subject: string, id: string): void {
-  publishEvent(deps.bus, subject, { space: spaceOf(ctx), id, actor: actorOf(ctx).name }, ctx.requestId);
+/** Tells every replica that a script was scheduled or unscheduled (`config.script`, of that kind). */
+function announceSchedule(deps: HandlerDeps, ctx: HandlerContext, kind: 'scheduled' | 'unscheduled', id: string): void {
+  publishEvent(deps.bus, configEvents.script, { space: spaceOf(ctx), id, actor: actorOf(ctx).name }, { kind, requestId: ctx.requestId });
 }
 
 /** Whether scripts are scheduled, the summaries, scheduling, runs by hand and the last runs. */
@@ -106,7 +106,7 @@ export function scriptRuntimeHandlers(deps: HandlerDeps, runtime: ScriptRuntime)
       const invalid = await runtime.pool.check(script.code, runtime.config.limits);
       if (invalid) throw scriptInvalid(invalid);
       if (await schedule(deps.store, script.space, script.id)) {
-        announceSchedule(deps, ctx, configEvents.scriptScheduled, script.id);
+        announceSchedule(deps, ctx, 'scheduled', script.id);
         await runtime.scheduler.kick();
       }
       return null;
@@ -117,7 +117,7 @@ export function scriptRuntimeHandlers(deps: HandlerDeps, runtime: ScriptRuntime)
       if (await unschedule(deps.store, script.space, script.id)) {
         // Here at once; on the replica holding it as soon as it hears (at the latest at its next lease renewal).
         runtime.scheduler.unscheduled(script.space, script.id);
-        announceSchedule(deps, ctx, configEvents.scriptUnscheduled, script.id);
+        announceSchedule(deps, ctx, 'unscheduled', script.id);
       }
       return null;
     }),

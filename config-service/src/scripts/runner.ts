@@ -76,7 +76,7 @@ export class ScriptRunner {
         by: this.#deps.instance,
         stateChanged: result.state !== undefined,
       },
-      randomUUID(),
+      { requestId: randomUUID() },
     );
     return result;
   }

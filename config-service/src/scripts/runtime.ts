@@ -4,7 +4,7 @@
  * records are written; the workers end).
  */
 import { configEvents } from '@scada/contracts';
-import type { Bus, Queryable, Store } from '@scada/platform';
+import { subscribeEvent, type Bus, type Queryable, type Store } from '@scada/platform';
 import type { Logger } from 'pino';
 import type { ConfigServiceConfig } from '../config.ts';
 import { scripts } from '../store/tables.ts';
@@ -74,29 +74,32 @@ export function startScriptRuntime(deps: {
     onTake: () => pool.warm(),
     onDrop: (space, id) => runner.forgetState(space, id),
   });
-  const events = bus.subscribe(configEvents.scriptAny, (msg) => followScript(msg.subject, msg.data));
-  /** What another request or replica did to a script, as its events say. */
-  const followScript = (subject: string, data: Uint8Array) => {
-    let body: { space?: unknown; id?: unknown; by?: unknown; stateChanged?: unknown };
-    try {
-      body = JSON.parse(new TextDecoder().decode(data)) as typeof body;
-    } catch {
-      return;
-    }
-    if (typeof body.space !== 'string' || typeof body.id !== 'string') return;
-    const verb = subject.slice(subject.lastIndexOf('.') + 1);
-    if (verb === 'scheduled') void scheduler.kick();
-    else if (verb === 'unscheduled') scheduler.unscheduled(body.space, body.id);
-    else if (verb === 'updated' || verb === 'deleted') void scheduler.changed(body.space, body.id);
-    else if (verb === 'ran' && body.by !== instance && body.stateChanged === true) runner.forgetState(body.space, body.id);
-  };
+  // What another request or replica did to a script, as its events say.
+  const events = [
+    subscribeEvent(
+      bus,
+      configEvents.script,
+      (e, kind) => {
+        if (kind === 'scheduled') void scheduler.kick();
+        else if (kind === 'unscheduled') scheduler.unscheduled(e.space, e.id);
+        else if (kind === 'updated' || kind === 'deleted') void scheduler.changed(e.space, e.id);
+      },
+      log,
+    ),
+    subscribeEvent(
+      bus,
+      configEvents.scriptRan,
+      (e) => (e.by !== instance && e.stateChanged ? runner.forgetState(e.space, e.id) : undefined),
+      log,
+    ),
+  ];
   return {
     config,
     pool,
     runner,
     scheduler,
     stop: async () => {
-      await events.unsubscribe();
+      await Promise.all(events.map((e) => e.unsubscribe()));
       await scheduler.stop();
       await runner.flush();
       await pool.stop();

@@ -1,21 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-
-/**
- * Events the auth service publishes after a change commits. Gateways listen to keep their caches of
- * users, revoked sessions and the IP filter current.
- */
-export const authEvents = {
-  /** A user was created, changed (roles, spaces, status, OTP) or deleted: `events.auth.user.<verb>`. */
-  user: (verb: 'created' | 'updated' | 'deleted') => `events.auth.user.${verb}`,
-  /** Every user event. */
-  userAny: 'events.auth.user.*',
-  /** A session family was revoked. */
-  sessionRevoked: 'events.auth.session.revoked',
-  /** The IP filter changed. */
-  ipUpdated: 'events.auth.ip.updated',
-  /** A space was created, renamed or deleted: `events.auth.space.<verb>`. */
-  space: (verb: 'created' | 'updated' | 'deleted') => `events.auth.space.${verb}`,
-} as const;
+import { defineEvent } from '../event.ts';
 
 /** Body of every auth event: what changed, where, by whom. */
 export const AuthEvent = Type.Object({
@@ -25,5 +9,36 @@ export const AuthEvent = Type.Object({
   /** For `session.revoked`: the family and when its last token expires (epoch seconds). */
   sid: Type.Optional(Type.String()),
   until: Type.Optional(Type.Integer()),
+  at: Type.String({ format: 'date-time' }),
 });
 export type AuthEvent = Static<typeof AuthEvent>;
+
+const verbs = ['created', 'updated', 'deleted'] as const;
+
+/**
+ * Events the auth service publishes after a change commits. Gateways follow them to keep their caches of
+ * users, revoked sessions and the IP filter current, and to end live streams whose access ended.
+ */
+export const authEvents = {
+  user: defineEvent({
+    name: 'auth.user',
+    publisher: 'auth',
+    kinds: verbs,
+    schema: AuthEvent,
+    summary: 'A user was created, changed (roles, spaces, status, OTP, password) or deleted.',
+  }),
+  sessionRevoked: defineEvent({
+    name: 'auth.session.revoked',
+    publisher: 'auth',
+    schema: AuthEvent,
+    summary: 'A session family was revoked (`sid`, and `until`: when its last token expires).',
+  }),
+  ipUpdated: defineEvent({ name: 'auth.ip.updated', publisher: 'auth', schema: AuthEvent, summary: 'The IP filter changed.' }),
+  space: defineEvent({
+    name: 'auth.space',
+    publisher: 'auth',
+    kinds: verbs,
+    schema: AuthEvent,
+    summary: 'A space was created, renamed or deleted.',
+  }),
+};

@@ -1,28 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { defineEvent } from '../event.ts';
 
 /** The entities the config service publishes events about, as they appear in event subjects. */
 export type ConfigEntity = 'project' | 'board_group' | 'board' | 'faceplate' | 'placeholder' | 'script';
 
 /** What happened to an entity. */
 export type ConfigVerb = 'created' | 'updated' | 'deleted';
-
-/**
- * Events the config service publishes after a change commits: `events.config.<entity>.<verb>`. A new
- * script code is `script.updated`.
- */
-export const configEvents = {
-  /** The subject of one kind of event. */
-  subject: (entity: ConfigEntity, verb: ConfigVerb) => `events.config.${entity}.${verb}`,
-  /** Every event of the config service. */
-  any: 'events.config.>',
-  /** A script ran (`ScriptRanEvent`). */
-  scriptRan: 'events.config.script.ran',
-  /** A script was scheduled, or unscheduled (`ConfigEvent`); the replicas holding scripts follow these. */
-  scriptScheduled: 'events.config.script.scheduled',
-  scriptUnscheduled: 'events.config.script.unscheduled',
-  /** Every event about scripts. */
-  scriptAny: 'events.config.script.>',
-} as const;
 
 /** Body of every config event: which entity, in which space, changed by whom (the user's name). */
 export const ConfigEvent = Type.Object({
@@ -34,7 +17,7 @@ export const ConfigEvent = Type.Object({
 });
 export type ConfigEvent = Static<typeof ConfigEvent>;
 
-/** Body of `events.config.script.ran`: a script's run ended (on the live channel, `event: script`). */
+/** Body of `config.script.ran`: a script's run ended. */
 export const ScriptRanEvent = Type.Object({
   space: Type.String(),
   id: Type.String({ description: 'The script.' }),
@@ -47,3 +30,37 @@ export const ScriptRanEvent = Type.Object({
   at: Type.String({ format: 'date-time' }),
 });
 export type ScriptRanEvent = Static<typeof ScriptRanEvent>;
+
+const verbs = ['created', 'updated', 'deleted'] as const;
+const entityEvent = <N extends string>(name: N) =>
+  defineEvent({
+    name: `config.${name}`,
+    publisher: 'config',
+    kinds: verbs,
+    schema: ConfigEvent,
+    summary: `A ${name.replace('_', ' ')} was created, changed or deleted (committed).`,
+  });
+
+/** Events the config service publishes after a change commits. A new script code is `script.updated`. */
+export const configEvents = {
+  project: entityEvent('project'),
+  board_group: entityEvent('board_group'),
+  board: entityEvent('board'),
+  faceplate: entityEvent('faceplate'),
+  placeholder: entityEvent('placeholder'),
+  script: defineEvent({
+    name: 'config.script',
+    publisher: 'config',
+    followers: ['config'],
+    kinds: [...verbs, 'scheduled', 'unscheduled'],
+    schema: ConfigEvent,
+    summary: 'A script was created, changed, deleted, scheduled or unscheduled; the config replicas holding scripts follow these.',
+  }),
+  scriptRan: defineEvent({
+    name: 'config.script.ran',
+    publisher: 'config',
+    followers: ['config'],
+    schema: ScriptRanEvent,
+    summary: "A script's run ended (on the live channel, `event: script`).",
+  }),
+};

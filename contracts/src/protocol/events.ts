@@ -1,19 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-
-/**
- * Events the protocol service publishes. Every event carries its `space`, so a consumer (the gateway's
- * live channel) filters without asking the service.
- */
-export const protocolEvents = {
-  /** A report a device sent, with every attribute it carried: `events.protocol.report`. */
-  report: 'events.protocol.report',
-  /** A live session changed state (or its warnings changed): `events.protocol.session`. */
-  session: 'events.protocol.session',
-  /** A connection was created, changed or deleted: `events.protocol.connection.<verb>`. */
-  connection: (verb: 'created' | 'updated' | 'deleted') => `events.protocol.connection.${verb}`,
-  /** Every connection event. */
-  connectionAny: 'events.protocol.connection.*',
-} as const;
+import { defineEvent } from '../event.ts';
 
 /** The quality of a value as IEC 61850-7-3 defines it; `null` where the report carried none. */
 export const ValueQuality = Type.Object({
@@ -102,3 +88,38 @@ export const SessionEvent = Type.Object({
   at: Type.String({ format: 'date-time' }),
 });
 export type SessionEvent = Static<typeof SessionEvent>;
+
+/** Body of `protocol.connection.<verb>`: which connection, in which space, changed by whom. */
+export const ConnectionEvent = Type.Object({
+  space: Type.String(),
+  id: Type.String(),
+  actor: Type.String(),
+  at: Type.String({ format: 'date-time' }),
+});
+export type ConnectionEvent = Static<typeof ConnectionEvent>;
+
+/**
+ * Events the protocol service publishes. Every event carries its `space`, so a follower (the gateway's
+ * live channel) filters without asking the service.
+ */
+export const protocolEvents = {
+  report: defineEvent({
+    name: 'protocol.report',
+    publisher: 'protocol',
+    schema: ReportEvent,
+    summary: 'A report a device sent (or values read on a poll), with every attribute it carried.',
+  }),
+  session: defineEvent({
+    name: 'protocol.session',
+    publisher: 'protocol',
+    schema: SessionEvent,
+    summary: "A live session's state, last error or warnings changed.",
+  }),
+  connection: defineEvent({
+    name: 'protocol.connection',
+    publisher: 'protocol',
+    kinds: ['created', 'updated', 'deleted'],
+    schema: ConnectionEvent,
+    summary: 'A connection was created, changed or deleted (committed).',
+  }),
+};

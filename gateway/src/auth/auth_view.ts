@@ -10,7 +10,7 @@ import {
   type IpFilter,
   type Principal,
 } from '@scada/contracts';
-import { call, type Bus, type BusSubscription } from '@scada/platform';
+import { call, subscribeEvent, type Bus, type BusSubscription } from '@scada/platform';
 import type { Logger } from 'pino';
 import { TokenVerifier } from './tokens.ts';
 
@@ -90,14 +90,6 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
     for (const { sid, until } of answer.sessions) revoked.set(sid, until);
   };
 
-  const onEvent = (handle: (body: Record<string, unknown>) => void) => (msg: { data: Uint8Array }) => {
-    try {
-      handle(JSON.parse(new TextDecoder().decode(msg.data)) as Record<string, unknown>);
-    } catch (err) {
-      deps.log.warn({ err }, 'unreadable auth event');
-    }
-  };
-
   const background = (what: string, work: () => Promise<unknown>) => () => {
     work().catch((err: unknown) => deps.log.debug({ err, what }, 'auth state refresh failed; keeping the last known'));
   };
@@ -144,24 +136,17 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
     },
     async start() {
       subscriptions.push(
-        deps.bus.subscribe(
-          authEvents.userAny,
-          onEvent((e) => principals.delete(String(e.id))),
-        ),
-        deps.bus.subscribe(
-          'events.auth.space.*',
-          onEvent(() => principals.clear()),
-        ),
-        deps.bus.subscribe(
+        subscribeEvent(deps.bus, authEvents.user, (e) => void (e.id !== null && principals.delete(e.id)), deps.log),
+        subscribeEvent(deps.bus, authEvents.space, () => principals.clear(), deps.log),
+        subscribeEvent(
+          deps.bus,
           authEvents.sessionRevoked,
-          onEvent((e) => {
-            if (typeof e.sid === 'string' && typeof e.until === 'number') revoked.set(e.sid, e.until);
-          }),
+          (e) => {
+            if (e.sid !== undefined && e.until !== undefined) revoked.set(e.sid, e.until);
+          },
+          deps.log,
         ),
-        deps.bus.subscribe(
-          authEvents.ipUpdated,
-          onEvent(() => background('ip filter', () => loadFilter(randomUUID()))()),
-        ),
+        subscribeEvent(deps.bus, authEvents.ipUpdated, () => background('ip filter', () => loadFilter(randomUUID()))(), deps.log),
       );
       const refreshIp = background('ip filter', () => loadFilter(randomUUID()));
       const refreshRevocations = background('revocations', async () => {

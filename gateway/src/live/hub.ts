@@ -6,7 +6,7 @@
  * them all with a last `event: end` when the gateway stops.
  */
 import { authEvents } from '@scada/contracts';
-import type { Bus, BusSubscription, EventLog, LoggedEvent } from '@scada/platform';
+import { subscribeEvent, type Bus, type BusSubscription, type EventLog, type LoggedEvent } from '@scada/platform';
 import type { Logger } from 'pino';
 import type { AuthView } from '../auth/auth_view.ts';
 import { StreamAccess } from './access.ts';
@@ -69,26 +69,11 @@ export class LiveHub {
    * answers 503, and the rest of the gateway serves as usual.
    */
   async start(): Promise<void> {
-    const onEvent = (handle: (e: Record<string, unknown>) => void) => (msg: { data: Uint8Array }) => {
-      try {
-        handle(JSON.parse(new TextDecoder().decode(msg.data)) as Record<string, unknown>);
-      } catch (err) {
-        this.#deps.log.warn({ err }, 'unreadable auth event');
-      }
-    };
+    const { bus, log } = this.#deps;
     this.#subscriptions.push(
-      this.#deps.bus.subscribe(
-        authEvents.sessionRevoked,
-        onEvent((e) => this.#endSession(String(e.sid))),
-      ),
-      this.#deps.bus.subscribe(
-        authEvents.userAny,
-        onEvent((e) => void this.#access.recheck((c) => c.userId === String(e.id))),
-      ),
-      this.#deps.bus.subscribe(
-        'events.auth.space.*',
-        onEvent((e) => void this.#access.recheck((c) => c.filter.space === String(e.id))),
-      ),
+      subscribeEvent(bus, authEvents.sessionRevoked, (e) => (e.sid === undefined ? undefined : this.#endSession(e.sid)), log),
+      subscribeEvent(bus, authEvents.user, (e) => void this.#access.recheck((c) => c.userId === e.id), log),
+      subscribeEvent(bus, authEvents.space, (e) => void this.#access.recheck((c) => c.filter.space === e.id), log),
     );
     this.#timer = setInterval(() => this.#beat(), this.settings.heartbeatMs);
     this.#timer.unref();

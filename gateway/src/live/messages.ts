@@ -4,7 +4,19 @@
  * becomes one `value` event per attribute; a session change one `session` event; a configuration change
  * (of any context, connections included) one `config` event; a script's run one `script` event.
  */
-import type { LiveConfigChange, LiveScriptRun, LiveSession, LiveTopic, ReportedValue } from '@scada/contracts';
+import {
+  configEvents,
+  decodeEvent,
+  eventOf,
+  kindOf,
+  protocolEvents,
+  type EventDefinition,
+  type LiveConfigChange,
+  type LiveScriptRun,
+  type LiveSession,
+  type LiveTopic,
+  type ReportedValue,
+} from '@scada/contracts';
 import type { LoggedEvent } from '@scada/platform';
 
 /** One logged event as the live channel sends it. */
@@ -21,26 +33,14 @@ export type LiveMessage = {
   all(): Buffer;
 };
 
-const decoder = new TextDecoder();
-const configVerbs = new Set(['created', 'updated', 'deleted']);
-
 /** One SSE event: `id`, `event`, one line of JSON data. */
 export function frame(id: string, event: string, data: unknown): Buffer {
   return Buffer.from(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
-/** Decodes a logged event; null for events the live channel does not carry (auth events, unreadable ones). */
+/** Decodes a logged event through the event registry; null for events the live channel does not carry (auth events, unreadable ones). */
 export function liveMessage(event: LoggedEvent): LiveMessage | null {
-  const parts = event.subject.split('.');
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(decoder.decode(event.data)) as Record<string, unknown>;
-  } catch {
-    return null;
-  }
-  const space = body.space;
-  if (typeof space !== 'string') return null;
-  const build = buildOf(parts, body);
+  const build = buildOf(event.subject, event.data);
   if (!build) return null;
   let frames: Buffer[] | null = null;
   let all: Buffer | null = null;
@@ -48,7 +48,7 @@ export function liveMessage(event: LoggedEvent): LiveMessage | null {
     (frames ??= build.data().map((d, n, list) => frame(list.length === 1 ? String(event.id) : `${event.id}:${n}`, d.event, d.data)));
   return {
     id: event.id,
-    space,
+    space: build.space,
     topic: build.topic,
     connectionId: build.connectionId,
     frames: framesOf,
@@ -56,54 +56,53 @@ export function liveMessage(event: LoggedEvent): LiveMessage | null {
   };
 }
 
-type Build = { topic: LiveTopic; connectionId: string | null; data(): { event: string; data: unknown }[] };
+type Build = { space: string; topic: LiveTopic; connectionId: string | null; data(): { event: string; data: unknown }[] };
 
-function buildOf(parts: string[], body: Record<string, unknown>): Build | null {
-  const [, context, entity, verb] = parts;
-  if (context === 'protocol' && entity === 'report' && parts.length === 3) {
-    const connectionId = String(body.connectionId);
-    return { topic: 'values', connectionId, data: () => reportValues(body).map((data) => ({ event: 'value', data })) };
+/** The configuration changes the channel carries, by event: every context's entities, connections included. */
+const configChanges = new Map<EventDefinition, string>([
+  ...Object.entries(configEvents)
+    .filter(([, e]) => e !== configEvents.scriptRan)
+    .map(([entity, e]) => [e, entity] as [EventDefinition, string]),
+  [protocolEvents.connection, 'connection'],
+]);
+const configVerbs = new Set<string | undefined>(['created', 'updated', 'deleted']);
+
+function buildOf(subject: string, data: Uint8Array): Build | null {
+  const def = eventOf(subject);
+  if (def === protocolEvents.report) {
+    const body = decodeEvent(protocolEvents.report, data);
+    if (!body) return null;
+    return {
+      space: body.space,
+      topic: 'values',
+      connectionId: body.connectionId,
+      data: () => body.values.map((data) => ({ event: 'value', data: data satisfies ReportedValue })),
+    };
   }
-  if (context === 'protocol' && entity === 'session' && parts.length === 3) {
-    const connectionId = String(body.connectionId);
-    return { topic: 'sessions', connectionId, data: () => [{ event: 'session', data: sessionOf(body) }] };
+  if (def === protocolEvents.session) {
+    const body = decodeEvent(protocolEvents.session, data);
+    if (!body) return null;
+    const { space: _s, at: _a, ...session } = body;
+    return {
+      space: body.space,
+      topic: 'sessions',
+      connectionId: body.connectionId,
+      data: () => [{ event: 'session', data: session satisfies LiveSession }],
+    };
   }
-  if (context === 'config' && entity === 'script' && verb === 'ran' && parts.length === 4 && typeof body.id === 'string') {
-    const run: LiveScriptRun = { scriptId: body.id, outcome: String(body.outcome), durationMs: Number(body.durationMs) };
-    return { topic: 'scripts', connectionId: null, data: () => [{ event: 'script', data: run }] };
+  if (def === configEvents.scriptRan) {
+    const body = decodeEvent(configEvents.scriptRan, data);
+    if (!body) return null;
+    const run: LiveScriptRun = { scriptId: body.id, outcome: body.outcome, durationMs: body.durationMs };
+    return { space: body.space, topic: 'scripts', connectionId: null, data: () => [{ event: 'script', data: run }] };
   }
-  const configEntity = context === 'protocol' && entity === 'connection' ? 'connection' : context === 'config' ? entity : undefined;
-  if (configEntity && verb && configVerbs.has(verb) && parts.length === 4 && typeof body.id === 'string') {
-    const change: LiveConfigChange = { entity: configEntity, verb: verb as LiveConfigChange['verb'], id: body.id };
-    return { topic: 'config', connectionId: null, data: () => [{ event: 'config', data: change }] };
+  const entity = def && configChanges.get(def);
+  if (def && entity) {
+    const verb = kindOf(def, subject);
+    const body = decodeEvent(def, data) as { space: string; id: string } | null;
+    if (!body || !configVerbs.has(verb ?? undefined)) return null;
+    const change: LiveConfigChange = { entity, verb: verb as LiveConfigChange['verb'], id: body.id };
+    return { space: body.space, topic: 'config', connectionId: null, data: () => [{ event: 'config', data: change }] };
   }
   return null;
-}
-
-/** The values of a report, each with every field the contract lists (null where the report had none). */
-function reportValues(body: Record<string, unknown>): ReportedValue[] {
-  const values = Array.isArray(body.values) ? (body.values as Record<string, unknown>[]) : [];
-  const connectionId = String(body.connectionId);
-  return values.map((v) => ({
-    connectionId,
-    reference: String(v.reference ?? v.ref),
-    value: v.value,
-    quality: (v.quality as ReportedValue['quality']) ?? null,
-    timestamp: (v.timestamp as string | undefined) ?? null,
-    timestampSource: (v.timestampSource as ReportedValue['timestampSource'] | undefined) ?? (v.timestamp ? 'attribute' : null),
-    receivedAt: (v.receivedAt as string | undefined) ?? String(body.at),
-    rcb: String(v.rcb ?? body.rcb),
-    reason: (v.reason as ReportedValue['reason']) ?? null,
-    seqNum: (v.seqNum as number | undefined) ?? (body.seqNum as number | undefined) ?? null,
-  }));
-}
-
-function sessionOf(body: Record<string, unknown>): LiveSession {
-  return {
-    connectionId: String(body.connectionId),
-    state: body.state as LiveSession['state'],
-    since: String(body.since),
-    lastError: (body.lastError as string | null) ?? null,
-    warnings: (body.warnings as LiveSession['warnings']) ?? [],
-  };
 }

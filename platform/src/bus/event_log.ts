@@ -6,6 +6,7 @@
  * in-memory log per bus (`MemoryEventLog` below). Each process keeps the held window in memory
  * (`EventTail`), so replaying it costs no round trip.
  */
+import { allEvents } from '@scada/contracts';
 
 /** One event as the log holds it. `subject` is as the publisher named it (without a bus prefix). */
 export type LoggedEvent = { id: number; subject: string; data: Uint8Array; at: number };
@@ -29,8 +30,8 @@ export interface EventLog {
   close(): Promise<void>;
 }
 
-/** The subject pattern the log holds. */
-export const eventSubjects = 'events.>';
+/** The subject pattern the log holds: every event of the registry. */
+export const eventSubjects = allEvents;
 
 /**
  * The header that names an event which may be published more than once (another replica taking over the

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { getProject, ProblemError, type ConnectionRequest } from '@scada/contracts';
+import { getProject, ProblemError, protocolEvents, type ConnectionRequest } from '@scada/contracts';
 import {
   actorOf,
   call,
@@ -113,7 +113,12 @@ export function connectionSaver(deps: { store: Store; bus: Bus; secrets: SecretB
       throw err;
     }
     if (!facts && !create) await recheck(space, id, body.connection);
-    publishEvent(deps.bus, `events.protocol.connection.${create ? 'created' : 'updated'}`, { space, id, actor }, ctx.requestId);
+    publishEvent(
+      deps.bus,
+      protocolEvents.connection,
+      { space, id, actor },
+      { kind: create ? 'created' : 'updated', requestId: ctx.requestId },
+    );
   };
 
   return { save, checkProject };

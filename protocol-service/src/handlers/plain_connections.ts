@@ -11,6 +11,7 @@ import {
   deleteConnectionWithFile,
   ProblemError,
   updateConnection,
+  protocolEvents,
 } from '@scada/contracts';
 import {
   actorOf,
@@ -89,6 +90,7 @@ export function connectionRemover(deps: PlainConnectionDeps) {
       });
     await stopFirst(ctx, space, ids);
     await deleteConnections(deps.store, space, ids);
-    for (const id of ids) publishEvent(deps.bus, 'events.protocol.connection.deleted', { space, id, actor }, ctx.requestId);
+    for (const id of ids)
+      publishEvent(deps.bus, protocolEvents.connection, { space, id, actor }, { kind: 'deleted', requestId: ctx.requestId });
   };
 }

@@ -131,7 +131,10 @@ export class ReportDelivery {
       values: values.map(({ stale: _s, ...v }) => ({ connectionId: id, ...v })),
       at: receivedAt,
     };
-    publishEvent(this.#deps.bus, protocolEvents.report, event, `report-${id}`, report.entryId ? entryEventId(id, report) : undefined);
+    publishEvent(this.#deps.bus, protocolEvents.report, event, {
+      requestId: `report-${id}`,
+      eventId: report.entryId ? entryEventId(id, report) : undefined,
+    });
   }
 }
 

@@ -18,7 +18,7 @@ export function publishSessionChange(bus: Bus, connection: StartedConnection, be
     warnings: after.warnings,
   };
   try {
-    publishEvent(bus, protocolEvents.session, event, `session-${connection.id}`);
+    publishEvent(bus, protocolEvents.session, event, { requestId: `session-${connection.id}` });
   } catch {
     // A bus that is closing: the session ends with the process, and nobody is left to tell.
   }

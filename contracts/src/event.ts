@@ -1,0 +1,105 @@
+/**
+ * Events are defined once, like operations: a name (its subject under `events.`), the service that
+ * publishes it, who else follows it, and the schema of its body. Publishers encode through the
+ * definition and followers decode through it (`encodeEvent`, `decodeEvent`), both checked against the
+ * schema; no subject is written by hand outside the contracts.
+ */
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { ServiceName } from './operation.ts';
+import { checkerOf } from './validate.ts';
+
+/** The subject every event lives under: `events.<name>[.<kind>]`. */
+export const eventRoot = 'events';
+
+/** Every event's subject. */
+export const allEvents = `${eventRoot}.>`;
+
+/** A defined event. `K` are the kinds its last subject token takes (`created`, …); `never` for an event of one subject. */
+export type EventDefinition<S extends TSchema = TSchema, K extends string = string> = {
+  /** Dotted, publisher first: `protocol.report`, `auth.user`. */
+  readonly name: string;
+  readonly publisher: ServiceName;
+  /** Services that follow it on the bus besides the gateways (which follow every event). */
+  readonly followers: readonly ServiceName[];
+  readonly summary: string;
+  /** The body, `at` (when it was published) included. */
+  readonly schema: S;
+  /** The kinds, in order; empty for an event of one subject. */
+  readonly kinds: readonly K[];
+  /** The subject of one kind (of the event itself when it has no kinds). */
+  subject(kind?: K): string;
+  /** The subject a follower subscribes to: every kind of it. */
+  readonly pattern: string;
+};
+
+/** The body of an event as its followers receive it. */
+export type EventMessage<E extends EventDefinition> = Static<E['schema']>;
+
+/** The body of an event as its publisher gives it: `at` is added when it is published. */
+export type EventBody<E extends EventDefinition> = Omit<Static<E['schema']>, 'at'>;
+
+/** Defines an event. */
+export function defineEvent<S extends TSchema, const K extends string = never>(def: {
+  name: string;
+  publisher: ServiceName;
+  followers?: readonly ServiceName[];
+  summary: string;
+  schema: S;
+  kinds?: readonly K[];
+}): EventDefinition<S, K> {
+  const base = `${eventRoot}.${def.name}`;
+  const kinds = def.kinds ?? [];
+  return {
+    name: def.name,
+    publisher: def.publisher,
+    followers: def.followers ?? [],
+    summary: def.summary,
+    schema: def.schema,
+    kinds,
+    subject: (kind?: K) => {
+      if (kinds.length === 0) return base;
+      if (kind === undefined || !kinds.includes(kind)) throw new Error(`event ${def.name} has no kind ${String(kind)}`);
+      return `${base}.${kind}`;
+    },
+    pattern: kinds.length === 0 ? base : `${base}.*`,
+  };
+}
+
+/** An event body that does not match its definition's schema. */
+export class EventShapeError extends Error {
+  override readonly name = 'EventShapeError';
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** An event's message: its body with `at` set to now, checked against the definition. */
+export function encodeEvent<E extends EventDefinition>(event: E, body: EventBody<E>): Uint8Array {
+  const full = { ...body, at: new Date().toISOString() };
+  const check = checkerOf(event.schema);
+  if (!check.Check(full)) {
+    const first = check.Errors(full).First();
+    throw new EventShapeError(`${event.name}: ${first ? `${first.path} ${first.message}` : 'does not match its schema'}`);
+  }
+  return encoder.encode(JSON.stringify(full));
+}
+
+/** A received event's body, checked against its definition; null when it is not JSON or not of that shape. */
+export function decodeEvent<E extends EventDefinition>(event: E, data: Uint8Array): EventMessage<E> | null {
+  let body: unknown;
+  try {
+    body = JSON.parse(decoder.decode(data));
+  } catch {
+    return null;
+  }
+  return checkerOf(event.schema).Check(body) ? (body as EventMessage<E>) : null;
+}
+
+/** The kind a subject of `event` names; undefined for an event without kinds, null when the subject is not the event's. */
+export function kindOf<K extends string>(event: EventDefinition<TSchema, K>, subject: string): K | undefined | null {
+  const base = `${eventRoot}.${event.name}`;
+  if (event.kinds.length === 0) return subject === base ? undefined : null;
+  if (!subject.startsWith(`${base}.`)) return null;
+  const kind = subject.slice(base.length + 1) as K;
+  return event.kinds.includes(kind) ? kind : null;
+}
