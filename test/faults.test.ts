@@ -2,7 +2,7 @@
  * The fault suite in its short form: two replicas of every service and two gateways in their own
  * processes, on a NATS server and a PostgreSQL cluster of the suite's own, under a steady mixed load while
  * replicas are killed and stopped and both servers go away and return. `npm run bench faults` runs the
- * same suite with longer phases and prints the table the README carries.
+ * same suite with longer phases and prints the table `bench/README.md` carries.
  */
 import t from 'tap';
 import { natsServerAvailable, postgresBin } from '@scada/testkit/faults/servers';

@@ -38,3 +38,8 @@ t.test('every setting the code reads is in the README table, and the table names
   t.same([...code].filter((n) => !table.has(n)).sort(), [], 'read but not documented');
   t.same([...table].filter((n) => !code.has(n)).sort(), [], 'documented but never read');
 });
+
+t.test("the README stays a newcomer's page: how to run, configure, deploy and change the platform in at most 350 lines", async (t) => {
+  const lines = readFileSync(new URL('../README.md', import.meta.url), 'utf8').split('\n').length;
+  t.ok(lines <= 350, `${lines} lines (the depth is in each package's README, bench/README.md and deploy/README.md)`);
+});

@@ -7,7 +7,7 @@ import { ConfigIdOf, scriptResource } from './schemas.ts';
 /*
  * The script runtime: whether a script is scheduled, running one by hand, its last runs, and the summaries
  * of the reference interface. Scripts run in a sandbox of their own (QuickJS in WebAssembly, a fresh
- * context per run) and reach the plant only through `ins`; README "Scripts" says what a script can do.
+ * context per run) and reach the plant only through `ins`; `config-service/README.md`, "Scripts", says what a script can do.
  */
 
 const tags = ['Scripts'];
