@@ -174,9 +174,32 @@ async function run(): Promise<void> {
     );
     await screen('10-control-log');
 
+    await page.getByRole('link', { name: 'Scripts' }).click();
+    await page.getByRole('link', { name: 'New script' }).click();
+    await page.getByLabel('Name').fill('greeting');
+    await page.getByLabel('Schedule').selectOption('Periodic');
+    await page.getByLabel('Period (ms)').fill('60000');
+    await page.getByLabel('Code').fill("ins.log('hello from the console'); 6 * 7");
+    await button('Save').click();
+    await page.getByRole('heading', { name: 'Script greeting' }).waitFor();
+    await button('Run now').click();
+    await page.getByRole('heading', { name: /^Run: ok in/ }).waitFor();
+    t.match(await page.getByLabel('Logs of the run').textContent(), /hello from the console/, 'a run by hand shows its logs');
+    await button('Schedule').click();
+    await page.getByText('Status: Scheduled').waitFor();
+    await screen('11-script');
+    await button('Unschedule').click();
+    await page.getByText('Status: Not Scheduled').waitFor();
+    t.pass('a script is scheduled and unscheduled');
+
+    await page.getByRole('link', { name: 'Users' }).click();
+    await page.getByRole('heading', { name: 'Sign-in log' }).waitFor();
+    await page.locator('td', { hasText: 'refused' }).first().waitFor();
+    await screen('12-users');
+
     await button('Sign out').click();
     await page.getByText('You are signed out.').waitFor();
-    await screen('11-signed-out');
+    await screen('13-signed-out');
     t.same(problems, [], 'no console error and no CSP violation');
   });
 }

@@ -4,10 +4,16 @@ import { useEffect } from 'preact/hooks';
 import { currentSpace, sessionEnded } from './api.ts';
 import { follow, liveStatus, stopFollowing } from './live.ts';
 import { route, href } from './router.ts';
-import { chooseSpace, signOut, stage, startSession, type Space } from './session.ts';
+import { chooseSpace, isAdmin, signOut, stage, startSession, type Space } from './session.ts';
+import { lazyView } from './views/lazy.ts';
 import { ConnectionForm, Connections } from './views/connections.ts';
 import { ConnectionView } from './views/connection.ts';
 import { ChangePassword, OtpStep, SignIn } from './views/sign_in.ts';
+
+// Screens most visits never open are chunks of their own, so the first page loads less.
+const Scripts = lazyView(() => import('./views/scripts.ts').then((m) => m.Scripts));
+const ScriptView = lazyView<{ id?: string }>(() => import('./views/scripts.ts').then((m) => m.ScriptView));
+const Admin = lazyView(() => import('./views/admin.ts').then((m) => m.Admin));
 
 /** The whole console. */
 export function App() {
@@ -36,6 +42,8 @@ export function App() {
       <span class="brand">SCADA console</span>
       <nav aria-label="Main">
         <a href=${href('connections')} aria-current=${route.value[0] === 'connections' || route.value.length === 0 ? 'page' : undefined}>Connections</a>
+        <a href=${href('scripts')} aria-current=${route.value[0] === 'scripts' ? 'page' : undefined}>Scripts</a>
+        ${isAdmin() ? html`<a href=${href('admin')} aria-current=${route.value[0] === 'admin' ? 'page' : undefined}>Users</a>` : null}
       </nav>
       <${SpacePicker} spaces=${s.spaces} />
       <span class="who">${s.me.name}</span>
@@ -62,5 +70,9 @@ function Screen() {
   if (first === 'connections' && second === 'new') return html`<${ConnectionForm} />`;
   if (first === 'connections' && second && third === 'edit') return html`<${ConnectionForm} id=${second} />`;
   if (first === 'connections' && second) return html`<${ConnectionView} id=${second} tab=${third ?? 'model'} />`;
+  if (first === 'scripts' && second === 'new') return html`<${ScriptView} />`;
+  if (first === 'scripts' && second) return html`<${ScriptView} id=${second} key=${second} />`;
+  if (first === 'scripts') return html`<${Scripts} />`;
+  if (first === 'admin' && isAdmin()) return html`<${Admin} />`;
   return html`<${Connections} />`;
 }
