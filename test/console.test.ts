@@ -92,8 +92,12 @@ async function run(): Promise<void> {
     await button('Sign in').click();
     await page.getByRole('alert').filter({ hasText: 'The user name or password is not right.' }).waitFor();
     t.pass('a wrong password is told in a sentence');
-    await page.getByLabel('Password').fill(testAdminPassword);
-    await button('Sign in').click();
+    // With the keyboard alone: the fields in order, Enter submits.
+    await page.getByLabel('User name').focus();
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.type(testAdminPassword);
+    await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Connections' }).waitFor();
     await page.getByLabel('Space').selectOption('default');
     await page.getByText('No connections in this space yet.').waitFor();
@@ -130,6 +134,9 @@ async function run(): Promise<void> {
     await ind1.filter({ hasText: 'true' }).waitFor();
     t.not(await ind1.getAttribute('data-changes'), '0', 'the change arrives over the live channel and flashes its cell');
     await screen('06-live-values');
+    await page.setViewportSize({ width: 768, height: 1024 });
+    await screen('06-live-values-tablet');
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     await page.getByRole('link', { name: 'Model' }).click();
     await summary('SIMLD0').click();
