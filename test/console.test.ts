@@ -186,6 +186,8 @@ async function run(): Promise<void> {
     await page.getByLabel('Name').fill('greeting');
     await page.getByLabel('Schedule').selectOption('Periodic');
     await page.getByLabel('Period (ms)').fill('60000');
+    await page.locator('.cm-content').waitFor();
+    t.pass('the code editor is loaded on the script page');
     await page.getByLabel('Code').fill("ins.log('hello from the console'); 6 * 7");
     await button('Save').click();
     await page.getByRole('heading', { name: 'Script greeting' }).waitFor();

@@ -1,6 +1,6 @@
 /** Scripts: the list with whether each is scheduled, and one script's code, its runs by hand, its schedule. */
 import { html } from 'htm/preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { configChanges } from '../live.ts';
 import { canEdit } from '../session.ts';
@@ -171,10 +171,36 @@ function Runs({ id }: { id: string }) {
     <tbody>${runs.slice(0, 20).map((r) => html`<tr><td>${when(r.startedAt)}</td><td>${r.outcome}</td><td>${r.durationMs} ms</td></tr>`)}</tbody></table>`;
 }
 
-/** The code: a plain text area until the code editor's chunk has loaded (only on this screen). */
+/**
+ * The code: CodeMirror, fetched as a chunk of its own when this screen opens; a plain text area until it
+ * has arrived (or if it cannot be fetched).
+ */
 function CodeEditor({ code, onChange }: { code: string; onChange: (code: string) => void }) {
+  const host = useRef<HTMLDivElement>(null);
+  const [ready, setReady] = useState(false);
+  const latest = useRef(onChange);
+  latest.current = onChange;
+  // What was typed in the text area before the editor arrived goes into the editor.
+  const current = useRef(code);
+  current.current = code;
+  useEffect(() => {
+    let remove: (() => void) | null = null;
+    let gone = false;
+    import('./code_editor.ts')
+      .then(({ mountEditor }) => {
+        if (gone || !host.current) return;
+        remove = mountEditor(host.current, current.current, 'Code', (next) => latest.current(next));
+        setReady(true);
+      })
+      .catch(() => undefined);
+    return () => {
+      gone = true;
+      remove?.();
+    };
+  }, []);
   return html`<div class="field">
-    <label for="f-code">Code</label>
-    <textarea id="f-code" class="code" rows="16" spellcheck="false" value=${code} onInput=${(e: Event) => onChange((e.target as HTMLTextAreaElement).value)}></textarea>
+    ${ready ? html`<span class="label" aria-hidden="true">Code</span>` : html`<label for="f-code">Code</label>`}
+    ${ready ? null : html`<textarea id="f-code" class="code" rows="16" spellcheck="false" value=${code} onInput=${(e: Event) => onChange((e.target as HTMLTextAreaElement).value)}></textarea>`}
+    <div ref=${host} class="editor"></div>
   </div>`;
 }
