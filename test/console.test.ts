@@ -7,11 +7,13 @@
  * to test/output/console/ (git-ignored). Without Chromium it skips, except in CI.
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { buildConsole, initialBudgetBytes } from '@scada/console/build';
 import { startSimulator, type Faults } from '../tools/iec61850-simulator/server.ts';
 import { FIXTURE_SCL, fixtureModel } from '../protocol-service/test/simulator/fixture.ts';
+import { generateSync } from 'otplib';
 import { startTestPlatform, testAdminPassword } from './support/platform.ts';
+import { asAdmin, createUser } from './support/session.ts';
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const shots = new URL('./output/console/', import.meta.url).pathname;
@@ -41,6 +43,18 @@ async function run(): Promise<void> {
   t.teardown(() => browser.close());
   mkdirSync(shots, { recursive: true });
 
+  /** Checks the screen with axe and saves its screenshot. */
+  const check = async (t: Test, page: import('playwright-core').Page, name: string) => {
+    const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    t.same(
+      bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
+      [],
+      `${name}: no serious or critical accessibility violation`,
+    );
+    await page.screenshot({ path: `${shots}${name}.png`, fullPage: true });
+  };
+
   t.test(`the whole flow in the console (${p.mode})`, async (t) => {
     // A context of its own: axe-core opens its frames through the page's context.
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -62,17 +76,7 @@ async function run(): Promise<void> {
       });
     });
 
-    /** Checks the screen with axe and saves its screenshot. */
-    const screen = async (name: string) => {
-      const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-      const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-      t.same(
-        bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
-        [],
-        `${name}: no serious or critical accessibility violation`,
-      );
-      await page.screenshot({ path: `${shots}${name}.png`, fullPage: true });
-    };
+    const screen = (name: string) => check(t, page, name);
     const button = (name: string | RegExp) => page.getByRole('button', { name });
     const summary = (text: string) =>
       page
@@ -210,5 +214,54 @@ async function run(): Promise<void> {
     await page.getByText('You are signed out.').waitFor();
     await screen('13-signed-out');
     t.same(problems, [], 'no console error and no CSP violation');
+  });
+
+  t.test(`a password set by an administrator is changed first, and a one-time code is asked for (${p.mode})`, async (t) => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (m) => void (m.type() === 'error' && problems.push(`console: ${m.text()} (${m.location().url})`)));
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    const admin = await asAdmin(p);
+    const user = await createUser(p, { role: 'viewer' });
+    const json = { ...admin.headers, 'content-type': 'application/json' };
+    const reset = await fetch(`${p.url}/api/users/${user.username}/reset-password`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ newPassword: 'temporary-password-1' }),
+    });
+    t.equal(reset.status, 204, 'an administrator set the password');
+    const signIn = async (password: string) => {
+      await page.getByLabel('User name').fill(user.username);
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+    };
+
+    await page.goto(`${p.url}/console/`);
+    await signIn('temporary-password-1');
+    await page.getByRole('heading', { name: 'Choose your own password' }).waitFor();
+    await check(t, page, '14-change-password');
+    await page.getByLabel('Current password').fill('temporary-password-1');
+    await page.getByLabel('New password', { exact: true }).fill('my-own-password-17');
+    await page.getByLabel('New password again').fill('my-own-password-17');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByRole('heading', { name: 'Connections' }).waitFor();
+    t.pass('after the change the console opens');
+    t.notOk(await page.getByRole('link', { name: 'New connection' }).count(), 'a viewer is offered no new connection');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByText('You are signed out.').waitFor();
+
+    const enrolled = await fetch(`${p.url}/api/users/${user.userId}/otp`, { method: 'POST', headers: json, body: '{}' });
+    t.equal(enrolled.status, 200, 'an administrator enrolled the user in TOTP');
+    const { secret } = (await enrolled.json()) as { secret: string };
+    await signIn('my-own-password-17');
+    await page.getByRole('heading', { name: 'One-time code' }).waitFor();
+    await check(t, page, '15-one-time-code');
+    await page.getByLabel('Code').fill(generateSync({ secret }));
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('heading', { name: 'Connections' }).waitFor();
+    t.pass('the code opens the console');
+    t.same(problems, [], 'no console error');
   });
 }

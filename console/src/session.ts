@@ -46,6 +46,9 @@ export async function startSession(): Promise<void> {
 export async function loadSession(): Promise<void> {
   try {
     const me = await api<Me>('GET', '/api/auth/current-user');
+    // The own profile may be read before a forced password change; asking for anything else would be refused.
+    const profile = await api<{ requirePasswordReset?: boolean }>('GET', '/api/users/profile');
+    if (profile.requirePasswordReset) return void (stage.value = { kind: 'change-password' });
     const spaces = await api<Space[]>('GET', '/api/spaces');
     const saved = sessionStorage.getItem(spaceKey);
     const chosen = spaces.find((s) => s.id === saved)?.id ?? me.activeSpace ?? spaces[0]?.id ?? null;
