@@ -5,7 +5,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { basename, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
 
 /** The console's folder. */
@@ -74,11 +74,31 @@ export async function buildConsole(out = consoleDist): Promise<ConsoleBuild> {
   for (const path of initial) initialGzipBytes += await gz(path);
   const lazyGzipBytes: Record<string, number> = {};
   for (const path of Object.keys(outputs)) if (!initial.has(path) && !path.endsWith('.map')) lazyGzipBytes[nameOf(path)] = await gz(path);
-  await writeFile(join(staging, 'index.html'), page(nameOf(entry), nameOf(styles)));
-  await mkdir(out, { recursive: true });
-  await rm(out, { recursive: true, force: true });
-  await rename(staging, out);
+  const html = page(nameOf(entry), nameOf(styles));
+  await writeFile(join(staging, 'index.html'), html);
+  await putInPlace(staging, out, html);
   return { assets: Object.keys(outputs).map(nameOf), initialGzipBytes, lazyGzipBytes };
+}
+
+/**
+ * Replaces the build in `out` with the one in `staging`, unless `out` already holds the same (the page names
+ * every file by its content's hash, so the same page means the same files): builds running at once (test
+ * files, a start) then leave a served build alone. A build put in place by another at the same time wins.
+ */
+async function putInPlace(staging: string, out: string, html: string): Promise<void> {
+  const current = await readFile(join(out, 'index.html'), 'utf8').catch(() => null);
+  if (current === html) return void (await rm(staging, { recursive: true, force: true }));
+  await mkdir(dirname(out), { recursive: true });
+  const old = `${out}.old-${process.pid}`;
+  await rename(out, old).catch(() => undefined);
+  try {
+    await rename(staging, out);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+    await rm(staging, { recursive: true, force: true });
+  }
+  await rm(old, { recursive: true, force: true });
 }
 
 /** The console's one page: its styles and its entry module, both from the gateway. */
