@@ -185,6 +185,11 @@ async function run(): Promise<void> {
     );
     await screen('10-control-log');
 
+    await page.getByRole('link', { name: 'Connections' }).click();
+    await page.getByRole('row').filter({ hasText: 'sim' }).locator('.badge', { hasText: 'connected' }).waitFor();
+    t.pass('the list shows the live state of each connection');
+    await screen('11-connections');
+
     await page.getByRole('link', { name: 'Scripts' }).click();
     await page.getByRole('link', { name: 'New script' }).click();
     await page.getByLabel('Name').fill('greeting');
@@ -200,7 +205,7 @@ async function run(): Promise<void> {
     t.match(await page.getByLabel('Logs of the run').textContent(), /hello from the console/, 'a run by hand shows its logs');
     await button('Schedule').click();
     await page.getByText('Status: Scheduled').waitFor();
-    await screen('11-script');
+    await screen('12-script');
     await button('Unschedule').click();
     await page.getByText('Status: Not Scheduled').waitFor();
     t.pass('a script is scheduled and unscheduled');
@@ -208,11 +213,11 @@ async function run(): Promise<void> {
     await page.getByRole('link', { name: 'Users' }).click();
     await page.getByRole('heading', { name: 'Sign-in log' }).waitFor();
     await page.locator('td', { hasText: 'refused' }).first().waitFor();
-    await screen('12-users');
+    await screen('13-users');
 
     await button('Sign out').click();
     await page.getByText('You are signed out.').waitFor();
-    await screen('13-signed-out');
+    await screen('14-signed-out');
     t.same(problems, [], 'no console error and no CSP violation');
   });
 
@@ -241,7 +246,7 @@ async function run(): Promise<void> {
     await page.goto(`${p.url}/console/`);
     await signIn('temporary-password-1');
     await page.getByRole('heading', { name: 'Choose your own password' }).waitFor();
-    await check(t, page, '14-change-password');
+    await check(t, page, '15-change-password');
     await page.getByLabel('Current password').fill('temporary-password-1');
     await page.getByLabel('New password', { exact: true }).fill('my-own-password-17');
     await page.getByLabel('New password again').fill('my-own-password-17');
@@ -257,7 +262,7 @@ async function run(): Promise<void> {
     const { secret } = (await enrolled.json()) as { secret: string };
     await signIn('my-own-password-17');
     await page.getByRole('heading', { name: 'One-time code' }).waitFor();
-    await check(t, page, '15-one-time-code');
+    await check(t, page, '16-one-time-code');
     await page.getByLabel('Code').fill(generateSync({ secret }));
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('heading', { name: 'Connections' }).waitFor();

@@ -29,7 +29,7 @@ export function ConnectionView({ id, tab }: { id: string; tab: string }) {
   const [conn, setConn] = useState<Connection | null>(null);
   const [load, , loadError] = useAction();
   const [run, busy, error] = useAction();
-  const [dialog, setDialog] = useState<{ kind: 'write' | 'control'; reference: string; cdc?: string } | null>(null);
+  const [dialog, setDialog] = useState<{ kind: 'write' | 'control'; reference: string; cdc?: string; valueKind?: string } | null>(null);
   useEffect(() => {
     void load(async () => setConn(await api<Connection>('GET', `/api/connections/${id}`)));
   }, [id]);
@@ -64,27 +64,27 @@ export function ConnectionView({ id, tab }: { id: string; tab: string }) {
     <nav class="tabs" aria-label="Connection views">
       ${tabs.map(([t, label]) => html`<a href=${href('connections', id, t)} aria-current=${current === t ? 'page' : undefined}>${label}</a>`)}
     </nav>
-    ${current === 'model' ? html`<${ModelTree} id=${id} onWrite=${(reference: string) => setDialog({ kind: 'write', reference })} onControl=${(reference: string, cdc: string) => setDialog({ kind: 'control', reference, cdc })} />` : null}
-    ${current === 'values' ? html`<${ValuesTable} id=${id} onWrite=${(reference: string) => setDialog({ kind: 'write', reference })} />` : null}
+    ${current === 'model' ? html`<${ModelTree} id=${id} onWrite=${(reference: string, valueKind?: string) => setDialog({ kind: 'write', reference, valueKind })} onControl=${(reference: string, cdc: string) => setDialog({ kind: 'control', reference, cdc })} />` : null}
+    ${current === 'values' ? html`<${ValuesTable} id=${id} />` : null}
     ${current === 'log' ? html`<${ControlLog} id=${id} />` : null}
-    ${dialog?.kind === 'write' ? html`<${WriteDialog} id=${id} reference=${dialog.reference} onClose=${() => setDialog(null)} />` : null}
+    ${dialog?.kind === 'write' ? html`<${WriteDialog} id=${id} reference=${dialog.reference} kind=${dialog.valueKind} onClose=${() => setDialog(null)} />` : null}
     ${dialog?.kind === 'control' ? html`<${ControlDialog} id=${id} reference=${dialog.reference} cdc=${dialog.cdc} onClose=${() => setDialog(null)} />` : null}
   </section>`;
 }
 
-/** The connection's reported values, live: each row redrawn alone when its value changes. */
-function ValuesTable({ id, onWrite }: { id: string; onWrite: (reference: string) => void }) {
+/** The connection's reported values, live: each row redrawn alone when its value changes (reported values are status and measurements, which are not written: writes start from the model). */
+function ValuesTable({ id }: { id: string }) {
   const keys = valueKeys.value[id] ?? [];
   if (keys.length === 0) return html`<p role="status">No values reported yet. Enable a report block in the model to see values arrive.</p>`;
   return html`<table class="values">
     <caption class="sr-only">Live values</caption>
-    <thead><tr><th scope="col">Reference</th><th scope="col">Value</th><th scope="col">Quality</th><th scope="col">Device time</th><th scope="col">Received</th>${canEdit() ? html`<th scope="col"><span class="sr-only">Actions</span></th>` : null}</tr></thead>
-    <tbody>${keys.map((k) => html`<${ValueRow} key=${k} k=${k} onWrite=${onWrite} />`)}</tbody>
+    <thead><tr><th scope="col">Reference</th><th scope="col">Value</th><th scope="col">Quality</th><th scope="col">Device time</th><th scope="col">Received</th></tr></thead>
+    <tbody>${keys.map((k) => html`<${ValueRow} key=${k} k=${k} />`)}</tbody>
   </table>`;
 }
 
 /** One value: flashes when it changes, greyed while stale. */
-function ValueRow({ k, onWrite }: { k: string; onWrite: (reference: string) => void }) {
+function ValueRow({ k }: { k: string }) {
   const v = rowOf(k).value;
   const flash = v.changes === 0 ? '' : v.changes % 2 ? 'flash-a' : 'flash-b';
   return html`<tr class=${v.stale ? 'stale' : ''} data-reference=${v.reference}>
@@ -93,7 +93,6 @@ function ValueRow({ k, onWrite }: { k: string; onWrite: (reference: string) => v
     <td>${quality(v.quality)}</td>
     <td>${when(v.timestamp)}</td>
     <td>${when(v.receivedAt)}</td>
-    ${canEdit() ? html`<td><button type="button" class="small secondary" aria-label=${`Write ${v.reference}`} onClick=${() => onWrite(v.reference.replace(/\[[A-Z]{2}\]$/, ''))}>Write…</button></td>` : null}
   </tr>`;
 }
 

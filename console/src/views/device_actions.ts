@@ -12,8 +12,19 @@ function parseValue(kind: string, text: string): unknown {
 }
 
 /** Writes one attribute after the person confirmed what and where. */
-export function WriteDialog({ id, reference, onClose }: { id: string; reference: string; onClose: () => void }) {
-  const [kind, setKind] = useState('number');
+export function WriteDialog({
+  id,
+  reference,
+  kind: given,
+  onClose,
+}: {
+  id: string;
+  reference: string;
+  kind?: string;
+  onClose: () => void;
+}) {
+  // The type the model gives the attribute, when known; the person may still choose another.
+  const [kind, setKind] = useState(given ?? 'number');
   const [text, setText] = useState('');
   const [stage, setStage] = useState<'edit' | 'confirm' | 'busy' | 'done'>('edit');
   const [error, setError] = useState<string | null>(null);

@@ -10,7 +10,14 @@ import { canEdit } from '../session.ts';
 import { Alert, useAction } from './common.ts';
 
 type Node = Record<string, unknown> & { name?: string; ref?: string };
-type Actions = { id: string; onWrite: (reference: string) => void; onControl: (reference: string, cdc: string) => void };
+type Actions = { id: string; onWrite: (reference: string, kind?: string) => void; onControl: (reference: string, cdc: string) => void };
+
+/** What a person types for an attribute of this type: an on/off, a number, or text. */
+function kindOf(type: string): string {
+  if (/bool/i.test(type)) return 'boolean';
+  if (/int|float|enum|unsigned|integer/i.test(type)) return 'number';
+  return 'text';
+}
 
 /** Functional constraints the model says are read-only (the platform refuses writes to them). */
 const readOnlyFcs = new Set(['ST', 'MX', 'OR', 'EX', 'CO']);
@@ -89,7 +96,8 @@ function actionOf(node: Node, path: Path, actions: Actions) {
   const leaf = !Array.isArray(node.children) || node.children.length === 0;
   if (typeof node.fc === 'string' && typeof node.ref === 'string' && !readOnlyFcs.has(node.fc) && !('attributes' in node) && leaf) {
     const ref = node.ref;
-    return html`<button type="button" class="small secondary" aria-label=${`Write ${ref}`} onClick=${only(() => actions.onWrite(ref))}>Write…</button>`;
+    const kind = kindOf(String(node.bType ?? node.type ?? ''));
+    return html`<button type="button" class="small secondary" aria-label=${`Write ${ref}`} onClick=${only(() => actions.onWrite(ref, kind))}>Write…</button>`;
   }
   // The SCL model names the common data class; the device's own model shows a control by its CO attributes.
   const attributes = Array.isArray(node.attributes) ? (node.attributes as Node[]) : [];
