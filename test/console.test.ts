@@ -14,6 +14,7 @@ import { FIXTURE_SCL, fixtureModel } from '../protocol-service/test/simulator/fi
 import { generateSync } from 'otplib';
 import { startTestPlatform, testAdminPassword } from './support/platform.ts';
 import { asAdmin, createUser } from './support/session.ts';
+import { liveConnection } from './support/live.ts';
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const shots = new URL('./output/console/', import.meta.url).pathname;
@@ -55,13 +56,16 @@ async function run(): Promise<void> {
     await page.screenshot({ path: `${shots}${name}.png`, fullPage: true });
   };
 
-  t.test(`the whole flow in the console (${p.mode})`, async (t) => {
-    // A context of its own: axe-core opens its frames through the page's context.
+  /**
+   * A page in a browser context of its own (axe-core opens its frames through the page's context) that
+   * records every console error, page error and CSP violation. A refusal the test asks for shows in
+   * Chromium's console as a failed load of its URL: allowed once its path is in `expectedRefusals`.
+   */
+  const open = async (t: Test) => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     t.teardown(() => context.close());
     const page = await context.newPage();
     const problems: string[] = [];
-    // A refusal the test asks for shows in Chromium's console as a failed load of that URL: allowed once asked.
     const expectedRefusals = new Set<string>();
     page.on('console', (m) => {
       if (m.type() !== 'error') return;
@@ -75,6 +79,11 @@ async function run(): Promise<void> {
         console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`);
       });
     });
+    return { page, problems, expectedRefusals };
+  };
+
+  t.test(`the whole flow in the console (${p.mode})`, async (t) => {
+    const { page, problems, expectedRefusals } = await open(t);
 
     const screen = (name: string) => check(t, page, name);
     const button = (name: string | RegExp) => page.getByRole('button', { name });
@@ -222,12 +231,7 @@ async function run(): Promise<void> {
   });
 
   t.test(`a password set by an administrator is changed first, and a one-time code is asked for (${p.mode})`, async (t) => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    t.teardown(() => context.close());
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (m) => void (m.type() === 'error' && problems.push(`console: ${m.text()} (${m.location().url})`)));
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    const { page, problems } = await open(t);
     const admin = await asAdmin(p);
     const user = await createUser(p, { role: 'viewer' });
     const json = { ...admin.headers, 'content-type': 'application/json' };
@@ -268,5 +272,63 @@ async function run(): Promise<void> {
     await page.getByRole('heading', { name: 'Connections' }).waitFor();
     t.pass('the code opens the console');
     t.same(problems, [], 'no console error');
+  });
+
+  t.test(`controls: the enhanced-security walk, a negative termination, another operation pending (${p.mode})`, async (t) => {
+    const c = await liveConnection(p, sim.port, { scl: FIXTURE_SCL });
+    await c.connect();
+    const { page, problems, expectedRefusals } = await open(t);
+    await page.goto(`${p.url}/console/`);
+    await page.getByLabel('User name').fill('admin');
+    await page.getByLabel('Password').fill(testAdminPassword);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Connections' }).waitFor();
+    await page.goto(`${p.url}/console/#/connections/${c.id}/model`);
+    await page.getByText('The model the connected device declares.').waitFor();
+    for (const name of ['SIMLD0', 'GGIO1'])
+      await page
+        .locator('summary')
+        .filter({ hasText: new RegExp(`^${name}\\b`) })
+        .first()
+        .click();
+    await page.getByRole('button', { name: 'Operate SIMLD0/GGIO1.SPCSO4' }).click();
+    const dialog = page.getByRole('dialog');
+    const operate = dialog.getByRole('button', { name: /^Operate|Operating|Another operation/ });
+    await dialog.getByText('select before operate with enhanced security').waitFor();
+    await operate.click();
+    await dialog.getByText('The device carried the command out.').waitFor();
+    t.same(await dialog.locator('.step.done').allTextContents(), ['Select: done', 'Operate: done', 'Termination: done'], 'the three steps');
+
+    faults.negativeTermination = 10;
+    expectedRefusals.add('/control');
+    await operate.click();
+    await dialog
+      .getByRole('alert')
+      .filter({ hasText: 'The device refused it (negative-command-termination, cause: Blocked-by-interlocking)' })
+      .waitFor();
+    t.same(await dialog.locator('.step.failed').allTextContents(), ['Termination: failed'], 'a negative termination fails the last step');
+    await check(t, page, '17-control-terminated-negatively');
+    delete faults.negativeTermination;
+
+    // Another client's operation holds the object (the device ends it 3 s after the operate).
+    faults.terminationDelayMs = 3_000;
+    const operated = new Promise<void>((resolve) => {
+      const seen = (n: { action: string; reference: string }) => {
+        if (n.action !== 'operate' || !n.reference.endsWith('SPCSO4')) return;
+        sim.off('control', seen);
+        resolve();
+      };
+      sim.on('control', seen);
+    });
+    const first = c.api('POST', '/control', { reference: 'SIMLD0/GGIO1.SPCSO4', value: false });
+    await operated;
+    await operate.click();
+    await dialog.getByRole('alert').filter({ hasText: 'Another operation on this control is still running' }).waitFor();
+    t.ok(await operate.isDisabled(), 'the button is disabled while the other operation runs');
+    t.equal(await operate.textContent(), 'Another operation is running…');
+    await check(t, page, '18-control-in-progress');
+    t.equal((await first).status, 204, 'the other operation gets its own outcome');
+    delete faults.terminationDelayMs;
+    t.same(problems, [], 'no console error and no CSP violation');
   });
 }

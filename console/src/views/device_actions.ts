@@ -97,11 +97,11 @@ const modelByName: Record<string, string> = {
   'sbo-with-enhanced-security': '4',
 };
 
-/** Which step a refusal came from: the device's service names it. */
+/** Which step a refusal came from: the device's service names it, a negative CommandTermination its error. */
 function failedStep(err: unknown, steps: string[]): number {
-  const service = err instanceof ApiError ? String((err.problem.deviceError as { service?: string } | undefined)?.service ?? '') : '';
-  if (/select/i.test(service)) return steps.indexOf('Select');
-  if (/termination/i.test(service)) return steps.indexOf('Termination');
+  const e = err instanceof ApiError ? (err.problem.deviceError as { service?: string; error?: string } | undefined) : undefined;
+  if (/select/i.test(e?.service ?? '')) return steps.indexOf('Select');
+  if (/termination/i.test(`${e?.service} ${e?.error}`)) return steps.indexOf('Termination');
   return Math.max(0, steps.indexOf('Operate'));
 }
 
@@ -139,7 +139,7 @@ export function ControlDialog({ id, reference, cdc, onClose }: { id: string; ref
       setError(messageOf(err));
       if (err instanceof ApiError && err.code === 'control_in_progress') {
         setPhase('in-progress');
-        setTimeout(() => setPhase((p) => (p === 'in-progress' ? 'ready' : p)), 2000);
+        setTimeout(() => setPhase((p) => (p === 'in-progress' ? 'ready' : p)), 3000);
       } else {
         setFailedAt(failedStep(err, steps));
         setPhase('failed');
