@@ -7,6 +7,7 @@
  * to test/output/console/ (git-ignored). Without Chromium it skips, except in CI.
  */
 import { existsSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import t, { type Test } from 'tap';
 import { buildConsole, initialBudgetBytes } from '@scada/console/build';
 import { startSimulator, type Faults } from '../tools/iec61850-simulator/server.ts';
@@ -87,11 +88,7 @@ async function run(): Promise<void> {
 
     const screen = (name: string) => check(t, page, name);
     const button = (name: string | RegExp) => page.getByRole('button', { name });
-    const summary = (text: string) =>
-      page
-        .locator('summary')
-        .filter({ hasText: new RegExp(`^${text}\\b`) })
-        .first();
+    const summary = (text: string) => page.getByRole('button', { name: text, exact: true }).first();
 
     const root = await page.goto(`${p.url}/`);
     t.equal(new URL(page.url()).pathname, '/console/', '/ leads to the console');
@@ -285,12 +282,7 @@ async function run(): Promise<void> {
     await page.getByRole('heading', { name: 'Connections' }).waitFor();
     await page.goto(`${p.url}/console/#/connections/${c.id}/model`);
     await page.getByText('The model the connected device declares.').waitFor();
-    for (const name of ['SIMLD0', 'GGIO1'])
-      await page
-        .locator('summary')
-        .filter({ hasText: new RegExp(`^${name}\\b`) })
-        .first()
-        .click();
+    for (const name of ['SIMLD0', 'GGIO1']) await page.getByRole('button', { name, exact: true }).first().click();
     await page.getByRole('button', { name: 'Operate SIMLD0/GGIO1.SPCSO4' }).click();
     const dialog = page.getByRole('dialog');
     const operate = dialog.getByRole('button', { name: /^Operate|Operating|Another operation/ });
@@ -329,6 +321,21 @@ async function run(): Promise<void> {
     await check(t, page, '18-control-in-progress');
     t.equal((await first).status, 204, 'the other operation gets its own outcome');
     delete faults.terminationDelayMs;
+    await dialog.getByRole('button', { name: 'Close' }).click();
+
+    // A connection whose SCL file describes another IED: the session says so.
+    const other = await liveConnection(p, sim.port, {
+      scl: await readFile(new URL('./fixtures/scl/feeder_relay.icd', import.meta.url), 'utf8'),
+    });
+    await other.connect();
+    await page.goto(`${p.url}/console/#/connections/${other.id}/model`);
+    await page.getByRole('heading', { name: 'Session warnings' }).waitFor();
+    t.match(
+      await page.locator('.alert.warn').textContent(),
+      /The device's model differs from the SCL file.*FDR1/,
+      'model_mismatch in words, naming the IED of the file',
+    );
+    await check(t, page, '19-session-warning');
     t.same(problems, [], 'no console error and no CSP violation');
   });
 }

@@ -77,18 +77,16 @@ function Branch({ node, label, path, actions }: { node: Node; label: string; pat
   const hasKids = Object.entries(node).some(([k, v]) => Array.isArray(v) && v.length > 0 && typeof v[0] === 'object' && k !== 'arrays');
   const action = actionOf(node, path, actions);
   if (!hasKids) return html`<li><span class="leaf">${label}</span> ${action}</li>`;
+  // A disclosure button, not <details>: the node's own action sits beside it, never inside another control.
   return html`<li>
-    <details open=${open} onToggle=${(e: Event) => setOpen((e.target as HTMLDetailsElement).open)}>
-      <summary>${label} ${action}</summary>
-      ${open ? html`<ul role="list">${kids.map((c) => html`<${Branch} node=${c.node} label=${c.label} path=${c.path} actions=${actions} />`)}</ul>` : null}
-    </details>
+    <button type="button" class="disclosure" aria-expanded=${open} onClick=${() => setOpen(!open)}><span class="marker" aria-hidden="true">${open ? '\u25BE' : '\u25B8'}</span>${label}</button> ${action}
+    ${open ? html`<ul role="list">${kids.map((c) => html`<${Branch} node=${c.node} label=${c.label} path=${c.path} actions=${actions} />`)}</ul>` : null}
   </li>`;
 }
 
 /** The button a node offers, if any: write an attribute, operate a data object, enable a report block. */
 function actionOf(node: Node, path: Path, actions: Actions) {
   if (!canEdit()) return null;
-  // A button inside a branch's summary would also open or close the branch: its click stops there.
   const only = (action: () => void) => (e: Event) => {
     e.preventDefault();
     action();
