@@ -67,9 +67,9 @@ function SpacePicker({ spaces }: { spaces: Space[] }) {
 /** The screen the URL's fragment names. */
 function Screen() {
   const [first, second, third] = route.value;
-  if (first === 'connections' && second === 'new') return html`<${ConnectionForm} />`;
-  if (first === 'connections' && second && third === 'edit') return html`<${ConnectionForm} id=${second} />`;
-  if (first === 'connections' && second) return html`<${ConnectionView} id=${second} tab=${third ?? 'model'} />`;
+  if (first === 'connections' && second === 'new') return html`<${ConnectionForm} key="new" />`;
+  if (first === 'connections' && second && third === 'edit') return html`<${ConnectionForm} key=${`edit ${second}`} id=${second} />`;
+  if (first === 'connections' && second) return html`<${ConnectionView} key=${second} id=${second} tab=${third ?? 'model'} />`;
   if (first === 'scripts' && second === 'new') return html`<${ScriptView} />`;
   if (first === 'scripts' && second) return html`<${ScriptView} id=${second} key=${second} />`;
   if (first === 'scripts') return html`<${Scripts} />`;
