@@ -70,8 +70,10 @@ t.test('first start: the generated password is framed on stderr with the URL to 
 
     const root = await fetch(`${p.url}/`, { redirect: 'manual' });
     t.equal(root.status, 302, '/ leads on');
-    t.equal(root.headers.get('location'), '/docs');
-    t.equal((await fetch(`${p.url}/`)).headers.get('content-type'), 'text/html; charset=utf-8', 'to the reference page');
+    // To the console once it is built (npm start builds it first), else to the API reference page.
+    const consoleBuilt = existsSync(new URL('../console/dist/index.html', import.meta.url));
+    t.equal(root.headers.get('location'), consoleBuilt ? '/console/' : '/docs');
+    t.equal((await fetch(`${p.url}/`)).headers.get('content-type'), 'text/html; charset=utf-8', 'to a page');
     t.same(p.proc.urls, [p.url], 'the process names the URL it answers on');
   } finally {
     await p.stop();

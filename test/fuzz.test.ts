@@ -1,7 +1,7 @@
 /**
  * A property over every route of the registry (and the session routes): requests generated from the
- * route's schemas, then broken on purpose (`support/fuzz.ts`), are never answered 5xx, never show a stack
- * or SQL, and a refused write leaves the store exactly as it was (`support/fuzz_check.ts`). A fixed seed
+ * route's schemas, then broken on purpose (`@scada/testkit/fuzz`), are never answered 5xx, never show a stack
+ * or SQL, and a refused write leaves the store exactly as it was (`@scada/testkit/fuzz_check`). A fixed seed
  * and a bounded count here; `npm run bench -- fuzz` runs many more.
  */
 import fc from 'fast-check';

@@ -10,6 +10,7 @@ import { requestId } from './middleware/request_id.ts';
 import { securityHeaders } from './middleware/security_headers.ts';
 import { buildOpenApi } from './openapi.ts';
 import { docsRoutes } from './routes/docs.ts';
+import { consoleBuilt, consoleRoutes } from './routes/console.ts';
 import { healthRoutes } from './routes/health.ts';
 import { operationRoutes } from './routes/operations.ts';
 import { sessionRoutes } from './routes/session.ts';
@@ -109,7 +110,11 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
   });
   const routers = [
     healthRoutes({ readiness: () => checkReadiness({ bus: deps.bus, store: deps.store ?? null, isDraining: () => draining, replicas }) }),
-    docsRoutes(() => buildOpenApi(ops, {})),
+    docsRoutes(
+      () => buildOpenApi(ops, {}),
+      () => (consoleBuilt() ? '/console/' : '/docs'),
+    ),
+    consoleRoutes(),
     sessionRoutes({
       ...sessions,
       onHeldBack: metrics.countHeldBack,

@@ -190,6 +190,8 @@ function noticeText(notes: string[][], urls: string[]): string {
           '',
           'Open the API and its reference page at',
           ...urls.map((u) => `  ${u}/docs`),
+          "and the engineer's console at",
+          ...urls.map((u) => `  ${u}/console/`),
           ...(urls.some((u) => u.startsWith('https:')) ? ['(HTTPS uses a self-signed certificate unless TLS_CERT_FILE is set)'] : []),
         ]
       : ['', "Sign in through the platform's gateway."];

@@ -8,6 +8,7 @@ import { byRequire } from './by_require.ts';
 import { packageOf, packagesRequiredBy } from './imports.ts';
 import { runtimeFiles } from './runtime_files.ts';
 import { readWorkspaces, resolveWorkspaceSpecifier, type Workspace } from './workspaces.ts';
+import { buildConsole } from '@scada/console/build';
 
 /** The repository's root folder. */
 export const repoRoot = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
@@ -194,7 +195,7 @@ function hashInputs(inputs: string[]): string {
 
 /** What a build reads besides the bundled sources: the manifests and this tool. */
 function toolInputs(): string[] {
-  return ['package.json', 'package-lock.json', join('tools', 'build')].map((p) => join(repoRoot, p));
+  return ['package.json', 'package-lock.json', join('tools', 'build'), join('console', 'src')].map((p) => join(repoRoot, p));
 }
 
 /**
@@ -206,6 +207,8 @@ export async function buildAll(distDir = join(repoRoot, 'dist')): Promise<void> 
   const staging = join(distDir, `.staging-${process.pid}`);
   await rm(staging, { recursive: true, force: true });
   const inputs = new Set<string>(toolInputs());
+  // The console's static files, which each gateway bundle carries beside it (gateway/src/routes/console.ts).
+  await buildConsole();
   try {
     for (const target of Object.keys(targets) as Target[]) {
       for (const file of await buildTarget(target, join(staging, target), workspaces)) inputs.add(file);

@@ -50,10 +50,10 @@ const initializer = `window.addEventListener('load', function () {
 const longCache = 'public, max-age=31536000, immutable';
 
 /**
- * `GET /` (a redirect to `/docs`), `GET /openapi.json` (the document, built once on first request) and `GET /docs`, an API reference page
+ * `GET /` (a redirect to the console when it is built, else to `/docs`), `GET /openapi.json` (the document, built once on first request) and `GET /docs`, an API reference page
  * rendered by Swagger UI from files of the swagger-ui-dist package: it works without internet access.
  */
-export function docsRoutes(getDocument: () => Record<string, unknown>): Router {
+export function docsRoutes(getDocument: () => Record<string, unknown>, home: () => string = () => '/docs'): Router {
   const router = new Router();
   const dist = swaggerUiDist();
   const documentJson = once(() => JSON.stringify(getDocument()));
@@ -63,10 +63,10 @@ export function docsRoutes(getDocument: () => Record<string, unknown>): Router {
     ctx.set('Cache-Control', 'no-cache');
     ctx.body = documentJson();
   });
-  // The root leads a person who opened the gateway's address in a browser to the reference page.
+  // The root leads a person who opened the gateway's address in a browser to the console (or the reference page).
   router.get('/', (ctx) => {
     ctx.set('Cache-Control', 'no-cache');
-    ctx.redirect('/docs');
+    ctx.redirect(home());
   });
   router.get('/docs', (ctx) => {
     ctx.set('Content-Security-Policy', pageCsp);

@@ -1,0 +1,205 @@
+/**
+ * The console in headless Chromium against the embedded platform and the IEC 61850 simulator.
+ *
+ * `latency`: a value changed on the simulator (`AnIn1.mag.f`, a new number each time, 200 changes a
+ * second for BENCH_SECONDS) until its cell in the live values table shows it (a MutationObserver stamps
+ * each new number). The baseline, in the same run, is the same change until it arrives at a bare SSE client
+ * of `/api/live` in Node: the ratio is what the browser, the EventSource and the console add.
+ *
+ * `first screen`: from navigation to the connections screen drawn with its list (signed in), and to the
+ * sign-in form ready (signed out); the baseline is a navigation to `/healthz` in the same browser.
+ *
+ * Goals (issue 29): p95 ≤ 250 ms at 200 values/s; first screen interactive ≤ 1 s. Chromium at
+ * CHROMIUM_PATH (default /usr/bin/chromium).
+ */
+import { existsSync } from 'node:fs';
+import { chromium, type Page } from 'playwright-core';
+import { buildConsole } from '@scada/console/build';
+import { startSimulator } from '@scada/simulator';
+import { FIXTURE_SCL, fixtureModel } from '@scada/testkit/simulator_fixture';
+import { startTestPlatform, testAdminPassword } from '@scada/testkit/platform';
+import { asAdmin } from '@scada/testkit/session';
+
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const rate = Number(process.env.CONSOLE_BENCH_RATE ?? 200);
+const reference = 'SIMLD0/GGIO1$MX$AnIn1$mag$f';
+
+/** The p-th percentile of some numbers (nearest rank). */
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
+}
+
+/** The number a value of AnIn1 carries (`mag.f`), from the value as the API sends it. */
+function numberIn(value: unknown): number | null {
+  const m = /"f":(-?\d+(?:\.\d+)?)/.exec(typeof value === 'string' ? value : JSON.stringify(value));
+  return m ? Number(m[1]) : null;
+}
+
+/** Follows `/api/live` in Node, stamping when each number of AnIn1 arrives. */
+async function bareClient(url: string, headers: Record<string, string>, seen: Map<number, number>): Promise<() => void> {
+  const abort = new AbortController();
+  const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal });
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  void (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        const now = Date.now();
+        buffer += decoder.decode(value, { stream: true });
+        let end = buffer.indexOf('\n\n');
+        while (end >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          end = buffer.indexOf('\n\n');
+          if (!frame.includes('event: value')) continue;
+          const data = frame.split('\n').find((l) => l.startsWith('data: '));
+          const n = data ? numberIn(JSON.parse(data.slice(6)).value) : null;
+          if (n !== null && !seen.has(n)) seen.set(n, now);
+        }
+      }
+    } catch {
+      // closed at the end of the run
+    }
+  })();
+  return () => abort.abort();
+}
+
+/** Median milliseconds of `times` navigations from a blank page, each ending when `go` resolves. */
+async function navigation(page: Page, times: number, go: () => Promise<unknown>): Promise<number> {
+  const took: number[] = [];
+  for (let i = 0; i < times; i++) {
+    await page.goto('about:blank');
+    const started = performance.now();
+    await go();
+    took.push(performance.now() - started);
+  }
+  return percentile(took, 50);
+}
+
+if (!existsSync(chromiumPath)) {
+  console.log(`Chromium is not at ${chromiumPath}: the console bench is skipped`);
+} else {
+  const built = await buildConsole();
+  const sim = await startSimulator({ model: await fixtureModel(), port: 0 });
+  const p = await startTestPlatform({ LOG_LEVEL: 'warn' });
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+  try {
+    const admin = await asAdmin(p);
+    const json = { ...admin.headers, 'content-type': 'application/json' };
+    const project = (await (
+      await fetch(`${p.url}/api/projects`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'bench', isActive: true }) })
+    ).json()) as { id: string };
+    const form = new FormData();
+    form.set('connection', JSON.stringify({ name: 'sim', ip: '127.0.0.1', port: sim.port, projectId: project.id, protocol: 'IEC 61850' }));
+    form.set('file', new Blob([FIXTURE_SCL], { type: 'application/xml' }), 'sim.icd');
+    const created = await fetch(`${p.url}/api/protocols/iec61850/connections/with-file`, {
+      method: 'POST',
+      headers: admin.headers,
+      body: form,
+    });
+    const id = ((await created.json()) as { id: string }).id;
+    const api = (path: string, body?: unknown) =>
+      fetch(`${p.url}/api/connections/${id}${path}`, {
+        method: 'POST',
+        headers: json,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    await api('/start');
+    for (let i = 0; i < 150; i++) {
+      const s = (await (await fetch(`${p.url}/api/connections/${id}/session`, { headers: admin.headers })).json()) as { state: string };
+      if (s.state === 'connected') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const enabled = await api('/reports', { rcb: 'SIMLD0/LLN0$RP$urcb01', generalInterrogation: true, triggers: ['dchg', 'qchg', 'gi'] });
+    if (enabled.status !== 204) throw new Error(`enabling the report block answered ${enabled.status}`);
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    const healthz = await navigation(page, 7, () => page.goto(`${p.url}/healthz`));
+    const signInReady = await navigation(page, 7, async () => {
+      await page.goto(`${p.url}/console/`);
+      await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    });
+    await page.getByLabel('User name').fill('admin');
+    await page.getByLabel('Password').fill(testAdminPassword);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Connections' }).waitFor();
+    const connectionsReady = await navigation(page, 7, async () => {
+      await page.goto(`${p.url}/console/#/connections`);
+      await page.getByRole('link', { name: 'sim' }).waitFor();
+    });
+
+    await page.goto(`${p.url}/console/#/connections/${id}/values`);
+    await page.locator('tr[data-reference*="AnIn1"] td.value').waitFor();
+    await page.evaluate(() => {
+      const seen: [number, number][] = [];
+      (window as unknown as { seen: typeof seen }).seen = seen;
+      const known = new Set<number>();
+      new MutationObserver(() => {
+        const now = Date.now();
+        const cell = document.querySelector('tr[data-reference*="AnIn1"] td.value');
+        const m = /"f":(-?\d+(?:\.\d+)?)/.exec(cell?.textContent ?? '');
+        const n = m ? Number(m[1]) : null;
+        if (n !== null && !known.has(n)) {
+          known.add(n);
+          seen.push([n, now]);
+        }
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    const bare = new Map<number, number>();
+    const stopBare = await bareClient(`${p.url}/api/live?connections=${id}&topics=values`, admin.headers, bare);
+    await new Promise((r) => setTimeout(r, 500));
+
+    const sent = new Map<number, number>();
+    const tickMs = 50;
+    const perTick = Math.max(1, Math.round((rate * tickMs) / 1000));
+    const started = Date.now();
+    let k = 1000;
+    while (Date.now() - started < seconds * 1000) {
+      const tick = Date.now();
+      for (let i = 0; i < perTick; i++) {
+        k++;
+        sent.set(k, Date.now());
+        sim.setValue(reference, { type: 'float', value: k, double: false });
+      }
+      await new Promise((r) => setTimeout(r, Math.max(0, tickMs - (Date.now() - tick))));
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+    stopBare();
+    const inDom = new Map(await page.evaluate(() => (window as unknown as { seen: [number, number][] }).seen));
+    const delays = (arrived: Map<number, number>) =>
+      [...arrived].filter(([n]) => sent.has(n)).map(([n, at]) => at - (sent.get(n) as number));
+    const dom = delays(inDom);
+    const sse = delays(bare);
+    const row = (name: string, d: number[]) =>
+      `| ${name} | ${d.length} | ${percentile(d, 50).toFixed(0)} | ${percentile(d, 95).toFixed(0)} | ${percentile(d, 99).toFixed(0)} |`;
+    console.log(
+      `console bench: ${sent.size} changes in ${seconds} s (${rate}/s) on one row; initial bundle ${(built.initialGzipBytes / 1024).toFixed(1)} KB gzip\n`,
+    );
+    // Changes that arrive within one frame are drawn together: the cell shows the last of them, so it shows
+    // fewer numbers than were sent; each one it shows is measured.
+    console.log('| change → shown | numbers shown | p50 ms | p95 ms | p99 ms |');
+    console.log('| --- | --- | --- | --- | --- |');
+    console.log(row('bare SSE client in Node (baseline)', sse));
+    console.log(row('console cell in Chromium', dom));
+    console.log(
+      `\np95 ratio console / baseline: ${(percentile(dom, 95) / percentile(sse, 95)).toFixed(2)}; goal p95 ≤ 250 ms: ${percentile(dom, 95) <= 250 ? 'met' : 'NOT met'}`,
+    );
+    console.log('\n| first screen | median ms | ratio to /healthz |');
+    console.log('| --- | --- | --- |');
+    console.log(`| navigation to /healthz (baseline) | ${healthz.toFixed(0)} | 1.00 |`);
+    console.log(`| sign-in form ready | ${signInReady.toFixed(0)} | ${(signInReady / healthz).toFixed(2)} |`);
+    console.log(`| connections listed, signed in | ${connectionsReady.toFixed(0)} | ${(connectionsReady / healthz).toFixed(2)} |`);
+    console.log(`\ngoal first screen ≤ 1000 ms: ${Math.max(signInReady, connectionsReady) <= 1000 ? 'met' : 'NOT met'}`);
+    await context.close();
+  } finally {
+    await browser.close();
+    await p.stop();
+    await sim.stop();
+  }
+}

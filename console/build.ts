@@ -1,0 +1,147 @@
+/**
+ * Builds the engineer's console into static files: `console/dist/index.html` and hashed scripts and styles
+ * under `console/dist/assets/`, which the gateway serves at `/console/`. Run by `npm start` (prestart),
+ * `deno task start`, `npm run build` and the browser test; prints the initial bundle's gzipped size.
+ */
+import { gzipSync } from 'node:zlib';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, relative } from 'node:path';
+import { build } from 'esbuild';
+
+/** The console's folder. */
+const consoleRoot = new URL('.', import.meta.url).pathname.replace(/\/$/, '');
+
+/** Where the gateway finds the built console (gateway/src/routes/console.ts reads the same folder). */
+export const consoleDist = join(consoleRoot, 'dist');
+
+/** The most the files a first visit loads may weigh, gzipped (issue 29). */
+export const initialBudgetBytes = 25 * 1024;
+
+/** What a build wrote. */
+export type ConsoleBuild = {
+  /** The files under `assets/`, by name. */
+  assets: string[];
+  /** The gzipped bytes of what the first page loads: its entry script, the chunks it imports and its styles. */
+  initialGzipBytes: number;
+  /** The gzipped bytes of each file that loads only when a page needs it. */
+  lazyGzipBytes: Record<string, number>;
+};
+
+/**
+ * Bundles `src/main.ts` (code split: a page's heavy parts are chunks imported when it opens) and the
+ * styles, each named by its content's hash, then writes the page that loads them. The page holds no
+ * inline script or style, so the gateway's CSP needs neither `unsafe-inline` nor `unsafe-eval`.
+ * The new build is written beside the old one and put in place at once.
+ */
+export async function buildConsole(out = consoleDist): Promise<ConsoleBuild> {
+  const staging = `${out}.staging-${process.pid}`;
+  await rm(staging, { recursive: true, force: true });
+  const result = await build({
+    entryPoints: { main: join(consoleRoot, 'src', 'main.ts'), styles: join(consoleRoot, 'src', 'styles.css') },
+    outdir: join(staging, 'assets'),
+    entryNames: '[name]-[hash]',
+    chunkNames: '[name]-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'browser',
+    target: ['chrome110', 'firefox115', 'safari16'],
+    minify: true,
+    sourcemap: false,
+    legalComments: 'none',
+    metafile: true,
+    logLevel: 'warning',
+    absWorkingDir: consoleRoot,
+  });
+  const outputs = result.metafile.outputs;
+  const nameOf = (path: string) => basename(path);
+  const entry = Object.keys(outputs).find((p) => outputs[p]?.entryPoint?.endsWith('main.ts'));
+  const styles = Object.keys(outputs).find((p) => p.endsWith('.css'));
+  if (!entry || !styles) throw new Error('the console build wrote no entry script or no styles');
+  // What the first page loads: the entry, the chunks it imports statically (not dynamically), the styles.
+  const initial = new Set<string>([entry, styles]);
+  const walk = (path: string) => {
+    for (const imp of outputs[path]?.imports ?? []) {
+      if (imp.kind === 'import-statement' && !initial.has(imp.path)) {
+        initial.add(imp.path);
+        walk(imp.path);
+      }
+    }
+  };
+  walk(entry);
+  const gz = async (path: string) => gzipSync(await readFile(join(consoleRoot, path)), { level: 9 }).length;
+  let initialGzipBytes = 0;
+  for (const path of initial) initialGzipBytes += await gz(path);
+  const lazyGzipBytes: Record<string, number> = {};
+  for (const path of Object.keys(outputs)) if (!initial.has(path) && !path.endsWith('.map')) lazyGzipBytes[nameOf(path)] = await gz(path);
+  const html = page(nameOf(entry), nameOf(styles));
+  await writeFile(join(staging, 'index.html'), html);
+  await putInPlace(staging, out, html);
+  return { assets: Object.keys(outputs).map(nameOf), initialGzipBytes, lazyGzipBytes };
+}
+
+/**
+ * Replaces the build in `out` with the one in `staging`, unless `out` already holds the same (the page names
+ * every file by its content's hash, so the same page means the same files): builds running at once (test
+ * files, a start) then leave a served build alone. A build put in place by another at the same time wins.
+ */
+async function putInPlace(staging: string, out: string, html: string): Promise<void> {
+  const current = await readFile(join(out, 'index.html'), 'utf8').catch(() => null);
+  if (current === html) return void (await rm(staging, { recursive: true, force: true }));
+  await mkdir(dirname(out), { recursive: true });
+  const old = `${out}.old-${process.pid}`;
+  await rename(out, old).catch(() => undefined);
+  try {
+    await rename(staging, out);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+    await rm(staging, { recursive: true, force: true });
+  }
+  await rm(old, { recursive: true, force: true });
+}
+
+/** The console's one page: its styles and its entry module, both from the gateway. */
+function page(script: string, styles: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <meta name="referrer" content="no-referrer">
+  <title>SCADA console</title>
+  <link rel="icon" href="data:,">
+  <link rel="stylesheet" href="/console/assets/${styles}">
+  <script type="module" src="/console/assets/${script}"></script>
+</head>
+<body>
+  <div id="app"><p>Loading the console…</p></div>
+  <noscript>The console needs JavaScript.</noscript>
+</body>
+</html>
+`;
+}
+
+/** `node --import tsx console/build.ts`: builds and prints the sizes; exits 1 over the budget. */
+async function main(): Promise<void> {
+  const started = Date.now();
+  const built = await buildConsole();
+  const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
+  const lazy = Object.entries(built.lazyGzipBytes)
+    .map(([name, bytes]) => `${name} ${kb(bytes)}`)
+    .join(', ');
+  console.log(
+    `console built into ${relative(process.cwd(), consoleDist) || '.'} in ${Date.now() - started} ms: initial ${kb(built.initialGzipBytes)} gzip (budget ${kb(initialBudgetBytes)})${lazy ? `; on demand: ${lazy}` : ''}`,
+  );
+  if (built.initialGzipBytes > initialBudgetBytes) {
+    console.error("the console's initial bundle is over its budget");
+    process.exitCode = 1;
+  }
+}
+
+if (
+  import.meta.url === `file://${process.argv[1]}` ||
+  (globalThis as { Deno?: { mainModule: string } }).Deno?.mainModule === import.meta.url
+) {
+  await main();
+}

@@ -1,0 +1,130 @@
+/**
+ * The device model from `…/browse` (the device's own while connected, else the SCL file's), drawn a level
+ * at a time: a branch's children are made only when it is opened. Attributes that may be written, data
+ * objects that may be operated and report blocks that may be enabled carry their action.
+ */
+import { html } from 'htm/preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api.ts';
+import { canEdit } from '../session.ts';
+import { Alert, useAction } from './common.ts';
+
+type Node = Record<string, unknown> & { name?: string; ref?: string };
+type Actions = { id: string; onWrite: (reference: string, kind?: string) => void; onControl: (reference: string, cdc: string) => void };
+
+/** What a person types for an attribute of this type: an on/off, a number, or text. */
+function kindOf(type: string): string {
+  if (/bool/i.test(type)) return 'boolean';
+  if (/int|float|enum|unsigned|integer/i.test(type)) return 'number';
+  return 'text';
+}
+
+/** Functional constraints the model says are read-only (the platform refuses writes to them). */
+const readOnlyFcs = new Set(['ST', 'MX', 'OR', 'EX', 'CO']);
+/** Common data classes with a control service. */
+const controllable = new Set(['SPC', 'DPC', 'INC', 'ENC', 'BSC', 'ISC', 'APC', 'BAC']);
+
+/** The tree of one connection. */
+export function ModelTree(props: Actions) {
+  const [model, setModel] = useState<Node | null>(null);
+  const [run, busy, error] = useAction();
+  const load = () => run(async () => setModel(await api<Node>('GET', `/api/connections/${props.id}/browse`)));
+  useEffect(() => {
+    void load();
+  }, [props.id]);
+  return html`<div>
+    <p>
+      ${model ? (model.source === 'device' ? 'The model the connected device declares.' : 'The model of the SCL file.') : null}
+      <button type="button" class="secondary small" onClick=${load} disabled=${busy}>${busy ? 'Loading the model…' : 'Browse again'}</button>
+    </p>
+    <${Alert} message=${error} />
+    ${model ? html`<ul class="tree" role="list">${children(model, {}).map((c) => html`<${Branch} node=${c.node} label=${c.label} path=${c.path} actions=${props} />`)}</ul>` : null}
+  </div>`;
+}
+
+/** Where a node sits: the logical device and node names, to name a data object's reference. */
+type Path = { ld?: string; ln?: string };
+
+/** A node's child nodes: each array of objects it holds, with the path they sit on. */
+function children(node: Node, path: Path): { node: Node; label: string; path: Path }[] {
+  const out: { node: Node; label: string; path: Path }[] = [];
+  for (const [key, value] of Object.entries(node)) {
+    if (!Array.isArray(value) || key === 'fcs' || key === 'arrays' || key === 'trgOps' || key === 'optFields') continue;
+    for (const child of value) {
+      if (!child || typeof child !== 'object') continue;
+      const c = child as Node;
+      const next: Path = key === 'logicalDevices' ? { ld: c.name } : key === 'logicalNodes' ? { ...path, ln: c.name } : path;
+      out.push({ node: c, label: labelOf(key, c), path: next });
+    }
+  }
+  return out;
+}
+
+/** What a node is called on screen. */
+function labelOf(key: string, n: Node): string {
+  const name = String(n.name ?? n.ref ?? n.iedName ?? '?');
+  if (key === 'dataObjects' && n.cdc) return `${name} (${n.cdc})`;
+  if (key === 'attributes' && n.fc) return `${name} [${n.fc}] ${n.bType ?? ''}${n.value !== undefined ? ` = ${n.value}` : ''}`;
+  if (key === 'reportControls') return `${name} (${n.buffered ? 'buffered' : 'unbuffered'} report)`;
+  if (key === 'dataSets') return `${name} (data set)`;
+  return name;
+}
+
+/** One node: a leaf, or a branch whose children appear when opened. */
+function Branch({ node, label, path, actions }: { node: Node; label: string; path: Path; actions: Actions }) {
+  const [open, setOpen] = useState(false);
+  const kids = open ? children(node, path) : [];
+  const hasKids = Object.entries(node).some(([k, v]) => Array.isArray(v) && v.length > 0 && typeof v[0] === 'object' && k !== 'arrays');
+  const action = actionOf(node, path, actions);
+  if (!hasKids) return html`<li><span class="leaf">${label}</span> ${action}</li>`;
+  // A disclosure button, not <details>: the node's own action sits beside it, never inside another control.
+  return html`<li>
+    <button type="button" class="disclosure" aria-expanded=${open} onClick=${() => setOpen(!open)}><span class="marker" aria-hidden="true">${open ? '\u25BE' : '\u25B8'}</span>${label}</button> ${action}
+    ${open ? html`<ul role="list">${kids.map((c) => html`<${Branch} node=${c.node} label=${c.label} path=${c.path} actions=${actions} />`)}</ul>` : null}
+  </li>`;
+}
+
+/** The button a node offers, if any: write an attribute, operate a data object, enable a report block. */
+function actionOf(node: Node, path: Path, actions: Actions) {
+  if (!canEdit()) return null;
+  const only = (action: () => void) => (e: Event) => {
+    e.preventDefault();
+    action();
+  };
+  const leaf = !Array.isArray(node.children) || node.children.length === 0;
+  if (typeof node.fc === 'string' && typeof node.ref === 'string' && !readOnlyFcs.has(node.fc) && !('attributes' in node) && leaf) {
+    const ref = node.ref;
+    const kind = kindOf(String(node.bType ?? node.type ?? ''));
+    return html`<button type="button" class="small secondary" aria-label=${`Write ${ref}`} onClick=${only(() => actions.onWrite(ref, kind))}>Write…</button>`;
+  }
+  // The SCL model names the common data class; the device's own model shows a control by its CO attributes.
+  const attributes = Array.isArray(node.attributes) ? (node.attributes as Node[]) : [];
+  const operable = typeof node.cdc === 'string' ? controllable.has(node.cdc) : attributes.some((a) => a.fc === 'CO');
+  if (operable && path.ld && path.ln) {
+    const ref = `${path.ld}/${path.ln}.${node.name}`;
+    const cdc = typeof node.cdc === 'string' ? node.cdc : '';
+    return html`<button type="button" class="small" aria-label=${`Operate ${ref}`} onClick=${only(() => actions.onControl(ref, cdc))}>Operate…</button>`;
+  }
+  if (typeof node.ref === 'string' && /\$(RP|BR)\$/.test(node.ref) && !('instances' in node)) {
+    return html`<${EnableReport} id=${actions.id} rcb=${node.ref} />`;
+  }
+  return null;
+}
+
+/** Enables a report block (with a general interrogation, so every value arrives once at once). */
+function EnableReport({ id, rcb }: { id: string; rcb: string }) {
+  const [run, busy, error] = useAction();
+  const [done, setDone] = useState(false);
+  const enable = () =>
+    run(async () => {
+      await api('POST', `/api/connections/${id}/reports`, { body: { rcb, generalInterrogation: true, triggers: ['dchg', 'qchg', 'gi'] } });
+      setDone(true);
+    });
+  if (done) return html`<span class="badge ok" role="status">reports enabled</span>`;
+  const click = (e: Event) => {
+    e.preventDefault();
+    void enable();
+  };
+  return html`<button type="button" class="small" aria-label=${`Enable reports of ${rcb}`} disabled=${busy} onClick=${click}>${busy ? 'Enabling…' : 'Enable reports'}</button>
+    ${error ? html`<span class="inline-error" role="alert">${error}</span>` : null}`;
+}

@@ -1,0 +1,91 @@
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import Router from '@koa/router';
+import { ProblemError } from '@scada/contracts';
+
+/**
+ * The built console (`console/build.ts` writes it; `npm run build` copies it beside each gateway bundle).
+ * Read at run time, so a console built after the gateway started is served without a restart.
+ */
+const consoleDir = new URL('../../../console/dist/', import.meta.url);
+
+/**
+ * Scripts only from the gateway, as modules; no inline script, no eval, no inline style sheet; data only
+ * from the gateway's own API and live channel. Nothing is loaded from elsewhere: plant networks have no internet.
+ */
+export const consoleCsp = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const types: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
+
+/** The console's files, by name; read once when all are there (a missing build is looked for again next time). */
+type Files = { page: string; assets: Map<string, { type: string; body: Buffer }> };
+
+/** Whether a console build is in place (the root then leads to it). */
+export function consoleBuilt(): boolean {
+  return existsSync(new URL('index.html', consoleDir));
+}
+
+/**
+ * `GET /console/` (the page, not cached, with the console's CSP) and `GET /console/assets/:file` (hashed
+ * names, cached for a year). A name is looked up among the build's files, never joined to a path as it came.
+ */
+export function consoleRoutes(): Router {
+  const router = new Router();
+  let files: Promise<Files> | null = null;
+  const load = () => {
+    if (!files) {
+      files = readBuild();
+      files.catch(() => (files = null));
+    }
+    return files;
+  };
+  const built = async () => {
+    try {
+      return await load();
+    } catch {
+      throw new ProblemError('not_found', 'The console is not built: run `node --import tsx console/build.ts` (npm start does).');
+    }
+  };
+  router.get('/console/', async (ctx) => {
+    const { page } = await built();
+    ctx.set('Content-Security-Policy', consoleCsp);
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = page;
+  });
+  // After the page's route: `/console` also matches `/console/` (routes are not strict about the slash).
+  router.get('/console', (ctx) => {
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.redirect('/console/');
+  });
+  router.get('/console/assets/:file', async (ctx) => {
+    const asset = (await built()).assets.get(ctx.params.file ?? '');
+    if (!asset) throw new ProblemError('not_found', `No file ${ctx.path}`);
+    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+    ctx.type = asset.type;
+    ctx.body = asset.body;
+  });
+  return router;
+}
+
+/** Reads the page and every script and style sheet of the build into memory (a few tens of KB). */
+async function readBuild(): Promise<Files> {
+  const dir = new URL('assets/', consoleDir);
+  const page = await readFile(new URL('index.html', consoleDir), 'utf8');
+  const assets = new Map<string, { type: string; body: Buffer }>();
+  for (const name of await readdir(dir)) {
+    const type = types[name.split('.').pop() ?? ''];
+    if (type) assets.set(name, { type, body: await readFile(join(dir.pathname, name)) });
+  }
+  return { page, assets };
+}
