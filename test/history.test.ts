@@ -129,6 +129,12 @@ t.test(`a device's reported values are recorded and read back (${p.mode})`, asyn
   );
   t.ok(body.points.every((pt) => typeof pt.t === 'string' && 'quality' in pt));
   t.same(body.gaps, [], 'the session was up the whole time');
+
+  const read = await c.api('POST', '/read', { references: [`${D}/GGIO1$MX$AnIn1$mag$f`] });
+  t.equal(read.status, 200);
+  await until('the value read recorded', async () => (await summary(c.id)).find((e) => e.reference === reference)?.count === 6);
+  const after = (await (await history(c.id, { reference, format: 'csv' })).text()).trim().split('\r\n');
+  t.match(after.at(-1), /^[^,]+,[^,]*,50,[^,]*,.*,,$/, 'a value read on request is recorded too, with no block and no sequence number');
 });
 
 t.test('a redelivered event never doubles a point', async (t) => {

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { dayOf, keptFrom, type Partitions } from './partitions.ts';
 
 /** The subject of values read on request (`POST …/read`), published by the protocol service. */
-export const readEventSubject = 'events.protocol.read';
+export const readEventSubject = protocolEvents.read;
 
 /** What a value read on request publishes: the values, as a report's, without block or sequence. */
 export type ReadEvent = { space: string; connectionId: string; values: ReportEvent['values'] };
@@ -78,6 +78,12 @@ export function leavesOf(reference: string, value: unknown): [string, unknown][]
   return out.length > 0 ? out : [[reference, value]];
 }
 
+/** A reference as IEC 61850 writes it: `LD/LN$FC$DO$DA` (MMS, as a read may name it) becomes `LD/LN.DO.DA[FC]`. */
+export function iecReference(reference: string): string {
+  const m = /^([^/$]+\/[^/$]+)\$([A-Z]{2})\$(.+)$/.exec(reference);
+  return m ? `${m[1]}.${m[3]!.replaceAll('$', '.')}[${m[2]}]` : reference;
+}
+
 function pointsOf(
   space: string,
   connectionId: string,
@@ -90,7 +96,7 @@ function pointsOf(
   if (at === null || typeof v.reference !== 'string') return [];
   const validity = (v.quality as { validity?: string } | null)?.validity;
   const device = timeOf(v.timestamp);
-  return leavesOf(v.reference, v.value).map(([reference, value]) => {
+  return leavesOf(iecReference(v.reference), v.value).map(([reference, value]) => {
     const numeric = typeof value === 'number' && Number.isFinite(value);
     return {
       c: connectionId,

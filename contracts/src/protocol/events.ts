@@ -7,6 +7,8 @@ import { Type, type Static } from '@sinclair/typebox';
 export const protocolEvents = {
   /** A report a device sent, with every attribute it carried: `events.protocol.report`. */
   report: 'events.protocol.report',
+  /** Values read from a device on request (`POST …/read`), with the read's time: `events.protocol.read`. */
+  read: 'events.protocol.read',
   /** A live session changed state (or its warnings changed): `events.protocol.session`. */
   session: 'events.protocol.session',
   /** A connection was created, changed or deleted: `events.protocol.connection.<verb>`. */
