@@ -12,6 +12,8 @@ export type Period = { from: number; to: number };
 
 const hourMs = 3_600_000;
 const minuteMs = 60_000;
+/** Raw values grouped into buckets at most this many times `maxPoints`; more are read from the rollups. */
+const rawBucketsUpTo = 10;
 
 function badQuery(path: string, message: string): ProblemError {
   return new ProblemError('validation_failed', `${path.slice('/query/'.length)} ${message}`, { errors: [{ path, message }] });
@@ -117,7 +119,9 @@ export async function readTrend(
   }
   const span = to - from;
   const rawWidth = Math.ceil(span / q.maxPoints / 1000) * 1000;
-  if (rawWidth < minuteMs) {
+  // Buckets under a minute come from the raw values while there are not too many of them to group; a
+  // period holding more is answered from the minute rollups, which then fit in `maxPoints` too.
+  if (rawWidth < minuteMs && bound <= rawBucketsUpTo * q.maxPoints) {
     const { rows } = await db.query<BucketRow>(
       `select to_timestamp(($4::double precision + k * $6::double precision) / 1000) as t, count, numbers, min, max, sum, last_value, worst from (
          select floor((extract(epoch from received_at) * 1000 - $4::double precision) / $6::double precision) as k,

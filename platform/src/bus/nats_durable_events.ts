@@ -1,13 +1,16 @@
 /**
  * The durable consumer on NATS (see `durable_events.ts`): a durable JetStream consumer of the event
- * stream, filtered to the subjects, acknowledged explicitly once a batch is handled. Messages that
- * arrived while a batch was handled make the next batch, so a busy consumer handles many at once and a
- * quiet one handles each at once.
+ * stream, filtered to the subjects, acknowledged explicitly once a batch is handled. Each pull asks for
+ * a batch and takes what arrives within a moment, so a busy consumer handles many at once and a quiet
+ * one an event within that moment.
  */
 import type { NatsConnection } from '@nats-io/nats-core';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerConfig, type JsMsg } from '@nats-io/jetstream';
 import type { DurableEvents, DurableEventsOptions } from './durable_events.ts';
 import { ensureEventStream, eventStreamName } from './nats_event_log.ts';
+
+/** How long one pull waits for a batch to fill: the most a quiet consumer's event waits to be handled. */
+const fetchMs = 1000;
 
 /** How long a delivered event waits for its acknowledgement before it is delivered again. */
 const ackWaitMs = 30_000;
@@ -39,7 +42,6 @@ export async function openNatsDurableEvents(nc: NatsConnection, options: Durable
     await jsm.consumers.update(stream, options.name, filters.length === 1 ? { filter_subject: filters[0] } : { filter_subjects: filters });
   }
   const consumer = await jetstream(nc).consumers.get(stream, options.name);
-  const messages = await consumer.consume({ max_messages: maxBatch * 2 });
   let stopped = false;
   const handleBatch = async (batch: JsMsg[]) => {
     const events = batch.map((m) => ({ subject: m.subject.startsWith(lead) ? m.subject.slice(lead.length) : m.subject, data: m.data }));
@@ -51,24 +53,28 @@ export async function openNatsDurableEvents(nc: NatsConnection, options: Durable
       for (const m of batch) m.nak(options.retryMs ?? 1000);
     }
   };
+  // One pull at a time: up to a batch, or what came within `fetchMs`; handled, acknowledged, then the next.
+  let current: Awaited<ReturnType<typeof consumer.fetch>> | null = null;
   const following = (async () => {
-    let batch: JsMsg[] = [];
-    for await (const m of messages) {
-      if (stopped) break;
-      batch.push(m);
-      if (batch.length >= maxBatch || messages.getPending() === 0) {
-        await handleBatch(batch);
-        batch = [];
+    while (!stopped) {
+      const batch: JsMsg[] = [];
+      try {
+        current = await consumer.fetch({ max_messages: maxBatch, expires: fetchMs });
+        for await (const m of current) batch.push(m);
+      } catch (err) {
+        if (stopped) break;
+        // The server away (a restart): the messages taken are delivered again; ask again shortly.
+        options.log?.warn({ err }, 'pulling events failed');
+        await new Promise((r) => setTimeout(r, 500));
       }
+      if (batch.length > 0) await handleBatch(batch);
     }
-    // Anything taken but not handled goes back at once, for another replica.
-    for (const m of batch) m.nak();
   })().catch((err: unknown) => options.log?.warn({ err }, 'the durable event consumer stopped'));
   return {
     async stop() {
       if (stopped) return;
       stopped = true;
-      messages.stop();
+      current?.stop();
       await following;
     },
   };
