@@ -1,5 +1,6 @@
 import { authService } from '@scada/auth';
 import { configService } from '@scada/config';
+import { historyService } from '@scada/history';
 import { gatewayDefinition, type GatewayConfig, type RunningGateway } from '@scada/gateway';
 import {
   launchProcess,
@@ -15,7 +16,7 @@ import { protocolService } from '@scada/protocol';
 
 /** Every part a process can run: the gateway and each service, by the name `SERVICES` uses. */
 export const allParts: ProcessParts<GatewayConfig, RunningGateway> = {
-  services: { auth: authService, config: configService, protocol: protocolService },
+  services: { auth: authService, config: configService, protocol: protocolService, history: historyService },
   openStore,
   gateway: gatewayDefinition,
 };

@@ -30,7 +30,7 @@ function sources(): string {
       else if (name.endsWith('.ts')) out.push(readFileSync(path, 'utf8'));
     }
   };
-  for (const dir of ['contracts', 'platform', 'gateway', 'auth-service', 'config-service', 'protocol-service'])
+  for (const dir of ['contracts', 'platform', 'gateway', 'auth-service', 'config-service', 'protocol-service', 'history-service'])
     walk(join(root, dir, 'src'));
   out.push(readFileSync(join(root, 'launch.ts'), 'utf8'), readFileSync(join(root, 'main.ts'), 'utf8'));
   return out.join('\n');

@@ -42,11 +42,11 @@ async function servicesAlone(): Promise<void> {
     adminPassword: password,
     busTimeoutMs: 5000,
     shutdownGraceMs: 2000,
-    counts: { auth: 1, config: 1, protocol: 1, gateway: 1 },
+    counts: { auth: 1, config: 1, protocol: 1, history: 1, gateway: 1 },
   }).catch((err: Error) => (report(false, `the bundles start one per process: ${err.message}`), null));
   try {
     if (!cluster) return;
-    report(true, 'auth, config, protocol and gateway bundles each start alone on NATS + PostgreSQL and answer /readyz');
+    report(true, 'auth, config, protocol, history and gateway bundles each start alone on NATS + PostgreSQL and answer /readyz');
     const url = `http://127.0.0.1:${cluster.gateways[0].port}`;
     const headers = { authorization: `Bearer ${await adminToken(cluster.gateways[0].port, password)}`, 'content-type': 'application/json' };
     const created = await call(`${url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'smoke', isActive: true }) });
@@ -57,6 +57,12 @@ async function servicesAlone(): Promise<void> {
     report(
       created.status === 200 && reads.every((r) => r.status === 200),
       `through the gateway: sign-in, a project stored and read, users, connections (${[created, ...reads].map((r) => r.status).join(' ')})`,
+    );
+    // The history bundle answers, and asks the protocol bundle whether the connection is one of the space.
+    const history = await call(`${url}/api/connections/00000000-0000-4000-8000-000000000000/history/summary`, { headers });
+    report(
+      history.status === 404 && history.body.includes('not_found'),
+      `the history bundle answers through the gateway (${history.status})`,
     );
     const codes = await Promise.all(cluster.replicas.map((r) => cluster.signal(r, 'SIGTERM')));
     report(

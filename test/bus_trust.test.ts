@@ -110,7 +110,7 @@ t.test('NATS with the shipped permissions', { skip: hasNatsServer ? false : 'nee
   t.teardown(() => nats.stop());
   // The platform in one process signs in as `platform`; a second key, trusted as the protocol service
   // only, is what a compromised protocol pod would hold.
-  const keys = roleBusKeys({ platform: ['gateway', 'auth', 'config', 'protocol'], protocol: ['protocol'], config: ['config'] });
+  const keys = roleBusKeys({ platform: ['gateway', 'auth', 'config', 'protocol', 'history'], protocol: ['protocol'], config: ['config'] });
   const prefix = `b${randomBytes(5).toString('hex')}`;
   const p: TestPlatform = await startTestPlatform({ ...nats.envOf('platform'), ...keys.platform, BUS_SUBJECT_PREFIX: prefix });
   t.teardown(() => p.stop());

@@ -2,7 +2,7 @@ import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 import type { ProblemCode } from './problems.ts';
 
 /** The services of the platform, by bounded context. */
-export type ServiceName = 'auth' | 'config' | 'protocol';
+export type ServiceName = 'auth' | 'config' | 'protocol' | 'history';
 
 /** Roles in increasing power. */
 export type Role = 'viewer' | 'editor' | 'admin';
@@ -38,7 +38,7 @@ export type HttpBinding = {
    * the service in chunks, `file-download` streams a stored file back, `device-file-download` a file of a
    * connected device's file store.
    */
-  gatewayRoute?: 'scl-upload' | 'file-download' | 'device-file-download';
+  gatewayRoute?: 'scl-upload' | 'file-download' | 'device-file-download' | 'history';
   /** The body as a client sends it, when the gateway turns it into another message (uploads). */
   documentedBody?: TSchema;
   /** The media type of a success answer that is not JSON (downloads). */

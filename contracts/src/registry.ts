@@ -10,7 +10,8 @@ import { deviceRecordOperations } from './protocol/device_records.ts';
 import { sessionOperations61850 } from './protocol/live.ts';
 import { liveChannelOperations } from './protocol/live_channel.ts';
 import { settingGroupOperations } from './protocol/setting_groups.ts';
-import { authPing, configPing, echo, protocolPing } from './system.ts';
+import { authPing, configPing, echo, historyPing, protocolPing } from './system.ts';
+import { historyOperations } from './history/ops.ts';
 
 /**
  * Every operation of the platform, in one list. The gateway routes from it, the services serve from it,
@@ -32,6 +33,8 @@ export const operations: readonly Operation[] = [
   ...deviceRecordOperations,
   ...settingGroupOperations,
   ...liveChannelOperations,
+  historyPing,
+  ...historyOperations,
 ];
 
 /** The operations one service serves. */
@@ -44,6 +47,7 @@ export const pings: Record<ServiceName, Operation> = {
   auth: authPing,
   config: configPing,
   protocol: protocolPing,
+  history: historyPing,
 };
 
 /** Version label of the API, shared with the reference interface description. */

@@ -17,6 +17,8 @@ export const serviceCalls: Record<ServiceName, readonly string[]> = {
     'operateConnectionControl',
   ],
   protocol: ['getProject'],
+  // Whether a connection is one of the caller's space, before its history is read.
+  history: ['getConnection_1'],
 };
 
 /** Operations that only services call. */

@@ -24,6 +24,7 @@ export function pingOperation(service: ServiceName) {
 export const authPing = pingOperation('auth');
 export const configPing = pingOperation('config');
 export const protocolPing = pingOperation('protocol');
+export const historyPing = pingOperation('history');
 
 /** The reply of the diagnostic echo. */
 export const EchoResponse = Type.Object({
@@ -69,7 +70,7 @@ export const presence = {
 
 /** One replica's beat. */
 export const ReplicaBeat = Type.Object({
-  service: Type.Union([Type.Literal('auth'), Type.Literal('config'), Type.Literal('protocol')]),
+  service: Type.Union([Type.Literal('auth'), Type.Literal('config'), Type.Literal('protocol'), Type.Literal('history')]),
   instance: Type.String({ maxLength: 100 }),
   version: Type.String({ maxLength: 100 }),
   /** Whether the replica's store answered its last check. */

@@ -11,6 +11,9 @@
  *   their own events and the space versions they bump, and call only what their handlers call:
  *   config → protocol's connection statuses; protocol → config's project check and protocol replicas
  *   (requests forwarded to the replica that holds a connection).
+ * - history: as a service (its calls: protocol's connection read), and a durable consumer of its own
+ *   (`history`) on the event stream: it may make or widen the stream, make its consumer, take messages
+ *   and acknowledge them.
  * - platform: every part in one process (the edge image, the all-in-one process on NATS).
  */
 import {
@@ -24,7 +27,7 @@ import {
 } from '@scada/contracts';
 import { eventStreamName, spaceVersionsBucket } from '@scada/platform';
 
-export const natsRoles = ['gateway', 'auth', 'config', 'protocol', 'platform'] as const;
+export const natsRoles = ['gateway', 'auth', 'config', 'protocol', 'history', 'platform'] as const;
 export type NatsRole = (typeof natsRoles)[number];
 
 export type Permissions = { publish: string[]; subscribe: string[]; allowResponses: boolean };
@@ -58,7 +61,10 @@ const discovery = ['$SRV.PING', '$SRV.PING.>', '$SRV.INFO', '$SRV.INFO.>', '$SRV
 /** The permissions of a role for platforms under `prefix` (`''`: none; `'*'`: any one-token prefix). */
 export function permissionsOf(role: NatsRole, prefix: string): Permissions {
   if (role === 'platform') {
-    const all = union(permissionsOf('gateway', prefix), ...(['auth', 'config', 'protocol'] as const).map((r) => permissionsOf(r, prefix)));
+    const all = union(
+      permissionsOf('gateway', prefix),
+      ...(['auth', 'config', 'protocol', 'history'] as const).map((r) => permissionsOf(r, prefix)),
+    );
     // One process of every part replies through an inbox of its own; the user is every role, their inboxes too.
     return { ...all, subscribe: [`${busInboxPrefix('platform')}.>`, ...all.subscribe] };
   }
@@ -89,6 +95,10 @@ export function permissionsOf(role: NatsRole, prefix: string): Permissions {
       // administration (a stream or consumer of theirs could store or deliver on any subject).
       '$JS.API.INFO',
       `$KV.${bucket}.>`,
+      // The history's durable consumer of the event stream (platform/src/bus/nats_durable_events.ts).
+      ...(role === 'history'
+        ? [...streamApi(events, true), `$JS.API.CONSUMER.DURABLE.CREATE.${events}.history`, `$JS.ACK.${events}.history.>`]
+        : []),
     ],
     subscribe: [
       inbox,

@@ -16,6 +16,7 @@ import { operationRoutes } from './routes/operations.ts';
 import { sessionRoutes } from './routes/session.ts';
 import { sclFileRoutes } from './routes/scl_files.ts';
 import { deviceFileRoutes } from './routes/device_files.ts';
+import { historyRoutes } from './routes/history.ts';
 import { staticAuthView, type AuthView } from './auth/auth_view.ts';
 import { clientIp } from './middleware/client_ip.ts';
 import { csrf } from './middleware/csrf.ts';
@@ -124,6 +125,7 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
     }),
     sclFileRoutes(ops, { bus: deps.bus, busTimeoutMs: deps.busTimeoutMs, maxSclBytes: deps.config.maxSclBytes, sessions }),
     deviceFileRoutes(ops, { bus: deps.bus, busTimeoutMs: deps.busTimeoutMs, bodyLimitBytes: deps.config.bodyLimitBytes, sessions }),
+    historyRoutes(ops, { bus: deps.bus, busTimeoutMs: deps.busTimeoutMs, bodyLimitBytes: deps.config.bodyLimitBytes, sessions }),
     operationRoutes(ops, {
       bus: deps.bus,
       metrics,

@@ -159,7 +159,20 @@ function successOf(op: Operation, http: HttpBinding): Record<string, Json> {
   if (op.response === NoContent) return { [String(http.status)]: { description: 'Done; no content', headers } };
   const text = http.status === 201 ? 'Created' : 'OK';
   const type = http.produces ?? 'application/json';
-  if (!http.cacheable) return { [String(http.status)]: { description: text, headers, content: { [type]: { schema: op.response } } } };
+  // A trend is also streamed as CSV (`format=csv`): every recorded value of the period.
+  const csv =
+    http.gatewayRoute === 'history'
+      ? {
+          'text/csv': {
+            schema: {
+              type: 'string',
+              description: 'With `format=csv`: `receivedAt,timestamp,value,validity,quality,rcb,seqNum`, one recorded value a line.',
+            },
+          },
+        }
+      : {};
+  if (!http.cacheable)
+    return { [String(http.status)]: { description: text, headers, content: { [type]: { schema: op.response }, ...csv } } };
   const tagged = { ...headers, ETag: { description: 'Tag of this answer, for `If-None-Match`.', schema: { type: 'string' } } };
   return {
     [String(http.status)]: { description: text, headers: tagged, content: { [type]: { schema: op.response } } },
@@ -280,7 +293,7 @@ function readyBody(): Json {
   };
   const services = {
     type: 'object',
-    properties: Object.fromEntries(['auth', 'config', 'protocol'].map((s) => [s, { type: 'array', items: replica }])),
+    properties: Object.fromEntries(['auth', 'config', 'protocol', 'history'].map((s) => [s, { type: 'array', items: replica }])),
   };
   return { type: 'object', required: ['status', 'services'], properties: { status: { const: 'ready' }, services } };
 }

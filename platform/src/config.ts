@@ -3,7 +3,7 @@ import { deadlines } from '@scada/contracts';
 import type { EnvReader } from './env.ts';
 
 /** The parts a platform process can run. */
-export const serviceKeys = ['gateway', 'auth', 'config', 'protocol'] as const;
+export const serviceKeys = ['gateway', 'auth', 'config', 'protocol', 'history'] as const;
 /** One part a platform process can run. */
 export type ServiceKey = (typeof serviceKeys)[number];
 

@@ -5,7 +5,7 @@ import { MemoryBus } from './bus/memory_bus.ts';
 import { NatsBus } from './bus/nats_bus.ts';
 import { PrefixedBus } from './bus/prefixed_bus.ts';
 import { busRoles, identityFromPem, ownTrust, parseTrustedKeys, SignedBus, type BusRole, type BusTrust } from './bus/trust.ts';
-import { readPlatformConfig, type PlatformConfig, type ServiceKey } from './config.ts';
+import { readPlatformConfig, serviceKeys, type PlatformConfig, type ServiceKey } from './config.ts';
 import { ConfigError, EnvReader, type EnvSource } from './env.ts';
 import { startHealthServer, type HealthServer } from './health_server.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -221,7 +221,7 @@ async function openTransport(platform: PlatformConfig, log: Logger): Promise<Bus
     });
     return new SignedBus(nats, trust, log);
   }
-  if (platform.services.length < 4) {
+  if (platform.services.length < serviceKeys.length) {
     log.warn({ services: platform.services }, 'NATS_URL is not set: the in-process bus reaches only the services of this process');
   }
   return new MemoryBus({ defaultTimeoutMs: platform.busTimeoutMs });

@@ -2,6 +2,7 @@
 export * from './bus/bus.ts';
 export { MemoryBus } from './bus/memory_bus.ts';
 export * from './bus/event_log.ts';
+export * from './bus/durable_events.ts';
 export { eventStreamName } from './bus/nats_event_log.ts';
 export * from './bus/space_versions.ts';
 export { spaceVersionsBucket } from './bus/nats_space_versions.ts';

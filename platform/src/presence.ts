@@ -13,7 +13,7 @@ export type ReplicaInfo = { instance: string; version: string; store: 'ok' | 'do
 export type LiveReplicas = Record<ServiceName, ReplicaInfo[]>;
 
 /** The services whose replicas are counted, in the order they are listed. */
-const serviceNames: readonly ServiceName[] = ['auth', 'config', 'protocol'];
+const serviceNames: readonly ServiceName[] = ['auth', 'config', 'protocol', 'history'];
 
 /**
  * Makes one service replica present on the bus: a beat at once, every `presence.intervalMs` after

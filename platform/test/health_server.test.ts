@@ -9,7 +9,7 @@ t.test('a process with HEALTH_PORT answers /healthz and /readyz on its own liste
   t.equal(ready.status, 200);
   const body = (await ready.json()) as { status: string; services: Record<string, { store: string }[]> };
   t.equal(body.status, 'ready');
-  t.same(Object.keys(body.services), ['auth', 'config', 'protocol'], 'every service is listed');
+  t.same(Object.keys(body.services), ['auth', 'config', 'protocol', 'history'], 'every service is listed');
   t.equal((await fetch(`${base}/api/echo`)).status, 404, 'no API on the probe port');
   t.equal(p.proc.gateway, null, 'no gateway in a services-only process');
   await p.stop();

@@ -5,7 +5,7 @@ import { generateKeyPairSync } from 'node:crypto';
  * process signs with, trusted in every role. A deployment gives each role its own key (`npm run
  * bus-keys`); tests that hold roles apart make their own.
  */
-export function sharedBusKeys(roles: readonly string[] = ['gateway', 'auth', 'config', 'protocol']): Record<string, string> {
+export function sharedBusKeys(roles: readonly string[] = ['gateway', 'auth', 'config', 'protocol', 'history']): Record<string, string> {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   return {
     BUS_SIGNING_KEY: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),

@@ -24,6 +24,7 @@ export const targets = {
   auth: '@scada/auth/main',
   config: '@scada/config/main',
   protocol: '@scada/protocol/main',
+  history: '@scada/history/main',
 } as const;
 
 /** The name of one build target (and the image built from it). */

@@ -89,6 +89,26 @@ export const SessionEvent = Type.Object({
 });
 export type SessionEvent = Static<typeof SessionEvent>;
 
+/** One value read on request, as the read answered it, with the time the platform received it. */
+export const ReadValue = Type.Object({
+  connectionId: Type.String(),
+  reference: Type.String(),
+  value: Type.Unknown(),
+  quality: ValueQualityOrNull,
+  timestamp: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  receivedAt: Type.String({ format: 'date-time' }),
+});
+export type ReadValue = Static<typeof ReadValue>;
+
+/** Body of `protocol.read`: what one read answered (values only; attributes that could not be read are left out). */
+export const ReadEvent = Type.Object({
+  space: Type.String(),
+  connectionId: Type.String(),
+  values: Type.Array(ReadValue),
+  at: Type.String({ format: 'date-time' }),
+});
+export type ReadEvent = Static<typeof ReadEvent>;
+
 /** Body of `protocol.connection.<verb>`: which connection, in which space, changed by whom. */
 export const ConnectionEvent = Type.Object({
   space: Type.String(),
@@ -108,6 +128,12 @@ export const protocolEvents = {
     publisher: 'protocol',
     schema: ReportEvent,
     summary: 'A report a device sent (or values read on a poll), with every attribute it carried.',
+  }),
+  read: defineEvent({
+    name: 'protocol.read',
+    publisher: 'protocol',
+    schema: ReadEvent,
+    summary: 'Values read from a device on request (`POST …/read`), by the replica that asked it.',
   }),
   session: defineEvent({
     name: 'protocol.session',

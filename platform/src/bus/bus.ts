@@ -1,3 +1,4 @@
+import type { DurableEvents, DurableEventsOptions } from './durable_events.ts';
 import type { EventLog, EventLogOptions } from './event_log.ts';
 import type { SpaceVersions } from './space_versions.ts';
 
@@ -109,6 +110,11 @@ export interface Bus {
    * bus). `prefix` is the subject prefix the log lives under; a `PrefixedBus` passes its own.
    */
   openEventLog(options: EventLogOptions & { prefix?: string }): Promise<EventLog>;
+  /**
+   * Follows events of some subjects under a durable name (`durable_events.ts`): each is handed to
+   * `options.handle` until a batch holding it was handled; `prefix` as for the event log.
+   */
+  consumeEvents(options: DurableEventsOptions): Promise<DurableEvents>;
   /**
    * This process's versions of spaces (`space_versions.ts`), one object per prefix for the life of the
    * bus; `prefix` as for the event log.

@@ -11,6 +11,7 @@ import {
   type RequestOptions,
   type ServiceSpec,
 } from './bus.ts';
+import { MemoryDurableEvents, type DurableEvents, type DurableEventsOptions } from './durable_events.ts';
 import { eventIdHeader, eventSubjects, MemoryEventLog, type EventLog, type EventLogOptions } from './event_log.ts';
 import { MemorySpaceVersions, type SpaceVersions } from './space_versions.ts';
 import { failureReply, MicroDescriptor, replyHeaders, tooLargeInPlaceOf } from './micro.ts';
@@ -162,6 +163,19 @@ export class MemoryBus implements Bus {
     return MemoryEventLog.open(this.eventLogs, lead, options, (push) => {
       const sub = this.subscribe(`${lead}${eventSubjects}`, (m) => push(m.subject.slice(lead.length), m.data, m.headers[eventIdHeader]));
       return () => sub.unsubscribe();
+    });
+  }
+
+  async consumeEvents(options: DurableEventsOptions): Promise<DurableEvents> {
+    if (this.closed) throw new BusError('closed', 'bus is closed');
+    const lead = options.prefix ? `${options.prefix}.` : '';
+    return new MemoryDurableEvents(options, (push) => {
+      const subs = options.subjects.map((s) =>
+        this.subscribe(`${lead}${s}`, (m) => push({ subject: m.subject.slice(lead.length), data: m.data })),
+      );
+      return async () => {
+        await Promise.all(subs.map((sub) => sub.unsubscribe()));
+      };
     });
   }
 

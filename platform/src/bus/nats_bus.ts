@@ -26,6 +26,8 @@ import {
 } from './bus.ts';
 import type { EventLog, EventLogOptions } from './event_log.ts';
 import { openNatsEventLog } from './nats_event_log.ts';
+import { openNatsDurableEvents } from './nats_durable_events.ts';
+import type { DurableEvents, DurableEventsOptions } from './durable_events.ts';
 import { NatsSpaceVersions } from './nats_space_versions.ts';
 import type { SpaceVersions } from './space_versions.ts';
 import { addNatsService, isPayloadError, toBusMessage, toNatsHeaders } from './nats_service.ts';
@@ -193,6 +195,10 @@ export class NatsBus implements Bus {
 
   openEventLog(options: EventLogOptions & { prefix?: string }): Promise<EventLog> {
     return openNatsEventLog(this.nc, { ...options, prefix: options.prefix ?? '', log: this.log });
+  }
+
+  consumeEvents(options: DurableEventsOptions): Promise<DurableEvents> {
+    return openNatsDurableEvents(this.nc, { ...options, log: options.log ?? this.log });
   }
 
   spaceVersions(prefix = ''): SpaceVersions {

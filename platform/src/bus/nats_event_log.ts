@@ -13,7 +13,9 @@ import {
   RetentionPolicy,
   StorageType,
   type ConsumerMessages,
+  type JetStreamManager,
   type StreamConfig,
+  type StreamInfo,
 } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import { prefixToken } from './subject.ts';
@@ -24,18 +26,14 @@ export function eventStreamName(prefix: string): string {
   return prefix ? `EVENTS_${prefixToken(prefix)}` : 'EVENTS';
 }
 
-/** How long a replica waits for an event another replica has already handed out. */
-const catchUpMs = 2000;
-
 /**
- * Opens (creating or widening) the stream and follows it. Resolves once this process holds everything
- * the stream held when it was opened, so its listeners hear only new events.
+ * Opens the event stream of a prefix, creating it, or widening how long it holds events to at least
+ * `maxAgeMs` (never narrowing what another part asked for). Answers its info.
  */
-export async function openNatsEventLog(nc: NatsConnection, options: EventLogOptions & { prefix: string; log?: Logger }): Promise<EventLog> {
-  const lead = options.prefix ? `${options.prefix}.` : '';
-  const name = eventStreamName(options.prefix);
-  const jsm = await jetstreamManager(nc);
-  const maxAgeNanos = options.maxAgeMs * 1_000_000;
+export async function ensureEventStream(jsm: JetStreamManager, prefix: string, maxAgeMs: number): Promise<StreamInfo> {
+  const lead = prefix ? `${prefix}.` : '';
+  const name = eventStreamName(prefix);
+  const maxAgeNanos = maxAgeMs * 1_000_000;
   const wanted: Partial<StreamConfig> & { name: string } = {
     name,
     subjects: [`${lead}${eventSubjects}`],
@@ -56,6 +54,21 @@ export async function openNatsEventLog(nc: NatsConnection, options: EventLogOpti
   } else if (info.config.max_age !== 0 && info.config.max_age < maxAgeNanos) {
     info = await jsm.streams.update(name, { ...info.config, max_age: maxAgeNanos });
   }
+  return info;
+}
+
+/** How long a replica waits for an event another replica has already handed out. */
+const catchUpMs = 2000;
+
+/**
+ * Opens (creating or widening) the stream and follows it. Resolves once this process holds everything
+ * the stream held when it was opened, so its listeners hear only new events.
+ */
+export async function openNatsEventLog(nc: NatsConnection, options: EventLogOptions & { prefix: string; log?: Logger }): Promise<EventLog> {
+  const lead = options.prefix ? `${options.prefix}.` : '';
+  const name = eventStreamName(options.prefix);
+  const jsm = await jetstreamManager(nc);
+  const info = await ensureEventStream(jsm, options.prefix, options.maxAgeMs);
   const tail = new EventTail(options.maxAgeMs);
   tail.startAt(Math.max(1, info.state.first_seq));
   const consumer = await jetstream(nc).consumers.get(name, { deliver_policy: DeliverPolicy.All });

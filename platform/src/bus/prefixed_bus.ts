@@ -1,3 +1,4 @@
+import type { DurableEvents, DurableEventsOptions } from './durable_events.ts';
 import type { EventLog, EventLogOptions } from './event_log.ts';
 import type { SpaceVersions } from './space_versions.ts';
 import type {
@@ -59,6 +60,10 @@ export class PrefixedBus implements Bus {
 
   openEventLog(options: EventLogOptions & { prefix?: string }): Promise<EventLog> {
     return this.inner.openEventLog({ ...options, prefix: options.prefix ? `${this.prefix}.${options.prefix}` : this.prefix });
+  }
+
+  consumeEvents(options: DurableEventsOptions): Promise<DurableEvents> {
+    return this.inner.consumeEvents({ ...options, prefix: options.prefix ? `${this.prefix}.${options.prefix}` : this.prefix });
   }
 
   spaceVersions(prefix?: string): SpaceVersions {

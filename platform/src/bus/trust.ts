@@ -10,6 +10,7 @@ import {
 import { busHeaders, mayCall, operations, problemBody, type Operation } from '@scada/contracts';
 import { calculateJwkThumbprint, decodeProtectedHeader, errors as joseErrors, importJWK, jwtVerify, type JWK } from 'jose';
 import type { Logger } from 'pino';
+import type { DurableEvents, DurableEventsOptions } from './durable_events.ts';
 import type { EventLog, EventLogOptions } from './event_log.ts';
 import type { SpaceVersions } from './space_versions.ts';
 import type {
@@ -57,7 +58,7 @@ const contextType = 'scada-bus-context+jwt';
 const maxContextLength = 16 * 1024;
 
 /** The roles a trusted key may play. */
-export const busRoles = ['gateway', 'auth', 'config', 'protocol'] as const;
+export const busRoles = ['gateway', 'auth', 'config', 'protocol', 'history'] as const;
 export type BusRole = (typeof busRoles)[number];
 
 /** This process's signing key, with the id receivers find its public half under. */
@@ -392,6 +393,10 @@ export class SignedBus implements Bus {
 
   openEventLog(options: EventLogOptions & { prefix?: string }): Promise<EventLog> {
     return this.#inner.openEventLog(options);
+  }
+
+  consumeEvents(options: DurableEventsOptions): Promise<DurableEvents> {
+    return this.#inner.consumeEvents(options);
   }
 
   spaceVersions(prefix?: string): SpaceVersions {

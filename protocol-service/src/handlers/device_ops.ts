@@ -12,14 +12,17 @@ import {
   getConnectionValues,
   operateConnectionControl,
   ProblemError,
+  protocolEvents,
   readConnectionValues,
   writeConnectionValue,
   type Operation,
+  type ReadValue,
 } from '@scada/contracts';
 import {
   call,
   implement,
   onBehalfOf,
+  publishEvent,
   remainingMs,
   spaceOf,
   type Bus,
@@ -61,6 +64,32 @@ function controlTimeoutMs(ctx: HandlerContext): number {
 function readResult(reference: string, read: DeviceValue | { error: string } | undefined) {
   if (read === undefined || 'error' in read) return { reference, error: read?.error ?? 'not read' };
   return { reference, value: read.value, quality: qualityOf(read.quality), ...readTimestampOf(read.timestamp) };
+}
+
+/**
+ * Publishes what a read answered (`protocol.read`), so values read on request are kept in the
+ * history beside the reported ones; by the replica that asked the device, once.
+ */
+function publishRead(
+  bus: Bus,
+  space: string,
+  connectionId: string,
+  answer: ReturnType<typeof readResult>[] | unknown[],
+  requestId: string,
+): void {
+  const receivedAt = new Date().toISOString();
+  const read = (r: unknown): r is Omit<ReadValue, 'connectionId' | 'receivedAt'> =>
+    typeof r === 'object' && r !== null && 'value' in r && !('error' in r);
+  const values = answer
+    .flatMap((r) => (typeof r === 'object' && r !== null && 'members' in r ? (r as { members: unknown[] }).members : [r]))
+    .filter(read)
+    .map((r) => ({ connectionId, reference: r.reference, value: r.value, quality: r.quality, timestamp: r.timestamp, receivedAt }));
+  if (values.length === 0) return;
+  try {
+    publishEvent(bus, protocolEvents.read, { space, connectionId, values }, { requestId });
+  } catch {
+    // A bus that is closing: the answer still goes to the caller.
+  }
 }
 
 /** A failure that is not already a problem (a device stand-in in a test, a bug) is the device's failure. */
@@ -171,10 +200,12 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
         async (device) => {
           const values = references.length ? await device.read(references) : [];
           const sets = dataSets.length ? await device.readDataSets(dataSets) : [];
-          return [
+          const answer = [
             ...references.map((reference, i) => readResult(reference, values[i])),
             ...sets.map((set) => ({ reference: set.reference, members: set.members.map((m) => readResult(m.reference, m)) })),
           ];
+          publishRead(deps.bus, spaceOf(ctx), req.params.connectionId.toLowerCase(), answer, ctx.requestId);
+          return answer;
         },
         forward,
       );

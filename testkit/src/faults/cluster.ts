@@ -20,7 +20,7 @@ const root = new URL('../../..', import.meta.url).pathname;
 export type Replica = {
   /** `gateway-1`, `config-2`, … */
   name: string;
-  service: 'gateway' | 'auth' | 'config' | 'protocol';
+  service: 'gateway' | 'auth' | 'config' | 'protocol' | 'history';
   /** The HTTP port (gateways) or the probe port (services). */
   port: number;
   child: ChildProcess | null;
@@ -62,13 +62,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const secretsKeyFile = join(dataDir, 'secrets.key');
   await writeFile(secretsKeyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
   const replicas: Replica[] = [];
-  for (const service of ['auth', 'config', 'protocol', 'gateway'] as const) {
+  for (const service of ['auth', 'config', 'protocol', 'history', 'gateway'] as const) {
     for (let n = 1; n <= (options.counts?.[service] ?? 2); n++)
       replicas.push({ name: `${service}-${n}`, service, port: await freePort(), child: null, stderr: [] });
   }
   const initial = replicas.filter((r) => !options.startNow || options.startNow.includes(r.name));
   // Each role signs its bus contexts with a key of its own, as a deployment does.
-  const busKeys = roleBusKeys({ gateway: ['gateway'], auth: ['auth'], config: ['config'], protocol: ['protocol'] });
+  const busKeys = roleBusKeys({ gateway: ['gateway'], auth: ['auth'], config: ['config'], protocol: ['protocol'], history: ['history'] });
   const env = (r: Replica): Record<string, string> => ({
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',

@@ -1,0 +1,200 @@
+/**
+ * Recording: the protocol service's value events become rows of `history.points`, once each, and the
+ * rollups per minute and per hour grow with every row that was new. One transaction per batch of events:
+ * the batch is acknowledged after it commits, so an event is either recorded or delivered again.
+ */
+import { decodeEvent, eventOf, eventsOf, protocolEvents, type ReadValue, type ReportedValue } from '@scada/contracts';
+import type { DurableEvent, Store } from '@scada/platform';
+import type { Logger } from 'pino';
+import { dayOf, keptFrom, type Partitions } from './partitions.ts';
+
+/**
+ * The subjects the history service follows: every event of the protocol service, as one subject (a
+ * consumer of one filter works on every NATS server); reports, reads and session states are recorded,
+ * the rest passed over.
+ */
+export const recordedSubjects = [eventsOf('protocol')];
+
+type PointRow = {
+  c: string;
+  r: string;
+  at: string;
+  rcb: string;
+  seq: string;
+  sp: string;
+  sn: number | null;
+  dt: string | null;
+  num: number | null;
+  v: unknown;
+  q: unknown;
+  w: number;
+};
+
+type SessionRow = { c: string; since: string; state: string; sp: string; err: string | null };
+
+/** A validity's rank: the worst quality of a bucket is the highest. */
+export const validityRank: Record<string, number> = { good: 0, questionable: 1, reserved: 2, invalid: 3 };
+export const validityNames = ['good', 'questionable', 'reserved', 'invalid'] as const;
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function timeOf(text: unknown): number | null {
+  if (typeof text !== 'string') return null;
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) ? ms : null;
+}
+
+/** The most attributes one structured value is recorded as. */
+const maxLeaves = 256;
+
+/**
+ * The attributes a value holds: a structure (a data object reported whole, `AnIn1` of `GGIO1.AnIn1[MX]`)
+ * is recorded attribute by attribute under each attribute's own reference (`GGIO1.AnIn1.mag.f[MX]`), so a
+ * trend reads a number; its `q` and `t` are the point's quality and device time, not values of their own.
+ */
+export function leavesOf(reference: string, value: unknown): [string, unknown][] {
+  if (value === null || typeof value !== 'object') return [[reference, value]];
+  const m = /^(.*?)(\[[A-Z]{2}\])?$/.exec(reference)!;
+  const base = m[1]!;
+  const fc = m[2] ?? '';
+  const out: [string, unknown][] = [];
+  const walk = (v: unknown, path: string) => {
+    if (out.length >= maxLeaves) return;
+    if (Array.isArray(v)) {
+      for (const [i, item] of v.entries()) walk(item, `${path}(${i})`);
+    } else if (v !== null && typeof v === 'object' && Object.keys(v).length > 0) {
+      for (const [k, item] of Object.entries(v)) if (k !== 'q' && k !== 't') walk(item, `${path}.${k}`);
+    } else out.push([`${base}${path}${fc}`, v]);
+  };
+  walk(value, '');
+  return out.length > 0 ? out : [[reference, value]];
+}
+
+/** A reference as IEC 61850 writes it: `LD/LN$FC$DO$DA` (MMS, as a read may name it) becomes `LD/LN.DO.DA[FC]`. */
+export function iecReference(reference: string): string {
+  const m = /^([^/$]+\/[^/$]+)\$([A-Z]{2})\$(.+)$/.exec(reference);
+  return m ? `${m[1]}.${m[3]!.replaceAll('$', '.')}[${m[2]}]` : reference;
+}
+
+function pointsOf(
+  space: string,
+  connectionId: string,
+  v: ReportedValue | ReadValue,
+  rcb: string,
+  seq: string,
+  seqNum: number | null,
+): PointRow[] {
+  const at = timeOf(v?.receivedAt);
+  if (at === null || typeof v.reference !== 'string') return [];
+  const validity = (v.quality as { validity?: string } | null)?.validity;
+  const device = timeOf(v.timestamp);
+  return leavesOf(iecReference(v.reference), v.value).map(([reference, value]) => {
+    const numeric = typeof value === 'number' && Number.isFinite(value);
+    return {
+      c: connectionId,
+      r: reference,
+      at: new Date(at).toISOString(),
+      rcb,
+      seq,
+      sp: space,
+      sn: seqNum,
+      dt: device === null ? null : new Date(device).toISOString(),
+      num: numeric ? value : null,
+      v: numeric ? null : (value ?? null),
+      q: v.quality ?? null,
+      w: validity ? (validityRank[validity] ?? 0) : 0,
+    };
+  });
+}
+
+/** The rows one event holds (nothing for an event that is not what its definition in the registry says). */
+export function rowsOf(event: DurableEvent): { points: PointRow[]; sessions: SessionRow[] } {
+  const points: PointRow[] = [];
+  const sessions: SessionRow[] = [];
+  const def = eventOf(event.subject);
+  if (def === protocolEvents.session) {
+    const s = decodeEvent(protocolEvents.session, event.data);
+    if (s && uuid.test(s.connectionId) && timeOf(s.since) !== null)
+      sessions.push({
+        c: s.connectionId,
+        since: new Date(timeOf(s.since)!).toISOString(),
+        state: s.state,
+        sp: s.space,
+        err: s.lastError ?? null,
+      });
+  } else if (def === protocolEvents.report) {
+    const r = decodeEvent(protocolEvents.report, event.data);
+    if (!r || !uuid.test(r.connectionId)) return { points, sessions };
+    const seq = r.entryId ? `e:${r.entryId}` : r.seqNum !== null ? `s:${r.seqNum}` : 's';
+    for (const v of r.values) points.push(...pointsOf(r.space, r.connectionId, v, v.rcb || r.rcb, seq, r.seqNum));
+  } else if (def === protocolEvents.read) {
+    const r = decodeEvent(protocolEvents.read, event.data);
+    if (!r || !uuid.test(r.connectionId)) return { points, sessions };
+    for (const v of r.values) points.push(...pointsOf(r.space, r.connectionId, v, '', 'r', null));
+  }
+  return { points, sessions };
+}
+
+/** The rollup of a bucket width, from the points just inserted (`new`). */
+function rollupSql(table: string, unit: 'minute' | 'hour'): string {
+  return `insert into history.${table} as r (connection_id, reference, bucket, space, count, numbers, min, max, sum, first_at, last_at, last_num, last_value, worst)
+    select connection_id, reference, date_trunc('${unit}', received_at), min(space), count(*), count(num), min(num), max(num), sum(num),
+      min(received_at), max(received_at),
+      (array_agg(num order by received_at desc))[1], (array_agg(value order by received_at desc))[1], max(validity)
+    from new group by connection_id, reference, date_trunc('${unit}', received_at)
+    order by 1, 2, 3
+    on conflict (connection_id, reference, bucket) do update set
+      count = r.count + excluded.count,
+      numbers = r.numbers + excluded.numbers,
+      min = least(r.min, excluded.min),
+      max = greatest(r.max, excluded.max),
+      sum = case when excluded.sum is null then r.sum else coalesce(r.sum, 0) + excluded.sum end,
+      first_at = least(r.first_at, excluded.first_at),
+      last_at = greatest(r.last_at, excluded.last_at),
+      last_num = case when excluded.last_at >= r.last_at then excluded.last_num else r.last_num end,
+      last_value = case when excluded.last_at >= r.last_at then excluded.last_value else r.last_value end,
+      worst = greatest(r.worst, excluded.worst)`;
+}
+
+const insertSql = `with new as (
+    insert into history.points (connection_id, reference, received_at, rcb, seq, space, seq_num, device_time, num, value, quality, validity)
+    select c, r, at, rcb, seq, sp, sn, dt, num, v, q, w
+    from jsonb_to_recordset($1::jsonb) as x(c uuid, r text, at timestamptz, rcb text, seq text, sp text, sn integer, dt timestamptz, num double precision, v jsonb, q jsonb, w smallint)
+    order by c, r, at, rcb, seq
+    on conflict do nothing
+    returning connection_id, reference, received_at, space, num, value, validity
+  ), minute as (${rollupSql('rollup_minute', 'minute')})
+  ${rollupSql('rollup_hour', 'hour')}`;
+
+/** Records a batch of events: every value not recorded before, every session state not known before. */
+export async function record(
+  store: Store,
+  partitions: Partitions,
+  batch: DurableEvent[],
+  settings: { retentionDays: number; now?: () => number; log?: Logger },
+): Promise<void> {
+  const points: PointRow[] = [];
+  const sessions: SessionRow[] = [];
+  for (const event of batch) {
+    const rows = rowsOf(event);
+    points.push(...rows.points);
+    sessions.push(...rows.sessions);
+  }
+  // A value older than what is kept has no partition to go to (and would be dropped at the next upkeep).
+  const from = keptFrom((settings.now ?? Date.now)(), settings.retentionDays);
+  const kept = points.filter((p) => Date.parse(p.at) >= from);
+  if (kept.length < points.length)
+    settings.log?.debug({ values: points.length - kept.length }, 'values older than the retention not recorded');
+  if (kept.length === 0 && sessions.length === 0) return;
+  await partitions.ensure(kept.map((p) => dayOf(Date.parse(p.at))));
+  await store.transaction(async (tx) => {
+    if (kept.length > 0) await tx.query(insertSql, [JSON.stringify(kept)]);
+    if (sessions.length > 0)
+      await tx.query(
+        `insert into history.sessions (connection_id, since, state, space, last_error)
+         select c, since, state, sp, err from jsonb_to_recordset($1::jsonb) as x(c uuid, since timestamptz, state text, sp text, err text)
+         on conflict do nothing`,
+        [JSON.stringify(sessions)],
+      );
+  });
+}

@@ -1,0 +1,2 @@
+/** The history service. */
+export { historyService } from './service.ts';

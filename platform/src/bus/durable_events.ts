@@ -1,0 +1,94 @@
+/**
+ * A durable consumer of the event log: a part that must see every event of some subjects (the history
+ * service records every reported value) follows them under a name of its own, and the log hands each
+ * event on until the part says it is done with it. On NATS it is a durable JetStream consumer of the
+ * event stream (`nats_durable_events.ts`): an event is acknowledged once the batch holding it was
+ * handled, so one handled by a replica that died is delivered again, to whichever replica asks next, and
+ * replicas of one part share the load. On the in-process bus it is a queue in the process
+ * (`MemoryDurableEvents` below), handled in order, a failed batch tried again.
+ *
+ * Either way an event may be delivered more than once (a replica that died after handling a batch, before
+ * its acknowledgement arrived): handlers are idempotent.
+ */
+import type { Logger } from 'pino';
+
+/** One event as a durable consumer receives it; `subject` as the publisher named it (without a bus prefix). */
+export type DurableEvent = { subject: string; data: Uint8Array };
+
+/** What a durable consumer follows, and who handles it. */
+export type DurableEventsOptions = {
+  /** The consumer's name, one subject token: replicas of one part share it. */
+  name: string;
+  /** The event subjects it follows (under `events.>`, wildcards allowed). */
+  subjects: string[];
+  /** The subject prefix the log lives under; a `PrefixedBus` passes its own. */
+  prefix?: string;
+  /** How long the log holds events at least: a consumer away for longer misses the older ones. */
+  holdMs: number;
+  /** The most events handed over at once. */
+  maxBatch?: number;
+  /** How long a failed batch waits before it is delivered again. */
+  retryMs?: number;
+  /** Handles a batch; resolving acknowledges every event of it, throwing has them delivered again. */
+  handle(batch: DurableEvent[]): Promise<void>;
+  log?: Logger;
+};
+
+/** A running durable consumer. */
+export interface DurableEvents {
+  /** Stops taking events; resolves once the batch in hand is handled (or given back). */
+  stop(): Promise<void>;
+}
+
+/** The in-process durable consumer: the bus's events of the subjects, queued and handled in order. */
+export class MemoryDurableEvents implements DurableEvents {
+  readonly #options: DurableEventsOptions;
+  readonly #queue: DurableEvent[] = [];
+  readonly #unsubscribe: () => Promise<void>;
+  #pumping: Promise<void> | null = null;
+  #stopped = false;
+  #wake: (() => void) | null = null;
+
+  constructor(options: DurableEventsOptions, subscribe: (push: (event: DurableEvent) => void) => () => Promise<void>) {
+    this.#options = options;
+    this.#unsubscribe = subscribe((event) => {
+      if (this.#stopped) return;
+      this.#queue.push(event);
+      this.#pumping ??= this.#pump().finally(() => {
+        this.#pumping = null;
+      });
+    });
+  }
+
+  async #pump(): Promise<void> {
+    const max = this.#options.maxBatch ?? 500;
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.slice(0, max);
+      try {
+        await this.#options.handle(batch);
+        this.#queue.splice(0, batch.length);
+      } catch (err) {
+        this.#options.log?.warn({ err, events: batch.length }, 'handling events failed: they are tried again');
+        if (this.#stopped) return;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.#options.retryMs ?? 1000);
+          this.#wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.#wake = null;
+        if (this.#stopped) return;
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    await this.#unsubscribe();
+    this.#wake?.();
+    // What is queued is handled before the process lets go of its store.
+    await this.#pumping;
+  }
+}
