@@ -20,3 +20,4 @@ export * from './protocol/device_records.ts';
 export * from './protocol/setting_groups.ts';
 export * from './protocol/events.ts';
 export * from './protocol/live_channel.ts';
+export * from './protocol/alarms.ts';

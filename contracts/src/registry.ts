@@ -9,6 +9,7 @@ import { connectionOperations } from './protocol/connections.ts';
 import { deviceRecordOperations } from './protocol/device_records.ts';
 import { sessionOperations61850 } from './protocol/live.ts';
 import { liveChannelOperations } from './protocol/live_channel.ts';
+import { alarmOperations } from './protocol/alarms.ts';
 import { settingGroupOperations } from './protocol/setting_groups.ts';
 import { authPing, configPing, echo, protocolPing } from './system.ts';
 
@@ -32,6 +33,7 @@ export const operations: readonly Operation[] = [
   ...deviceRecordOperations,
   ...settingGroupOperations,
   ...liveChannelOperations,
+  ...alarmOperations,
 ];
 
 /** The operations one service serves. */

@@ -89,6 +89,8 @@ export function permissionsOf(role: NatsRole, prefix: string): Permissions {
       ...presence,
       // The config replicas holding scheduled scripts hear at once of one scheduled, changed or run elsewhere.
       ...(role === 'config' ? [p('events.config.script.>')] : []),
+      // The protocol replicas evaluating alarms take up the definitions again when one changes.
+      ...(role === 'protocol' ? [p('events.config.alarm.*'), p('events.config.alarm_group.*')] : []),
     ],
     allowResponses: true,
   };

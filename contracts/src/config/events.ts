@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 /** The entities the config service publishes events about, as they appear in event subjects. */
-export type ConfigEntity = 'project' | 'board_group' | 'board' | 'faceplate' | 'placeholder' | 'script';
+export type ConfigEntity = 'project' | 'board_group' | 'board' | 'faceplate' | 'placeholder' | 'script' | 'alarm_group' | 'alarm';
 
 /** What happened to an entity. */
 export type ConfigVerb = 'created' | 'updated' | 'deleted';
@@ -20,6 +20,9 @@ export const configEvents = {
   /** A script was scheduled, or unscheduled (`ConfigEvent`); the replicas holding scripts follow these. */
   scriptScheduled: 'events.config.script.scheduled',
   scriptUnscheduled: 'events.config.script.unscheduled',
+  /** Every event about alarm groups and alarms: the protocol service takes up the definitions again. */
+  alarmGroupAny: 'events.config.alarm_group.*',
+  alarmAny: 'events.config.alarm.*',
   /** Every event about scripts. */
   scriptAny: 'events.config.script.>',
 } as const;

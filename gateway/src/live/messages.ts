@@ -4,7 +4,7 @@
  * becomes one `value` event per attribute; a session change one `session` event; a configuration change
  * (of any context, connections included) one `config` event; a script's run one `script` event.
  */
-import type { LiveConfigChange, LiveScriptRun, LiveSession, LiveTopic, ReportedValue } from '@scada/contracts';
+import type { LiveAlarm, LiveConfigChange, LiveScriptRun, LiveSession, LiveTopic, ReportedValue } from '@scada/contracts';
 import type { LoggedEvent } from '@scada/platform';
 
 /** One logged event as the live channel sends it. */
@@ -72,6 +72,10 @@ function buildOf(parts: string[], body: Record<string, unknown>): Build | null {
     const run: LiveScriptRun = { scriptId: body.id, outcome: String(body.outcome), durationMs: Number(body.durationMs) };
     return { topic: 'scripts', connectionId: null, data: () => [{ event: 'script', data: run }] };
   }
+  if (context === 'protocol' && entity === 'alarm' && parts.length === 3 && typeof body.alarmId === 'string') {
+    const connectionId = String(body.connectionId);
+    return { topic: 'alarms', connectionId, data: () => [{ event: 'alarm', data: alarmOf(body) }] };
+  }
   const configEntity = context === 'protocol' && entity === 'connection' ? 'connection' : context === 'config' ? entity : undefined;
   if (configEntity && verb && configVerbs.has(verb) && parts.length === 4 && typeof body.id === 'string') {
     const change: LiveConfigChange = { entity: configEntity, verb: verb as LiveConfigChange['verb'], id: body.id };
@@ -105,5 +109,22 @@ function sessionOf(body: Record<string, unknown>): LiveSession {
     since: String(body.since),
     lastError: (body.lastError as string | null) ?? null,
     warnings: (body.warnings as LiveSession['warnings']) ?? [],
+  };
+}
+
+function alarmOf(body: Record<string, unknown>): LiveAlarm {
+  return {
+    alarmId: String(body.alarmId),
+    connectionId: String(body.connectionId),
+    groupId: String(body.groupId),
+    projectId: String(body.projectId),
+    priority: Number(body.priority),
+    message: String(body.message),
+    from: String(body.from),
+    to: String(body.to),
+    at: String(body.at),
+    by: (body.by as string | null) ?? null,
+    value: body.value ?? null,
+    comment: (body.comment as string | null) ?? null,
   };
 }

@@ -15,7 +15,7 @@ import type { Bus, Store } from '@scada/platform';
 import { reportSubscriptions, saveSessionState, type SessionState, type StartedConnection } from '../store/sessions.ts';
 import { backoffMs } from './backoff.ts';
 import { DeliveryJournal } from './delivery_journal.ts';
-import { LastValues } from './last_values.ts';
+import { LastValues, type LastValue } from './last_values.ts';
 import { blockKey, ReportDelivery } from './report_delivery.ts';
 import { publishSessionChange } from './session_events.ts';
 import { SettingGroupEdits } from './setting_group_edits.ts';
@@ -40,6 +40,8 @@ export type SessionDeps = {
    * password and TLS settings, opened (address and port alone when not given).
    */
   target?: (connection: StartedConnection) => Promise<DeviceTarget>;
+  /** Every value a report delivered (the alarm evaluator). */
+  onValues?: (connection: StartedConnection, values: readonly LastValue[]) => void;
 };
 
 export class Session {
@@ -82,6 +84,7 @@ export class Session {
       connection,
       values: this.values,
       onOverflow: (rcb) => void this.#warnOverflow(rcb),
+      ...(deps.onValues ? { onValues: (values: readonly LastValue[]) => deps.onValues?.(this.#connection, values) } : {}),
     });
   }
 
