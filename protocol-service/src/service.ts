@@ -9,7 +9,7 @@ import { liveHandlers } from './handlers/live.ts';
 import { liveSnapshotHandler } from './handlers/live_snapshot.ts';
 import { deviceTargets } from './sessions/device_target.ts';
 import { mmsConnector } from './sessions/mms_connector.ts';
-import { startSupervisor } from './sessions/supervisor.ts';
+import { startSupervisor, type Supervisor } from './sessions/supervisor.ts';
 import { resealSecurity } from './store/connections.ts';
 import { dropStaleUploads } from './store/files.ts';
 
@@ -34,8 +34,15 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
     }, 600_000);
     sweep.unref();
     // Alarms are evaluated where values arrive, by the replica that holds the connection.
-    let held: () => { space: string; id: string }[] = () => [];
-    const evaluator = new AlarmEvaluator({ store, bus, log: log.child({ part: 'alarms' }), owner: instance, held: () => held() });
+    let supervised: Supervisor | null = null;
+    const evaluator = new AlarmEvaluator({
+      store,
+      bus,
+      log: log.child({ part: 'alarms' }),
+      owner: instance,
+      held: () => supervised?.held() ?? [],
+      lastValues: (space, id) => supervised?.local(space, id)?.values.list() ?? [],
+    });
     const supervisor = startSupervisor({
       store,
       bus,
@@ -48,7 +55,7 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
       backoff: { baseMs: config.reconnectMinMs, capMs: config.reconnectMaxMs },
       onValues: (connection, values) => evaluator.values(connection, values),
     });
-    held = () => supervisor.held();
+    supervised = supervisor;
     evaluator.start();
     const live = liveHandlers({ store, bus, supervisor, instance, maxFileDownloadBytes: config.maxFileDownloadBytes });
     // Operations on a device this replica holds, on subjects of its own, for the replica a request reached.

@@ -42,6 +42,8 @@ export type AlarmEvaluatorDeps = {
   tickMs?: number;
   /** The connections whose sessions this replica holds now. */
   held?: () => { space: string; id: string }[];
+  /** The last values of a connection held here (a changed definition is evaluated against them at once). */
+  lastValues?: (space: string, id: string) => readonly LastValue[];
 };
 
 type Defs = { byConnection: Map<string, { def: EvaluatedAlarm; ref: DataReference | null }[]>; all: EvaluatedAlarm[] };
@@ -66,6 +68,7 @@ export class AlarmEvaluator {
         if (typeof space === 'string' && this.#spaces.has(space)) {
           this.#spaces.delete(space);
           void this.definitions(space).catch((err: unknown) => this.#deps.log.warn({ err, space }, 'alarm definitions not taken up'));
+          this.#reevaluate(space);
         }
       } catch {
         // not an event of ours
@@ -123,6 +126,15 @@ export class AlarmEvaluator {
       byConnection.set(def.connectionId, list);
     }
     return { byConnection, all };
+  }
+
+  /** The fresh last values of the space's connections held here, evaluated against the definitions as they are now. */
+  #reevaluate(space: string): void {
+    for (const connection of this.#deps.held?.() ?? []) {
+      if (connection.space !== space) continue;
+      const fresh = (this.#deps.lastValues?.(space, connection.id) ?? []).filter((v) => !v.stale);
+      if (fresh.length > 0) this.values(connection, fresh);
+    }
   }
 
   /** Values a report delivered on a connection this replica holds. */

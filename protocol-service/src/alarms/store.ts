@@ -282,7 +282,7 @@ export async function journalPage(
   params.push(q.limit + 1);
   const { rows } = await db.query<Record<string, unknown>>(
     `select seq::text as seq, alarm_id::text as alarm_id, from_state, to_state, at, by, value, comment from protocol.alarm_journal
-     where space = $1${terms.map((t) => ` and ${t}`).join('')} order by seq limit $${params.length}`,
+     where space = $1${terms.map((t) => ` and ${t}`).join('')} order by alarm_journal.seq limit $${params.length}`,
     params,
   );
   const page = rows.slice(0, q.limit).map((r) => ({
