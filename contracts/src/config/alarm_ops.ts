@@ -37,6 +37,7 @@ export const alarmDefinitionsOfSpace = defineOperation({
   service: 'config',
   summary: 'Every alarm definition of the space, for the evaluator',
   tags: ['Alarms'],
+  description: 'Between services only. An extension of the reference interface.',
   request: requestSchema({}),
   response: Type.Array(EvaluatedAlarm),
 });

@@ -257,6 +257,7 @@ export const alarmGroupResource = defineResource({
     response: 'An alarm group.',
   },
   children: 'alarms',
+  extension: true,
   missing: { create: missingProject, update: missingProject },
   docs: {
     list: byNameThenId,
@@ -338,6 +339,7 @@ export const alarmResource = defineResource({
       "An alarm on a data attribute of a connection. `state`: needs `alarmWhen`. `analog`: needs at least one of `hh`, `h`, `l`, `ll`, in the order `ll` < `l` < `h` < `hh` (those given); `deadband` 0 by default. `quality`: the alarm comes while the value's validity is not `good`. `stale`: needs `staleSeconds`. Fields of another type are 400, as are limits out of order and a priority outside the group's range (`validation_failed`, the detail names the reason).",
     response: 'An alarm definition.',
   },
+  extension: true,
   missing: { create: missingAlarmGroup, update: missingAlarmGroup },
   docs: {
     list: byNameThenId,

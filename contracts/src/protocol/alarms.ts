@@ -292,3 +292,7 @@ export const alarmOperations = [
   checkAlarmReference,
   activeAlarmGroupsOfProject,
 ];
+for (const op of alarmOperations) {
+  const between = op.http ? '' : 'Between services only. ';
+  op.description = `${op.description ? `${op.description} ` : ''}${between}An extension of the reference interface.`;
+}
