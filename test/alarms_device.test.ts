@@ -355,6 +355,21 @@ t.test('the journal: every transition once, in order, paged, as CSV', async (t) 
   t.match(lines[2], new RegExp(`,${breaker},unacknowledged,acknowledged,.*,${operator.username},true,crew sent$`));
 });
 
+t.test('a value read from the device is evaluated as a reported one', async (t) => {
+  t.equal((await c.api('DELETE', `/reports?rcb=${encodeURIComponent(BRCB)}`)).status, 204);
+  const seen = transitions(breaker).length;
+  setBreaker(true);
+  const read = await c.api('POST', '/read', { references: [`${D}/GGIO1.Ind1.stVal[ST]`] });
+  t.equal(read.status, 200);
+  t.match(await next(breaker, 'unacknowledged', seen), { value: true, from: 'normal' }, 'raised by the read');
+  await api(operator, 'POST', `/api/alarms/${breaker}/ack`, {});
+  setBreaker(false);
+  await c.api('POST', '/read', { references: [`${D}/GGIO1.Ind1.stVal[ST]`] });
+  await next(breaker, 'normal', seen + 2);
+  const enabled = await c.api('POST', '/reports', { rcb: BRCB, triggers: ['dchg'], optionalFields: ['sequence-number', 'entry-id'] });
+  t.equal(enabled.status, 204);
+});
+
 t.test('another space sees none of it and acts on none of it', async (t) => {
   const other = await createSpace(p, 'other plant');
   const outsider = await signIn(p, { role: 'editor', spaces: [other] });

@@ -17,6 +17,7 @@ import { alarmDefinitionsOfSpace, alarmEventSubject, configEvents, type AlarmEve
 import { call, publishEvent, type Bus, type BusSubscription, type Store } from '@scada/platform';
 import type { DataReference } from '@scada/iec61850';
 import type { LastValue } from '../sessions/last_values.ts';
+import type { ObservedValue } from '../sessions/session.ts';
 import { conditionOf, staleNow } from './condition.ts';
 import { inService, onAction, onCondition, type AlarmAction } from './lifecycle.ts';
 import {
@@ -138,7 +139,7 @@ export class AlarmEvaluator {
   }
 
   /** Values a report delivered on a connection this replica holds. */
-  values(connection: { space: string; id: string }, values: readonly LastValue[]): void {
+  values(connection: { space: string; id: string }, values: readonly ObservedValue[]): void {
     this.#enqueue(connection, async () => {
       const defs = await this.definitions(connection.space);
       const watching = defs.byConnection.get(connection.id);

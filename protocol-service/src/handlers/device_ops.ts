@@ -29,7 +29,7 @@ import {
 } from '@scada/platform';
 import { connectionNotFound, notConnected, type DeviceRouter } from '../sessions/device_router.ts';
 import type { DeviceValue, LiveDevice } from '../sessions/live_device.ts';
-import { blockKey, type Session } from '../sessions/session.ts';
+import { blockKey, type ObservedValue, type Session } from '../sessions/session.ts';
 import { qualityOf, readTimestampOf } from '../sessions/value_stamps.ts';
 import { appendControlLog, type ControlLogRecord } from '../store/control_log.ts';
 import { findConnection } from '../store/connections.ts';
@@ -168,13 +168,18 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
         readConnectionValues,
         req,
         ctx,
-        async (device) => {
+        async (device, session) => {
           const values = references.length ? await device.read(references) : [];
           const sets = dataSets.length ? await device.readDataSets(dataSets) : [];
-          return [
+          const answer = [
             ...references.map((reference, i) => readResult(reference, values[i])),
             ...sets.map((set) => ({ reference: set.reference, members: set.members.map((m) => readResult(m.reference, m)) })),
           ];
+          // What was read is a value of the device like a reported one: its alarms are evaluated.
+          session.observe(
+            answer.flatMap((r) => ('members' in r ? r.members : [r])).flatMap((r) => ('value' in r ? [r as ObservedValue] : [])),
+          );
+          return answer;
         },
         forward,
       );

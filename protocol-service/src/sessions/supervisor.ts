@@ -13,8 +13,7 @@ import { acquireLease, releaseLease, renewLeases, startedConnections, type Start
 import { DeliveryJournal } from './delivery_journal.ts';
 import type { Connector, DeviceTarget } from './live_device.ts';
 import { expectedModelOf } from './model_check.ts';
-import type { LastValue } from './last_values.ts';
-import { Session } from './session.ts';
+import { Session, type ObservedValue } from './session.ts';
 
 export type SupervisorOptions = {
   store: Store;
@@ -30,8 +29,8 @@ export type SupervisorOptions = {
   backoff?: { baseMs?: number; capMs?: number };
   /** Where and how to reach a connection's device (its password and TLS settings opened); address and port alone when not given. */
   target?: (connection: StartedConnection) => Promise<DeviceTarget>;
-  /** Every value a report delivered on a connection held here (the alarm evaluator). */
-  onValues?: (connection: StartedConnection, values: readonly LastValue[]) => void;
+  /** Every value a report delivered or a read answered on a connection held here (the alarm evaluator). */
+  onValues?: (connection: StartedConnection, values: readonly ObservedValue[]) => void;
 };
 
 export type Supervisor = {
