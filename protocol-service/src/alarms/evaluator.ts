@@ -23,6 +23,7 @@ import { inService, onAction, onCondition, type AlarmAction } from './lifecycle.
 import {
   alarmsOfConnection,
   changeAlarm,
+  changeAlarms,
   expiredShelves,
   syncDefinitions,
   type StateChange,
@@ -144,6 +145,8 @@ export class AlarmEvaluator {
       const defs = await this.definitions(connection.space);
       const watching = defs.byConnection.get(connection.id);
       if (!watching) return;
+      const steps: { alarmId: string; decide: (row: StateRow) => StateChange | null }[] = [];
+      const now = this.#now();
       for (const v of values) {
         const reported = referenceOf(v.reference);
         if (!reported) continue;
@@ -151,8 +154,12 @@ export class AlarmEvaluator {
           if (!ref) continue;
           const part = watchedPart(ref, reported, v.value);
           if (part === undefined) continue;
-          await this.#evaluate(connection.space, def, { value: part, quality: v.quality });
+          steps.push({ alarmId: def.id, decide: (row) => this.#decide(def, row, { value: part, quality: v.quality }, now) });
         }
+      }
+      // One transaction for every alarm a report (or read) moves: a flood costs a transaction per report, not per alarm.
+      for (const written of await changeAlarms(this.#deps.store, connection.space, steps, now, this.#deps.owner)) {
+        this.#announce(connection.space, written);
       }
     });
   }
@@ -166,27 +173,16 @@ export class AlarmEvaluator {
     void next.finally(() => this.#queues.get(key) === next && this.#queues.delete(key));
   }
 
-  /** One value of an alarm's attribute. */
-  async #evaluate(space: string, def: EvaluatedAlarm, sample: { value: unknown; quality: LastValue['quality'] }): Promise<void> {
-    const now = this.#now();
-    const written = await changeAlarm(
-      this.#deps.store,
-      space,
-      def.id,
-      now,
-      (row) => {
-        const base: StateChange = { value: sample.value as never, lastValueAt: now };
-        if (def.type === 'stale') {
-          // A value came: a stale alarm's condition is gone.
-          return row.active ? { ...base, ...this.#conditionChange(row, false, now) } : base;
-        }
-        const holds = conditionOf(def, sample, row.active);
-        if (holds === null) return base;
-        return { ...base, ...this.#conditionChange(row, holds, now, def.onDelayMs ?? 0) };
-      },
-      this.#deps.owner,
-    );
-    this.#announce(space, written);
+  /** What one value of an alarm's attribute changes of its row. */
+  #decide(def: EvaluatedAlarm, row: StateRow, sample: { value: unknown; quality: ObservedValue['quality'] }, now: Date): StateChange {
+    const base: StateChange = { value: sample.value as never, lastValueAt: now };
+    if (def.type === 'stale') {
+      // A value came: a stale alarm's condition is gone.
+      return row.active ? { ...base, ...this.#conditionChange(row, false, now) } : base;
+    }
+    const holds = conditionOf(def, sample, row.active);
+    if (holds === null) return base;
+    return { ...base, ...this.#conditionChange(row, holds, now, def.onDelayMs ?? 0) };
   }
 
   /**

@@ -158,6 +158,108 @@ export async function changeAlarm(
   });
 }
 
+/**
+ * Changes several alarms of one space in one transaction, in the order given (an alarm may come more than
+ * once: each decision sees the row as the one before left it); the rows are locked first, in id order.
+ * As {@link changeAlarm}, with `holder`'s lease required; alarms without a row (or whose connection the
+ * holder no longer holds) are passed over. Answers what was written, in order.
+ */
+export async function changeAlarms(
+  store: Store,
+  space: string,
+  steps: readonly { alarmId: string; decide: (row: StateRow) => StateChange | null }[],
+  now: Date,
+  holder: string,
+): Promise<Written[]> {
+  if (steps.length === 0) return [];
+  return store.transaction(async (tx) => {
+    const ids = [...new Set(steps.map((s) => s.alarmId))].sort();
+    const { rows } = await tx.query(
+      `select ${columns} from protocol.alarm_states s where space = $1 and alarm_id = any($2::uuid[])
+         and exists (select 1 from protocol.session_leases l where l.space = s.space and l.connection_id = s.connection_id and l.owner = $3 and l.expires_at >= now())
+       order by alarm_id for update`,
+      [space, ids, holder],
+    );
+    const current = new Map(rows.map((r) => [String((r as { alarm_id: string }).alarm_id), rowOf(r as Record<string, unknown>)]));
+    const changed = new Set<string>();
+    const moves: { row: StateRow; next: StateRow; change: StateChange }[] = [];
+    for (const step of steps) {
+      const row = current.get(step.alarmId);
+      if (!row) continue;
+      const change = step.decide(row);
+      if (!change) continue;
+      const next = nextRow(row, change, now);
+      current.set(step.alarmId, next);
+      changed.add(step.alarmId);
+      if (next.state !== row.state) moves.push({ row, next, change });
+    }
+    if (changed.size === 0) return [];
+    // Three statements whatever the number of alarms: the rows, the journal's numbers, the journal rows.
+    await tx.query(
+      `update protocol.alarm_states s set state = n.state, active = n.active, pending_since = n.pending_since, value = n.value,
+         since = n.since, raised_at = n.raised_at, shelved_until = n.shelved_until, shelve_reason = n.shelve_reason, by = n.by,
+         last_value_at = n.last_value_at
+       from jsonb_to_recordset($2::jsonb) as n(alarm_id uuid, state text, active boolean, pending_since timestamptz, value jsonb,
+         since timestamptz, raised_at timestamptz, shelved_until timestamptz, shelve_reason text, by text, last_value_at timestamptz)
+       where s.space = $1 and s.alarm_id = n.alarm_id`,
+      [space, JSON.stringify([...changed].map((id) => recordOf(current.get(id) as StateRow)))],
+    );
+    if (moves.length === 0) return [];
+    const { rows: numbers } = await tx.query<{ seq: string }>(
+      `select nextval(pg_get_serial_sequence('protocol.alarm_journal', 'seq'))::text as seq from generate_series(1, $1)`,
+      [moves.length],
+    );
+    const seqs = numbers.map((r) => BigInt(r.seq)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const out: Written[] = moves.map(({ row, next, change }, i) => ({
+      row: next,
+      journal: {
+        seq: String(seqs[i]),
+        alarmId: row.alarmId,
+        from: row.state,
+        to: next.state,
+        at: now.toISOString(),
+        by: change.by ?? null,
+        value: next.value ?? null,
+        comment: change.comment ?? null,
+      },
+    }));
+    await tx.query(
+      `insert into protocol.alarm_journal (seq, space, alarm_id, from_state, to_state, at, by, value, comment)
+       select j.seq, $1, j."alarmId", j."from", j."to", j.at, j.by, j.value, j.comment
+       from jsonb_to_recordset($2::jsonb) as j(seq bigint, "alarmId" uuid, "from" text, "to" text, at timestamptz, by text, value jsonb, comment text)`,
+      [space, JSON.stringify(out.map((w) => w.journal))],
+    );
+    return out;
+  });
+}
+
+/** A row after a change: a change of state moves `since` and names who made it. */
+function nextRow(row: StateRow, change: StateChange, now: Date): StateRow {
+  const moved = change.to !== undefined && change.to !== row.state;
+  return {
+    ...row,
+    ...Object.fromEntries(Object.entries(change).filter(([k, v]) => v !== undefined && k !== 'to' && k !== 'comment' && k !== 'by')),
+    ...(moved ? { state: change.to as AlarmStateName, since: now, by: change.by ?? null } : {}),
+  };
+}
+
+/** A row as a record of the update's JSON. */
+function recordOf(r: StateRow) {
+  return {
+    alarm_id: r.alarmId,
+    state: r.state,
+    active: r.active,
+    pending_since: r.pendingSince?.toISOString() ?? null,
+    value: r.value ?? null,
+    since: r.since.toISOString(),
+    raised_at: r.raisedAt?.toISOString() ?? null,
+    shelved_until: r.shelvedUntil?.toISOString() ?? null,
+    shelve_reason: r.shelveReason,
+    by: r.by,
+    last_value_at: r.lastValueAt?.toISOString() ?? null,
+  };
+}
+
 async function apply(tx: Queryable, row: StateRow, change: StateChange, now: Date): Promise<Written> {
   const moved = change.to !== undefined && change.to !== row.state;
   const next: StateRow = {
