@@ -35,8 +35,8 @@ export type EventDefinition<S extends TSchema = TSchema, K extends string = stri
 /** The body of an event as its followers receive it. */
 export type EventMessage<E extends EventDefinition> = Static<E['schema']>;
 
-/** The body of an event as its publisher gives it: `at` is added when it is published. */
-export type EventBody<E extends EventDefinition> = Omit<Static<E['schema']>, 'at'>;
+/** The body of an event as its publisher gives it: `at` (when it happened) is the time it is published unless given. */
+export type EventBody<E extends EventDefinition> = Omit<Static<E['schema']>, 'at'> & { at?: string };
 
 /** Defines an event. */
 export function defineEvent<S extends TSchema, const K extends string = never>(def: {
@@ -73,9 +73,9 @@ export class EventShapeError extends Error {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** An event's message: its body with `at` set to now, checked against the definition. */
+/** An event's message: its body (with `at` set to now unless given), checked against the definition. */
 export function encodeEvent<E extends EventDefinition>(event: E, body: EventBody<E>): Uint8Array {
-  const full = { ...body, at: new Date().toISOString() };
+  const full = { at: new Date().toISOString(), ...body };
   const check = checkerOf(event.schema);
   if (!check.Check(full)) {
     const first = check.Errors(full).First();

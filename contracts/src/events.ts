@@ -6,6 +6,7 @@ import { authEvents } from './auth/events.ts';
 import { configEvents } from './config/events.ts';
 import { eventRoot, type EventDefinition } from './event.ts';
 import type { ServiceName } from './operation.ts';
+import { alarmEvent } from './protocol/alarms.ts';
 import { protocolEvents } from './protocol/events.ts';
 
 /** Every event, by context. */
@@ -13,6 +14,7 @@ export const events: readonly EventDefinition[] = [
   ...Object.values(authEvents),
   ...Object.values(configEvents),
   ...Object.values(protocolEvents),
+  alarmEvent,
 ];
 
 /** The subject a service publishes its events under: `events.<service>.>`. */

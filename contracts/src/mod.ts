@@ -23,3 +23,4 @@ export * from './protocol/setting_groups.ts';
 export * from './protocol/events.ts';
 export * from './protocol/live_channel.ts';
 export * from './history/ops.ts';
+export * from './protocol/alarms.ts';

@@ -5,7 +5,7 @@ import type { ProblemCode } from './problems.ts';
 export type ServiceName = 'auth' | 'config' | 'protocol' | 'history';
 
 /** Roles in increasing power. */
-export type Role = 'viewer' | 'editor' | 'admin';
+export type Role = 'viewer' | 'operator' | 'editor' | 'admin';
 
 /** HTTP methods the API uses. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -63,6 +63,11 @@ export type HttpBinding = {
    * that needs a session answers them 403 `password_change_required` until they have changed it.
    */
   beforePasswordChange?: true;
+  /**
+   * A read whose query may ask `format=csv`: the service then answers the CSV text as a JSON string, which
+   * the gateway sends as `text/csv` (the alarm journal).
+   */
+  csvFormat?: true;
 };
 
 /**

@@ -9,6 +9,7 @@ import { connectionOperations } from './protocol/connections.ts';
 import { deviceRecordOperations } from './protocol/device_records.ts';
 import { sessionOperations61850 } from './protocol/live.ts';
 import { liveChannelOperations } from './protocol/live_channel.ts';
+import { alarmOperations } from './protocol/alarms.ts';
 import { settingGroupOperations } from './protocol/setting_groups.ts';
 import { authPing, configPing, echo, historyPing, protocolPing } from './system.ts';
 import { historyOperations } from './history/ops.ts';
@@ -35,6 +36,7 @@ export const operations: readonly Operation[] = [
   ...liveChannelOperations,
   historyPing,
   ...historyOperations,
+  ...alarmOperations,
 ];
 
 /** The operations one service serves. */

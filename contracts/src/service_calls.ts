@@ -15,14 +15,23 @@ export const serviceCalls: Record<ServiceName, readonly string[]> = {
     'getConnectionValues',
     'writeConnectionValue',
     'operateConnectionControl',
+    // Alarms: the reference of a definition checked against the connection's model, and the project status.
+    'checkAlarmReference',
+    'activeAlarmGroupsOfProject',
   ],
-  protocol: ['getProject'],
+  // The alarm evaluator takes up the alarm definitions of a space.
+  protocol: ['getProject', 'alarmDefinitionsOfSpace'],
   // Whether a connection is one of the caller's space, before its history is read.
   history: ['getConnection_1'],
 };
 
 /** Operations that only services call. */
-export const betweenServicesOnly: ReadonlySet<string> = new Set(['connectionStatusesOfProject']);
+export const betweenServicesOnly: ReadonlySet<string> = new Set([
+  'connectionStatusesOfProject',
+  'alarmDefinitionsOfSpace',
+  'checkAlarmReference',
+  'activeAlarmGroupsOfProject',
+]);
 
 /** Whether a sender playing `role` (a gateway, or a service) may ask for `op`. */
 export function mayCall(role: 'gateway' | ServiceName, op: Operation): boolean {

@@ -106,7 +106,8 @@ export function permissionsOf(role: NatsRole, prefix: string): Permissions {
       ...discovery,
       ...presence,
       // The events it follows (the config replicas holding scheduled scripts hear at once of one
-      // scheduled, changed or run elsewhere).
+      // scheduled, changed or run elsewhere; the protocol replicas evaluating alarms take up the
+      // definitions again when one changes).
       ...eventRegistry.filter((e) => e.followers.includes(role)).map((e) => p(e.pattern)),
     ],
     allowResponses: true,

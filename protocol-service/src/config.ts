@@ -1,4 +1,4 @@
-import { maxFileDownloadBytesSetting, maxSclBytesSetting } from '@scada/contracts';
+import { defaultAlarmShelveMaxMinutes, maxFileDownloadBytesSetting, maxSclBytesSetting } from '@scada/contracts';
 import { readSecretsKeys, type EnvReader } from '@scada/platform';
 import { DEFAULT_BACKOFF_CAP_MS } from './sessions/backoff.ts';
 
@@ -24,6 +24,8 @@ export type ProtocolConfig = {
   /** Keys before a rotation: they still open, and what they sealed is sealed again at start. */
   previousSecretsKeys: Buffer[];
   dataDir: string;
+  /** The longest an alarm may be shelved (ALARM_SHELVE_MAX_MINUTES). */
+  alarmShelveMaxMinutes: number;
 };
 
 /** Reads the protocol service's section of the environment. */
@@ -40,5 +42,6 @@ export function readProtocolConfig(env: EnvReader): ProtocolConfig {
     secretsKey: keys.current,
     previousSecretsKeys: keys.previous,
     dataDir: env.string('DATA_DIR', './data'),
+    alarmShelveMaxMinutes: env.int('ALARM_SHELVE_MAX_MINUTES', defaultAlarmShelveMaxMinutes, { min: 1, max: 100_000 }),
   };
 }

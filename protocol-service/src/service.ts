@@ -1,5 +1,7 @@
 import { loadMigrations, secretBox, secretsKeyOf, serve, type ServiceDefinition } from '@scada/platform';
 import { readProtocolConfig, type ProtocolConfig } from './config.ts';
+import { AlarmEvaluator } from './alarms/evaluator.ts';
+import { alarmHandlers } from './handlers/alarms.ts';
 import { connectionHandlers } from './handlers/connections.ts';
 import { connectionSetHandlers } from './handlers/connection_sets.ts';
 import { plainConnectionHandlers } from './handlers/plain_connections.ts';
@@ -7,7 +9,7 @@ import { liveHandlers } from './handlers/live.ts';
 import { liveSnapshotHandler } from './handlers/live_snapshot.ts';
 import { deviceTargets } from './sessions/device_target.ts';
 import { mmsConnector } from './sessions/mms_connector.ts';
-import { startSupervisor } from './sessions/supervisor.ts';
+import { startSupervisor, type Supervisor } from './sessions/supervisor.ts';
 import { resealSecurity } from './store/connections.ts';
 import { dropStaleUploads } from './store/files.ts';
 
@@ -31,6 +33,16 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
       dropStaleUploads(store, staleUploadSeconds).catch((err: unknown) => log.warn({ err }, 'dropping stale uploads failed'));
     }, 600_000);
     sweep.unref();
+    // Alarms are evaluated where values arrive, by the replica that holds the connection.
+    let supervised: Supervisor | null = null;
+    const evaluator = new AlarmEvaluator({
+      store,
+      bus,
+      log: log.child({ part: 'alarms' }),
+      owner: instance,
+      held: () => supervised?.held() ?? [],
+      lastValues: (space, id) => supervised?.local(space, id)?.values.list() ?? [],
+    });
     const supervisor = startSupervisor({
       store,
       bus,
@@ -41,7 +53,10 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
       leaseMs: config.sessionLeaseMs,
       tickMs: Math.max(500, Math.round(config.sessionLeaseMs / 5)),
       backoff: { baseMs: config.reconnectMinMs, capMs: config.reconnectMaxMs },
+      onValues: (connection, values) => evaluator.values(connection, values),
     });
+    supervised = supervisor;
+    evaluator.start();
     const live = liveHandlers({ store, bus, supervisor, instance, maxFileDownloadBytes: config.maxFileDownloadBytes });
     // Operations on a device this replica holds, on subjects of its own, for the replica a request reached.
     const holder = await serve(
@@ -57,11 +72,13 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
         ...plainConnectionHandlers({ store, bus, config, supervisor, secrets }),
         ...connectionSetHandlers({ store, bus, config, supervisor, secrets }),
         liveSnapshotHandler({ store, bus, supervisor, instance }),
+        ...alarmHandlers({ store, evaluator, shelveMaxMinutes: config.alarmShelveMaxMinutes }),
       ],
       stop: async () => {
         clearInterval(sweep);
         await holder.stop();
         await supervisor.stop();
+        await evaluator.stop();
       },
     };
   },

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { testAdminPassword, type TestPlatform } from './platform.ts';
 
 /** A role of the platform. */
-export type RoleName = 'admin' | 'editor' | 'viewer';
+export type RoleName = 'admin' | 'editor' | 'operator' | 'viewer';
 
 /** A signed-in test user: the headers to send, and who it is. */
 export type SignedIn = {

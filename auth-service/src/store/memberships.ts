@@ -19,7 +19,7 @@ function toRole(r: Record<string, unknown>): RoleResponse {
 
 /** The built-in roles, or the ones named, in order of power. */
 export async function listRoles(db: Queryable, only?: readonly string[]): Promise<RoleResponse[]> {
-  const order = `array_position(array['viewer', 'editor', 'admin'], id)`;
+  const order = `array_position(array['viewer', 'operator', 'editor', 'admin'], id)`;
   const { rows } = only
     ? await db.query(`select * from auth.roles where id = any($1::text[]) order by ${order}`, [only])
     : await db.query(`select * from auth.roles order by ${order}`);

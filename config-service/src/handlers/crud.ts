@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ConfigEntity, Operation } from '@scada/contracts';
-import { implement, notFound, spaceOf, type Implementation } from '@scada/platform';
+import { implement, notFound, spaceOf, type HandlerContext, type Implementation } from '@scada/platform';
 import type { EntityTable } from '../store/entity_table.ts';
 import { announce, auditOf, type HandlerDeps } from './context.ts';
 
@@ -13,6 +13,8 @@ export type Resource = {
   idParam: string;
   /** For resources under a parent in the path (boards, placeholders): its parameter and table. */
   parent?: { param: string; table: EntityTable };
+  /** Checks a create's or replacement's body beyond its schema (rules between fields, references); throws the problem. */
+  check?: (body: Record<string, unknown>, ctx: HandlerContext, id: string | null) => Promise<void>;
 };
 
 type Message = { params: Record<string, string>; body?: Record<string, unknown> };
@@ -47,6 +49,7 @@ export function crudHandlers(deps: HandlerDeps, r: Resource): Implementation[] {
     implement(r.ops.create, async (m, ctx) => {
       const space = spaceOf(ctx);
       const audit = auditOf(ctx, deps);
+      await r.check?.(bodyOf(m), ctx, null);
       const created = await r.table.insert(deps.store, space, randomUUID(), bodyOf(m), audit, parentOf(m));
       announce(deps, ctx, audit, r.entity, 'created', created.id);
       return created;
@@ -62,6 +65,7 @@ export function crudHandlers(deps: HandlerDeps, r: Resource): Implementation[] {
       const space = spaceOf(ctx);
       const audit = auditOf(ctx, deps);
       const id = idOf(m);
+      await r.check?.(bodyOf(m), ctx, id);
       if (!(await r.table.update(deps.store, space, id, bodyOf(m), audit, parentOf(m)))) throw notFound(label, id);
       announce(deps, ctx, audit, r.entity, 'updated', id);
       return null;

@@ -1,4 +1,5 @@
 import {
+  activeAlarmGroupsOfProject,
   connectionStatusesOfProject,
   deleteScriptsByIds,
   getFaceplatesByProjectId,
@@ -11,7 +12,7 @@ import {
 } from '@scada/contracts';
 import { call, implement, notFound, onBehalfOf, spaceOf, type HandlerContext, type Implementation } from '@scada/platform';
 import { scheduledAmong } from '../store/script_schedules.ts';
-import { faceplates, projects, scripts } from '../store/tables.ts';
+import { alarmGroups, faceplates, projects, scripts } from '../store/tables.ts';
 import { announce, auditOf, type HandlerDeps } from './context.ts';
 
 /** Lookups by project and by name, the project status, and the bulk deletion of scripts. */
@@ -58,10 +59,13 @@ export function lookupHandlers(deps: HandlerDeps): Implementation[] {
 
     implement(getProjectStatus, async ({ params }, ctx) => {
       const projectId = await projectOf(ctx, params.projectId);
-      const [inProject, connectionStatuses] = await Promise.all([
+      const [inProject, connectionStatuses, groups, activeGroups] = await Promise.all([
         scripts.listWhere(deps.store, spaceOf(ctx), { projectId }),
         call(deps.bus, connectionStatusesOfProject, { params: {}, query: { projectId } }, onBehalfOf(ctx)),
+        alarmGroups.listWhere(deps.store, spaceOf(ctx), { projectId }),
+        call(deps.bus, activeAlarmGroupsOfProject, { params: {}, query: { projectId } }, onBehalfOf(ctx)),
       ]);
+      const active = new Set(activeGroups);
       const scheduled = await scheduledAmong(
         deps.store,
         spaceOf(ctx),
@@ -72,7 +76,7 @@ export function lookupHandlers(deps: HandlerDeps): Implementation[] {
         scriptStatuses: Object.fromEntries(
           inProject.map((s) => [s.id, scheduled.has(s.id) ? ('Scheduled' as const) : ('Not Scheduled' as const)]),
         ),
-        alarmGroupStatuses: {},
+        alarmGroupStatuses: Object.fromEntries(groups.map((g) => [g.id, active.has(g.id) ? ('Active' as const) : ('Not Active' as const)])),
         reportStatuses: {},
         dataTransferStatuses: {},
       };

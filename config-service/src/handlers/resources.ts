@@ -1,4 +1,6 @@
 import {
+  alarmGroupResource,
+  alarmResource,
   boardGroupResource,
   boardResource,
   faceplateResource,
@@ -10,7 +12,8 @@ import {
 } from '@scada/contracts';
 import type { Implementation } from '@scada/platform';
 import type { EntityTable } from '../store/entity_table.ts';
-import { boardGroups, boards, faceplates, placeholders, projects, scripts } from '../store/tables.ts';
+import { alarmGroups, alarms, boardGroups, boards, faceplates, placeholders, projects, scripts } from '../store/tables.ts';
+import { alarmChecker, alarmDefinitionHandlers, checkAlarmGroup } from './alarm_definitions.ts';
 import type { HandlerDeps } from './context.ts';
 import { crudHandlers, type Resource } from './crud.ts';
 import { updateScriptCodeHandler } from './script_code.ts';
@@ -32,16 +35,18 @@ function bind(definition: Definition, table: EntityTable, parentTable?: EntityTa
 }
 
 /** The resources of the config service, each bound to its operations and its table. */
-const resources: Resource[] = [
+const resources = (deps: HandlerDeps): Resource[] => [
   bind(projectResource, projects),
   bind(boardGroupResource, boardGroups),
   bind(boardResource, boards, boardGroups),
   bind(faceplateResource, faceplates),
   bind(placeholderResource, placeholders, faceplates),
   bind(scriptResource, scripts),
+  { ...bind(alarmGroupResource, alarmGroups), check: checkAlarmGroup },
+  { ...bind(alarmResource, alarms), check: alarmChecker(deps) },
 ];
 
 /** Every handler of the configuration resources. */
 export function resourceHandlers(deps: HandlerDeps): Implementation[] {
-  return [...resources.flatMap((r) => crudHandlers(deps, r)), updateScriptCodeHandler(deps)];
+  return [...resources(deps).flatMap((r) => crudHandlers(deps, r)), updateScriptCodeHandler(deps), ...alarmDefinitionHandlers(deps)];
 }

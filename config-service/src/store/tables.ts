@@ -1,4 +1,6 @@
 import {
+  alarmGroupResource,
+  alarmResource,
   boardGroupResource,
   boardResource,
   faceplateResource,
@@ -32,6 +34,7 @@ export const projects = entityTable({
   children: [
     { table: 'config.faceplates', column: 'project_id', label: 'faceplate', plural: 'faceplates' },
     { table: 'config.scripts', column: 'project_id', label: 'script', plural: 'scripts' },
+    { table: 'config.alarm_groups', column: 'project_id', label: 'alarm group', plural: 'alarm groups' },
   ],
 });
 
@@ -86,5 +89,24 @@ export const scripts = entityTable({
   reference: { field: 'projectId', column: 'project_id', label: 'project', table: 'config.projects' },
   // `offset` is an SQL keyword.
   columns: columnsOf(scriptResource.fields, { code, time: { fromDb: isoDate }, offset: { column: 'offset_ms' } }),
+  orderBy: `${byName}, id`,
+});
+
+/** Alarm groups, each in a project of the same space. */
+export const alarmGroups = entityTable({
+  table: 'config.alarm_groups',
+  label: alarmGroupResource.label,
+  reference: { field: 'projectId', column: 'project_id', label: 'project', table: 'config.projects' },
+  columns: columnsOf(alarmGroupResource.fields),
+  orderBy: `${byName}, id`,
+  children: [{ table: 'config.alarms', column: 'group_id', label: 'alarm', plural: 'alarms' }],
+});
+
+/** Alarms, each in an alarm group of the same space. */
+export const alarms = entityTable({
+  table: 'config.alarms',
+  label: alarmResource.label,
+  reference: { field: 'groupId', column: 'group_id', label: 'alarm group', table: 'config.alarm_groups' },
+  columns: columnsOf(alarmResource.fields),
   orderBy: `${byName}, id`,
 });

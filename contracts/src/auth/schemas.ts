@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 /** Role names, in increasing power. */
-export const RoleName = Type.Union([Type.Literal('viewer'), Type.Literal('editor'), Type.Literal('admin')]);
+export const RoleName = Type.Union([Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('editor'), Type.Literal('admin')]);
 
 /** Ids the auth service hands out: UUIDs, plus the fixed id `default` of the first space. */
 export const EntityId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });

@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineEvent } from '../event.ts';
+import type { ServiceName } from '../operation.ts';
 
 /** The entities the config service publishes events about, as they appear in event subjects. */
-export type ConfigEntity = 'project' | 'board_group' | 'board' | 'faceplate' | 'placeholder' | 'script';
+export type ConfigEntity = 'project' | 'board_group' | 'board' | 'faceplate' | 'placeholder' | 'script' | 'alarm_group' | 'alarm';
 
 /** What happened to an entity. */
 export type ConfigVerb = 'created' | 'updated' | 'deleted';
@@ -32,10 +33,11 @@ export const ScriptRanEvent = Type.Object({
 export type ScriptRanEvent = Static<typeof ScriptRanEvent>;
 
 const verbs = ['created', 'updated', 'deleted'] as const;
-const entityEvent = <N extends string>(name: N) =>
+const entityEvent = <N extends string>(name: N, followers: readonly ServiceName[] = []) =>
   defineEvent({
     name: `config.${name}`,
     publisher: 'config',
+    followers,
     kinds: verbs,
     schema: ConfigEvent,
     summary: `A ${name.replace('_', ' ')} was created, changed or deleted (committed).`,
@@ -48,6 +50,9 @@ export const configEvents = {
   board: entityEvent('board'),
   faceplate: entityEvent('faceplate'),
   placeholder: entityEvent('placeholder'),
+  /** The protocol service takes up a space's alarm definitions again after these. */
+  alarm_group: entityEvent('alarm_group', ['protocol']),
+  alarm: entityEvent('alarm', ['protocol']),
   script: defineEvent({
     name: 'config.script',
     publisher: 'config',

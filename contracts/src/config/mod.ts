@@ -1,3 +1,4 @@
+import { alarmDefinitionOperations } from './alarm_ops.ts';
 import { dashboardOperations } from './dashboard_ops.ts';
 import { faceplateOperations } from './faceplate_ops.ts';
 import { lookupOperations } from './lookup_ops.ts';
@@ -16,6 +17,7 @@ export * from './faceplate_ops.ts';
 export * from './script_ops.ts';
 export * from './script_runtime_ops.ts';
 export * from './lookup_ops.ts';
+export * from './alarm_ops.ts';
 
 /** Every operation of the config service, for the registry. */
 export const configOperations = [
@@ -25,4 +27,5 @@ export const configOperations = [
   ...scriptOperations,
   ...scriptRuntimeOperations,
   ...lookupOperations,
+  ...alarmDefinitionOperations,
 ];

@@ -112,6 +112,8 @@ export type ResourceSpec<F extends Fields, P extends string = never> = {
   missing?: { create?: string; update?: string };
   /** What each operation says, where the defaults do not. */
   docs: { list: string; get: string; create?: string; update?: string; remove?: string };
+  /** A resource the reference interface does not have: every operation says it is an extension. */
+  extension?: true;
 };
 
 /** The five operations of a resource, typed by its answer. */
@@ -168,7 +170,7 @@ function operationsOf<F extends Fields, P extends string, R extends TObject>(
   const common = { service: 'config' as const, tags };
   const removeErrors: ProblemCode[] = spec.children ? ['not_found', 'conflict'] : ['not_found'];
 
-  return {
+  const ops: ResourceOperations<R> = {
     list: defineOperation({
       ...common,
       operationId: `get${stem.many}`,
@@ -216,7 +218,14 @@ function operationsOf<F extends Fields, P extends string, R extends TObject>(
       http: writeBinding('DELETE', one, 204, removeErrors),
     }),
   };
+  if (spec.extension) {
+    for (const op of Object.values(ops)) op.description = sentence(op.description, extensionNote);
+  }
+  return ops;
 }
+
+/** What an operation of a resource the reference does not have says. */
+export const extensionNote = 'An extension of the reference interface.';
 
 /** The operations of resources in registry order: each resource's list, create, read, replace, delete. */
 export function operationsOfAll(resources: readonly { operations: ResourceOperations }[]): Operation[] {

@@ -224,6 +224,129 @@ export const scriptResource = defineResource({
   docs: { list: byNameThenId, get: 'The code reads back byte for byte as it was sent. A script of another space is 404.' },
 });
 
+/** The lowest and highest alarm priority (1 is the most urgent), as the reference's alarm groups have them. */
+export const alarmPriorityRange = { min: 1, max: 255 } as const;
+
+/** An alarm priority: 1 (most urgent) to 255. */
+const AlarmPriority = (description: string) =>
+  Type.Integer({ minimum: alarmPriorityRange.min, maximum: alarmPriorityRange.max, description });
+
+const missingAlarmGroup = "A `groupId` that does not exist, or names another space's alarm group, is 404.";
+
+/** Alarm groups, each in a project of the same space: a name and the range its alarms' priorities lie in. */
+export const alarmGroupResource = defineResource({
+  entity: 'alarm_group',
+  stem: { one: 'AlarmGroup', many: 'AlarmGroups' },
+  label: 'alarm group',
+  plural: 'alarm groups',
+  tags: ['Alarms'],
+  path: '/api/alarm-groups',
+  id: { param: 'alarmGroupId', description: 'Id of an alarm group of the space (a UUID).' },
+  fields: {
+    name: field.name('Unique among the alarm groups of its project (compared exactly).'),
+    projectId: field.projectRef(),
+    minPriority: required(AlarmPriority('The most urgent priority an alarm of the group may have (1 is the most urgent).'), Type.Integer()),
+    maxPriority: required(
+      AlarmPriority('The least urgent priority an alarm of the group may have; not below `minPriority`.'),
+      Type.Integer(),
+    ),
+    dsc: optional(field.note(255)),
+  },
+  describe: {
+    request: `An alarm group. \`minPriority\` ≤ \`maxPriority\`, both ${alarmPriorityRange.min} to ${alarmPriorityRange.max}; otherwise 400 \`validation_failed\`.`,
+    response: 'An alarm group.',
+  },
+  children: 'alarms',
+  extension: true,
+  missing: { create: missingProject, update: missingProject },
+  docs: {
+    list: byNameThenId,
+    get: 'An alarm group of another space is 404. `getProjectStatus` reports each group `Active` while any of its alarms is not `normal`.',
+  },
+});
+
+/** What an alarm watches: a boolean's state, an analog value against limits, the value's quality, or its age. */
+export const AlarmType = OneOf(['state', 'analog', 'quality', 'stale']);
+
+/** The longest on-delay, in milliseconds (one hour). */
+export const maxAlarmOnDelayMs = 3_600_000;
+
+/** Alarms on a data attribute of a connection, each in an alarm group of the same space. */
+export const alarmResource = defineResource({
+  entity: 'alarm',
+  stem: { one: 'AlarmDefinition', many: 'AlarmDefinitions' },
+  label: 'alarm',
+  plural: 'alarms',
+  tags: ['Alarms'],
+  path: '/api/alarm-definitions',
+  id: { param: 'alarmId', description: 'Id of an alarm of the space (a UUID).' },
+  fields: {
+    name: field.name('Unique among the alarms of its group (compared exactly).'),
+    groupId: required(ConfigIdOf('Id of an alarm group of the same space; a missing group, or one of another space, is 404.'), ConfigId),
+    connectionId: required(ConfigIdOf('Id of an IEC 61850 connection of the same space; one the space does not hold is 404.'), ConfigId),
+    reference: required(
+      UnicodeText({
+        minLength: 1,
+        maxLength: 255,
+        pattern: noNulPattern,
+        description:
+          'The data attribute watched, as `LD/LN.DO.DA[FC]` (or `LD/LN$FC$DO$DA`): a part of a reported data object (`LD/GGIO1.AnIn1.mag.f[MX]`) is taken from it. While the connection has an SCL file, a logical device, logical node or data object its model does not hold is 400.',
+      }),
+      Type.String(),
+    ),
+    type: field.oneOf(AlarmType),
+    priority: required(AlarmPriority("1 (most urgent) to 255, within its group's range."), Type.Integer()),
+    message: required(
+      UnicodeText({ minLength: 1, maxLength: 255, pattern: noNulPattern, description: 'What the operator reads.' }),
+      Type.String(),
+    ),
+    alarmWhen: optional(
+      required(Type.Boolean({ description: '`state` alarms: the value that is the alarm (true or false).' }), Type.Boolean()),
+    ),
+    hh: optional(field.double()),
+    h: optional(field.double()),
+    l: optional(field.double()),
+    ll: optional(field.double()),
+    deadband: optional(
+      required(
+        Type.Number({
+          minimum: 0,
+          description: '`analog` alarms: how far back inside a limit the value must come before the alarm returns to normal.',
+        }),
+        Type.Number(),
+      ),
+    ),
+    staleSeconds: optional(
+      required(
+        Type.Integer({ minimum: 1, maximum: 86_400, description: '`stale` alarms: the alarm comes when no value arrived for this long.' }),
+        Type.Integer(),
+      ),
+    ),
+    onDelayMs: optional(
+      required(
+        Type.Integer({
+          minimum: 0,
+          maximum: maxAlarmOnDelayMs,
+          description: 'The condition must hold this long before the alarm comes (chatter that clears sooner raises nothing).',
+        }),
+        Type.Integer(),
+      ),
+    ),
+    dsc: optional(field.note(255)),
+  },
+  describe: {
+    request:
+      "An alarm on a data attribute of a connection. `state`: needs `alarmWhen`. `analog`: needs at least one of `hh`, `h`, `l`, `ll`, in the order `ll` < `l` < `h` < `hh` (those given); `deadband` 0 by default. `quality`: the alarm comes while the value's validity is not `good`. `stale`: needs `staleSeconds`. Fields of another type are 400, as are limits out of order and a priority outside the group's range (`validation_failed`, the detail names the reason).",
+    response: 'An alarm definition.',
+  },
+  extension: true,
+  missing: { create: missingAlarmGroup, update: missingAlarmGroup },
+  docs: {
+    list: byNameThenId,
+    get: 'An alarm of another space is 404. Its state is `GET /api/alarms/active`.',
+  },
+});
+
 /** Answers the lookups return (`lookup_ops.ts`); every schema of a resource is on its definition. */
 export const ProjectResponse = projectResource.response;
 export const FaceplateResponse = faceplateResource.response;

@@ -9,7 +9,7 @@ import { ReportedValue, SessionWarning } from './events.ts';
  */
 
 /** The topics a stream may follow. */
-export const liveTopics = ['values', 'sessions', 'config', 'scripts'] as const;
+export const liveTopics = ['values', 'sessions', 'config', 'scripts', 'alarms'] as const;
 export type LiveTopic = (typeof liveTopics)[number];
 
 /** The most connections one stream's filter may name. */
@@ -51,6 +51,23 @@ export const LiveScriptRun = Type.Object({
   durationMs: Type.Number({ minimum: 0 }),
 });
 export type LiveScriptRun = Static<typeof LiveScriptRun>;
+
+/** Data of an `event: alarm`: one transition of an alarm (a row of its journal, with what filters need). */
+export const LiveAlarm = Type.Object({
+  alarmId: Type.String(),
+  connectionId: Type.String(),
+  groupId: Type.String(),
+  projectId: Type.String(),
+  priority: Type.Integer(),
+  message: Type.String(),
+  from: Type.String(),
+  to: Type.String(),
+  at: Type.String({ format: 'date-time' }),
+  by: Type.Union([Type.String(), Type.Null()]),
+  value: Type.Unknown(),
+  comment: Type.Union([Type.String(), Type.Null()]),
+});
+export type LiveAlarm = Static<typeof LiveAlarm>;
 
 /** Why a stream ended, as its last event (`event: end`) says. */
 export const liveEndReasons = ['session_ended', 'session_expired', 'access_ended', 'ip_denied', 'slow', 'shutdown'] as const;

@@ -2,15 +2,18 @@
  * What a bus event becomes on the live channel: a message with its space, topic and connection (for
  * filtering) and its SSE frames, written once and shared by every client that gets them. A report
  * becomes one `value` event per attribute; a session change one `session` event; a configuration change
- * (of any context, connections included) one `config` event; a script's run one `script` event.
+ * (of any context, connections included) one `config` event; a script's run one `script` event; an
+ * alarm's transition one `alarm` event.
  */
 import {
+  alarmEvent,
   configEvents,
   decodeEvent,
   eventOf,
   kindOf,
   protocolEvents,
   type EventDefinition,
+  type LiveAlarm,
   type LiveConfigChange,
   type LiveScriptRun,
   type LiveSession,
@@ -95,6 +98,17 @@ function buildOf(subject: string, data: Uint8Array): Build | null {
     if (!body) return null;
     const run: LiveScriptRun = { scriptId: body.id, outcome: body.outcome, durationMs: body.durationMs };
     return { space: body.space, topic: 'scripts', connectionId: null, data: () => [{ event: 'script', data: run }] };
+  }
+  if (def === alarmEvent) {
+    const body = decodeEvent(alarmEvent, data);
+    if (!body) return null;
+    const { space: _s, seq: _q, ...alarm } = body;
+    return {
+      space: body.space,
+      topic: 'alarms',
+      connectionId: body.connectionId,
+      data: () => [{ event: 'alarm', data: alarm satisfies LiveAlarm }],
+    };
   }
   const entity = def && configChanges.get(def);
   if (def && entity) {

@@ -1,4 +1,5 @@
 import {
+  LiveAlarm,
   LiveConfigChange,
   LiveEnd,
   LiveScriptRun,
@@ -25,6 +26,7 @@ export function liveSchemas(): Record<string, Json> {
     LiveSession: plain(LiveSession),
     LiveConfigChange: plain(LiveConfigChange),
     LiveScriptRun: plain(LiveScriptRun),
+    LiveAlarm: plain(LiveAlarm),
     LiveEnd: plain(LiveEnd),
   };
 }
@@ -47,6 +49,11 @@ const events = [
   ],
   ['config', 'LiveConfigChange', 'A configuration change committed (projects, boards, faceplates, scripts, connections, …).'],
   ['script', 'LiveScriptRun', "A script's run ended, scheduled or by hand (topic `scripts`), with its outcome and duration."],
+  [
+    'alarm',
+    'LiveAlarm',
+    'An alarm changed state (topic `alarms`): one row of the alarm journal, with its connection, group, project and priority.',
+  ],
   [
     'end',
     'LiveEnd',

@@ -2,7 +2,7 @@ import { ProblemError, type HttpBinding, type Role } from '@scada/contracts';
 import type { Context } from 'koa';
 import { actorOf, resolveSession, type Session, type SessionDeps } from '../auth/session.ts';
 
-const rank: Record<Role, number> = { viewer: 1, editor: 2, admin: 3 };
+const rank: Record<Role, number> = { viewer: 1, operator: 2, editor: 3, admin: 4 };
 const maxSpaceHeader = 64;
 
 /** The request's session, resolved once and kept on the context. */

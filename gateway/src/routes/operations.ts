@@ -70,6 +70,12 @@ export function operationRoutes(ops: readonly Operation[], deps: OperationRouteD
         ctx.remove('Content-Type');
         return;
       }
+      if (http.csvFormat && (message.query as { format?: string }).format === 'csv') {
+        // The service answered the CSV text as a JSON string.
+        ctx.type = 'text/csv; charset=utf-8';
+        ctx.body = JSON.parse(text) as string;
+        return;
+      }
       // Every answer is JSON, a bare string too (Koa would send a string body as text/plain by itself).
       ctx.type = 'application/json';
       ctx.body = text === '' ? null : text;

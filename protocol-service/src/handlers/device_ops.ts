@@ -32,7 +32,7 @@ import {
 } from '@scada/platform';
 import { connectionNotFound, notConnected, type DeviceRouter } from '../sessions/device_router.ts';
 import type { DeviceValue, LiveDevice } from '../sessions/live_device.ts';
-import { blockKey, type Session } from '../sessions/session.ts';
+import { blockKey, type ObservedValue, type Session } from '../sessions/session.ts';
 import { qualityOf, readTimestampOf } from '../sessions/value_stamps.ts';
 import { appendControlLog, type ControlLogRecord } from '../store/control_log.ts';
 import { findConnection } from '../store/connections.ts';
@@ -197,7 +197,7 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
         readConnectionValues,
         req,
         ctx,
-        async (device) => {
+        async (device, session) => {
           const values = references.length ? await device.read(references) : [];
           const sets = dataSets.length ? await device.readDataSets(dataSets) : [];
           const answer = [
@@ -205,6 +205,10 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
             ...sets.map((set) => ({ reference: set.reference, members: set.members.map((m) => readResult(m.reference, m)) })),
           ];
           publishRead(deps.bus, spaceOf(ctx), req.params.connectionId.toLowerCase(), answer, ctx.requestId);
+          // What was read is a value of the device like a reported one: its alarms are evaluated.
+          session.observe(
+            answer.flatMap((r) => ('members' in r ? r.members : [r])).flatMap((r) => ('value' in r ? [r as ObservedValue] : [])),
+          );
           return answer;
         },
         forward,

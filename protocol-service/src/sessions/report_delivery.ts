@@ -36,6 +36,8 @@ export type ReportDeliveryDeps = {
   values: LastValues;
   /** A block's device lost entries while it buffered. */
   onOverflow(rcb: string): void;
+  /** Every value delivered, after it was published (the alarm evaluator). */
+  onValues?(values: readonly LastValue[]): void;
 };
 
 export class ReportDelivery {
@@ -97,6 +99,7 @@ export class ReportDelivery {
     this.#unplaced.delete(report.rcb);
     const values = this.#deps.values.record(report, receivedAt);
     this.#publish(report, values, receivedAt);
+    this.#deps.onValues?.(values);
     if (report.entryId) this.#positions.set(report.rcb, report.entryId);
     const stored = values.map(({ stale: _s, ...v }) => v as StoredValue);
     this.#deps.journal.keep(space, id, device, stored, report.entryId ? [report.rcb, report.entryId] : undefined);

@@ -15,7 +15,10 @@ import type { Bus, Store } from '@scada/platform';
 import { reportSubscriptions, saveSessionState, type SessionState, type StartedConnection } from '../store/sessions.ts';
 import { backoffMs } from './backoff.ts';
 import { DeliveryJournal } from './delivery_journal.ts';
-import { LastValues } from './last_values.ts';
+import { LastValues, type LastValue } from './last_values.ts';
+
+/** A value of an attribute as the device gave it, reported or read. */
+export type ObservedValue = Pick<LastValue, 'reference' | 'value' | 'quality'>;
 import { blockKey, ReportDelivery } from './report_delivery.ts';
 import { publishSessionChange } from './session_events.ts';
 import { SettingGroupEdits } from './setting_group_edits.ts';
@@ -40,6 +43,8 @@ export type SessionDeps = {
    * password and TLS settings, opened (address and port alone when not given).
    */
   target?: (connection: StartedConnection) => Promise<DeviceTarget>;
+  /** Every value a report delivered or a read answered (the alarm evaluator). */
+  onValues?: (connection: StartedConnection, values: readonly ObservedValue[]) => void;
 };
 
 export class Session {
@@ -82,6 +87,7 @@ export class Session {
       connection,
       values: this.values,
       onOverflow: (rcb) => void this.#warnOverflow(rcb),
+      ...(deps.onValues ? { onValues: (values: readonly LastValue[]) => deps.onValues?.(this.#connection, values) } : {}),
     });
   }
 
@@ -103,6 +109,11 @@ export class Session {
   enabling(rcb: string, options: ReportOptions): ReportOptions {
     const entryId = this.#delivery.enabling(rcb);
     return entryId === undefined ? options : { ...options, entryId };
+  }
+
+  /** Values a read of the device answered: evaluated as reported ones are (alarms). */
+  observe(values: readonly ObservedValue[]): void {
+    if (values.length > 0) this.#deps.onValues?.(this.#connection, values);
   }
 
   get connection(): StartedConnection {

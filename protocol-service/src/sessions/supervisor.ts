@@ -13,7 +13,7 @@ import { acquireLease, releaseLease, renewLeases, startedConnections, type Start
 import { DeliveryJournal } from './delivery_journal.ts';
 import type { Connector, DeviceTarget } from './live_device.ts';
 import { expectedModelOf } from './model_check.ts';
-import { Session } from './session.ts';
+import { Session, type ObservedValue } from './session.ts';
 
 export type SupervisorOptions = {
   store: Store;
@@ -29,11 +29,15 @@ export type SupervisorOptions = {
   backoff?: { baseMs?: number; capMs?: number };
   /** Where and how to reach a connection's device (its password and TLS settings opened); address and port alone when not given. */
   target?: (connection: StartedConnection) => Promise<DeviceTarget>;
+  /** Every value a report delivered or a read answered on a connection held here (the alarm evaluator). */
+  onValues?: (connection: StartedConnection, values: readonly ObservedValue[]) => void;
 };
 
 export type Supervisor = {
   /** The session this replica holds for a connection. */
   local(space: string, id: string): Session | undefined;
+  /** The connections this replica holds now. */
+  held(): StartedConnection[];
   /** Runs a tick now (after a start or a stop), resolving when it is done. */
   kick(): Promise<void>;
   /** Ends every session and gives every lease up, so that another replica takes over at once. */
@@ -88,6 +92,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
           backoff: options.backoff,
           journal,
           ...(options.target ? { target: options.target } : {}),
+          ...(options.onValues ? { onValues: options.onValues } : {}),
           expectedModel: (conn, domains) => expectedModelOf(options.store, conn.space, conn.id, domains),
         });
         sessions.set(k, session);
@@ -113,6 +118,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
 
   return {
     local: (space, id) => sessions.get(key(space, id)),
+    held: () => [...sessions.values()].map((s) => s.connection),
     kick: async () => {
       await ticking;
       await run();
