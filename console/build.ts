@@ -6,7 +6,6 @@
 import { gzipSync } from 'node:zlib';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
-import { build } from 'esbuild';
 
 /** The console's folder. */
 const consoleRoot = new URL('.', import.meta.url).pathname.replace(/\/$/, '');
@@ -34,6 +33,8 @@ export type ConsoleBuild = {
  * The new build is written beside the old one and put in place at once.
  */
 export async function buildConsole(out = consoleDist): Promise<ConsoleBuild> {
+  // Loaded here, so that a start without the development packages can say what is missing (see `main`).
+  const { build } = await import('esbuild');
   const staging = `${out}.staging-${process.pid}`;
   await rm(staging, { recursive: true, force: true });
   const result = await build({
@@ -125,7 +126,16 @@ function page(script: string, styles: string): string {
 /** `node --import tsx console/build.ts`: builds and prints the sizes; exits 1 over the budget. */
 async function main(): Promise<void> {
   const started = Date.now();
-  const built = await buildConsole();
+  let built: ConsoleBuild;
+  try {
+    built = await buildConsole();
+  } catch (err) {
+    // An install without the development packages (`npm install --omit=dev`) has no esbuild: the platform
+    // still starts, without its console (`/` then leads to `/docs`).
+    if ((err as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND' || !String(err).includes('esbuild')) throw err;
+    console.warn('esbuild is not installed (an install without development packages): the console is not built, /console/ answers 404');
+    return;
+  }
   const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
   const lazy = Object.entries(built.lazyGzipBytes)
     .map(([name, bytes]) => `${name} ${kb(bytes)}`)

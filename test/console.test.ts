@@ -268,6 +268,14 @@ async function run(): Promise<void> {
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('heading', { name: 'Connections' }).waitFor();
     t.pass('the code opens the console');
+
+    // The session ends elsewhere (its cookies used by another client to sign out): the live stream's end
+    // brings the console back to sign-in.
+    const cookies = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    t.equal((await fetch(`${p.url}/logout`, { method: 'POST', headers: { cookie: cookies } })).status, 200);
+    await page.getByText('Your session has ended. Please sign in again.').waitFor();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    t.pass('a session ended elsewhere shows sign-in');
     t.same(problems, [], 'no console error');
   });
 

@@ -4,6 +4,7 @@
  * row its own signal, so only the rows that changed are drawn again.
  */
 import { signal, type Signal } from '@preact/signals';
+import { sessionEnded } from './api.ts';
 
 /** A session's state as `event: session` tells it. */
 export type SessionState = {
@@ -42,6 +43,12 @@ export const configChanges = signal(0);
 export const rowOf = (key: string) => rows.get(key) as Signal<LiveValue>;
 
 let source: EventSource | null = null;
+
+/** Why the platform ended the stream, in words. */
+const endSentences: Record<string, string> = {
+  access_ended: 'Your access to this space ended: an administrator changed your roles or spaces.',
+  ip_denied: 'The platform no longer accepts requests from your address.',
+};
 let pending = new Map<string, Omit<LiveValue, 'changes'>>();
 let frame = 0;
 
@@ -98,9 +105,22 @@ export function follow(space: string): void {
     configChanges.value++;
   });
   es.addEventListener('end', (e) => {
-    const { reason } = JSON.parse((e as MessageEvent).data) as { reason?: string };
-    liveStatus.value = { open: false, ended: `The live connection ended (${reason ?? 'session over'}).` };
+    const { reason = '' } = JSON.parse((e as MessageEvent).data) as { reason?: string };
     es.close();
+    if (reason === 'session_ended' || reason === 'session_expired') {
+      sessionEnded.value++;
+      return;
+    }
+    // A gateway that stops, or a stream that fell behind: a fresh stream (and snapshot) after a moment.
+    if (reason === 'shutdown' || reason === 'slow') {
+      liveStatus.value = { open: false, ended: 'The live connection was interrupted; reconnecting…' };
+      setTimeout(() => source === es && follow(space), 1000);
+      return;
+    }
+    liveStatus.value = {
+      open: false,
+      ended: endSentences[reason] ?? 'The live connection ended. Reload the page to follow the plant again.',
+    };
   });
 }
 

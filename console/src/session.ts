@@ -15,6 +15,7 @@ export type Stage =
   | { kind: 'change-password' }
   | { kind: 'signed-in'; me: Me; spaces: Space[] };
 
+/** The current stage of signing in; the app draws the screen it names. */
 export const stage = signal<Stage>({ kind: 'loading' });
 
 /** Whether the signed-in user is an administrator. */

@@ -10,7 +10,12 @@ import { canEdit } from '../session.ts';
 import { Alert, useAction } from './common.ts';
 
 type Node = Record<string, unknown> & { name?: string; ref?: string };
-type Actions = { id: string; onWrite: (reference: string, kind?: string) => void; onControl: (reference: string, cdc: string) => void };
+type Actions = {
+  id: string;
+  enabled?: Set<string>;
+  onWrite: (reference: string, kind?: string) => void;
+  onControl: (reference: string, cdc: string) => void;
+};
 
 /** What a person types for an attribute of this type: an on/off, a number, or text. */
 function kindOf(type: string): string {
@@ -28,7 +33,16 @@ const controllable = new Set(['SPC', 'DPC', 'INC', 'ENC', 'BSC', 'ISC', 'APC', '
 export function ModelTree(props: Actions) {
   const [model, setModel] = useState<Node | null>(null);
   const [run, busy, error] = useAction();
-  const load = () => run(async () => setModel(await api<Node>('GET', `/api/connections/${props.id}/browse`)));
+  const [enabled, setEnabled] = useState<Set<string>>(new Set());
+  const load = () =>
+    run(async () => {
+      const [tree, reports] = await Promise.all([
+        api<Node>('GET', `/api/connections/${props.id}/browse`),
+        api<{ rcb: string }[]>('GET', `/api/connections/${props.id}/reports`),
+      ]);
+      setEnabled(new Set(reports.map((r) => r.rcb)));
+      setModel(tree);
+    });
   useEffect(() => {
     void load();
   }, [props.id]);
@@ -38,7 +52,7 @@ export function ModelTree(props: Actions) {
       <button type="button" class="secondary small" onClick=${load} disabled=${busy}>${busy ? 'Loading the model…' : 'Browse again'}</button>
     </p>
     <${Alert} message=${error} />
-    ${model ? html`<ul class="tree" role="list">${children(model, {}).map((c) => html`<${Branch} node=${c.node} label=${c.label} path=${c.path} actions=${props} />`)}</ul>` : null}
+    ${model ? html`<ul class="tree" role="list">${children(model, {}).map((c) => html`<${Branch} node=${c.node} label=${c.label} path=${c.path} actions=${{ ...props, enabled }} />`)}</ul>` : null}
   </div>`;
 }
 
@@ -106,25 +120,29 @@ function actionOf(node: Node, path: Path, actions: Actions) {
     return html`<button type="button" class="small" aria-label=${`Operate ${ref}`} onClick=${only(() => actions.onControl(ref, cdc))}>Operate…</button>`;
   }
   if (typeof node.ref === 'string' && /\$(RP|BR)\$/.test(node.ref) && !('instances' in node)) {
-    return html`<${EnableReport} id=${actions.id} rcb=${node.ref} />`;
+    return html`<${EnableReport} id=${actions.id} rcb=${node.ref} enabled=${actions.enabled?.has(node.ref) ?? false} />`;
   }
   return null;
 }
 
-/** Enables a report block (with a general interrogation, so every value arrives once at once). */
-function EnableReport({ id, rcb }: { id: string; rcb: string }) {
+/** Enables a report block (with a general interrogation, so every value arrives once at once), or disables it. */
+function EnableReport({ id, rcb, enabled }: { id: string; rcb: string; enabled: boolean }) {
   const [run, busy, error] = useAction();
-  const [done, setDone] = useState(false);
-  const enable = () =>
-    run(async () => {
-      await api('POST', `/api/connections/${id}/reports`, { body: { rcb, generalInterrogation: true, triggers: ['dchg', 'qchg', 'gi'] } });
-      setDone(true);
-    });
-  if (done) return html`<span class="badge ok" role="status">reports enabled</span>`;
-  const click = (e: Event) => {
+  const [done, setDone] = useState(enabled);
+  const toggle = (e: Event) => {
     e.preventDefault();
-    void enable();
+    void run(async () => {
+      if (done) await api('DELETE', `/api/connections/${id}/reports`, { query: { rcb } });
+      else
+        await api('POST', `/api/connections/${id}/reports`, {
+          body: { rcb, generalInterrogation: true, triggers: ['dchg', 'qchg', 'gi'] },
+        });
+      setDone(!done);
+    });
   };
-  return html`<button type="button" class="small" aria-label=${`Enable reports of ${rcb}`} disabled=${busy} onClick=${click}>${busy ? 'Enabling…' : 'Enable reports'}</button>
+  return html`${done ? html`<span class="badge ok" role="status">reports enabled</span> ` : null}
+    <button type="button" class="small" aria-label=${`${done ? 'Disable' : 'Enable'} reports of ${rcb}`} disabled=${busy} onClick=${toggle}>
+      ${busy ? 'Working…' : done ? 'Disable reports' : 'Enable reports'}
+    </button>
     ${error ? html`<span class="inline-error" role="alert">${error}</span>` : null}`;
 }
