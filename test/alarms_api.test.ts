@@ -8,7 +8,7 @@
 import t from 'tap';
 import { FIXTURE_SCL } from '../protocol-service/test/simulator/fixture.ts';
 import { startTestPlatform } from './support/platform.ts';
-import { createSpace, signIn, type SignedIn } from './support/session.ts';
+import { asAdmin, createSpace, signIn, type SignedIn } from './support/session.ts';
 
 const p = await startTestPlatform();
 t.teardown(() => p.stop());
@@ -196,6 +196,20 @@ t.test('roles and spaces: a viewer and an operator read, only an editor defines;
     const res = await api(who, 'POST', '/api/alarm-groups', { name: `by ${role}`, projectId: project.id, minPriority: 1, maxPriority: 2 });
     t.equal(res.status, 403, `${role} may not define`);
   }
+  const operator = await signIn(p, { role: 'operator' });
+  t.equal(
+    (await api(operator, 'POST', '/api/projects', { name: 'by an operator', isActive: true })).status,
+    403,
+    'an operator changes no configuration',
+  );
+  t.equal((await api(operator, 'POST', `/api/connections/${withModel}/start`)).status, 403, 'nor starts a connection');
+  t.equal((await api(operator, 'GET', '/api/alarms/active')).status, 200, 'and reads the alarms');
+  const admin = await asAdmin(p);
+  t.same(
+    (await api(admin, 'GET', `/api/users/${operator.userId}`)).body.roles,
+    ['operator'],
+    'the operator role is a role of the platform',
+  );
   const other = await createSpace(p, 'elsewhere');
   const outsider = await signIn(p, { role: 'editor', spaces: [other] });
   t.equal((await api(outsider, 'GET', `/api/alarm-groups/${group.id}`, undefined, other)).status, 404);
