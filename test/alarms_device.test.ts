@@ -355,6 +355,46 @@ t.test('the journal: every transition once, in order, paged, as CSV', async (t) 
   t.match(lines[2], new RegExp(`,${breaker},unacknowledged,acknowledged,.*,${operator.username},true,crew sent$`));
 });
 
+t.test('quality and stale alarms', async (t) => {
+  const quality = await define({ name: 'Quality', reference: `${D}/GGIO1.AnIn1[MX]`, type: 'quality', priority: 40 });
+  const stale = await define({ name: 'Silent', reference: `${D}/GGIO1.AnIn1.mag.f[MX]`, type: 'stale', staleSeconds: 60, priority: 41 });
+  const invalid = { type: 'bit-string', value: { bitLength: 13, bytes: Uint8Array.of(0x40, 0) } } as const;
+  const withQuality = (f: number, quality: unknown) =>
+    sim.setValue(`${D}/GGIO1$MX$AnIn1`, {
+      type: 'structure',
+      value: [
+        { type: 'structure', value: [{ type: 'float', value: f, double: false }] },
+        quality as never,
+        { type: 'utc-time', value: utcTimeFromMs(Date.now()) },
+      ],
+    });
+  // Each definition taken up before the values that test it: the first value after it changes the row.
+  await until('the definitions taken up', async () => {
+    withQuality(41, q);
+    await new Promise((r) => setTimeout(r, 200));
+    const { rows } = await p.proc.store!.query<{ n: number }>(
+      'select count(*)::int as n from protocol.alarm_states where alarm_id = any($1::uuid[]) and last_value_at is not null',
+      [[quality, stale]],
+    );
+    return rows[0]?.n === 2;
+  });
+  withQuality(42, invalid);
+  t.match(await next(quality, 'unacknowledged', 0), { from: 'normal', priority: 40 }, 'an invalid value raises the quality alarm');
+  withQuality(43, q);
+  t.match(await next(quality, 'rtn_unacknowledged', 1), { from: 'unacknowledged' }, 'a good one clears it');
+
+  t.same(transitions(stale), [], 'values keep coming: not stale');
+  // A minute passes without a value for the evaluator: the last one arrived 61 s ago.
+  await p.proc.store!.query(`update protocol.alarm_states set last_value_at = last_value_at - interval '61 seconds' where alarm_id = $1`, [
+    stale,
+  ]);
+  t.match(await next(stale, 'unacknowledged', 0), { from: 'normal', priority: 41 }, 'no value for staleSeconds raises the stale alarm');
+  setLoad(44);
+  t.match(await next(stale, 'rtn_unacknowledged', 1), { value: 44 }, 'the next value clears it');
+  const bulk = await api(operator, 'POST', '/api/alarms/ack', { alarmIds: [quality, stale] });
+  t.equal(bulk.body.acknowledged.length, 2);
+});
+
 t.test('a value read from the device is evaluated as a reported one', async (t) => {
   t.equal((await c.api('DELETE', `/reports?rcb=${encodeURIComponent(BRCB)}`)).status, 204);
   const seen = transitions(breaker).length;
