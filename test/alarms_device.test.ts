@@ -396,18 +396,20 @@ t.test('quality and stale alarms', async (t) => {
 });
 
 t.test('a value read from the device is evaluated as a reported one', async (t) => {
-  t.equal((await c.api('DELETE', `/reports?rcb=${encodeURIComponent(BRCB)}`)).status, 204);
-  const seen = transitions(breaker).length;
-  setBreaker(true);
-  const read = await c.api('POST', '/read', { references: [`${D}/GGIO1.Ind1.stVal[ST]`] });
-  t.equal(read.status, 200);
-  t.match(await next(breaker, 'unacknowledged', seen), { value: true, from: 'normal' }, 'raised by the read');
-  await api(operator, 'POST', `/api/alarms/${breaker}/ack`, {});
-  setBreaker(false);
-  await c.api('POST', '/read', { references: [`${D}/GGIO1.Ind1.stVal[ST]`] });
-  await next(breaker, 'normal', seen + 2);
-  const enabled = await c.api('POST', '/reports', { rcb: BRCB, triggers: ['dchg'], optionalFields: ['sequence-number', 'entry-id'] });
-  t.equal(enabled.status, 204);
+  // SPCSO2 is in no data set: only a read brings its value.
+  const reference = `${D}/GGIO1.SPCSO2.stVal[ST]`;
+  const switched = await define({ name: 'Switch', reference, type: 'state', alarmWhen: true, priority: 50 });
+  const setSwitch = (on: boolean) => sim.setValue(`${D}/GGIO1$ST$SPCSO2$stVal`, { type: 'boolean', value: on });
+  setSwitch(true);
+  await until('raised by a read', async () => {
+    t.equal((await c.api('POST', '/read', { references: [reference] })).status, 200);
+    return transitions(switched).length > 0;
+  });
+  t.match(transitions(switched)[0], { from: 'normal', to: 'unacknowledged', value: true }, 'raised by the read');
+  await api(operator, 'POST', `/api/alarms/${switched}/ack`, {});
+  setSwitch(false);
+  await c.api('POST', '/read', { references: [reference] });
+  t.match(await next(switched, 'normal', 2), { from: 'acknowledged', value: false }, 'cleared by the next');
 });
 
 t.test('another space sees none of it and acts on none of it', async (t) => {
