@@ -181,6 +181,14 @@ t.test('alarms: every type, and each bad definition a 400 naming its reason', as
   const names = (await api(editor, 'GET', '/api/alarm-definitions')).body.map((a: { name: string }) => a.name).sort();
   t.same(names, good.map((g) => g.name).sort(), 'nothing refused was stored');
 
+  const narrowed = await api(editor, 'PUT', `/api/alarm-groups/${group.id}`, {
+    name: 'Bay',
+    projectId: project.id,
+    minPriority: 11,
+    maxPriority: 50,
+  });
+  t.equal(narrowed.status, 400, "a group's range may not leave out its alarms' priorities");
+  t.match(narrowed.body.detail, /leaves out alarms of the group: "Breaker" \(10\)/);
   const held = await api(editor, 'DELETE', `/api/alarm-groups/${group.id}`);
   t.equal(held.status, 409, 'a group with alarms is not deleted');
   t.match(held.body.detail, /still has 6 alarms/);

@@ -104,7 +104,11 @@ export class AlarmEvaluator {
     if (!defs) {
       defs = this.#load(space);
       this.#spaces.set(space, defs);
-      defs.catch(() => this.#spaces.get(space) === defs && this.#spaces.delete(space));
+      // A space whose definitions could not be had (no config replica answering) is asked again after a while, not on every value.
+      defs.catch(() => {
+        const retry = setTimeout(() => this.#spaces.get(space) === defs && this.#spaces.delete(space), 5000);
+        retry.unref();
+      });
     }
     return defs;
   }
