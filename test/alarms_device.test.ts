@@ -336,6 +336,14 @@ t.test('the journal: every transition once, in order, paged, as CSV', async (t) 
     'the journal and the live stream tell the same transitions',
   );
   t.match(all.rows[1], { to: 'acknowledged', by: operator.username, comment: 'crew sent' });
+  const live = stream.events.flatMap((e: SseEvent) =>
+    'event' in e && e.event === 'alarm' && (e.data as Transition).alarmId === breaker ? [(e.data as { at: string }).at] : [],
+  );
+  t.same(
+    live,
+    all.rows.map((r: { at: string }) => r.at),
+    'each event says when its transition happened, as its journal row',
+  );
   const first = (await api(viewer, 'GET', '/api/alarms/journal?limit=2')).body;
   t.equal(first.rows.length, 2);
   const second = (await api(viewer, 'GET', `/api/alarms/journal?limit=2&after=${first.next}`)).body;

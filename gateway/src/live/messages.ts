@@ -122,7 +122,7 @@ function alarmOf(body: Record<string, unknown>): LiveAlarm {
     message: String(body.message),
     from: String(body.from),
     to: String(body.to),
-    at: String(body.at),
+    at: String(body.transitionAt ?? body.at),
     by: (body.by as string | null) ?? null,
     value: body.value ?? null,
     comment: (body.comment as string | null) ?? null,

@@ -309,6 +309,7 @@ export class AlarmEvaluator {
       priority: row.priority,
       message: row.message,
       ...journal,
+      transitionAt: journal.at,
     };
     publishEvent(this.#deps.bus, alarmEventSubject, event, `alarm-${journal.seq}`, `alarm.${space}.${journal.seq}`);
   }
