@@ -8,7 +8,7 @@
 import t from 'tap';
 import { FIXTURE_SCL } from '@scada/testkit/simulator_fixture';
 import { startTestPlatform } from '@scada/testkit/platform';
-import { createSpace, signIn, type SignedIn } from '@scada/testkit/session';
+import { asAdmin, createSpace, signIn, type SignedIn } from '@scada/testkit/session';
 
 const p = await startTestPlatform();
 t.teardown(() => p.stop());
@@ -181,6 +181,14 @@ t.test('alarms: every type, and each bad definition a 400 naming its reason', as
   const names = (await api(editor, 'GET', '/api/alarm-definitions')).body.map((a: { name: string }) => a.name).sort();
   t.same(names, good.map((g) => g.name).sort(), 'nothing refused was stored');
 
+  const narrowed = await api(editor, 'PUT', `/api/alarm-groups/${group.id}`, {
+    name: 'Bay',
+    projectId: project.id,
+    minPriority: 11,
+    maxPriority: 50,
+  });
+  t.equal(narrowed.status, 400, "a group's range may not leave out its alarms' priorities");
+  t.match(narrowed.body.detail, /leaves out alarms of the group: "Breaker" \(10\)/);
   const held = await api(editor, 'DELETE', `/api/alarm-groups/${group.id}`);
   t.equal(held.status, 409, 'a group with alarms is not deleted');
   t.match(held.body.detail, /still has 6 alarms/);
@@ -196,6 +204,20 @@ t.test('roles and spaces: a viewer and an operator read, only an editor defines;
     const res = await api(who, 'POST', '/api/alarm-groups', { name: `by ${role}`, projectId: project.id, minPriority: 1, maxPriority: 2 });
     t.equal(res.status, 403, `${role} may not define`);
   }
+  const operator = await signIn(p, { role: 'operator' });
+  t.equal(
+    (await api(operator, 'POST', '/api/projects', { name: 'by an operator', isActive: true })).status,
+    403,
+    'an operator changes no configuration',
+  );
+  t.equal((await api(operator, 'POST', `/api/connections/${withModel}/start`)).status, 403, 'nor starts a connection');
+  t.equal((await api(operator, 'GET', '/api/alarms/active')).status, 200, 'and reads the alarms');
+  const admin = await asAdmin(p);
+  t.same(
+    (await api(admin, 'GET', `/api/users/${operator.userId}`)).body.roles,
+    ['operator'],
+    'the operator role is a role of the platform',
+  );
   const other = await createSpace(p, 'elsewhere');
   const outsider = await signIn(p, { role: 'editor', spaces: [other] });
   t.equal((await api(outsider, 'GET', `/api/alarm-groups/${group.id}`, undefined, other)).status, 404);

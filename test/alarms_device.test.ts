@@ -336,6 +336,14 @@ t.test('the journal: every transition once, in order, paged, as CSV', async (t) 
     'the journal and the live stream tell the same transitions',
   );
   t.match(all.rows[1], { to: 'acknowledged', by: operator.username, comment: 'crew sent' });
+  const live = stream.events.flatMap((e: SseEvent) =>
+    'event' in e && e.event === 'alarm' && (e.data as Transition).alarmId === breaker ? [(e.data as { at: string }).at] : [],
+  );
+  t.same(
+    live,
+    all.rows.map((r: { at: string }) => r.at),
+    'each event says when its transition happened, as its journal row',
+  );
   const first = (await api(viewer, 'GET', '/api/alarms/journal?limit=2')).body;
   t.equal(first.rows.length, 2);
   const second = (await api(viewer, 'GET', `/api/alarms/journal?limit=2&after=${first.next}`)).body;
@@ -355,19 +363,61 @@ t.test('the journal: every transition once, in order, paged, as CSV', async (t) 
   t.match(lines[2], new RegExp(`,${breaker},unacknowledged,acknowledged,.*,${operator.username},true,crew sent$`));
 });
 
+t.test('quality and stale alarms', async (t) => {
+  const quality = await define({ name: 'Quality', reference: `${D}/GGIO1.AnIn1[MX]`, type: 'quality', priority: 40 });
+  const stale = await define({ name: 'Silent', reference: `${D}/GGIO1.AnIn1.mag.f[MX]`, type: 'stale', staleSeconds: 60, priority: 41 });
+  const invalid = { type: 'bit-string', value: { bitLength: 13, bytes: Uint8Array.of(0x40, 0) } } as const;
+  const withQuality = (f: number, quality: unknown) =>
+    sim.setValue(`${D}/GGIO1$MX$AnIn1`, {
+      type: 'structure',
+      value: [
+        { type: 'structure', value: [{ type: 'float', value: f, double: false }] },
+        quality as never,
+        { type: 'utc-time', value: utcTimeFromMs(Date.now()) },
+      ],
+    });
+  // Each definition taken up before the values that test it: the first value after it changes the row.
+  await until('the definitions taken up', async () => {
+    withQuality(41, q);
+    await new Promise((r) => setTimeout(r, 200));
+    const { rows } = await p.proc.store!.query<{ n: number }>(
+      'select count(*)::int as n from protocol.alarm_states where alarm_id = any($1::uuid[]) and last_value_at is not null',
+      [[quality, stale]],
+    );
+    return rows[0]?.n === 2;
+  });
+  withQuality(42, invalid);
+  t.match(await next(quality, 'unacknowledged', 0), { from: 'normal', priority: 40 }, 'an invalid value raises the quality alarm');
+  withQuality(43, q);
+  t.match(await next(quality, 'rtn_unacknowledged', 1), { from: 'unacknowledged' }, 'a good one clears it');
+
+  t.same(transitions(stale), [], 'values keep coming: not stale');
+  // A minute passes without a value for the evaluator: the last one arrived 61 s ago.
+  await p.proc.store!.query(`update protocol.alarm_states set last_value_at = last_value_at - interval '61 seconds' where alarm_id = $1`, [
+    stale,
+  ]);
+  t.match(await next(stale, 'unacknowledged', 0), { from: 'normal', priority: 41 }, 'no value for staleSeconds raises the stale alarm');
+  setLoad(44);
+  t.match(await next(stale, 'rtn_unacknowledged', 1), { value: 44 }, 'the next value clears it');
+  const bulk = await api(operator, 'POST', '/api/alarms/ack', { alarmIds: [quality, stale] });
+  t.equal(bulk.body.acknowledged.length, 2);
+});
+
 t.test('a value read from the device is evaluated as a reported one', async (t) => {
-  t.equal((await c.api('DELETE', `/reports?rcb=${encodeURIComponent(BRCB)}`)).status, 204);
-  const seen = transitions(breaker).length;
-  setBreaker(true);
-  const read = await c.api('POST', '/read', { references: [`${D}/GGIO1.Ind1.stVal[ST]`] });
-  t.equal(read.status, 200);
-  t.match(await next(breaker, 'unacknowledged', seen), { value: true, from: 'normal' }, 'raised by the read');
-  await api(operator, 'POST', `/api/alarms/${breaker}/ack`, {});
-  setBreaker(false);
-  await c.api('POST', '/read', { references: [`${D}/GGIO1.Ind1.stVal[ST]`] });
-  await next(breaker, 'normal', seen + 2);
-  const enabled = await c.api('POST', '/reports', { rcb: BRCB, triggers: ['dchg'], optionalFields: ['sequence-number', 'entry-id'] });
-  t.equal(enabled.status, 204);
+  // SPCSO2 is in no data set: only a read brings its value.
+  const reference = `${D}/GGIO1.SPCSO2.stVal[ST]`;
+  const switched = await define({ name: 'Switch', reference, type: 'state', alarmWhen: true, priority: 50 });
+  const setSwitch = (on: boolean) => sim.setValue(`${D}/GGIO1$ST$SPCSO2$stVal`, { type: 'boolean', value: on });
+  setSwitch(true);
+  await until('raised by a read', async () => {
+    t.equal((await c.api('POST', '/read', { references: [reference] })).status, 200);
+    return transitions(switched).length > 0;
+  });
+  t.match(transitions(switched)[0], { from: 'normal', to: 'unacknowledged', value: true }, 'raised by the read');
+  await api(operator, 'POST', `/api/alarms/${switched}/ack`, {});
+  setSwitch(false);
+  await c.api('POST', '/read', { references: [reference] });
+  t.match(await next(switched, 'normal', 2), { from: 'acknowledged', value: false }, 'cleared by the next');
 });
 
 t.test('another space sees none of it and acts on none of it', async (t) => {

@@ -15,11 +15,24 @@ function invalid(field: string, reason: string): ProblemError {
   return new ProblemError('validation_failed', reason, { errors: [{ path: `/body/${field}`, message: reason }] });
 }
 
-/** An alarm group's priority range is in order. */
-export async function checkAlarmGroup(body: Record<string, unknown>): Promise<void> {
-  const min = body.minPriority as number;
-  const max = body.maxPriority as number;
-  if (min > max) throw invalid('maxPriority', `maxPriority ${max} is below minPriority ${min}`);
+/** An alarm group's priority range is in order, and holds the priorities of the alarms it has. */
+export function alarmGroupChecker(deps: HandlerDeps) {
+  return async (body: Record<string, unknown>, ctx: HandlerContext, id: string | null): Promise<void> => {
+    const min = body.minPriority as number;
+    const max = body.maxPriority as number;
+    if (min > max) throw invalid('maxPriority', `maxPriority ${max} is below minPriority ${min}`);
+    if (id === null) return;
+    const outside = (await alarms.listWhere(deps.store, spaceOf(ctx), { groupId: id })).filter(
+      (a) => (a.priority as number) < min || (a.priority as number) > max,
+    );
+    if (outside.length > 0) {
+      const named = outside.slice(0, 5).map((a) => `"${String(a.name)}" (${String(a.priority)})`);
+      throw invalid(
+        'minPriority',
+        `The range ${min} to ${max} leaves out alarms of the group: ${named.join(', ')}${outside.length > 5 ? ', …' : ''}`,
+      );
+    }
+  };
 }
 
 const typeFields: Record<string, readonly string[]> = {

@@ -13,7 +13,7 @@ import {
 import type { Implementation } from '@scada/platform';
 import type { EntityTable } from '../store/entity_table.ts';
 import { alarmGroups, alarms, boardGroups, boards, faceplates, placeholders, projects, scripts } from '../store/tables.ts';
-import { alarmChecker, alarmDefinitionHandlers, checkAlarmGroup } from './alarm_definitions.ts';
+import { alarmChecker, alarmDefinitionHandlers, alarmGroupChecker } from './alarm_definitions.ts';
 import type { HandlerDeps } from './context.ts';
 import { crudHandlers, type Resource } from './crud.ts';
 import { updateScriptCodeHandler } from './script_code.ts';
@@ -42,7 +42,7 @@ const resources = (deps: HandlerDeps): Resource[] => [
   bind(faceplateResource, faceplates),
   bind(placeholderResource, placeholders, faceplates),
   bind(scriptResource, scripts),
-  { ...bind(alarmGroupResource, alarmGroups), check: checkAlarmGroup },
+  { ...bind(alarmGroupResource, alarmGroups), check: alarmGroupChecker(deps) },
   { ...bind(alarmResource, alarms), check: alarmChecker(deps) },
 ];
 

@@ -6,7 +6,7 @@ import { AdminPasswordReset, EntityId, RoleName, RoleResponse, SpaceResponse, Us
 
 /*
  * An administrator's view of one user's spaces, roles, default space and password, and the bulk deletion
- * of users. Roles are global (viewer, editor, admin) and apply in every space the user belongs to; a role
+ * of users. Roles are global (viewer, operator, editor, admin) and apply in every space the user belongs to; a role
  * or space given or taken applies from the user's next request.
  */
 
@@ -27,7 +27,10 @@ const admin = (
 const userParams = Type.Object({ userId: EntityId }, { additionalProperties: false });
 const userSpaceParams = Type.Object({ userId: EntityId, spaceId: EntityId }, { additionalProperties: false });
 const userRoleParams = Type.Object(
-  { userId: EntityId, roleId: Type.String({ minLength: 1, maxLength: 64, description: 'A role name: `viewer`, `editor` or `admin`.' }) },
+  {
+    userId: EntityId,
+    roleId: Type.String({ minLength: 1, maxLength: 64, description: 'A role name: `viewer`, `operator`, `editor` or `admin`.' }),
+  },
   { additionalProperties: false },
 );
 const usernameParams = Type.Object({ username: Username }, { additionalProperties: false });

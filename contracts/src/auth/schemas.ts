@@ -28,7 +28,7 @@ export const UserCreateRequest = Type.Object(
     email: Type.Optional(Type.Union([Type.String({ format: 'email', maxLength: 320 }), Type.Null()])),
     phone: Type.Optional(Type.Union([Type.String({ maxLength: 15 }), Type.Null()])),
     enabled: Type.Optional(Type.Boolean({ default: true })),
-    roles: Type.Array(RoleName, { minItems: 1, maxItems: 3, uniqueItems: true }),
+    roles: Type.Array(RoleName, { minItems: 1, maxItems: 4, uniqueItems: true }),
     spaces: Type.Array(EntityId, { minItems: 1, maxItems: 100, uniqueItems: true }),
   },
   { additionalProperties: false },
@@ -135,7 +135,7 @@ export const CurrentUser = Type.Object({
   remoteAddress: Type.Union([Type.String(), Type.Null()]),
 });
 
-/** A role as the reference's role entities: the three built-in roles, their id is their name. */
+/** A role as the reference's role entities: the four built-in roles, their id is their name. */
 export const RoleResponse = Type.Object({ id: RoleName, name: RoleName, ...AuditFields });
 export type RoleResponse = Static<typeof RoleResponse>;
 

@@ -80,6 +80,8 @@ export const AlarmEvent = Type.Object({
   by: Type.Union([Type.String(), Type.Null()]),
   value: Type.Unknown(),
   comment: Type.Union([Type.String(), Type.Null()]),
+  /** When the transition happened, as its journal row says (`at` is when the event was published). */
+  transitionAt: Type.String({ format: 'date-time' }),
 });
 export type AlarmEvent = Static<typeof AlarmEvent>;
 

@@ -102,7 +102,8 @@ function buildOf(subject: string, data: Uint8Array): Build | null {
   if (def === alarmEvent) {
     const body = decodeEvent(alarmEvent, data);
     if (!body) return null;
-    const { space: _s, seq: _q, ...alarm } = body;
+    const { space: _s, seq: _q, transitionAt, ...rest } = body;
+    const alarm = { ...rest, at: transitionAt };
     return {
       space: body.space,
       topic: 'alarms',

@@ -101,7 +101,11 @@ export class AlarmEvaluator {
     if (!defs) {
       defs = this.#load(space);
       this.#spaces.set(space, defs);
-      defs.catch(() => this.#spaces.get(space) === defs && this.#spaces.delete(space));
+      // A space whose definitions could not be had (no config replica answering) is asked again after a while, not on every value.
+      defs.catch(() => {
+        const retry = setTimeout(() => this.#spaces.get(space) === defs && this.#spaces.delete(space), 5000);
+        retry.unref();
+      });
     }
     return defs;
   }
@@ -163,8 +167,15 @@ export class AlarmEvaluator {
 
   #enqueue(connection: { space: string; id: string }, work: () => Promise<void>): void {
     const key = `${connection.space}/${connection.id}`;
+    // A failed evaluation (the store away for a moment, a deadlock broken) is tried once more before it is given up.
+    const retried = () =>
+      work().catch(async (err: unknown) => {
+        this.#deps.log.debug({ err, connection: key }, 'alarms not evaluated; trying again');
+        await new Promise((r) => setTimeout(r, 200));
+        return work();
+      });
     const next = (this.#queues.get(key) ?? Promise.resolve())
-      .then(work)
+      .then(retried)
       .catch((err: unknown) => this.#deps.log.warn({ err, connection: key }, 'alarms not evaluated'));
     this.#queues.set(key, next);
     void next.finally(() => this.#queues.get(key) === next && this.#queues.delete(key));
@@ -224,7 +235,8 @@ export class AlarmEvaluator {
   async #timed(connection: { space: string; id: string }): Promise<void> {
     const defs = await this.definitions(connection.space);
     const watching = defs.byConnection.get(connection.id);
-    if (!watching) return;
+    // Only stale alarms and on-delays depend on time alone: a connection without them costs the tick nothing.
+    if (!watching?.some(({ def }) => def.type === 'stale' || (def.onDelayMs ?? 0) > 0)) return;
     const rows = new Map((await alarmsOfConnection(this.#deps.store, connection.space, connection.id)).map((r) => [r.alarmId, r]));
     for (const { def } of watching) {
       const row = rows.get(def.id);
@@ -294,6 +306,7 @@ export class AlarmEvaluator {
       priority: row.priority,
       message: row.message,
       ...journal,
+      transitionAt: journal.at,
     };
     publishEvent(this.#deps.bus, alarmEvent, event, { requestId: `alarm-${journal.seq}`, eventId: `alarm.${space}.${journal.seq}` });
   }

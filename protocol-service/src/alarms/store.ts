@@ -111,17 +111,20 @@ export async function syncDefinitions(store: Store, space: string, defs: readonl
        message = excluded.message`,
     [
       space,
+      // In id order, the order every change of several rows locks them in.
       JSON.stringify(
-        defs.map((d) => ({
-          id: d.id,
-          connectionId: d.connectionId,
-          groupId: d.groupId,
-          projectId: d.projectId,
-          name: d.name,
-          reference: d.reference,
-          priority: d.priority,
-          message: d.message,
-        })),
+        [...defs]
+          .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+          .map((d) => ({
+            id: d.id,
+            connectionId: d.connectionId,
+            groupId: d.groupId,
+            projectId: d.projectId,
+            name: d.name,
+            reference: d.reference,
+            priority: d.priority,
+            message: d.message,
+          })),
       ),
       now,
     ],
