@@ -53,7 +53,10 @@ const discovery = ['$SRV.PING', '$SRV.PING.>', '$SRV.INFO', '$SRV.INFO.>', '$SRV
 /** The permissions of a role for platforms under `prefix` (`''`: none; `'*'`: any one-token prefix). */
 export function permissionsOf(role: NatsRole, prefix: string): Permissions {
   if (role === 'platform') {
-    const all = union(permissionsOf('gateway', prefix), ...(['auth', 'config', 'protocol', 'history'] as const).map((r) => permissionsOf(r, prefix)));
+    const all = union(
+      permissionsOf('gateway', prefix),
+      ...(['auth', 'config', 'protocol', 'history'] as const).map((r) => permissionsOf(r, prefix)),
+    );
     // One process of every part replies through an inbox of its own; the user is every role, their inboxes too.
     return { ...all, subscribe: [`${busInboxPrefix('platform')}.>`, ...all.subscribe] };
   }
@@ -85,7 +88,9 @@ export function permissionsOf(role: NatsRole, prefix: string): Permissions {
       '$JS.API.INFO',
       `$KV.${bucket}.>`,
       // The history's durable consumer of the event stream (platform/src/bus/nats_durable_events.ts).
-      ...(role === 'history' ? [...streamApi(events, true), `$JS.API.CONSUMER.DURABLE.CREATE.${events}.history`, `$JS.ACK.${events}.history.>`] : []),
+      ...(role === 'history'
+        ? [...streamApi(events, true), `$JS.API.CONSUMER.DURABLE.CREATE.${events}.history`, `$JS.ACK.${events}.history.>`]
+        : []),
     ],
     subscribe: [
       inbox,
