@@ -152,10 +152,10 @@ const rows: { label: string; samples: Record<Variant, Sample[]> }[] = [];
 const loaded: Record<'image' | 'candidate', (LoadResult & { rss: string })[]> = { image: [], candidate: [] };
 try {
   const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'production', ADMIN_PASSWORD: password };
-  const busKeys = roleBusKeys({ gateway: ['gateway'], auth: ['auth'], config: ['config'], protocol: ['protocol'] });
+  const busKeys = roleBusKeys({ gateway: ['gateway'], auth: ['auth'], config: ['config'], protocol: ['protocol'], history: ['history'] });
   const cluster = { ...base, NATS_URL: nats.url, DATABASE_URL: postgres.url, SECRETS_KEY: randomBytes(32).toString('base64') };
   const cases: { target: Target; label: string; env: Record<string, string>; port: number }[] = [];
-  for (const service of ['auth', 'config', 'protocol'] as const) {
+  for (const service of ['auth', 'config', 'protocol', 'history'] as const) {
     const port = await freePort();
     cases.push({
       target: service,

@@ -8,7 +8,7 @@ import t from 'tap';
 import { natsServerAvailable, postgresBin } from '@scada/testkit/faults/servers';
 import { faultTable, runFaultSuite } from '@scada/testkit/faults/suite';
 
-// Eight processes under load would crowd the other test files on two cores: CI runs this file on its own
+// Ten processes under load would crowd the other test files on two cores: CI runs this file on its own
 // (FAULT_SUITE=1), after the rest of the suite.
 const wanted = process.env.FAULT_SUITE === '1';
 const programs = postgresBin() !== null && (await natsServerAvailable());
@@ -30,7 +30,7 @@ t.test('replicas, gateways, NATS and PostgreSQL fail one after another under loa
   t.equal(phase('steady load, no fault').failed, 0, 'no failure without a fault');
   t.equal(phase('SIGTERM config-2').failed, 0, 'a service replica stopped by SIGTERM fails no request');
   t.equal(phase('SIGTERM gateway-1').failed, 0, 'a gateway stopped by SIGTERM fails no request');
-  for (const name of ['kill -9 auth-1', 'kill -9 config-1', 'kill -9 protocol-1', 'kill -9 gateway-2']) {
+  for (const name of ['kill -9 auth-1', 'kill -9 config-1', 'kill -9 protocol-1', 'kill -9 history-1', 'kill -9 gateway-2']) {
     t.ok(phase(name).failed <= workers, `${name}: at most the requests it held fail (${phase(name).failed})`);
   }
   const outage = phase('every protocol replica killed');
@@ -62,4 +62,7 @@ t.test('replicas, gateways, NATS and PostgreSQL fail one after another under loa
   t.ok(result.acknowledgedWrites > 0, 'writes were acknowledged');
   t.same(result.lost, [], 'every acknowledged write is in the store');
   t.same(result.duplicated, [], 'no write is stored twice');
+  t.ok(result.reports.acknowledged > 0, `reports were taken by the event stream (${result.reports.acknowledged})`);
+  t.same(result.reports.missing, [], 'every report taken is in the history, through a history replica killed and NATS restarted');
+  t.same(result.reports.doubled, [], 'and none twice');
 });

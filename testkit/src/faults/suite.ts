@@ -9,6 +9,7 @@ import pg from 'pg';
 import { startCluster, type Cluster, type Replica } from './cluster.ts';
 import { adminToken, startLoad, type Load, type Sample } from './load.ts';
 import { startNats, startPostgres, type ControlledServer } from './servers.ts';
+import { recordedReports, startReportLoad, type ReportLoad } from './reports.ts';
 
 export type PhaseResult = {
   name: string;
@@ -45,6 +46,8 @@ export type SuiteResult = {
   /** Creates answered with a failure that were stored anyway (the client could not know). */
   unansweredButStored: number;
   unansweredWrites: number;
+  /** The report load: reports JetStream acknowledged, and those the history is missing or holds twice. */
+  reports: { sent: number; acknowledged: number; recorded: number; missing: number[]; doubled: number[] };
 };
 
 export type SuiteOptions = {
@@ -88,6 +91,7 @@ export async function runFaultSuite(options: SuiteOptions): Promise<SuiteResult>
   const servers: ControlledServer[] = [];
   let cluster: Cluster | null = null;
   let load: Load | null = null;
+  let reportLoad: ReportLoad | null = null;
   try {
     const nats = await startNats();
     servers.push(nats);
@@ -102,10 +106,13 @@ export async function runFaultSuite(options: SuiteOptions): Promise<SuiteResult>
       shutdownGraceMs: 10_000,
     });
     cluster = c;
-    say('cluster ready: two replicas of auth, config, protocol and two gateways');
+    say('cluster ready: two replicas of auth, config, protocol, history and two gateways');
     const token = await adminToken(c.gateways[0].port, adminPassword);
     const l = startLoad({ ports: c.gateways.map((g) => g.port), token, workers: options.workers, namePrefix: `fault-${Date.now()}` });
     load = l;
+    // Reports beside the requests: every one the event stream took must reach the history once.
+    const r = await startReportLoad(nats.url);
+    reportLoad = r;
     const phases: PhaseResult[] = [];
     const phaseMs = options.phaseSeconds * 1000;
     const byName = (name: string) => c.replicas.find((r) => r.name === name) as Replica;
@@ -167,7 +174,7 @@ export async function runFaultSuite(options: SuiteOptions): Promise<SuiteResult>
     };
 
     await steady('steady load, no fault');
-    for (const service of ['auth', 'config', 'protocol'] as const)
+    for (const service of ['auth', 'config', 'protocol', 'history'] as const)
       await replicaFault(`kill -9 ${service}-1`, byName(`${service}-1`), 'SIGKILL');
     await replicaFault('SIGTERM config-2', byName('config-2'), 'SIGTERM');
     await replicaFault('kill -9 gateway-2', byName('gateway-2'), 'SIGKILL');
@@ -177,6 +184,9 @@ export async function runFaultSuite(options: SuiteOptions): Promise<SuiteResult>
     await serverOutage('PostgreSQL stopped (immediate) and restarted', postgres);
     await steady('steady load after the faults');
     await l.stop();
+    const published = await r.stop();
+    reportLoad = null;
+    const history = await recordedReports(postgres.url, r.connectionId, published.acknowledged);
 
     const db = new pg.Client({ connectionString: postgres.url });
     await db.connect();
@@ -192,8 +202,10 @@ export async function runFaultSuite(options: SuiteOptions): Promise<SuiteResult>
       duplicated: rows.filter((r) => r.n > 1).map((r) => r.name),
       unansweredButStored: [...l.unanswered].filter((n) => stored.has(n)).length,
       unansweredWrites: l.unanswered.size,
+      reports: { sent: published.sent, acknowledged: published.acknowledged.size, ...history },
     };
   } finally {
+    await reportLoad?.stop().catch(() => undefined);
     await load?.stop();
     await cluster?.stop();
     for (const s of servers.reverse()) await s.remove();
@@ -259,6 +271,8 @@ export function faultTable(result: SuiteResult): string {
     '',
     `Writes answered 2xx: ${result.acknowledgedWrites}; missing from the store: ${result.lost.length}; stored twice: ${result.duplicated.length}. ` +
       `Writes answered with a failure: ${result.unansweredWrites}, of which stored anyway: ${result.unansweredButStored}.`,
+    `Reports published: ${result.reports.sent}, taken by the event stream: ${result.reports.acknowledged}; in the history: ${result.reports.recorded}, ` +
+      `of those taken missing: ${result.reports.missing.length}, recorded twice: ${result.reports.doubled.length}.`,
   );
   return lines.join('\n');
 }
