@@ -180,7 +180,7 @@ t.test(`users, profiles and memberships (${p.mode})`, async (t) => {
     );
     t.match(await (await get(`${base}/editor`, admin.headers)).json(), { id: 'editor' });
     t.equal((await get(`${base}/admin`, admin.headers)).status, 404, 'a role the user does not have');
-    t.equal((await send('POST', `${base}?roleId=operator`, admin.headers)).status, 404, 'no such role');
+    t.equal((await send('POST', `${base}?roleId=superuser`, admin.headers)).status, 404, 'no such role');
     const other = await createSpace(p, `roles-${Date.now()}`);
     t.same(
       ((await (await get(`${base}/by-space?spaceId=default`, admin.headers)).json()) as { id: string }[]).map((r) => r.id),
