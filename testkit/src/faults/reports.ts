@@ -5,6 +5,7 @@
  * record every one of them exactly once, whatever replica died or server restarted meanwhile.
  */
 import { randomUUID } from 'node:crypto';
+import { protocolEvents } from '@scada/contracts';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
@@ -54,7 +55,7 @@ export async function startReportLoad(natsUrl: string, everyMs = 5): Promise<Rep
           },
         ],
       };
-      const p = js.publish('events.protocol.report', encoder.encode(JSON.stringify(body))).then(
+      const p = js.publish(protocolEvents.report.subject(), encoder.encode(JSON.stringify(body))).then(
         () => acknowledged.add(seqNum),
         () => undefined,
       );
