@@ -16,6 +16,7 @@ export * from './auth/mod.ts';
 export * from './config/mod.ts';
 export * from './protocol/scl_model.ts';
 export * from './protocol/connections.ts';
+export * from './protocol/sites.ts';
 export * from './protocol/connection_ops.ts';
 export * from './protocol/live.ts';
 export * from './protocol/device_records.ts';

@@ -35,6 +35,7 @@ export const problemCodes = {
   device_refused: { status: 502, title: 'Device refused' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
   overloaded: { status: 503, title: 'Overloaded' },
+  site_unreachable: { status: 503, title: 'Site unreachable' },
   upstream_timeout: { status: 504, title: 'Upstream timeout' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

@@ -13,6 +13,7 @@ import { alarmOperations } from './protocol/alarms.ts';
 import { settingGroupOperations } from './protocol/setting_groups.ts';
 import { authPing, configPing, echo, historyPing, protocolPing } from './system.ts';
 import { historyOperations } from './history/ops.ts';
+import { siteOperations } from './protocol/sites.ts';
 
 /**
  * Every operation of the platform, in one list. The gateway routes from it, the services serve from it,
@@ -37,6 +38,7 @@ export const operations: readonly Operation[] = [
   historyPing,
   ...historyOperations,
   ...alarmOperations,
+  ...siteOperations,
 ];
 
 /** The operations one service serves. */

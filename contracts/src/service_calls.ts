@@ -31,6 +31,11 @@ export const betweenServicesOnly: ReadonlySet<string> = new Set([
   'alarmDefinitionsOfSpace',
   'checkAlarmReference',
   'activeAlarmGroupsOfProject',
+  // A site's protocol service and the hub's, between themselves.
+  'sitePing',
+  'siteConnections',
+  'siteConnectionCopy',
+  'siteConnectionChunk',
 ]);
 
 /** Whether a sender playing `role` (a gateway, or a service) may ask for `op`. */

@@ -5,6 +5,7 @@ export * from './bus/event_log.ts';
 export * from './bus/durable_events.ts';
 export { eventStreamName } from './bus/nats_event_log.ts';
 export * from './bus/space_versions.ts';
+export * from './bus/site_streams.ts';
 export { spaceVersionsBucket } from './bus/nats_space_versions.ts';
 export * from './store/store.ts';
 export * from './rpc.ts';

@@ -1,4 +1,4 @@
-import { defaultAlarmShelveMaxMinutes, maxFileDownloadBytesSetting, maxSclBytesSetting } from '@scada/contracts';
+import { centralSite, defaultAlarmShelveMaxMinutes, maxFileDownloadBytesSetting, maxSclBytesSetting, sitePattern } from '@scada/contracts';
 import { readSecretsKeys, type EnvReader } from '@scada/platform';
 import { DEFAULT_BACKOFF_CAP_MS } from './sessions/backoff.ts';
 
@@ -26,7 +26,14 @@ export type ProtocolConfig = {
   dataDir: string;
   /** The longest an alarm may be shelved (ALARM_SHELVE_MAX_MINUTES). */
   alarmShelveMaxMinutes: number;
+  /** The site whose connections this service holds (SITE): `central` at the hub, the substation's name at a site. */
+  site: string;
+  /** At a site: how large its event stream may grow while the uplink is down before the oldest events go (SITE_STREAM_MAX_BYTES). */
+  siteStreamMaxBytes: number;
 };
+
+/** A site's stream holds 1 GiB unless told otherwise: over 24 h of 100 reported values a second (`deploy/README.md`). */
+export const defaultSiteStreamMaxBytes = 1024 * 1024 * 1024;
 
 /** Reads the protocol service's section of the environment. */
 export function readProtocolConfig(env: EnvReader): ProtocolConfig {
@@ -43,5 +50,14 @@ export function readProtocolConfig(env: EnvReader): ProtocolConfig {
     previousSecretsKeys: keys.previous,
     dataDir: env.string('DATA_DIR', './data'),
     alarmShelveMaxMinutes: env.int('ALARM_SHELVE_MAX_MINUTES', defaultAlarmShelveMaxMinutes, { min: 1, max: 100_000 }),
+    site: siteOf(env),
+    siteStreamMaxBytes: env.int('SITE_STREAM_MAX_BYTES', defaultSiteStreamMaxBytes, { min: 1024 * 1024, max: 2 ** 50 }),
   };
+}
+
+function siteOf(env: EnvReader): string {
+  const site = env.string('SITE', centralSite);
+  if (!new RegExp(sitePattern).test(site))
+    env.fail(`SITE: a lower-case letter, then up to 31 lower-case letters, digits or '-' (got "${site}")`);
+  return site;
 }

@@ -1,3 +1,4 @@
+import { centralSite } from '@scada/contracts';
 import { loadMigrations, secretBox, secretsKeyOf, serve, type ServiceDefinition } from '@scada/platform';
 import { readProtocolConfig, type ProtocolConfig } from './config.ts';
 import { AlarmEvaluator } from './alarms/evaluator.ts';
@@ -7,6 +8,9 @@ import { connectionSetHandlers } from './handlers/connection_sets.ts';
 import { plainConnectionHandlers } from './handlers/plain_connections.ts';
 import { liveHandlers } from './handlers/live.ts';
 import { liveSnapshotHandler } from './handlers/live_snapshot.ts';
+import { siteHandlers } from './handlers/sites.ts';
+import { startSiteHub, type SiteHub } from './sites/hub.ts';
+import { atSite, startSite } from './sites/site.ts';
 import { deviceTargets } from './sessions/device_target.ts';
 import { mmsConnector } from './sessions/mms_connector.ts';
 import { startSupervisor, type Supervisor } from './sessions/supervisor.ts';
@@ -43,11 +47,15 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
       held: () => supervised?.held() ?? [],
       lastValues: (space, id) => supervised?.local(space, id)?.values.list() ?? [],
     });
+    // At the hub: the sites' links. At a site: its copy of its connections and its stream.
+    const atHub = config.site === centralSite;
+    const hub: SiteHub | null = atHub ? await startSiteHub({ store, bus, log, instance }) : null;
     const supervisor = startSupervisor({
       store,
       bus,
       log,
       owner: instance,
+      site: config.site,
       connector: mmsConnector({ requestTimeoutMs: config.mmsRequestTimeoutMs, idleProbeMs: config.mmsIdleProbeMs, log }),
       target: deviceTargets(store, secrets),
       leaseMs: config.sessionLeaseMs,
@@ -57,7 +65,15 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
     });
     supervised = supervisor;
     evaluator.start();
-    const live = liveHandlers({ store, bus, supervisor, instance, maxFileDownloadBytes: config.maxFileDownloadBytes });
+    const live = liveHandlers({
+      store,
+      bus,
+      supervisor,
+      instance,
+      maxFileDownloadBytes: config.maxFileDownloadBytes,
+      site: config.site,
+      reachable: (site) => hub?.reachable(site) ?? false,
+    });
     // Operations on a device this replica holds, on subjects of its own, for the replica a request reached.
     const holder = await serve(
       bus,
@@ -65,8 +81,38 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
       live.holderImplementations,
       log,
     );
+    const stopAll = async () => {
+      clearInterval(sweep);
+      await holder.stop();
+      await supervisor.stop();
+      await evaluator.stop();
+      await hub?.stop();
+    };
+    if (!hub) {
+      // A site serves the hub's forwarded device requests and its ping on the site's own subjects, nothing else.
+      const site = startSite({
+        store,
+        bus,
+        log,
+        site: config.site,
+        instance,
+        streamMaxBytes: config.siteStreamMaxBytes,
+        kick: () => supervisor.kick(),
+      });
+      return {
+        implementations: [
+          ...site.implementations,
+          ...live.deviceImplementations.map((impl) => ({ ...impl, op: atSite(impl.op, config.site) })),
+        ],
+        stop: async () => {
+          await site.stop();
+          await stopAll();
+        },
+      };
+    }
     return {
       implementations: [
+        ...siteHandlers({ store, hub }),
         ...connectionHandlers({ store, bus, config, secrets, liveBrowse: live.liveBrowse }),
         ...live.implementations,
         ...plainConnectionHandlers({ store, bus, config, supervisor, secrets }),
@@ -74,12 +120,7 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
         liveSnapshotHandler({ store, bus, supervisor, instance }),
         ...alarmHandlers({ store, evaluator, shelveMaxMinutes: config.alarmShelveMaxMinutes }),
       ],
-      stop: async () => {
-        clearInterval(sweep);
-        await holder.stop();
-        await supervisor.stop();
-        await evaluator.stop();
-      },
+      stop: stopAll,
     };
   },
 };

@@ -27,7 +27,7 @@ export type LiveConnection = {
 export async function liveConnection(
   p: TestPlatform,
   port: number,
-  options: { scl?: string; editor?: SignedIn } = {},
+  options: { scl?: string; editor?: SignedIn; connection?: Record<string, unknown> } = {},
 ): Promise<LiveConnection> {
   const editor = options.editor ?? (await signIn(p, { role: 'editor' }));
   const json = { ...editor.headers, 'content-type': 'application/json' };
@@ -39,7 +39,10 @@ export async function liveConnection(
     })
   ).json()) as { id: string };
   const form = new FormData();
-  form.set('connection', JSON.stringify({ name: 'sim', ip: '127.0.0.1', port, projectId: project.id, protocol: 'IEC 61850' }));
+  form.set(
+    'connection',
+    JSON.stringify({ name: 'sim', ip: '127.0.0.1', port, projectId: project.id, protocol: 'IEC 61850', ...options.connection }),
+  );
   if (options.scl) form.set('file', new Blob([options.scl], { type: 'application/xml' }), 'device.icd');
   const created = await fetch(`${p.url}/api/protocols/iec61850/connections/with-file`, {
     method: 'POST',

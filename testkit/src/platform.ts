@@ -49,7 +49,7 @@ export type TestPlatform = {
  */
 export async function startTestPlatform(
   env: Record<string, string> = {},
-  options: { tls?: boolean; stderr?: (text: string) => void } = {},
+  options: { tls?: boolean; stderr?: (text: string) => void; nats?: string } = {},
 ): Promise<TestPlatform> {
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-test-'));
   const database = process.env.DATABASE_URL ? await createDatabase(process.env.DATABASE_URL) : null;
@@ -69,7 +69,11 @@ export async function startTestPlatform(
     ADMIN_PASSWORD: testAdminPassword,
     ...testHashing,
     ...(database ? { DATABASE_URL: database.url, SECRETS_KEY: randomBytes(32).toString('base64') } : {}),
-    ...(process.env.NATS_URL ? { ...platformNatsEnv(), ...testBusKeys, BUS_SUBJECT_PREFIX: `t${randomBytes(6).toString('hex')}` } : {}),
+    ...(process.env.NATS_URL && !options.nats
+      ? { ...platformNatsEnv(), ...testBusKeys, BUS_SUBJECT_PREFIX: `t${randomBytes(6).toString('hex')}` }
+      : {}),
+    // A NATS server of the test's own (sites): no credentials, no prefix.
+    ...(options.nats ? { NATS_URL: options.nats, ...testBusKeys } : {}),
     ...env,
   };
   const proc = await launchProcess(

@@ -91,6 +91,12 @@ export const ConnectionTlsInfo = Type.Object({
   }),
 });
 
+/** The site a platform without sites has, and a connection belongs to unless it names another. */
+export const centralSite = 'central';
+
+/** A site's name: the JetStream domain of its NATS server and a subject token, so lower-case letters, digits and '-'. */
+export const sitePattern = '^[a-z][a-z0-9-]{0,31}$';
+
 /** The `connection` part of the with-file bodies, and the plain connection bodies. Unknown fields are rejected. */
 export const ConnectionRequest = Type.Object(
   {
@@ -100,6 +106,13 @@ export const ConnectionRequest = Type.Object(
     projectId: uuid("A project of the caller's space; another space's project is 404."),
     protocol: Type.Literal('IEC 61850', { description: 'This service owns IEC 61850 connections only.' }),
     dsc: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
+    site: Type.Optional(
+      Type.String({
+        pattern: sitePattern,
+        description:
+          "The site whose protocol service talks to the device (`central` unless said): a lower-case letter, then up to 31 lower-case letters, digits or '-'. Absent in a replacement: the stored site is kept.",
+      }),
+    ),
     authentication: Type.Optional(
       Type.Union([ConnectionAuthentication, Type.Null()], {
         description: 'ACSE password authentication. Absent in a replacement: the stored one is kept; null: removed.',
@@ -137,6 +150,7 @@ export const ConnectionResponse = Type.Object({
   projectId: Type.String(),
   protocol: Type.Literal('IEC 61850'),
   dsc: Type.Optional(Type.String()),
+  site: Type.String({ description: 'The site whose protocol service talks to the device (`central`: the central one).' }),
   createdBy: Type.String(),
   creationDate: Type.String({ format: 'date-time' }),
   lastModifiedBy: Type.String(),

@@ -88,6 +88,7 @@ export const listConnectionFiles = defineOperation({
   http: binding('GET', '/api/connections/:connectionId/files', 200, 'editor', [
     'not_found',
     'not_connected',
+    'site_unreachable',
     'device_refused',
     'validation_failed',
   ]),
@@ -111,6 +112,7 @@ export const downloadConnectionFile = defineOperation({
     ...binding('GET', '/api/connections/:connectionId/files/content', 200, 'editor', [
       'not_found',
       'not_connected',
+      'site_unreachable',
       'device_refused',
       'payload_too_large',
       'validation_failed',
@@ -237,6 +239,7 @@ export const queryConnectionLog = defineOperation({
   http: binding('GET', '/api/connections/:connectionId/logs/:logReference', 200, 'viewer', [
     'not_found',
     'not_connected',
+    'site_unreachable',
     'device_refused',
     'validation_failed',
   ]),

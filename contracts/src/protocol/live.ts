@@ -136,6 +136,7 @@ export const readConnectionValues = defineOperation({
     ...binding('POST', '/api/connections/:connectionId/read', 200, 'viewer', [
       'not_found',
       'not_connected',
+      'site_unreachable',
       'device_refused',
       'bad_request',
       'bad_gateway',
@@ -160,6 +161,7 @@ export const writeConnectionValue = defineOperation({
     ...binding('POST', '/api/connections/:connectionId/write', 204, 'editor', [
       'not_found',
       'not_connected',
+      'site_unreachable',
       'device_refused',
       'bad_request',
       'validation_failed',
@@ -193,6 +195,7 @@ export const operateConnectionControl = defineOperation({
     ...binding('POST', '/api/connections/:connectionId/control', 204, 'editor', [
       'not_found',
       'not_connected',
+      'site_unreachable',
       'control_in_progress',
       'device_refused',
       'bad_request',
@@ -295,7 +298,7 @@ export const getConnectionValues = defineOperation({
       }),
     ]),
   ),
-  http: binding('GET', '/api/connections/:connectionId/values', 200, 'viewer', ['not_found']),
+  http: binding('GET', '/api/connections/:connectionId/values', 200, 'viewer', ['not_found', 'site_unreachable']),
 });
 
 /** Internal: the live model of a connected device, browsed by the replica holding it (see browseConnection). */

@@ -34,7 +34,8 @@ export const binding = (
 });
 
 /** What the description of a device operation says of a connection that is not connected. */
-export const notConnected = 'A connection that is not connected now answers 409 `not_connected`.';
+export const notConnected =
+  'A connection that is not connected now answers 409 `not_connected`; one whose site (`site`) does not answer the hub now, 503 `site_unreachable` with `Retry-After` at once (never queued).';
 
 /** What the description of a device operation says of a refusal. */
 export const refused =

@@ -64,6 +64,7 @@ export const SettingGroupEdit = Type.Composite([
 const changeErrors: readonly ProblemCode[] = [
   'not_found',
   'not_connected',
+  'site_unreachable',
   'bad_request',
   'validation_failed',
   'control_in_progress',
@@ -94,6 +95,7 @@ export const getConnectionSettingGroups = defineOperation({
   http: binding('GET', '/api/connections/:connectionId/setting-groups', 200, 'viewer', [
     'not_found',
     'not_connected',
+    'site_unreachable',
     'device_refused',
     'upstream_timeout',
   ]),

@@ -1,5 +1,6 @@
 import type { DurableEvents, DurableEventsOptions } from './durable_events.ts';
 import type { EventLog, EventLogOptions } from './event_log.ts';
+import type { SiteStreams } from './site_streams.ts';
 import type { SpaceVersions } from './space_versions.ts';
 
 /**
@@ -120,6 +121,8 @@ export interface Bus {
    * bus; `prefix` as for the event log.
    */
   spaceVersions(prefix?: string): SpaceVersions;
+  /** The event stream across sites (`site_streams.ts`): a site's own, and the hub's sources; `prefix` as for the event log. */
+  siteStreams(prefix?: string): SiteStreams;
   /** Drains subscriptions and closes the connection. */
   close(): Promise<void>;
 }

@@ -14,6 +14,7 @@ import {
 import { MemoryDurableEvents, type DurableEvents, type DurableEventsOptions } from './durable_events.ts';
 import { eventIdHeader, eventSubjects, MemoryEventLog, type EventLog, type EventLogOptions } from './event_log.ts';
 import { MemorySpaceVersions, type SpaceVersions } from './space_versions.ts';
+import { noSiteStreams, type SiteStreams } from './site_streams.ts';
 import { failureReply, MicroDescriptor, replyHeaders, tooLargeInPlaceOf } from './micro.ts';
 import { isValidPattern, isValidSubject, subjectMatches } from './subject.ts';
 
@@ -177,6 +178,10 @@ export class MemoryBus implements Bus {
         await Promise.all(subs.map((sub) => sub.unsubscribe()));
       };
     });
+  }
+
+  siteStreams(): SiteStreams {
+    return noSiteStreams;
   }
 
   spaceVersions(prefix = ''): SpaceVersions {

@@ -30,6 +30,7 @@ import { openNatsDurableEvents } from './nats_durable_events.ts';
 import type { DurableEvents, DurableEventsOptions } from './durable_events.ts';
 import { NatsSpaceVersions } from './nats_space_versions.ts';
 import type { SpaceVersions } from './space_versions.ts';
+import { natsSiteStreams, type SiteStreams } from './site_streams.ts';
 import { addNatsService, isPayloadError, toBusMessage, toNatsHeaders } from './nats_service.ts';
 import { isValidPattern, isValidSubject } from './subject.ts';
 import type { NatsAuth } from '../config.ts';
@@ -199,6 +200,10 @@ export class NatsBus implements Bus {
 
   consumeEvents(options: DurableEventsOptions): Promise<DurableEvents> {
     return openNatsDurableEvents(this.nc, { ...options, log: options.log ?? this.log });
+  }
+
+  siteStreams(prefix = ''): SiteStreams {
+    return natsSiteStreams(this.nc, prefix);
   }
 
   spaceVersions(prefix = ''): SpaceVersions {

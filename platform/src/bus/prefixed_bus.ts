@@ -1,6 +1,7 @@
 import type { DurableEvents, DurableEventsOptions } from './durable_events.ts';
 import type { EventLog, EventLogOptions } from './event_log.ts';
 import type { SpaceVersions } from './space_versions.ts';
+import type { SiteStreams } from './site_streams.ts';
 import type {
   Bus,
   BusService,
@@ -64,6 +65,10 @@ export class PrefixedBus implements Bus {
 
   consumeEvents(options: DurableEventsOptions): Promise<DurableEvents> {
     return this.inner.consumeEvents({ ...options, prefix: options.prefix ? `${this.prefix}.${options.prefix}` : this.prefix });
+  }
+
+  siteStreams(prefix?: string): SiteStreams {
+    return this.inner.siteStreams(prefix ? `${this.prefix}.${prefix}` : this.prefix);
   }
 
   spaceVersions(prefix?: string): SpaceVersions {

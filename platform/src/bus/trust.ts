@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import type { DurableEvents, DurableEventsOptions } from './durable_events.ts';
 import type { EventLog, EventLogOptions } from './event_log.ts';
 import type { SpaceVersions } from './space_versions.ts';
+import type { SiteStreams } from './site_streams.ts';
 import type {
   Bus,
   BusHeaders,
@@ -397,6 +398,10 @@ export class SignedBus implements Bus {
 
   consumeEvents(options: DurableEventsOptions): Promise<DurableEvents> {
     return this.#inner.consumeEvents(options);
+  }
+
+  siteStreams(prefix?: string): SiteStreams {
+    return this.#inner.siteStreams(prefix);
   }
 
   spaceVersions(prefix?: string): SpaceVersions {

@@ -38,12 +38,29 @@ import { appendControlLog, type ControlLogRecord } from '../store/control_log.ts
 import { findConnection } from '../store/connections.ts';
 import { forgetDeliveries } from '../store/deliveries.ts';
 import { subscribeReport, unsubscribeReport } from '../store/sessions.ts';
+import { nobodyThere, siteUnreachable } from '../sites/hub.ts';
+import { atSite } from '../sites/site.ts';
 
 export type DeviceOpsDeps = { store: Store; bus: Bus; router: DeviceRouter };
 
 /** The operation as the holding replica serves it on its own subject. */
 export function atInstance<O extends Operation>(op: O, instance: string): O {
   return { ...op, subject: `${op.subject}.at.${instance}` };
+}
+
+/**
+ * Forwards a request for a device of a site to the site's protocol service: refused at once with 503
+ * `site_unreachable` while the site does not answer the hub's pings, or when nobody there takes it; never
+ * kept to be sent later.
+ */
+export async function viaSite<T>(deps: DeviceOpsDeps, op: Operation, site: string, request: unknown, ctx: HandlerContext): Promise<T> {
+  if (!deps.router.reachable(site)) throw siteUnreachable(site);
+  try {
+    return (await call(deps.bus, atSite(op, site), request as never, onBehalfOf(ctx))) as T;
+  } catch (err) {
+    if (nobodyThere(err)) throw siteUnreachable(site);
+    throw err;
+  }
 }
 
 /** Margin kept from a request's deadline for the answer's way back to the caller. */
@@ -151,6 +168,7 @@ export function deviceRunner(deps: DeviceOpsDeps) {
     const id = (request as { params: { connectionId: string } }).params.connectionId.toLowerCase();
     const route = await deps.router.route(spaceOf(ctx), id, forward);
     if (route.kind === 'forwarded') return (await call(deps.bus, atInstance(op, route.owner), request as never, onBehalfOf(ctx))) as T;
+    if (route.kind === 'site') return viaSite<T>(deps, op, route.site, request, ctx);
     if (route.kind === 'not_connected' || !route.device) throw notConnected(id);
     try {
       return await work(route.device, route.session);
@@ -277,8 +295,9 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
         await session.forgetBlock(rcb);
         return null;
       };
+      // A site that does not answer now learns of it with its next copy of the connection.
       await onDevice(disableConnectionReport, req, ctx, off, forward).catch((err: unknown) => {
-        if (!(err instanceof ProblemError && err.code === 'not_connected')) throw err;
+        if (!(err instanceof ProblemError && (err.code === 'not_connected' || err.code === 'site_unreachable'))) throw err;
       });
       return null;
     }),
@@ -287,6 +306,7 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
       const id = req.params.connectionId.toLowerCase();
       const route = await deps.router.route(spaceOf(ctx), id, forward);
       if (route.kind === 'forwarded') return call(deps.bus, atInstance(getConnectionValues, route.owner), req, onBehalfOf(ctx));
+      if (route.kind === 'site') return viaSite(deps, getConnectionValues, route.site, req, ctx);
       if (route.kind === 'not_connected') return [];
       return route.session.values.list().map((v) => ({ ...v, at: v.receivedAt }));
     }),

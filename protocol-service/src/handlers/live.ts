@@ -24,7 +24,17 @@ import { deviceRecordOperations } from './device_records.ts';
 import { settingGroupOperations } from './setting_groups.ts';
 
 /** `maxFileDownloadBytes`: MAX_FILE_DOWNLOAD_BYTES, the largest device file a download fetches. */
-export type LiveDeps = { store: Store; bus: Bus; supervisor: Supervisor; instance: string; maxFileDownloadBytes: number };
+export type LiveDeps = {
+  store: Store;
+  bus: Bus;
+  supervisor: Supervisor;
+  instance: string;
+  maxFileDownloadBytes: number;
+  /** The site this replica serves (`central` at the hub). */
+  site?: string;
+  /** At the hub: whether a site answers now. */
+  reachable?: (site: string) => boolean;
+};
 
 /**
  * The implementations every replica serves (queue group), and those only the holder serves on its own
@@ -33,6 +43,8 @@ export type LiveDeps = { store: Store; bus: Bus; supervisor: Supervisor; instanc
 export function liveHandlers(deps: LiveDeps): {
   implementations: Implementation[];
   holderImplementations: Implementation[];
+  /** The device operations as the replica a request reached serves them (a site serves these on its own subjects). */
+  deviceImplementations: Implementation[];
   liveBrowse(space: string, id: string, ctx: HandlerContext): Promise<{ logicalDevices: unknown[] } | null>;
 } {
   const router = deviceRouter(deps);
@@ -87,10 +99,13 @@ export function liveHandlers(deps: LiveDeps): {
       const { total, entries } = await controlLogPage(deps.store, space, id, page, size);
       return { content: entries, number: page, size, totalElements: total, totalPages: Math.ceil(total / size) };
     }),
+  ];
+  const deviceImplementations = [
     ...deviceOperations(opsDeps, true),
     ...settingGroupOperations(opsDeps, true),
     ...deviceRecordOperations(recordDeps, true),
   ];
+  implementations.push(...deviceImplementations);
   const holderImplementations = [
     ...deviceOperations(opsDeps, false),
     ...settingGroupOperations(opsDeps, false),
@@ -113,5 +128,5 @@ export function liveHandlers(deps: LiveDeps): {
       throw err;
     }
   };
-  return { implementations, holderImplementations, liveBrowse };
+  return { implementations, holderImplementations, deviceImplementations, liveBrowse };
 }

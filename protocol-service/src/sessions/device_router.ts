@@ -3,7 +3,7 @@
  * replica that holds it (forwarded on that replica's own subject), or nowhere (nobody holds it, so the
  * device is not connected: 409 `not_connected`). A connection that is not in the space is 404.
  */
-import { ProblemError } from '@scada/contracts';
+import { centralSite, ProblemError } from '@scada/contracts';
 import { notFound, type Store } from '@scada/platform';
 import { connectionHolder } from '../store/sessions.ts';
 import type { LiveDevice } from './live_device.ts';
@@ -14,6 +14,7 @@ import type { Supervisor } from './supervisor.ts';
 export type DeviceRoute =
   | { kind: 'local'; session: Session; device: LiveDevice | null }
   | { kind: 'forwarded'; owner: string }
+  | { kind: 'site'; site: string }
   | { kind: 'not_connected' };
 
 /** The 409 for a connection whose device is not connected now. */
@@ -32,15 +33,30 @@ export type DeviceRouter = {
    * forwards again: a connection held elsewhere by now is not connected here.
    */
   route(space: string, id: string, forward: boolean): Promise<DeviceRoute>;
+  /** Whether a site answers the hub now (a request to one that does not is refused at once). */
+  reachable(site: string): boolean;
 };
 
-export function deviceRouter(deps: { store: Store; supervisor: Supervisor; instance: string }): DeviceRouter {
+export function deviceRouter(deps: {
+  store: Store;
+  supervisor: Supervisor;
+  instance: string;
+  site?: string;
+  reachable?: (site: string) => boolean;
+}): DeviceRouter {
+  const here = deps.site ?? centralSite;
   return {
+    reachable: (site) => deps.reachable?.(site) ?? false,
     async route(space, id, forward) {
       const session = deps.supervisor.local(space, id);
       if (session) return { kind: 'local', session, device: session.device };
       const held = await connectionHolder(deps.store, space, id);
       if (!held) throw connectionNotFound(id);
+      // A connection of a site is that site's protocol service's to talk to; the hub forwards to it.
+      if (held.site !== here) {
+        if (!forward || here !== centralSite) return { kind: 'not_connected' };
+        return { kind: 'site', site: held.site };
+      }
       if (!forward || !held.owner || held.owner === deps.instance) return { kind: 'not_connected' };
       return { kind: 'forwarded', owner: held.owner };
     },

@@ -8,6 +8,7 @@
  * safety margin), so two replicas never talk to one device at once.
  */
 import type { Logger } from 'pino';
+import { centralSite } from '@scada/contracts';
 import type { Bus, Store } from '@scada/platform';
 import { acquireLease, releaseLease, renewLeases, startedConnections, type StartedConnection } from '../store/sessions.ts';
 import { DeliveryJournal } from './delivery_journal.ts';
@@ -22,6 +23,8 @@ export type SupervisorOptions = {
   /** This replica's instance id: the owner name on its leases. */
   owner: string;
   connector: Connector;
+  /** The site whose connections this replica holds (`central` unless the service runs at a site). */
+  site?: string;
   /** How long a lease lasts unrenewed (default 10 s); a dead replica's connections move after this. */
   leaseMs?: number;
   /** How often leases are renewed and started connections looked for (default 2 s). */
@@ -75,7 +78,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
           await drop(k, false);
         }
       }
-      const started = await startedConnections(options.store);
+      const started = await startedConnections(options.store, options.site ?? centralSite);
       const wanted = new Set(started.map((c) => key(c.space, c.id)));
       for (const k of [...sessions.keys()]) if (!wanted.has(k)) await drop(k, true);
       for (const c of started) {

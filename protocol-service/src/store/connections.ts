@@ -1,5 +1,5 @@
 import type { Queryable, SecretBox } from '@scada/platform';
-import type { ConnectionRequest, ConnectionResponse } from '@scada/contracts';
+import { centralSite, type ConnectionRequest, type ConnectionResponse } from '@scada/contracts';
 import { securityPurposes, type SealedSecurity, type SecurityChange, type StoredTls } from '../domain/connection_security.ts';
 
 const select = `select c.*, f.name as file_name, f.size as file_size, f.sha256, f.edition, f.warnings, f.connection_warnings
@@ -14,6 +14,7 @@ function toConnection(r: Record<string, unknown>): ConnectionResponse {
     projectId: r.project_id as string,
     protocol: 'IEC 61850',
     ...(r.dsc === null || r.dsc === undefined ? {} : { dsc: r.dsc as string }),
+    site: (r.site as string | undefined) ?? centralSite,
     createdBy: r.created_by as string,
     creationDate: (r.creation_date as Date).toISOString(),
     lastModifiedBy: r.last_modified_by as string,
@@ -90,15 +91,16 @@ export async function saveConnection(
   create: boolean,
   security: SecurityChange = {},
 ): Promise<boolean> {
-  const values = [space, id, c.projectId, c.name, c.ip, c.port, c.protocol, c.dsc ?? null, actor];
+  // A replacement without a site keeps the stored one (null here); a new connection is central unless it names one.
+  const values = [space, id, c.projectId, c.name, c.ip, c.port, c.protocol, c.dsc ?? null, actor, c.site ?? (create ? centralSite : null)];
   const columns = securityColumns(security);
   const extra = columns.map(([, v]) => v);
   if (create) {
     const names = columns.map(([n]) => `, ${n}`).join('');
     const places = columns.map((_, i) => `, $${values.length + 1 + i}`).join('');
     await db.query(
-      `insert into protocol.connections (space, id, project_id, name, ip, port, protocol, dsc, created_by, creation_date, last_modified_by, last_modified_date${names})
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, now(), $9, now()${places})`,
+      `insert into protocol.connections (space, id, project_id, name, ip, port, protocol, dsc, created_by, creation_date, last_modified_by, last_modified_date, site${names})
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, now(), $9, now(), $10${places})`,
       [...values, ...extra],
     );
     return true;
@@ -106,8 +108,8 @@ export async function saveConnection(
   const sets = columns.map(([n], i) => `, ${n} = $${values.length + 1 + i}`).join('');
   const { rowCount } = await db.query(
     `update protocol.connections set project_id = $3, name = $4, ip = $5, port = $6, protocol = $7, dsc = $8,
-       last_modified_by = $9, last_modified_date = now()${sets},
-       link_revision = link_revision + case when ip is distinct from $5 or port is distinct from $6 or ${columns.length > 0} then 1 else 0 end
+       last_modified_by = $9, last_modified_date = now(), site = coalesce($10, site)${sets},
+       link_revision = link_revision + case when ip is distinct from $5 or port is distinct from $6 or site is distinct from coalesce($10, site) or ${columns.length > 0} then 1 else 0 end
      where space = $1 and id = $2`,
     [...values, ...extra],
   );

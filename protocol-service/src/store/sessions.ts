@@ -24,10 +24,11 @@ export async function setStarted(db: Queryable, space: string, id: string, start
   return rowCount === 1;
 }
 
-/** Every started connection of every space. */
-export async function startedConnections(db: Queryable): Promise<StartedConnection[]> {
+/** Every started connection of a site, of every space. */
+export async function startedConnections(db: Queryable, site: string): Promise<StartedConnection[]> {
   const { rows } = await db.query<StartedConnection>(
-    'select space, id, ip, port, name, link_revision as "linkRevision" from protocol.connections where started order by space, id',
+    'select space, id, ip, port, name, link_revision as "linkRevision" from protocol.connections where started and site = $1 order by space, id',
+    [site],
   );
   return rows;
 }
@@ -65,15 +66,15 @@ export async function releaseLease(db: Queryable, space: string, id: string, own
   await db.query('delete from protocol.session_leases where space = $1 and connection_id = $2 and owner = $3', [space, id, owner]);
 }
 
-/** Whether a connection is in the space and which replica holds its live lease (null: none), in one query. */
-export async function connectionHolder(db: Queryable, space: string, id: string): Promise<{ owner: string | null } | null> {
-  const { rows } = await db.query<{ owner: string | null }>(
-    `select l.owner from protocol.connections c
+/** Whether a connection is in the space, its site and which replica holds its live lease (null: none), in one query. */
+export async function connectionHolder(db: Queryable, space: string, id: string): Promise<{ owner: string | null; site: string } | null> {
+  const { rows } = await db.query<{ owner: string | null; site: string }>(
+    `select l.owner, c.site from protocol.connections c
        left join protocol.session_leases l on l.space = c.space and l.connection_id = c.id and l.expires_at >= now()
       where c.space = $1 and c.id = $2`,
     [space, id],
   );
-  return rows[0] ? { owner: rows[0].owner } : null;
+  return rows[0] ? { owner: rows[0].owner, site: rows[0].site } : null;
 }
 
 /** Records what the holding replica knows of a session. */

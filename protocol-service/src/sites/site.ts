@@ -1,0 +1,151 @@
+/**
+ * The protocol service at a site (SITE=<name>): it holds the site's connections only, from a copy of
+ * them in its own store, and serves the hub on subjects of the site (`<subject>.site.<name>`): the device
+ * operations the hub forwards and the hub's ping. Nothing of the general API is served here, so a request
+ * of the hub's never lands at a site by the queue group.
+ *
+ * Configuration comes down by pulling: every 2 s (and at once when the link returns) the site asks the hub
+ * for its connections' digests and copies those that changed (`store/site_copies.ts`). Pulling needs no
+ * stream of changes to keep across an outage: the digests say what is different whatever was missed, and a
+ * change made at the hub is at the site within one round of the link being up.
+ *
+ * Events go up through the site's own event stream (`site_streams.ts`), kept on the site's NATS server
+ * within SITE_STREAM_MAX_BYTES. When it wraps and drops events the hub has not taken, the site warns
+ * `buffer_overflow` (in its log, and to the hub in its ping answer, shown by `GET /api/sites`).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { siteConnectionChunk, siteConnectionCopy, siteConnections, sitePing, type Operation } from '@scada/contracts';
+import { call, implement, type Bus, type Implementation, type SiteStreamState, type Store } from '@scada/platform';
+import { applySiteCopy, dropSiteCopy, siteVersions } from '../store/site_copies.ts';
+
+/** The operation as a site serves it. */
+export function atSite<O extends Operation>(op: O, site: string): O {
+  return { ...op, subject: `${op.subject}.site.${site}` };
+}
+
+const copyEveryMs = 2000;
+const streamCheckMs = 5000;
+
+export type SiteDeps = {
+  store: Store;
+  bus: Bus;
+  log: Logger;
+  site: string;
+  instance: string;
+  streamMaxBytes: number;
+  kick(): Promise<void>;
+};
+
+export type SiteRuntime = {
+  /** What the site serves (on its own subjects), besides the device operations. */
+  implementations: Implementation[];
+  stop(): Promise<void>;
+};
+
+export function startSite(deps: SiteDeps): SiteRuntime {
+  const log = deps.log.child({ part: 'site', site: deps.site });
+  const streams = deps.bus.siteStreams();
+  const warnings: { code: string; detail: string }[] = [];
+  let stream: SiteStreamState | null = null;
+  let lastFirst = 0;
+  let taken = 0;
+  let stopped = false;
+
+  const ctx = () => ({ requestId: `site-${randomUUID()}`, timeoutMs: 10_000 });
+
+  /** One round of copying: what the hub has for the site against what is here. */
+  const copy = async () => {
+    const wanted = await call(deps.bus, siteConnections, { params: {}, query: {}, body: { site: deps.site } } as never, ctx());
+    const here = new Map((await siteVersions(deps.store, deps.site)).map((v) => [`${v.space}/${v.id}`, v.version]));
+    let changed = 0;
+    for (const w of wanted) {
+      if (here.get(`${w.space}/${w.id}`) === w.version) continue;
+      const ref = { site: deps.site, space: w.space, id: w.id };
+      const rows = await call(deps.bus, siteConnectionCopy, { params: {}, query: {}, body: ref } as never, ctx());
+      const fetch = async (table: 'scl_file_chunks' | 'scl_browse_parts', keys: number[]) => {
+        const out: unknown[] = [];
+        for (const key of keys)
+          out.push(
+            (await call(deps.bus, siteConnectionChunk, { params: {}, query: {}, body: { ...ref, table, key } } as never, ctx())).row,
+          );
+        return out.filter((r) => r !== null);
+      };
+      const chunks = await fetch(
+        'scl_file_chunks',
+        Array.from({ length: rows.chunks }, (_, i) => i),
+      );
+      const parts = await fetch('scl_browse_parts', rows.parts);
+      await applySiteCopy(deps.store, rows, chunks, parts);
+      changed++;
+    }
+    const keep = new Set(wanted.map((w) => `${w.space}/${w.id}`));
+    for (const k of here.keys()) {
+      if (keep.has(k)) continue;
+      const [space, id] = k.split('/');
+      await dropSiteCopy(deps.store, space, id);
+      changed++;
+    }
+    if (changed > 0) {
+      log.info({ changed, connections: wanted.length }, "took the hub's changes of the site's connections");
+      await deps.kick();
+    }
+  };
+
+  /** The site's stream: made at start, watched for a wrap that dropped what the hub had not taken. */
+  const watchStream = async () => {
+    stream = stream === null ? await streams.keepLocal(deps.streamMaxBytes) : await streams.localState();
+    if (!stream) return;
+    if (stream.takenSeq !== null) taken = Math.max(taken, stream.takenSeq);
+    if (stream.firstSeq > lastFirst && lastFirst > 0 && stream.firstSeq > taken + 1) {
+      const detail = `the site's event stream (${deps.streamMaxBytes} bytes) wrapped: events ${taken + 1} to ${stream.firstSeq - 1} were dropped before the hub took them`;
+      log.warn({ code: 'buffer_overflow', first: stream.firstSeq, taken }, detail);
+      warnings.splice(0, warnings.length, { code: 'buffer_overflow', detail });
+    }
+    lastFirst = stream.firstSeq;
+  };
+
+  let copying: Promise<void> | null = null;
+  const copyRound = () => {
+    copying ??= copy()
+      .catch((err: unknown) =>
+        log.debug({ reason: err instanceof Error ? err.message : String(err) }, 'the hub is not reachable for the copy'),
+      )
+      .finally(() => (copying = null));
+    return copying;
+  };
+  const copyTimer = setInterval(() => !stopped && void copyRound(), copyEveryMs);
+  copyTimer.unref();
+  void copyRound();
+  let watching: Promise<void> | null = null;
+  const watchRound = () => {
+    watching ??= watchStream()
+      .catch((err: unknown) => log.warn({ err }, "the site's event stream could not be read"))
+      .finally(() => (watching = null));
+    return watching;
+  };
+  const streamTimer = setInterval(() => !stopped && void watchRound(), streamCheckMs);
+  streamTimer.unref();
+  void watchRound();
+
+  const implementations: Implementation[] = [
+    implement(atSite(sitePing, deps.site), async () => ({
+      site: deps.site,
+      instance: deps.instance,
+      stream: stream
+        ? { firstSeq: stream.firstSeq, lastSeq: stream.lastSeq, messages: stream.messages, bytes: stream.bytes, maxBytes: stream.maxBytes }
+        : null,
+      warnings: [...warnings],
+    })),
+  ];
+  return {
+    implementations,
+    async stop() {
+      stopped = true;
+      clearInterval(copyTimer);
+      clearInterval(streamTimer);
+      await copying;
+      await watching;
+    },
+  };
+}

@@ -1,0 +1,227 @@
+/**
+ * An uplink outage at a site, end to end, for the suite (a short cut) and the bench (a minute): the hub
+ * platform (every service in this process) on the hub's NATS server, the site's protocol service in a
+ * process of its own on the site's, the simulator reporting a counter through a buffered block
+ * `rate` times a second. The link is cut; during the cut a control is sent (it must be refused at once)
+ * and the site's protocol service is killed with SIGKILL and started again; then the link returns.
+ * Answers what arrived at the hub's live channel and history, and how long each step took.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { utcTimeFromMs } from '@scada/iec61850';
+import { startSimulator } from '@scada/simulator';
+import { FIXTURE_SCL, fixtureModel } from './simulator_fixture.ts';
+import { testBusKeys } from './bus_keys.ts';
+import { createDatabase, secretsKeyOf, startTestPlatform } from './platform.ts';
+import { liveConnection, until } from './live.ts';
+import { startMain, type MainProcess } from './processes.ts';
+import { isEvent, openSse, type SseEvent } from './sse.ts';
+import { startSiteLink } from './sites.ts';
+
+export type SiteOutageOptions = { site?: string; cutMs: number; rate: number; log?: (line: string) => void };
+
+export type SiteOutageResult = {
+  mode: string;
+  /** Counters the device reported, 1 to `reported`. */
+  reported: number;
+  /** Counters as the hub's live channel delivered them, in order of arrival. */
+  live: number[];
+  /** Counters as the hub's history recorded them. */
+  history: number[];
+  /** The control sent during the cut: its status, problem code, Retry-After and how long it took. */
+  control: { status: number; code: string | null; retryAfter: string | null; ms: number };
+  /** `GET /api/sites` during the cut and at the end. */
+  sitesDuringCut: unknown;
+  sitesAfter: unknown;
+  /** How long after the link returned every counter reported by then was at the hub (live channel and history). */
+  catchUpMs: number;
+  /** Events waiting in the site's stream when the link returned, and how fast they crossed. */
+  backlogAtRestore: number;
+  drainPerSecond: number;
+  /** The site's stream: events taken while the link was down. */
+  storedDuringCut: number;
+};
+
+const D = 'SIMLD0';
+const BRCB = `${D}/LLN0$BR$brcb`;
+const lease = { SESSION_LEASE_SECONDS: '2', MMS_RECONNECT_MIN_MS: '100', MMS_RECONNECT_MAX_MS: '300', MMS_REQUEST_TIMEOUT_MS: '2000' };
+
+export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOutageResult> {
+  const site = options.site ?? 'substation-1';
+  const say = options.log ?? (() => undefined);
+  const cleanup: (() => Promise<unknown> | unknown)[] = [];
+  try {
+    const link = await startSiteLink(site);
+    cleanup.push(() => link.stop());
+    const sim = await startSimulator({ model: await fixtureModel(), port: 0, faults: {} });
+    cleanup.push(() => sim.stop());
+    const p = await startTestPlatform(lease, { nats: link.hub.url });
+    cleanup.push(() => p.stop());
+
+    // The site's protocol service: its own store (a database of its own, or the embedded store in its folder).
+    const siteDb = process.env.DATABASE_URL ? await createDatabase(process.env.DATABASE_URL) : null;
+    if (siteDb) cleanup.push(() => siteDb.drop());
+    const dataDir = await mkdtemp(join(tmpdir(), 'scada-site-'));
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const siteEnv = {
+      SERVICES: 'protocol',
+      SITE: site,
+      NATS_URL: link.site.url,
+      ...testBusKeys,
+      SECRETS_KEY: secretsKeyOf(p).toString('base64'),
+      DATA_DIR: dataDir,
+      HTTP_PORT: '0',
+      HTTPS_PORT: '0',
+      LOG_LEVEL: 'warn',
+      ...lease,
+      ...(siteDb ? { DATABASE_URL: siteDb.url } : {}),
+    };
+    let siteProc: MainProcess = startMain(siteEnv);
+    cleanup.push(() => siteProc.child.kill('SIGKILL'));
+
+    // What the site's stream holds, read on the site's own server.
+    const siteNc = await connect({ servers: link.site.url });
+    cleanup.push(() => siteNc.close());
+    const siteJsm = await jetstreamManager(siteNc);
+    const siteStream = async () => (await siteJsm.streams.info('EVENTS').catch(() => null))?.state ?? null;
+
+    const c = await liveConnection(p, sim.port, { scl: FIXTURE_SCL, connection: { site } });
+    const res = await c.api('POST', '/start');
+    if (res.status !== 204) throw new Error(`start answered ${res.status}`);
+    await until(
+      'the site holds the connection (its session reaches the hub)',
+      async () => (await c.session()).state === 'connected',
+      60_000,
+    );
+    say('connected through the site');
+    const enabled = await c.api('POST', '/reports', {
+      rcb: BRCB,
+      triggers: ['dchg'],
+      optionalFields: ['sequence-number', 'entry-id', 'buffer-overflow'],
+    });
+    if (enabled.status !== 204) throw new Error(`enabling the block answered ${enabled.status}: ${await enabled.text()}`);
+
+    const stream = await openSse(`${p.url}/api/live?connections=${c.id}&topics=values`, c.editor.headers);
+    cleanup.push(() => stream.close());
+    await stream.wait(isEvent('snapshot'));
+    const counterOf = (v: { value?: { mag?: { f?: number } } }) => v.value?.mag?.f;
+    const live = () =>
+      stream.events.flatMap((e: SseEvent) => {
+        if (!('event' in e) || e.event !== 'value') return [];
+        const n = counterOf(e.data as never);
+        return n === undefined ? [] : [n];
+      });
+
+    // The device: the next counter every 1/rate s.
+    let n = 0;
+    const q = sim.value(`${D}/GGIO1$MX$AnIn1$q`);
+    const tick = () =>
+      sim.setValue(`${D}/GGIO1$MX$AnIn1`, {
+        type: 'structure',
+        value: [
+          { type: 'structure', value: [{ type: 'float', value: ++n, double: false }] },
+          q,
+          { type: 'utc-time', value: utcTimeFromMs(Date.now()) },
+        ],
+      });
+    const everyMs = 1000 / options.rate;
+    const started = Date.now();
+    const ticker = setInterval(
+      () => {
+        // Catch up on the ticks a busy moment delayed, so the rate holds on average.
+        const due = Math.floor((Date.now() - started) / everyMs);
+        while (n < due) tick();
+      },
+      Math.max(5, everyMs),
+    );
+    cleanup.push(() => clearInterval(ticker));
+    await until('values at the hub', async () => live().length >= options.rate, 30_000);
+    say(`${live().length} values at the hub before the cut`);
+
+    // The cut.
+    const before = (await siteStream())?.last_seq ?? 0;
+    link.relay.cut();
+    const cutAt = Date.now();
+    await new Promise((r) => setTimeout(r, 500));
+    const t0 = performance.now();
+    const control = await c.api('POST', '/control', { reference: `${D}/GGIO1.SPCSO1`, value: true });
+    const controlMs = performance.now() - t0;
+    const controlBody = (await control.json().catch(() => ({}))) as { code?: string };
+    const sitesDuringCut = await (await fetch(`${p.url}/api/sites`, { headers: c.editor.headers })).json();
+
+    // The site's protocol service dies and comes back while the link is down.
+    await new Promise((r) => setTimeout(r, Math.min(2000, options.cutMs / 4)));
+    siteProc.child.kill('SIGKILL');
+    await siteProc.exited;
+    say('site protocol service killed');
+    siteProc = startMain(siteEnv);
+    const beforeRestart = (await siteStream())?.last_seq ?? 0;
+    await until(
+      'the restarted site service stores values again',
+      async () => ((await siteStream())?.last_seq ?? 0) > beforeRestart + options.rate,
+      60_000,
+    ).catch((err: unknown) => {
+      throw new Error(
+        `${(err as Error).message}; the site service said: ${siteProc.output().stderr.slice(-3000)} ${siteProc.output().stdout.slice(-3000)}`,
+      );
+    });
+    say('site protocol service back, storing values');
+    const rest = options.cutMs - (Date.now() - cutAt);
+    if (rest > 0) await new Promise((r) => setTimeout(r, rest));
+    const storedDuringCut = ((await siteStream())?.last_seq ?? 0) - before;
+
+    // The link returns; the device goes on a little, then stops.
+    const backlogAtRestore = ((await siteStream())?.last_seq ?? 0) - before;
+    link.relay.restore();
+    const restoredAt = Date.now();
+    say('link restored');
+    await new Promise((r) => setTimeout(r, 1000));
+    clearInterval(ticker);
+    const reported = n;
+    const historyOf = async () => {
+      const from = new Date(started - 60_000).toISOString();
+      const to = new Date(Date.now() + 60_000).toISOString();
+      const ref = `${D}/GGIO1.AnIn1.mag.f[MX]`;
+      const q = new URLSearchParams({ reference: ref, from, to, maxPoints: '10000' });
+      const r = await fetch(`${p.url}/api/connections/${c.id}/history?${q}`, { headers: c.editor.headers });
+      if (r.status !== 200) return [];
+      const body = (await r.json()) as { resolution: string; points: { value: number }[] };
+      return body.resolution === 'raw' ? body.points.map((pt) => pt.value) : [];
+    };
+    let history: number[] = [];
+    let caughtUpAt = 0;
+    await until(
+      'every counter at the hub',
+      async () => {
+        if (new Set(live()).size < reported) return false;
+        history = await historyOf();
+        if (new Set(history).size < reported) return false;
+        caughtUpAt = Date.now();
+        return true;
+      },
+      120_000,
+    ).catch(() => undefined);
+    const catchUpMs = (caughtUpAt || Date.now()) - restoredAt;
+    await new Promise((r) => setTimeout(r, 500));
+    history = await historyOf();
+    const sitesAfter = await (await fetch(`${p.url}/api/sites`, { headers: c.editor.headers })).json();
+    return {
+      mode: p.mode,
+      reported,
+      live: live(),
+      history,
+      control: { status: control.status, code: controlBody.code ?? null, retryAfter: control.headers.get('retry-after'), ms: controlMs },
+      sitesDuringCut,
+      sitesAfter,
+      catchUpMs,
+      backlogAtRestore,
+      drainPerSecond: catchUpMs > 0 ? Math.round((backlogAtRestore * 1000) / catchUpMs) : 0,
+      storedDuringCut,
+    };
+  } finally {
+    for (const step of cleanup.reverse()) await Promise.resolve(step()).catch(() => undefined);
+  }
+}

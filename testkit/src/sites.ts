@@ -1,0 +1,154 @@
+/**
+ * A hub and a site on one machine: two NATS servers on free loopback ports (the hub's JetStream domain
+ * `hub`, the site's the site's name, the site a leaf node of the hub), the leaf connection through a TCP
+ * relay that can cut the link, as a WAN does. The configurations are the ones `deploy/edge/` ships, with
+ * ports and folders of the test's own.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './processes.ts';
+import { waitForPort } from './faults/servers.ts';
+
+/** A NATS server the test started. */
+export type NatsServer = { url: string; port: number; child: ChildProcess; stop(): Promise<void> };
+
+async function startNats(config: string, port: number, dir: string, name: string): Promise<NatsServer> {
+  const file = join(dir, `${name}.conf`);
+  await writeFile(file, config);
+  const child = spawn('nats-server', ['-c', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + String(d)).slice(-2000)));
+  try {
+    await waitForPort(port, 15_000);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`nats-server ${name} did not start: ${stderr}`, { cause: err });
+  }
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    child,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** What a site's NATS server keeps from the hub's traffic, and what it does not send up (`deploy/edge/nats-site.conf`). */
+export function siteLeafRules(): { denyExports: string[]; denyImports: string[] } {
+  return {
+    // Events leave a site through its stream only, which the hub sources: never also as plain messages.
+    denyExports: ['events.>'],
+    // The general subjects of the services (`protocol.v1.readConnectionValues`) stay the hub's: a request
+    // of the hub's queue group never lands at a site. The site's own subjects (`….site.<name>`) cross.
+    denyImports: ['*.v1.*'],
+  };
+}
+
+/** The hub's NATS configuration: JetStream domain `hub`, leaf nodes accepted on `leafPort`. */
+export function hubNatsConfig(port: number, leafPort: number, storeDir: string): string {
+  return `port: ${port}
+host: 127.0.0.1
+server_name: hub
+jetstream { store_dir: "${storeDir}", domain: hub }
+leafnodes { host: 127.0.0.1, port: ${leafPort} }
+`;
+}
+
+/** A site's NATS configuration: JetStream domain = the site, a leaf node of the hub that notices a dead link within seconds. */
+export function siteNatsConfig(site: string, port: number, hubLeafUrl: string, storeDir: string): string {
+  const rules = siteLeafRules();
+  const list = (xs: string[]) => `[${xs.map((x) => `"${x}"`).join(', ')}]`;
+  return `port: ${port}
+host: 127.0.0.1
+server_name: ${site}
+jetstream { store_dir: "${storeDir}", domain: ${site} }
+ping_interval: "2s"
+ping_max: 3
+leafnodes {
+  reconnect: 1
+  remotes: [ { url: "${hubLeafUrl}", deny_exports: ${list(rules.denyExports)}, deny_imports: ${list(rules.denyImports)} } ]
+}
+`;
+}
+
+/** A TCP relay between the site's leaf connection and the hub, whose link can be cut and restored. */
+export type Relay = { port: number; cut(): void; restore(): void; isCut(): boolean; close(): Promise<void> };
+
+export async function startRelay(targetPort: number): Promise<Relay> {
+  const sockets = new Set<Socket>();
+  let down = false;
+  const server: Server = createServer((client) => {
+    if (down) return void client.destroy();
+    const upstream = connect(targetPort, '127.0.0.1');
+    sockets.add(client);
+    sockets.add(upstream);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  const port = await freePort();
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  return {
+    port,
+    cut() {
+      down = true;
+      for (const s of sockets) s.destroy();
+      sockets.clear();
+    },
+    restore() {
+      down = false;
+    },
+    isCut: () => down,
+    close: async () => {
+      down = true;
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** A hub NATS server and a site's, linked through a relay. */
+export type SiteLink = { hub: NatsServer; site: NatsServer; relay: Relay; stop(): Promise<void> };
+
+export async function startSiteLink(site: string): Promise<SiteLink> {
+  const dir = await mkdtemp(join(tmpdir(), 'scada-sites-'));
+  const [hubPort, leafPort, sitePort] = [await freePort(), await freePort(), await freePort()];
+  const hub = await startNats(hubNatsConfig(hubPort, leafPort, join(dir, 'hub')), hubPort, dir, 'hub');
+  const relay = await startRelay(leafPort);
+  const siteServer = await startNats(
+    siteNatsConfig(site, sitePort, `nats-leaf://127.0.0.1:${relay.port}`, join(dir, site)),
+    sitePort,
+    dir,
+    site,
+  ).catch(async (err: unknown) => {
+    await relay.close();
+    await hub.stop();
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  });
+  return {
+    hub,
+    site: siteServer,
+    relay,
+    stop: async () => {
+      await relay.close();
+      await siteServer.stop();
+      await hub.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
