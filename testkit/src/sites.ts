@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { allEvents } from '@scada/contracts';
 import { freePort } from './processes.ts';
 import { waitForPort } from './faults/servers.ts';
 
@@ -44,7 +45,7 @@ async function startNats(config: string, port: number, dir: string, name: string
 export function siteLeafRules(): { denyExports: string[]; denyImports: string[] } {
   return {
     // Events leave a site through its stream only, which the hub sources: never also as plain messages.
-    denyExports: ['events.>'],
+    denyExports: [allEvents],
     // The general subjects of the services (`protocol.v1.readConnectionValues`) stay the hub's: a request
     // of the hub's queue group never lands at a site. The site's own subjects (`….site.<name>`) cross.
     denyImports: ['*.v1.*'],
