@@ -11,6 +11,8 @@
  *   their own events and the space versions they bump, and call only what their handlers call:
  *   config → protocol's connection statuses; protocol → config's project check and protocol replicas
  *   (requests forwarded to the replica that holds a connection).
+ * - protocol, besides: the event stream's sources and its durable consumer of the sites' sessions
+ *   (`protocol-site-sessions`), and at a site its own stream.
  * - history: as a service (its calls: protocol's connection read), and a durable consumer of its own
  *   (`history`) on the event stream: it may make or widen the stream, make its consumer, take messages
  *   and acknowledge them.
@@ -98,6 +100,16 @@ export function permissionsOf(role: NatsRole, prefix: string): Permissions {
       // The history's durable consumer of the event stream (platform/src/bus/nats_durable_events.ts).
       ...(role === 'history'
         ? [...streamApi(events, true), `$JS.API.CONSUMER.DURABLE.CREATE.${events}.history`, `$JS.ACK.${events}.history.>`]
+        : []),
+      // Sites (platform/src/bus/site_streams.ts): at the hub the event stream sources the sites' streams
+      // and a durable consumer of its own takes their sessions; at a site the service makes its stream.
+      ...(role === 'protocol'
+        ? [
+            ...streamApi(events, true),
+            `$JS.API.CONSUMER.LIST.${events}`,
+            `$JS.API.CONSUMER.DURABLE.CREATE.${events}.protocol-site-sessions`,
+            `$JS.ACK.${events}.protocol-site-sessions.>`,
+          ]
         : []),
     ],
     subscribe: [

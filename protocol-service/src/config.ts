@@ -32,8 +32,8 @@ export type ProtocolConfig = {
   siteStreamMaxBytes: number;
 };
 
-/** A site's stream holds 1 GiB unless told otherwise: over 24 h of 100 reported values a second (`deploy/README.md`). */
-export const defaultSiteStreamMaxBytes = 1024 * 1024 * 1024;
+/** A site's stream holds 8 GiB unless told otherwise: 24 h of 100 reports a second at ~920 bytes each (`deploy/README.md`). */
+export const defaultSiteStreamMaxBytes = 8 * 1024 * 1024 * 1024;
 
 /** Reads the protocol service's section of the environment. */
 export function readProtocolConfig(env: EnvReader): ProtocolConfig {

@@ -43,7 +43,13 @@ export type SiteOutageResult = {
   drainPerSecond: number;
   /** The site's stream: events taken while the link was down. */
   storedDuringCut: number;
+  /** Report events published at the site during the cut: from the event's time to its storing in the site's stream (ms). */
+  sitePublish: { count: number; p50: number; p99: number; max: number };
+  /** Bytes the site's stream holds per event, for sizing SITE_STREAM_MAX_BYTES. */
+  bytesPerEvent: number;
 };
+
+const quantile = (sorted: number[], q: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
 
 const D = 'SIMLD0';
 const BRCB = `${D}/LLN0$BR$brcb`;
@@ -56,7 +62,9 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
   try {
     const link = await startSiteLink(site);
     cleanup.push(() => link.stop());
-    const sim = await startSimulator({ model: await fixtureModel(), port: 0, faults: {} });
+    // A device whose buffered block keeps 20,000 entries (what a relay keeps is commonly thousands): the
+    // site service's restart during the cut must not outlast the device's own buffer.
+    const sim = await startSimulator({ model: await fixtureModel(), port: 0, faults: { bufferEntries: 20_000 } });
     cleanup.push(() => sim.stop());
     const p = await startTestPlatform(lease, { nats: link.hub.url });
     cleanup.push(() => p.stop());
@@ -75,7 +83,7 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
       DATA_DIR: dataDir,
       HTTP_PORT: '0',
       HTTPS_PORT: '0',
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: process.env.SITE_LOG_LEVEL ?? 'warn',
       ...lease,
       ...(siteDb ? { DATABASE_URL: siteDb.url } : {}),
     };
@@ -171,7 +179,18 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
     say('site protocol service back, storing values');
     const rest = options.cutMs - (Date.now() - cutAt);
     if (rest > 0) await new Promise((r) => setTimeout(r, rest));
-    const storedDuringCut = ((await siteStream())?.last_seq ?? 0) - before;
+    const atCutEnd = await siteStream();
+    const storedDuringCut = (atCutEnd?.last_seq ?? 0) - before;
+    // Each report event of the cut: its time (the site's publish) against the time the site's server stored it.
+    const latencies: number[] = [];
+    for (let seq = before + 1; seq <= (atCutEnd?.last_seq ?? 0); seq++) {
+      const m = await siteJsm.streams.getMessage('EVENTS', { seq }).catch(() => null);
+      if (!m || !m.subject.endsWith('protocol.report')) continue;
+      const at = Date.parse((m.json() as { at: string }).at);
+      latencies.push(Math.max(0, Number(m.timestamp ? Date.parse(m.timestamp) : Number.NaN) - at));
+    }
+    latencies.sort((a, b) => a - b);
+    const bytesPerEvent = atCutEnd && atCutEnd.messages > 0 ? Math.round(atCutEnd.bytes / atCutEnd.messages) : 0;
 
     // The link returns; the device goes on a little, then stops.
     const backlogAtRestore = ((await siteStream())?.last_seq ?? 0) - before;
@@ -220,6 +239,8 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
       backlogAtRestore,
       drainPerSecond: catchUpMs > 0 ? Math.round((backlogAtRestore * 1000) / catchUpMs) : 0,
       storedDuringCut,
+      sitePublish: { count: latencies.length, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), max: latencies.at(-1) ?? 0 },
+      bytesPerEvent,
     };
   } finally {
     for (const step of cleanup.reverse()) await Promise.resolve(step()).catch(() => undefined);

@@ -21,8 +21,6 @@ export type SiteStreamState = {
   messages: number;
   bytes: number;
   maxBytes: number;
-  /** How far the hub has taken the stream (the sourcing consumer's delivered sequence), when it is linked now. */
-  takenSeq: number | null;
 };
 
 /** Per sourced site: events waiting to cross, and how long ago the last crossed. */
@@ -41,7 +39,7 @@ export interface SiteStreams {
 
 /** Sites on a bus without them (in process): nothing to keep, nothing sourced. */
 export const noSiteStreams: SiteStreams = {
-  keepLocal: async (maxBytes) => ({ firstSeq: 0, lastSeq: 0, messages: 0, bytes: 0, maxBytes, takenSeq: null }),
+  keepLocal: async (maxBytes) => ({ firstSeq: 0, lastSeq: 0, messages: 0, bytes: 0, maxBytes }),
   localState: async () => null,
   source: async () => undefined,
   backlogs: async () => new Map(),
@@ -63,19 +61,12 @@ export function natsSiteStreams(nc: NatsConnection, prefix: string): SiteStreams
     const jsm = await manager;
     const info = await jsm.streams.info(name).catch(() => null);
     if (!info) return null;
-    let takenSeq: number | null = null;
-    for await (const consumer of jsm.consumers.list(name)) {
-      // The hub's sourcing consumer is the one without a durable name that pushes to a delivery subject.
-      if (consumer.config.durable_name || !consumer.config.deliver_subject) continue;
-      takenSeq = Math.max(takenSeq ?? 0, consumer.delivered.stream_seq);
-    }
     return {
       firstSeq: info.state.first_seq,
       lastSeq: info.state.last_seq,
       messages: info.state.messages,
       bytes: info.state.bytes,
       maxBytes: info.config.max_bytes,
-      takenSeq,
     };
   };
   return {

@@ -33,7 +33,33 @@ export function siteUnreachable(site: string): ProblemError {
   });
 }
 
-type Link = { reachable: boolean; lastSeen: Date | null; warnings: { code: string; detail: string }[] };
+type Link = {
+  reachable: boolean;
+  lastSeen: Date | null;
+  warnings: { code: string; detail: string }[];
+  overflow: (state: { firstSeq: number; takenSeq: number | null }) => { code: string; detail: string } | null;
+};
+
+/**
+ * Watches a site's stream for a wrap that dropped events the hub had not taken: its first event moved on
+ * past the last one the hub had taken (the site's last event less the hub's backlog, as last seen while
+ * linked). A stream first seen already wrapped, before anything was taken, is not judged: what the hub
+ * took then is not known.
+ */
+export function overflowWatch(
+  site: string,
+): (state: { firstSeq: number; takenSeq: number | null }) => { code: string; detail: string } | null {
+  let lastFirst: number | null = null;
+  let taken: number | null = null;
+  return (state) => {
+    const moved = lastFirst !== null && state.firstSeq > lastFirst;
+    lastFirst = state.firstSeq;
+    const dropped = moved && taken !== null && state.firstSeq > taken + 1;
+    const detail = `the event stream of site ${site} wrapped: its events ${(taken ?? 0) + 1} to ${state.firstSeq - 1} were dropped before the hub took them`;
+    if (state.takenSeq !== null) taken = Math.max(taken ?? 0, state.takenSeq);
+    return dropped ? { code: 'buffer_overflow', detail } : null;
+  };
+}
 
 export type SiteHub = {
   /** Whether the site answered its last ping. */
@@ -59,7 +85,7 @@ export async function startSiteHub(deps: { store: Store; bus: Bus; log: Logger; 
   let stopped = false;
 
   const ping = async (site: string) => {
-    const link = links.get(site) ?? { reachable: false, lastSeen: null, warnings: [] };
+    const link = links.get(site) ?? { reachable: false, lastSeen: null, warnings: [], overflow: overflowWatch(site) };
     links.set(site, link);
     try {
       const pong = await call(deps.bus, { ...sitePing, subject: `${sitePing.subject}.site.${site}` }, { params: {}, query: {} } as never, {
@@ -69,7 +95,17 @@ export async function startSiteHub(deps: { store: Store; bus: Bus; log: Logger; 
       if (!link.reachable) log.info({ site }, 'the site answers');
       link.reachable = true;
       link.lastSeen = new Date();
-      link.warnings = pong.warnings;
+      if (pong.stream) {
+        const backlog = (await streams.backlogs().catch(() => new Map<string, { backlog: number }>())).get(site)?.backlog;
+        const warning = link.overflow({
+          firstSeq: pong.stream.firstSeq,
+          takenSeq: backlog === undefined ? null : pong.stream.lastSeq - backlog,
+        });
+        if (warning) {
+          log.warn({ site, code: warning.code }, warning.detail);
+          link.warnings = [warning];
+        }
+      }
       // Its sessions are held while it answers.
       await deps.store.query(
         `update protocol.session_leases set expires_at = now() + make_interval(secs => $2::double precision / 1000) where owner = $1`,

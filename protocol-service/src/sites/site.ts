@@ -10,8 +10,8 @@
  * change made at the hub is at the site within one round of the link being up.
  *
  * Events go up through the site's own event stream (`site_streams.ts`), kept on the site's NATS server
- * within SITE_STREAM_MAX_BYTES. When it wraps and drops events the hub has not taken, the site warns
- * `buffer_overflow` (in its log, and to the hub in its ping answer, shown by `GET /api/sites`).
+ * within SITE_STREAM_MAX_BYTES; the ping answers its state, from which the hub tells a wrap that dropped
+ * events it had not taken (`buffer_overflow`, `sites/hub.ts`).
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -25,6 +25,7 @@ export function atSite<O extends Operation>(op: O, site: string): O {
 }
 
 const copyEveryMs = 2000;
+
 const streamCheckMs = 5000;
 
 export type SiteDeps = {
@@ -46,10 +47,7 @@ export type SiteRuntime = {
 export function startSite(deps: SiteDeps): SiteRuntime {
   const log = deps.log.child({ part: 'site', site: deps.site });
   const streams = deps.bus.siteStreams();
-  const warnings: { code: string; detail: string }[] = [];
   let stream: SiteStreamState | null = null;
-  let lastFirst = 0;
-  let taken = 0;
   let stopped = false;
 
   const ctx = () => ({ requestId: `site-${randomUUID()}`, timeoutMs: 10_000 });
@@ -92,17 +90,12 @@ export function startSite(deps: SiteDeps): SiteRuntime {
     }
   };
 
-  /** The site's stream: made at start, watched for a wrap that dropped what the hub had not taken. */
+  /** The site's stream: made at start (again, should it be gone); a full one drops its oldest, said in the log. */
   const watchStream = async () => {
-    stream = stream === null ? await streams.keepLocal(deps.streamMaxBytes) : await streams.localState();
-    if (!stream) return;
-    if (stream.takenSeq !== null) taken = Math.max(taken, stream.takenSeq);
-    if (stream.firstSeq > lastFirst && lastFirst > 0 && stream.firstSeq > taken + 1) {
-      const detail = `the site's event stream (${deps.streamMaxBytes} bytes) wrapped: events ${taken + 1} to ${stream.firstSeq - 1} were dropped before the hub took them`;
-      log.warn({ code: 'buffer_overflow', first: stream.firstSeq, taken }, detail);
-      warnings.splice(0, warnings.length, { code: 'buffer_overflow', detail });
-    }
-    lastFirst = stream.firstSeq;
+    const was = stream;
+    stream = (was === null ? null : await streams.localState()) ?? (await streams.keepLocal(deps.streamMaxBytes));
+    if (was && stream.firstSeq > was.firstSeq && stream.bytes >= stream.maxBytes * 0.95)
+      log.warn({ code: 'buffer_overflow', first: stream.firstSeq }, "the site's event stream is full: its oldest events go");
   };
 
   let copying: Promise<void> | null = null;
@@ -129,14 +122,18 @@ export function startSite(deps: SiteDeps): SiteRuntime {
   void watchRound();
 
   const implementations: Implementation[] = [
-    implement(atSite(sitePing, deps.site), async () => ({
-      site: deps.site,
-      instance: deps.instance,
-      stream: stream
-        ? { firstSeq: stream.firstSeq, lastSeq: stream.lastSeq, messages: stream.messages, bytes: stream.bytes, maxBytes: stream.maxBytes }
-        : null,
-      warnings: [...warnings],
-    })),
+    // The stream as it is now: the hub judges from it (and its own backlog) whether events were dropped.
+    implement(atSite(sitePing, deps.site), async () => {
+      const now = (await streams.localState().catch(() => null)) ?? stream;
+      return {
+        site: deps.site,
+        instance: deps.instance,
+        stream: now
+          ? { firstSeq: now.firstSeq, lastSeq: now.lastSeq, messages: now.messages, bytes: now.bytes, maxBytes: now.maxBytes }
+          : null,
+        warnings: [],
+      };
+    }),
   ];
   return {
     implementations,
