@@ -14,7 +14,9 @@ const rate = Number(process.env.SITE_RATE ?? 100);
 const r = await runSiteOutage({ cutMs, rate, log: (line) => console.error(line) });
 const dup = (xs: number[]) => xs.length - new Set(xs).size;
 const missing = (xs: number[]) => r.reported - new Set(xs).size;
-console.log(`### Edge site, ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, ${r.mode}\n`);
+console.log(
+  `### Edge site, ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, ${r.mode}\n`,
+);
 console.log('| measure | value |');
 console.log('|---|---:|');
 console.log(`| uplink cut | ${cutMs / 1000} s, site service killed and restarted during it |`);
@@ -24,6 +26,24 @@ console.log(`| in the hub's history: missing / twice | ${missing(r.history)} / $
 console.log(`| events kept at the site during the cut | ${r.storedDuringCut} |`);
 console.log(`| caught up after the link returned | ${(r.catchUpMs / 1000).toFixed(1)} s |`);
 console.log(`| backlog drain | ${r.drainPerSecond} events/s |`);
-console.log(`| site publish → stored, during the cut: p50 / p99 / max | ${r.sitePublish.p50} / ${r.sitePublish.p99} / ${r.sitePublish.max} ms (${r.sitePublish.count} reports) |`);
-console.log(`| control during the cut | ${r.control.status} ${r.control.code} in ${Math.round(r.control.ms)} ms, Retry-After ${r.control.retryAfter} |`);
+console.log(
+  `| site publish → stored, during the cut: p50 / p99 / max | ${r.sitePublish.p50} / ${r.sitePublish.p99} / ${r.sitePublish.max} ms (${r.sitePublish.count} reports) |`,
+);
+console.log(
+  `| control during the cut | ${r.control.status} ${r.control.code} in ${Math.round(r.control.ms)} ms, Retry-After ${r.control.retryAfter} |`,
+);
 console.log(`| site stream per event | ${r.bytesPerEvent} bytes |`);
+const gaps = (xs: number[]) => {
+  const have = new Set(xs);
+  const out: string[] = [];
+  for (let i = 1; i <= r.reported; i++) {
+    if (have.has(i)) continue;
+    let j = i;
+    while (j + 1 <= r.reported && !have.has(j + 1)) j++;
+    out.push(i === j ? `${i}` : `${i}–${j}`);
+    i = j;
+  }
+  return out.join(', ') || 'none';
+};
+console.error(`missing at the live channel: ${gaps(r.live)}; in the history: ${gaps(r.history)}`);
+console.log(`| a change made at the hub during the cut, at the site after the link returned | ${(r.configSyncMs / 1000).toFixed(1)} s |`);

@@ -53,5 +53,7 @@ t.test(
     t.equal(s1?.reachable, true, 'and reachable after it');
     t.equal(s1?.backlog, 0, 'with nothing left to cross');
     t.ok(s1?.lastSeen, 'seen lately');
+    t.equal(r.inSyncDuringCut, false, 'a change made at the hub during the cut: the site is out of step (inSync false)');
+    t.ok(r.configSyncMs <= 5000, `and has it within 5 s of the link's return (${r.configSyncMs} ms)`);
   },
 );

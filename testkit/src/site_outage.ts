@@ -9,6 +9,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { utcTimeFromMs } from '@scada/iec61850';
@@ -47,9 +48,13 @@ export type SiteOutageResult = {
   sitePublish: { count: number; p50: number; p99: number; max: number };
   /** Bytes the site's stream holds per event, for sizing SITE_STREAM_MAX_BYTES. */
   bytesPerEvent: number;
+  /** A change made at the hub during the cut: whether the site was out of step then, and how long after the link returned it had it. */
+  inSyncDuringCut: boolean | null;
+  configSyncMs: number;
 };
 
-const quantile = (sorted: number[], q: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
+const quantile = (sorted: number[], q: number) =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 
 const D = 'SIMLD0';
 const BRCB = `${D}/LLN0$BR$brcb`;
@@ -159,11 +164,26 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
     const controlMs = performance.now() - t0;
     const controlBody = (await control.json().catch(() => ({}))) as { code?: string };
     const sitesDuringCut = await (await fetch(`${p.url}/api/sites`, { headers: c.editor.headers })).json();
+    // A change at the hub during the cut: the site has it once the link is back.
+    const stored = (await (await c.api('GET', '')).json()) as Record<string, unknown>;
+    const changed = await c.api('PUT', '', {
+      name: stored.name,
+      ip: stored.ip,
+      port: stored.port,
+      projectId: stored.projectId,
+      protocol: 'IEC 61850',
+      dsc: 'changed during the cut',
+    });
+    if (changed.status !== 204) throw new Error(`changing the connection answered ${changed.status}: ${await changed.text()}`);
+    const sites = async () =>
+      (await (await fetch(`${p.url}/api/sites`, { headers: c.editor.headers })).json()) as { name: string; inSync: boolean }[];
+    const inSyncDuringCut = (await sites()).find((x) => x.name === site)?.inSync ?? null;
 
     // The site's protocol service dies and comes back while the link is down.
     await new Promise((r) => setTimeout(r, Math.min(2000, options.cutMs / 4)));
     siteProc.child.kill('SIGKILL');
     await siteProc.exited;
+    const firstOutput = siteProc.output().stdout + siteProc.output().stderr;
     say('site protocol service killed');
     siteProc = startMain(siteEnv);
     const beforeRestart = (await siteStream())?.last_seq ?? 0;
@@ -171,9 +191,17 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
       'the restarted site service stores values again',
       async () => ((await siteStream())?.last_seq ?? 0) > beforeRestart + options.rate,
       60_000,
-    ).catch((err: unknown) => {
+    ).catch(async (err: unknown) => {
+      const state = await siteStream();
+      if (siteDb) {
+        const db = new pg.Client({ connectionString: siteDb.url });
+        await db.connect();
+        for (const table of ['report_subscriptions', 'report_positions', 'session_leases', 'session_states'])
+          say(`${table}: ${JSON.stringify((await db.query(`select * from protocol.${table}`)).rows)}`);
+        await db.end();
+      }
       throw new Error(
-        `${(err as Error).message}; the site service said: ${siteProc.output().stderr.slice(-3000)} ${siteProc.output().stdout.slice(-3000)}`,
+        `${(err as Error).message} (site stream ${beforeRestart} → ${state?.last_seq}); the site service said: ${siteProc.output().stderr.slice(-3000)} ${siteProc.output().stdout.slice(-3000)}; before it was killed: ${firstOutput.slice(-4000)}`,
       );
     });
     say('site protocol service back, storing values');
@@ -197,6 +225,10 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
     link.relay.restore();
     const restoredAt = Date.now();
     say('link restored');
+    await until('the site has the change', async () => (await sites()).find((x) => x.name === site)?.inSync === true, 60_000).catch(
+      () => undefined,
+    );
+    const configSyncMs = Date.now() - restoredAt;
     await new Promise((r) => setTimeout(r, 1000));
     clearInterval(ticker);
     const reported = n;
@@ -241,6 +273,8 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
       storedDuringCut,
       sitePublish: { count: latencies.length, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), max: latencies.at(-1) ?? 0 },
       bytesPerEvent,
+      inSyncDuringCut,
+      configSyncMs,
     };
   } finally {
     for (const step of cleanup.reverse()) await Promise.resolve(step()).catch(() => undefined);

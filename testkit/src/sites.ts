@@ -70,7 +70,7 @@ export function siteNatsConfig(site: string, port: number, hubLeafUrl: string, s
 host: 127.0.0.1
 server_name: ${site}
 jetstream { store_dir: "${storeDir}", domain: ${site} }
-ping_interval: "2s"
+ping_interval: "5s"
 ping_max: 3
 leafnodes {
   reconnect: 1

@@ -28,6 +28,10 @@ export const SiteStatus = Type.Object({
   warnings: Type.Array(SessionWarning, {
     description: "`buffer_overflow`: the site's stream dropped events the hub had not taken (it wrapped during an outage).",
   }),
+  inSync: Type.Boolean({
+    description:
+      'Whether the site holds its connections as they are configured here now (as of its last answer); false while a change waits for the link.',
+  }),
 });
 export type SiteStatus = Static<typeof SiteStatus>;
 
@@ -64,6 +68,7 @@ export const sitePing = defineOperation({
     instance: Type.String(),
     stream: Type.Union([SiteStream, Type.Null()]),
     warnings: Type.Array(SessionWarning),
+    configuration: Type.String({ description: "A digest of the site's copy of its connections." }),
   }),
 });
 

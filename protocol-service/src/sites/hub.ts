@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import { centralSite, decodeEvent, ProblemError, protocolEvents, sitePing, type SiteStatus } from '@scada/contracts';
 import { BusError, call, type Bus, type DurableEvents, type Store } from '@scada/platform';
 import { saveSessionState } from '../store/sessions.ts';
+import { configurationDigest, siteVersions } from '../store/site_copies.ts';
 
 /** How often the hub pings each site, and how long it waits for the answer. */
 const pingEveryMs = 1000;
@@ -34,6 +35,8 @@ export function siteUnreachable(site: string): ProblemError {
 }
 
 type Link = {
+  /** The digest of the site's copy of its connections, as it last answered. */
+  configuration: string | null;
   reachable: boolean;
   lastSeen: Date | null;
   warnings: { code: string; detail: string }[];
@@ -85,7 +88,7 @@ export async function startSiteHub(deps: { store: Store; bus: Bus; log: Logger; 
   let stopped = false;
 
   const ping = async (site: string) => {
-    const link = links.get(site) ?? { reachable: false, lastSeen: null, warnings: [], overflow: overflowWatch(site) };
+    const link = links.get(site) ?? { configuration: null, reachable: false, lastSeen: null, warnings: [], overflow: overflowWatch(site) };
     links.set(site, link);
     try {
       const pong = await call(deps.bus, { ...sitePing, subject: `${sitePing.subject}.site.${site}` }, { params: {}, query: {} } as never, {
@@ -95,6 +98,7 @@ export async function startSiteHub(deps: { store: Store; bus: Bus; log: Logger; 
       if (!link.reachable) log.info({ site }, 'the site answers');
       link.reachable = true;
       link.lastSeen = new Date();
+      link.configuration = pong.configuration;
       if (pong.stream) {
         const backlog = (await streams.backlogs().catch(() => new Map<string, { backlog: number }>())).get(site)?.backlog;
         const warning = link.overflow({
@@ -180,17 +184,24 @@ export async function startSiteHub(deps: { store: Store; bus: Bus; log: Logger; 
         [space],
       );
       const backlogs = await streams.backlogs().catch(() => new Map());
-      return rows.map(({ site }) => {
-        if (site === centralSite) return { name: site, reachable: true, lastSeen: new Date().toISOString(), backlog: 0, warnings: [] };
+      const statuses = [];
+      for (const { site } of rows) {
+        if (site === centralSite) {
+          statuses.push({ name: site, reachable: true, lastSeen: new Date().toISOString(), backlog: 0, warnings: [], inSync: true });
+          continue;
+        }
         const link = links.get(site);
-        return {
+        const here = configurationDigest(await siteVersions(deps.store, site));
+        statuses.push({
           name: site,
+          inSync: link?.configuration === here,
           reachable: link?.reachable ?? false,
           lastSeen: link?.lastSeen?.toISOString() ?? null,
           backlog: backlogs.get(site)?.backlog ?? 0,
           warnings: link?.warnings ?? [],
-        };
-      });
+        });
+      }
+      return statuses;
     },
     async stop() {
       stopped = true;

@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { siteConnectionChunk, siteConnectionCopy, siteConnections, sitePing, type Operation } from '@scada/contracts';
 import { call, implement, type Bus, type Implementation, type SiteStreamState, type Store } from '@scada/platform';
-import { applySiteCopy, dropSiteCopy, siteVersions } from '../store/site_copies.ts';
+import { applySiteCopy, configurationDigest, dropSiteCopy, siteVersions } from '../store/site_copies.ts';
 
 /** The operation as a site serves it. */
 export function atSite<O extends Operation>(op: O, site: string): O {
@@ -49,6 +49,8 @@ export function startSite(deps: SiteDeps): SiteRuntime {
   const streams = deps.bus.siteStreams();
   let stream: SiteStreamState | null = null;
   let stopped = false;
+  /** The hub's version of each connection as last copied here. */
+  const applied = new Map<string, string>();
 
   const ctx = () => ({ requestId: `site-${randomUUID()}`, timeoutMs: 10_000 });
 
@@ -58,7 +60,10 @@ export function startSite(deps: SiteDeps): SiteRuntime {
     const here = new Map((await siteVersions(deps.store, deps.site)).map((v) => [`${v.space}/${v.id}`, v.version]));
     let changed = 0;
     for (const w of wanted) {
-      if (here.get(`${w.space}/${w.id}`) === w.version) continue;
+      // Against the hub's version last copied (what is here, after a restart): a report block the site
+      // enabled a moment before the hub kept it is not taken away by a copy from before that.
+      const k = `${w.space}/${w.id}`;
+      if ((applied.get(k) ?? here.get(k)) === w.version) continue;
       const ref = { site: deps.site, space: w.space, id: w.id };
       const rows = await call(deps.bus, siteConnectionCopy, { params: {}, query: {}, body: ref } as never, ctx());
       const fetch = async (table: 'scl_file_chunks' | 'scl_browse_parts', keys: number[]) => {
@@ -75,6 +80,7 @@ export function startSite(deps: SiteDeps): SiteRuntime {
       );
       const parts = await fetch('scl_browse_parts', rows.parts);
       await applySiteCopy(deps.store, rows, chunks, parts);
+      applied.set(k, rows.version);
       changed++;
     }
     const keep = new Set(wanted.map((w) => `${w.space}/${w.id}`));
@@ -82,6 +88,7 @@ export function startSite(deps: SiteDeps): SiteRuntime {
       if (keep.has(k)) continue;
       const [space, id] = k.split('/');
       await dropSiteCopy(deps.store, space, id);
+      applied.delete(k);
       changed++;
     }
     if (changed > 0) {
@@ -132,6 +139,7 @@ export function startSite(deps: SiteDeps): SiteRuntime {
           ? { firstSeq: now.firstSeq, lastSeq: now.lastSeq, messages: now.messages, bytes: now.bytes, maxBytes: now.maxBytes }
           : null,
         warnings: [],
+        configuration: configurationDigest(await siteVersions(deps.store, deps.site)),
       };
     }),
   ];

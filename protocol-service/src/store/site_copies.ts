@@ -6,6 +6,7 @@
  * as PostgreSQL's JSON of them and are put back with `json_populate_record`, column for column, so the copy
  * is the hub's row whatever columns later migrations add.
  */
+import { createHash } from 'node:crypto';
 import type { Queryable, Store } from '@scada/platform';
 
 /** A connection of a site with the digest of what the site keeps of it. */
@@ -25,6 +26,12 @@ export async function siteVersions(db: Queryable, site: string): Promise<SiteCop
     [site],
   );
   return rows;
+}
+
+/** One digest of a site's connections as a whole, the same at the hub and at the site for the same rows. */
+export function configurationDigest(versions: readonly SiteCopyVersion[]): string {
+  const lines = versions.map((v) => `${v.space}/${v.id}=${v.version}`).sort();
+  return createHash('sha256').update(lines.join('\n')).digest('base64url');
 }
 
 /** The rows of one connection of a site; null when it is not (or no longer) the site's. */
