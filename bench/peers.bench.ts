@@ -90,6 +90,8 @@ if (!natsUrl || !databaseUrl) {
       SECRETS_KEY: randomBytes(32).toString('base64'),
       BUS_SUBJECT_PREFIX: `peers${randomBytes(4).toString('hex')}`,
       ADMIN_PASSWORD: password,
+      // The rounds outlast the default five minutes of an access token.
+      ACCESS_TOKEN_TTL_SECONDS: '3600',
       HTTPS_PORT: '0',
       LOG_LEVEL: 'info',
     };
