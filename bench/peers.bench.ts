@@ -4,7 +4,7 @@
  * `peers/moleculer_service.ts`) on the same NATS server, answering the same echo, the same 100-row list read
  * from the same PostgreSQL rows and the same create, in the same interleaved rounds as the platform and
  * the floor (bare Koa → NATS → bare responder). The platform runs as its images run it: the bundles of
- * `npm run build` under `node --max-semi-space-size=2`, `dist/gateway` in one process and the services in
+ * `npm run build` (built first when missing or stale) with the Node flags of the image's command, `dist/gateway` in one process and the services in
  * another (`dist/edge` with `SERVICES=auth,config,protocol`), `LOG_LEVEL=info`; and embedded (`dist/edge`
  * alone, PGlite) for the gateway's own health check and echo. Needs NATS_URL and DATABASE_URL.
  */
@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { roleBusKeys } from '@scada/testkit/bus_keys';
 import { createDatabase } from '@scada/testkit/platform';
-import { buildAll } from '../tools/build/build.ts';
+import { bundleCommand, ensureBuilt, type Target } from '../tools/build/build.ts';
 import {
   benchRounds,
   freePort,
@@ -37,12 +37,12 @@ const databaseUrl = process.env.DATABASE_URL;
 const root = new URL('..', import.meta.url).pathname;
 const password = 'bench-peers-password';
 
-/** A bundle of `dist/` run as its image runs it (`node --max-semi-space-size=2 main.mjs`). */
-function startBundle(target: string, env: Record<string, string | undefined>): ChildProcess {
+/** A bundle of `dist/` run as its image runs it (the Node flags of the image's command). */
+function startBundle(target: Target, env: Record<string, string | undefined>): ChildProcess {
   const merged: Record<string, string | undefined> = { ...process.env, ...env };
   for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name];
   const prof = process.env.BENCH_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF_DIR] : [];
-  return spawn(process.execPath, [...prof, '--max-semi-space-size=2', join(root, 'dist', target, 'main.mjs')], {
+  return spawn(process.execPath, [...prof, ...bundleCommand(target)], {
     cwd: root,
     env: merged,
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -65,7 +65,7 @@ if (!natsUrl || !databaseUrl) {
     await database.drop();
   };
   try {
-    await buildAll(join(root, 'dist'));
+    await ensureBuilt();
     const started = (c: ChildProcess) => (children.push(c), c);
     const dataDir = async () => {
       const d = await mkdtemp(join(tmpdir(), 'scada-bench-peers-'));
