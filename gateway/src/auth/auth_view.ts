@@ -12,6 +12,7 @@ import {
 } from '@scada/contracts';
 import { call, subscribeEvent, type Bus, type BusSubscription } from '@scada/platform';
 import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
 import { TokenVerifier } from './tokens.ts';
 
 /**
@@ -52,7 +53,8 @@ const revocationRefreshMs = 15_000;
 export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }): AuthView {
   const tokens = new TokenVerifier(deps);
   const revoked = new Map<string, number>();
-  const principals = new Map<string, { value: Principal; at: number }>();
+  // Each kept for principalTtlMs, at most 10,000 (the least recently used go first).
+  const principals = new LRUCache<string, Principal>({ max: 10_000, ttl: principalTtlMs });
   let filter: IpFilter | null = null;
   let filterText = '';
   let filterLoad: Promise<IpFilter> | null = null;
@@ -102,7 +104,7 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
     },
     async principal(userId, requestId) {
       const cached = principals.get(userId);
-      if (cached && Date.now() - cached.at < principalTtlMs) return cached.value;
+      if (cached) return cached;
       try {
         const value = await call(
           deps.bus,
@@ -110,7 +112,7 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
           { params: { userId }, query: {} },
           { requestId, timeoutMs: deadlineOf(principalOp, deps.timeoutMs) },
         );
-        principals.set(userId, { value, at: Date.now() });
+        principals.set(userId, value);
         return value;
       } catch (err) {
         if (err instanceof ProblemError && err.code === 'not_found') {

@@ -1,27 +1,26 @@
+import { LRUCache } from 'lru-cache';
+
 /**
  * A token bucket per client address: `perMinute` requests a minute, in bursts of up to `perMinute`.
  * Kept in memory per gateway replica (documented: with N replicas behind a balancer an address gets up
- * to N times the limit). Bounded: the oldest addresses are dropped past `maxAddresses`.
+ * to N times the limit). Bounded: the least recently seen addresses are dropped past `maxAddresses`.
  */
 export class RateLimiter {
   readonly #perMinute: number;
-  readonly #maxAddresses: number;
-  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+  readonly #buckets: LRUCache<string, { tokens: number; at: number }>;
 
   constructor(perMinute: number, maxAddresses = 100_000) {
     this.#perMinute = perMinute;
-    this.#maxAddresses = maxAddresses;
+    this.#buckets = new LRUCache({ max: maxAddresses });
   }
 
   /** Takes one request for the address: 0 when allowed, else the seconds to wait. */
   take(address: string, now = Date.now()): number {
     const rate = this.#perMinute / 60_000;
-    const bucket = this.#buckets.get(address) ?? { tokens: this.#perMinute, at: now };
+    let bucket = this.#buckets.get(address);
+    if (!bucket) this.#buckets.set(address, (bucket = { tokens: this.#perMinute, at: now }));
     bucket.tokens = Math.min(this.#perMinute, bucket.tokens + (now - bucket.at) * rate);
     bucket.at = now;
-    this.#buckets.delete(address);
-    this.#buckets.set(address, bucket);
-    if (this.#buckets.size > this.#maxAddresses) this.#buckets.delete(this.#buckets.keys().next().value as string);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
       return 0;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { deadlineOf, ProblemError, signingKeys, tokenProfile } from '@scada/contracts';
 import { call, type Bus } from '@scada/platform';
-import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { AccessClaims } from './auth_view.ts';
 
@@ -24,7 +25,8 @@ export class TokenVerifier {
   #keys: KeySet | null = null;
   #loading: Promise<KeySet> | null = null;
   #lastFetch = 0;
-  readonly #verified = new Map<string, AccessClaims>();
+  /** The least recently used go first (bench/parts.bench.ts: a Map kept first in first out was 1.02–1.12 × as fast, too little to keep). */
+  readonly #verified = new LRUCache<string, AccessClaims>({ max: cacheSize });
 
   constructor(deps: { bus: Bus; log: Logger; timeoutMs: number }) {
     this.#deps = deps;
@@ -40,7 +42,6 @@ export class TokenVerifier {
       return known;
     }
     const claims = await this.#verifySignature(token, requestId);
-    if (this.#verified.size >= cacheSize) this.#verified.delete(this.#verified.keys().next().value as string);
     this.#verified.set(token, claims);
     return claims;
   }
@@ -94,11 +95,11 @@ export class TokenVerifier {
   }
 }
 
-/** The `kid` of a compact JWS header, without trusting anything else in it. */
+/** The `kid` of a compact JWS header, without trusting anything else in it (jose's reading of the header). */
 function kidOf(token: string): string | null {
   try {
-    const header = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as { kid?: unknown };
-    return typeof header.kid === 'string' ? header.kid : null;
+    const { kid } = decodeProtectedHeader(token);
+    return typeof kid === 'string' ? kid : null;
   } catch {
     return null;
   }

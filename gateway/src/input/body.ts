@@ -108,29 +108,27 @@ async function readBytes(ctx: Context, limit: number): Promise<Buffer> {
 }
 
 /**
- * A urlencoded form: a repeated field becomes a list. Percent-escapes that are not UTF-8 answer 400
- * `malformed_body`; the values are checked by {@link assertClean}.
+ * A urlencoded form, read by `URLSearchParams`: a repeated field becomes a list. Percent-escapes that are
+ * not UTF-8 answer 400 `malformed_body` (`URLSearchParams` would read them as U+FFFD or leave them as
+ * they are); the values are checked by {@link assertClean}.
  */
 export function parseUrlencoded(text: string): Record<string, string | string[]> {
-  const fields = new Map<string, string[]>();
-  for (const pair of text.split('&')) {
-    if (pair === '') continue;
-    const at = pair.indexOf('=');
-    const [key, value] = at < 0 ? [pair, ''] : [pair.slice(0, at), pair.slice(at + 1)];
-    const name = decodeComponent(key);
-    fields.set(name, [...(fields.get(name) ?? []), decodeComponent(value)]);
+  if (text.includes('%')) {
+    try {
+      decodeURIComponent(text);
+    } catch {
+      throw new ProblemError('malformed_body', 'The form is not UTF-8 percent-encoding');
+    }
   }
-  const form = Object.fromEntries([...fields].map(([k, v]) => [k, v.length === 1 ? (v[0] as string) : v]));
+  const fields = new Map<string, string | string[]>();
+  for (const [name, value] of new URLSearchParams(text)) {
+    const was = fields.get(name);
+    fields.set(name, was === undefined ? value : Array.isArray(was) ? [...was, value] : [was, value]);
+  }
+  // Own properties, whatever the names (`__proto__` too).
+  const form = Object.fromEntries(fields);
   assertClean(form, '/body');
   return form;
-}
-
-function decodeComponent(s: string): string {
-  try {
-    return decodeURIComponent(s.replaceAll('+', ' '));
-  } catch {
-    throw new ProblemError('malformed_body', 'The form is not UTF-8 percent-encoding');
-  }
 }
 
 /** Past this many declared bytes a refused body is not read to its end: the connection is closed instead. */
