@@ -9,6 +9,8 @@
 import { execFileSync } from 'node:child_process';
 import t from 'tap';
 import { runSiteOutage } from '@scada/testkit/site_outage';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { createSpace, signIn } from '@scada/testkit/session';
 
 const hasNats = (() => {
   try {
@@ -57,3 +59,78 @@ t.test(
     t.ok(r.configSyncMs <= 5000, `and has it within 5 s of the link's return (${r.configSyncMs} ms)`);
   },
 );
+
+t.test('sites on a platform of the usual shape (either bus)', async (t) => {
+  const p = await startTestPlatform();
+  t.teardown(() => p.stop());
+  const editor = await signIn(p, { role: 'editor' });
+  const json = { ...editor.headers, 'content-type': 'application/json' };
+  const post = (path: string, body: unknown) => fetch(`${p.url}${path}`, { method: 'POST', headers: json, body: JSON.stringify(body) });
+  const project = (await (await post('/api/projects', { name: `sites-${Date.now()}`, isActive: true })).json()) as { id: string };
+  const base = { ip: '127.0.0.1', port: 10102, projectId: project.id, protocol: 'IEC 61850' };
+
+  const central = (await (await post('/api/connections', { ...base, name: 'here' })).json()) as { id: string; site: string };
+  t.equal(central.site, 'central', 'a connection is central unless it names a site');
+  for (const site of ['Bay-1', '1bay', 'bay.1', 'b'.repeat(33), '', 'bay 1', 7]) {
+    const res = await post('/api/connections', { ...base, name: `bad-${String(site)}`, site });
+    t.equal(res.status, 400, `site ${JSON.stringify(site)}: 400`);
+    t.match(((await res.json()) as { errors?: { path: string }[] }).errors?.[0]?.path, /site/);
+  }
+  const remote = (await (await post('/api/connections', { ...base, name: 'there', site: 'bay-1' })).json()) as { id: string; site: string };
+  t.equal(remote.site, 'bay-1');
+
+  // Kept by a replacement that does not name it.
+  const put = await fetch(`${p.url}/api/connections/${remote.id}`, {
+    method: 'PUT',
+    headers: json,
+    body: JSON.stringify({ ...base, name: 'there', dsc: 'changed' }),
+  });
+  t.equal(put.status, 204);
+  t.equal(
+    ((await (await fetch(`${p.url}/api/connections/${remote.id}`, { headers: editor.headers })).json()) as { site: string }).site,
+    'bay-1',
+  );
+
+  // No protocol service of that site answers: device requests are refused at once, never queued.
+  for (const [method, path, body] of [
+    ['POST', '/read', { references: ['LD/LLN0.Mod.stVal[ST]'] }],
+    ['POST', '/write', { reference: 'LD/GGIO1.SPCSO1.ctlModel[CF]', value: 1 }],
+    ['POST', '/control', { reference: 'LD/GGIO1.SPCSO1', value: true }],
+    ['GET', '/values', undefined],
+  ] as const) {
+    const started = performance.now();
+    const res = await fetch(`${p.url}/api/connections/${remote.id}${path}`, {
+      method,
+      headers: body === undefined ? editor.headers : json,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const problem = (await res.json()) as { code: string };
+    t.equal(res.status, 503, `${method} ${path}: 503`);
+    t.equal(problem.code, 'site_unreachable');
+    t.equal(res.headers.get('retry-after'), '5', 'with Retry-After');
+    t.ok(performance.now() - started < 2000, 'at once');
+  }
+  const log = (await (await fetch(`${p.url}/api/connections/${remote.id}/control-log`, { headers: editor.headers })).json()) as {
+    content: { outcome: string }[];
+  };
+  t.same(
+    log.content.map((e) => e.outcome),
+    ['site_unreachable', 'site_unreachable'],
+    'the refused write and control are in the control log',
+  );
+
+  const sites = (await (await fetch(`${p.url}/api/sites`, { headers: editor.headers })).json()) as { name: string; reachable: boolean }[];
+  t.same(
+    sites.map((s) => [s.name, s.reachable]),
+    [
+      ['bay-1', false],
+      ['central', true],
+    ],
+    "GET /api/sites: the space's sites",
+  );
+  const space = await createSpace(p, `other-${Date.now()}`);
+  const viewer = await signIn(p, { role: 'viewer', spaces: [space] });
+  const other = (await (await fetch(`${p.url}/api/sites`, { headers: { ...viewer.headers, 'x-space': space } })).json()) as unknown[];
+  t.same(other, [], "another space's sites are not listed");
+  t.equal((await fetch(`${p.url}/api/sites`)).status, 401, 'no session: 401');
+});

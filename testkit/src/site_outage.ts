@@ -225,8 +225,8 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
     link.relay.restore();
     const restoredAt = Date.now();
     say('link restored');
-    await until('the site has the change', async () => (await sites()).find((x) => x.name === site)?.inSync === true, 60_000).catch(
-      () => undefined,
+    await until('the site has the change', async () => (await sites()).find((x) => x.name === site)?.inSync === true, 60_000).catch(() =>
+      say(`the site did not take the change; it said: ${(siteProc.output().stdout + siteProc.output().stderr).slice(-3000)}`),
     );
     const configSyncMs = Date.now() - restoredAt;
     await new Promise((r) => setTimeout(r, 1000));

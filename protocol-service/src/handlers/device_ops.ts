@@ -271,6 +271,8 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
           async (device, session) => (await device.enableReport(rcb, session.enabling(rcb, options)), await keep(), null),
           forward,
         );
+        // Taken by a site's device: kept here too, where the site copies its connections from.
+        if (forward) await keep();
       } catch (err) {
         if (!(err instanceof ProblemError && err.code === 'not_connected')) throw err;
         await keep();

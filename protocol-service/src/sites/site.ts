@@ -15,7 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { siteConnectionChunk, siteConnectionCopy, siteConnections, sitePing, type Operation } from '@scada/contracts';
+import { ProblemError, siteConnectionChunk, siteConnectionCopy, siteConnections, sitePing, type Operation } from '@scada/contracts';
 import { call, implement, type Bus, type Implementation, type SiteStreamState, type Store } from '@scada/platform';
 import { applySiteCopy, configurationDigest, dropSiteCopy, siteVersions } from '../store/site_copies.ts';
 
@@ -108,9 +108,12 @@ export function startSite(deps: SiteDeps): SiteRuntime {
   let copying: Promise<void> | null = null;
   const copyRound = () => {
     copying ??= copy()
-      .catch((err: unknown) =>
-        log.debug({ reason: err instanceof Error ? err.message : String(err) }, 'the hub is not reachable for the copy'),
-      )
+      .catch((err: unknown) => {
+        // The hub away is the usual reason, said at debug; anything else is worth a warning.
+        if (err instanceof ProblemError && err.code === 'service_unavailable')
+          log.debug({ reason: err.message }, 'the hub is not reachable for the copy');
+        else log.warn({ err }, "copying the site's connections failed");
+      })
       .finally(() => (copying = null));
     return copying;
   };
