@@ -4,7 +4,7 @@
  * the batch is acknowledged after it commits, so an event is either recorded or delivered again.
  */
 import { decodeEvent, eventOf, eventsOf, protocolEvents, type ReadValue, type ReportedValue } from '@scada/contracts';
-import type { DurableEvent, Queryable, Store } from '@scada/platform';
+import { ConstraintViolation, type DurableEvent, type Queryable, type Store } from '@scada/platform';
 import type { Logger } from 'pino';
 import { dayOf, keptFrom, type Partitions } from './partitions.ts';
 
@@ -255,8 +255,8 @@ const pointsFrom = `select c, r, at, rcb, seq, sp, sn, dt, num, v, q, w
     from jsonb_to_recordset($1::jsonb) as x(c uuid, r text, at timestamptz, rcb text, seq text, sp text, sn integer, dt timestamptz, num double precision, v jsonb, q jsonb, w smallint)
     order by c, r, at, rcb, seq`;
 
-/** The points of a batch, each unless recorded before. */
-const insertPointsSql = `insert into history.points (${pointColumns}) ${pointsFrom} on conflict do nothing`;
+/** The points of a batch, none recorded before (else the uniqueness index stops the statement). */
+const insertPointsSql = `insert into history.points (${pointColumns}) ${pointsFrom}`;
 
 /** The points of a batch and the rollups of those that were new, in one statement. */
 const insertWithRollupsSql = `with new as (
@@ -265,9 +265,6 @@ const insertWithRollupsSql = `with new as (
     returning connection_id, reference, received_at, space, num, value, validity
   ), minute as (${rollupSql('rollup_minute', '1 minute')})
   ${rollupSql('rollup_hour', '1 hour')}`;
-
-/** Thrown inside the fast path's transaction to roll it back: some values of the batch were recorded before. */
-class SeenBefore extends Error {}
 
 /** Records a batch of events: every value not recorded before, every session state not known before. */
 export async function record(
@@ -300,21 +297,22 @@ export async function record(
         [JSON.stringify(sessions)],
       );
   };
-  // The usual batch holds only values never recorded: its points go in alone and its rollups, folded here
-  // (a few rows per attribute), are merged after. If any value was recorded before (a redelivery, or the
-  // same value twice in the batch), the insert says so by its count: that transaction is rolled back and
-  // the batch recorded again with the rollups made in SQL from exactly the rows that were new.
+  // The usual batch holds only values never recorded: its points go in by a plain insert (no speculative
+  // insertion per row, which ON CONFLICT would cost) and its rollups, folded here (a few rows per
+  // attribute), are merged after. If any value was recorded before (a redelivery, part of one, the same
+  // value twice in the batch, or another replica's batch holding it), the uniqueness index stops the
+  // insert and rolls that transaction back; the batch is then recorded with ON CONFLICT DO NOTHING and
+  // the rollups made in SQL from exactly the rows that were new.
   if (json !== null) {
     try {
       await store.transaction(async (tx) => {
-        const { rowCount } = await tx.query(insertPointsSql, [json]);
-        if (rowCount !== kept.length) throw new SeenBefore();
+        await tx.query(insertPointsSql, [json]);
         await tx.query(mergeFolded, [JSON.stringify(foldRollups(kept, minuteMs)), JSON.stringify(foldRollups(kept, hourMs))]);
         await recordSessions(tx);
       });
       return;
     } catch (err) {
-      if (!(err instanceof SeenBefore)) throw err;
+      if (!(err instanceof ConstraintViolation && err.kind === 'unique')) throw err;
     }
   }
   await store.transaction(async (tx) => {
