@@ -4,7 +4,7 @@
  * the batch is acknowledged after it commits, so an event is either recorded or delivered again.
  */
 import { decodeEvent, eventOf, eventsOf, protocolEvents, type ReadValue, type ReportedValue } from '@scada/contracts';
-import type { DurableEvent, Store } from '@scada/platform';
+import { ConstraintViolation, type DurableEvent, type Queryable, type Store } from '@scada/platform';
 import type { Logger } from 'pino';
 import { dayOf, keptFrom, type Partitions } from './partitions.ts';
 
@@ -135,15 +135,81 @@ export function rowsOf(event: DurableEvent): { points: PointRow[]; sessions: Ses
   return { points, sessions };
 }
 
-/** The rollup of a bucket width, from the points just inserted (`new`). */
-function rollupSql(table: string, unit: 'minute' | 'hour'): string {
-  return `insert into history.${table} as r (connection_id, reference, bucket, space, count, numbers, min, max, sum, first_at, last_at, last_num, last_value, worst)
-    select connection_id, reference, date_trunc('${unit}', received_at), min(space), count(*), count(num), min(num), max(num), sum(num),
-      min(received_at), max(received_at),
-      (array_agg(num order by received_at desc))[1], (array_agg(value order by received_at desc))[1], max(validity)
-    from new group by connection_id, reference, date_trunc('${unit}', received_at)
-    order by 1, 2, 3
-    on conflict (connection_id, reference, bucket) do update set
+const minuteMs = 60_000;
+const hourMs = 3_600_000;
+
+/** A rollup row folded from a batch's points: one per (connection, reference, bucket). */
+type RollupRow = {
+  c: string;
+  r: string;
+  b: string;
+  sp: string;
+  n: number;
+  nn: number;
+  mn: number | null;
+  mx: number | null;
+  s: number | null;
+  fa: number;
+  la: number;
+  ln: number | null;
+  lv: unknown;
+  w: number;
+};
+
+/**
+ * The rollups of a batch's points, folded in memory: one row per (connection, reference, bucket) of the
+ * width, as the SQL of the redelivery path (`rollupSql`) would make them, sorted by their key so that two
+ * replicas merging into the same rows take them in the same order.
+ */
+export function foldRollups(points: PointRow[], width: number): RollupRow[] {
+  const byKey = new Map<string, RollupRow>();
+  for (const p of points) {
+    const at = Date.parse(p.at);
+    const bucket = Math.floor(at / width) * width;
+    const key = `${p.c}\u0000${p.r}\u0000${bucket}`;
+    const row = byKey.get(key);
+    if (row === undefined) {
+      byKey.set(key, {
+        c: p.c,
+        r: p.r,
+        b: new Date(bucket).toISOString(),
+        sp: p.sp,
+        n: 1,
+        nn: p.num === null ? 0 : 1,
+        mn: p.num,
+        mx: p.num,
+        s: p.num,
+        fa: at,
+        la: at,
+        ln: p.num,
+        lv: p.v,
+        w: p.w,
+      });
+      continue;
+    }
+    row.n++;
+    if (p.sp < row.sp) row.sp = p.sp;
+    if (p.num !== null) {
+      row.nn++;
+      row.mn = row.mn === null || p.num < row.mn ? p.num : row.mn;
+      row.mx = row.mx === null || p.num > row.mx ? p.num : row.mx;
+      row.s = (row.s ?? 0) + p.num;
+    }
+    if (at < row.fa) row.fa = at;
+    if (at >= row.la) {
+      row.la = at;
+      row.ln = p.num;
+      row.lv = p.v;
+    }
+    if (p.w > row.w) row.w = p.w;
+  }
+  const rows = [...byKey.values()];
+  rows.sort((a, b) => (a.c < b.c ? -1 : a.c > b.c ? 1 : a.r < b.r ? -1 : a.r > b.r ? 1 : a.b < b.b ? -1 : a.b > b.b ? 1 : 0));
+  return rows;
+}
+
+/** How a rollup row merges into the one already there. */
+const mergeSql = `on conflict (connection_id, reference, bucket) do update set
       count = r.count + excluded.count,
       numbers = r.numbers + excluded.numbers,
       min = least(r.min, excluded.min),
@@ -154,17 +220,51 @@ function rollupSql(table: string, unit: 'minute' | 'hour'): string {
       last_num = case when excluded.last_at >= r.last_at then excluded.last_num else r.last_num end,
       last_value = case when excluded.last_at >= r.last_at then excluded.last_value else r.last_value end,
       worst = greatest(r.worst, excluded.worst)`;
+
+const rollupColumns =
+  'connection_id, reference, bucket, space, count, numbers, min, max, sum, first_at, last_at, last_num, last_value, worst';
+
+/** Merges rollup rows folded in memory (`foldRollups`) into a rollup table. */
+function mergeFoldedSql(table: string, param: number): string {
+  return `insert into history.${table} as r (${rollupColumns})
+    select c, r, b, sp, n, nn, mn, mx, s, to_timestamp(fa / 1000.0), to_timestamp(la / 1000.0), ln, lv, w
+    from jsonb_to_recordset($${param}::jsonb) as x(c uuid, r text, b timestamptz, sp text, n integer, nn integer, mn double precision, mx double precision, s double precision, fa double precision, la double precision, ln double precision, lv jsonb, w smallint)
+    ${mergeSql}`;
 }
 
-const insertSql = `with new as (
-    insert into history.points (connection_id, reference, received_at, rcb, seq, space, seq_num, device_time, num, value, quality, validity)
-    select c, r, at, rcb, seq, sp, sn, dt, num, v, q, w
+const mergeFolded = `with minute as (${mergeFoldedSql('rollup_minute', 1)}) ${mergeFoldedSql('rollup_hour', 2)}`;
+
+/**
+ * The rollup of a bucket width from the points just inserted (`new`), in SQL: the path of a batch some of
+ * whose values were recorded before. Buckets are UTC minutes and hours whatever the session's time zone,
+ * as `foldRollups` makes them.
+ */
+function rollupSql(table: string, width: '1 minute' | '1 hour'): string {
+  const bucket = `date_bin('${width}', received_at, timestamptz '2000-01-01 00:00:00+00')`;
+  return `insert into history.${table} as r (${rollupColumns})
+    select connection_id, reference, ${bucket}, min(space), count(*), count(num), min(num), max(num), sum(num),
+      min(received_at), max(received_at),
+      (array_agg(num order by received_at desc))[1], (array_agg(value order by received_at desc))[1], max(validity)
+    from new group by connection_id, reference, ${bucket}
+    order by 1, 2, 3
+    ${mergeSql}`;
+}
+
+const pointColumns = 'connection_id, reference, received_at, rcb, seq, space, seq_num, device_time, num, value, quality, validity';
+const pointsFrom = `select c, r, at, rcb, seq, sp, sn, dt, num, v, q, w
     from jsonb_to_recordset($1::jsonb) as x(c uuid, r text, at timestamptz, rcb text, seq text, sp text, sn integer, dt timestamptz, num double precision, v jsonb, q jsonb, w smallint)
-    order by c, r, at, rcb, seq
+    order by c, r, at, rcb, seq`;
+
+/** The points of a batch, none recorded before (else the uniqueness index stops the statement). */
+const insertPointsSql = `insert into history.points (${pointColumns}) ${pointsFrom}`;
+
+/** The points of a batch and the rollups of those that were new, in one statement. */
+const insertWithRollupsSql = `with new as (
+    insert into history.points (${pointColumns}) ${pointsFrom}
     on conflict do nothing
     returning connection_id, reference, received_at, space, num, value, validity
-  ), minute as (${rollupSql('rollup_minute', 'minute')})
-  ${rollupSql('rollup_hour', 'hour')}`;
+  ), minute as (${rollupSql('rollup_minute', '1 minute')})
+  ${rollupSql('rollup_hour', '1 hour')}`;
 
 /** Records a batch of events: every value not recorded before, every session state not known before. */
 export async function record(
@@ -187,8 +287,8 @@ export async function record(
     settings.log?.debug({ values: points.length - kept.length }, 'values older than the retention not recorded');
   if (kept.length === 0 && sessions.length === 0) return;
   await partitions.ensure(kept.map((p) => dayOf(Date.parse(p.at))));
-  await store.transaction(async (tx) => {
-    if (kept.length > 0) await tx.query(insertSql, [JSON.stringify(kept)]);
+  const json = kept.length > 0 ? JSON.stringify(kept) : null;
+  const recordSessions = async (tx: Queryable) => {
     if (sessions.length > 0)
       await tx.query(
         `insert into history.sessions (connection_id, since, state, space, last_error)
@@ -196,5 +296,27 @@ export async function record(
          on conflict do nothing`,
         [JSON.stringify(sessions)],
       );
+  };
+  // The usual batch holds only values never recorded: its points go in by a plain insert (no speculative
+  // insertion per row, which ON CONFLICT would cost) and its rollups, folded here (a few rows per
+  // attribute), are merged after. If any value was recorded before (a redelivery, part of one, the same
+  // value twice in the batch, or another replica's batch holding it), the uniqueness index stops the
+  // insert and rolls that transaction back; the batch is then recorded with ON CONFLICT DO NOTHING and
+  // the rollups made in SQL from exactly the rows that were new.
+  if (json !== null) {
+    try {
+      await store.transaction(async (tx) => {
+        await tx.query(insertPointsSql, [json]);
+        await tx.query(mergeFolded, [JSON.stringify(foldRollups(kept, minuteMs)), JSON.stringify(foldRollups(kept, hourMs))]);
+        await recordSessions(tx);
+      });
+      return;
+    } catch (err) {
+      if (!(err instanceof ConstraintViolation && err.kind === 'unique')) throw err;
+    }
+  }
+  await store.transaction(async (tx) => {
+    if (json !== null) await tx.query(insertWithRollupsSql, [json]);
+    await recordSessions(tx);
   });
 }

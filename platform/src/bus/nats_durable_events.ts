@@ -2,7 +2,7 @@
  * The durable consumer on NATS (see `durable_events.ts`): a durable JetStream consumer of the event
  * stream, filtered to the subjects, acknowledged explicitly once a batch is handled. Each pull asks for
  * a batch and takes what arrives within a moment, so a busy consumer handles many at once and a quiet
- * one an event within that moment.
+ * one an event within that moment; the next pull fills while a batch is handled.
  */
 import type { NatsConnection } from '@nats-io/nats-core';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerConfig, type JsMsg } from '@nats-io/jetstream';
@@ -53,8 +53,10 @@ export async function openNatsDurableEvents(nc: NatsConnection, options: Durable
       for (const m of batch) m.nak(options.retryMs ?? 1000);
     }
   };
-  // One pull at a time: up to a batch, or what came within `fetchMs`; handled, acknowledged, then the next.
+  // One pull at a time: up to a batch, or what came within `fetchMs`; handled and acknowledged while the
+  // next pull fills (so the database and the stream work at the same time), batches handled in order.
   let current: Awaited<ReturnType<typeof consumer.fetch>> | null = null;
+  let handling: Promise<void> = Promise.resolve();
   const following = (async () => {
     while (!stopped) {
       const batch: JsMsg[] = [];
@@ -67,8 +69,10 @@ export async function openNatsDurableEvents(nc: NatsConnection, options: Durable
         options.log?.warn({ err }, 'pulling events failed');
         await new Promise((r) => setTimeout(r, 500));
       }
-      if (batch.length > 0) await handleBatch(batch);
+      await handling;
+      if (batch.length > 0) handling = handleBatch(batch);
     }
+    await handling;
   })().catch((err: unknown) => options.log?.warn({ err }, 'the durable event consumer stopped'));
   return {
     async stop() {

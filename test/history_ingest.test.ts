@@ -1,0 +1,125 @@
+/**
+ * The history's recording, against the store directly: a batch of values never seen goes in with its
+ * rollups folded in memory; a batch some of whose values were recorded before (a redelivery, part of one,
+ * or the same value twice in a batch) is recorded with the rollups of exactly the values that were new.
+ * Either way the minute and hour rollups are what the recorded points make them. On the embedded store,
+ * and on PostgreSQL when `DATABASE_URL` is set.
+ */
+import t from 'tap';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { loadMigrations, openStore, type DurableEvent, type Store } from '@scada/platform';
+import { createDatabase } from '@scada/testkit/platform';
+import { record } from '../history-service/src/ingest.ts';
+import { Partitions } from '../history-service/src/partitions.ts';
+
+const log = pino({ level: 'silent' });
+const dataDir = await mkdtemp(join(tmpdir(), 'scada-history-ingest-'));
+t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+const database = process.env.DATABASE_URL ? await createDatabase(process.env.DATABASE_URL) : null;
+if (database) t.teardown(() => database.drop());
+const store: Store = await openStore({ databaseUrl: database?.url, dataDir }, log);
+t.teardown(() => store.close());
+await store.query('create schema if not exists history');
+for (const m of await loadMigrations(new URL('../history-service/migrations/', import.meta.url))) await store.query(m.sql);
+const partitions = new Partitions(store);
+await partitions.upkeep(Date.now(), 30, 1);
+const encoder = new TextEncoder();
+const rcb = 'LD0/LLN0$RP$urcb01';
+
+type Value = { reference: string; value: unknown; at: number; validity?: string };
+
+function report(connectionId: string, seqNum: number, values: Value[]): DurableEvent {
+  return {
+    subject: 'events.protocol.report',
+    data: encoder.encode(
+      JSON.stringify({
+        space: 'default',
+        connectionId,
+        rcb,
+        rptId: 'r',
+        seqNum,
+        entryId: null,
+        at: new Date().toISOString(),
+        values: values.map((v) => ({
+          connectionId,
+          reference: v.reference,
+          value: v.value,
+          quality: v.validity ? { validity: v.validity, detail: [], source: 'process', test: false, operatorBlocked: false } : null,
+          timestamp: null,
+          timestampSource: 'attribute',
+          receivedAt: new Date(v.at).toISOString(),
+          rcb,
+          reason: ['data-change'],
+          seqNum,
+        })),
+      }),
+    ),
+  };
+}
+
+/** The rollups as kept, beside the rollups the recorded points make, for one connection. */
+async function rollups(connectionId: string, table: 'rollup_minute' | 'rollup_hour', width: string) {
+  const kept = await store.query(
+    `select reference, bucket, count, numbers, min, max, sum::numeric(20,6)::text as sum, first_at, last_at, last_num, last_value, worst
+     from history.${table} where connection_id = $1 order by reference, bucket`,
+    [connectionId],
+  );
+  const made = await store.query(
+    `select reference, date_bin('${width}', received_at, timestamptz '2000-01-01 00:00:00+00') as bucket, count(*)::int as count,
+       count(num)::int as numbers, min(num) as min, max(num) as max, sum(num)::numeric(20,6)::text as sum,
+       min(received_at) as first_at, max(received_at) as last_at,
+       (array_agg(num order by received_at desc))[1] as last_num, (array_agg(value order by received_at desc))[1] as last_value,
+       max(validity) as worst
+     from history.points where connection_id = $1 group by 1, 2 order by 1, 2`,
+    [connectionId],
+  );
+  return { kept: kept.rows, made: made.rows };
+}
+
+const settings = { retentionDays: 30 };
+const hour = 3_600_000;
+const start = Math.floor(Date.now() / hour) * hour - 2 * hour;
+const refs = ['LD0/MMXU1.A.phsA.cVal.mag.f[MX]', 'LD0/GGIO1.Ind1.stVal[ST]'];
+
+function valuesOf(n: number, offset: number): Value[][] {
+  return Array.from({ length: n }, (_, i) => [
+    {
+      reference: refs[0]!,
+      value: Math.sin(i + offset) * 10,
+      at: start + (i + offset) * 7_000,
+      validity: i % 17 === 0 ? 'questionable' : 'good',
+    },
+    { reference: refs[1]!, value: (i + offset) % 3 === 0, at: start + (i + offset) * 7_000 },
+  ]);
+}
+
+t.test(`new values and redelivered ones keep exact rollups (${database ? 'PostgreSQL' : 'embedded store'})`, async (t) => {
+  const id = randomUUID();
+  const first = valuesOf(600, 0).map((v, i) => report(id, i % 256, v));
+  await record(store, partitions, first.slice(0, 300), settings);
+  // Part of the first batch again, with values never seen: only the new ones count.
+  await record(store, partitions, first.slice(200, 450), settings);
+  // The same event twice in one batch.
+  await record(store, partitions, [first[500]!, first[500]!, first[501]!], settings);
+  // Everything again, and the rest.
+  await record(store, partitions, first, settings);
+  const { rows } = await store.query<{ n: number }>('select count(*)::int as n from history.points where connection_id = $1', [id]);
+  t.equal(rows[0]!.n, 1200, 'every value once');
+  for (const [table, width] of [
+    ['rollup_minute', '1 minute'],
+    ['rollup_hour', '1 hour'],
+  ] as const) {
+    const { kept, made } = await rollups(id, table, width);
+    t.ok(kept.length > 2, `${kept.length} ${table} rows`);
+    t.same(kept, made, `${table}: what the recorded points make`);
+    t.equal(
+      kept.reduce((n, r) => n + Number(r.count), 0),
+      1200,
+      `${table}: every value counted once`,
+    );
+  }
+});
