@@ -46,4 +46,6 @@ const gaps = (xs: number[]) => {
   return out.join(', ') || 'none';
 };
 console.error(`missing at the live channel: ${gaps(r.live)}; in the history: ${gaps(r.history)}`);
-console.log(`| a change made at the hub during the cut (site in step during it: ${r.inSyncDuringCut}), at the site after the link returned | ${(r.configSyncMs / 1000).toFixed(1)} s |`);
+console.log(
+  `| a change made at the hub during the cut (site in step during it: ${r.inSyncDuringCut}), at the site after the link returned | ${(r.configSyncMs / 1000).toFixed(1)} s |`,
+);

@@ -73,6 +73,7 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
       maxFileDownloadBytes: config.maxFileDownloadBytes,
       site: config.site,
       reachable: (site) => hub?.reachable(site) ?? false,
+      lost: (site) => hub?.lost(site),
     });
     // Operations on a device this replica holds, on subjects of its own, for the replica a request reached.
     const holder = await serve(

@@ -51,6 +51,8 @@ export type SiteOutageResult = {
   /** A change made at the hub during the cut: whether the site was out of step then, and how long after the link returned it had it. */
   inSyncDuringCut: boolean | null;
   configSyncMs: number;
+  /** Whether the hub saw the site reachable at the end of the cut (it must not). */
+  reachableAtCutEnd: boolean | null;
 };
 
 const quantile = (sorted: number[], q: number) =>
@@ -220,6 +222,7 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
     latencies.sort((a, b) => a - b);
     const bytesPerEvent = atCutEnd && atCutEnd.messages > 0 ? Math.round(atCutEnd.bytes / atCutEnd.messages) : 0;
 
+    const reachableBeforeRestore = (await sites()).find((x) => x.name === site) as { reachable?: boolean } | undefined;
     // The link returns; the device goes on a little, then stops.
     const backlogAtRestore = ((await siteStream())?.last_seq ?? 0) - before;
     link.relay.restore();
@@ -275,6 +278,7 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
       bytesPerEvent,
       inSyncDuringCut,
       configSyncMs,
+      reachableAtCutEnd: reachableBeforeRestore?.reachable ?? null,
     };
   } finally {
     for (const step of cleanup.reverse()) await Promise.resolve(step()).catch(() => undefined);

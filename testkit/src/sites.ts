@@ -52,13 +52,17 @@ export function siteLeafRules(): { denyExports: string[]; denyImports: string[] 
   };
 }
 
-/** The hub's NATS configuration: JetStream domain `hub`, leaf nodes accepted on `leafPort`. */
-export function hubNatsConfig(port: number, leafPort: number, storeDir: string): string {
+/**
+ * The hub's NATS configuration: JetStream domain `hub`, leaf nodes accepted on `leafPort`, announcing
+ * `advertise` (where sites reach it: here the relay) as its leaf address, so a site that reconnects to what
+ * it was told goes through the relay too.
+ */
+export function hubNatsConfig(port: number, leafPort: number, storeDir: string, advertise: string): string {
   return `port: ${port}
 host: 127.0.0.1
 server_name: hub
 jetstream { store_dir: "${storeDir}", domain: hub }
-leafnodes { host: 127.0.0.1, port: ${leafPort} }
+leafnodes { host: 127.0.0.1, port: ${leafPort}, advertise: "${advertise}" }
 `;
 }
 
@@ -82,7 +86,7 @@ leafnodes {
 /** A TCP relay between the site's leaf connection and the hub, whose link can be cut and restored. */
 export type Relay = { port: number; cut(): void; restore(): void; isCut(): boolean; close(): Promise<void> };
 
-export async function startRelay(targetPort: number): Promise<Relay> {
+export async function startRelay(targetPort: number, port?: number): Promise<Relay> {
   const sockets = new Set<Socket>();
   let down = false;
   const server: Server = createServer((client) => {
@@ -101,10 +105,10 @@ export async function startRelay(targetPort: number): Promise<Relay> {
     client.pipe(upstream);
     upstream.pipe(client);
   });
-  const port = await freePort();
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  const listening = port ?? (await freePort());
+  await new Promise<void>((r) => server.listen(listening, '127.0.0.1', r));
   return {
-    port,
+    port: listening,
     cut() {
       down = true;
       for (const s of sockets) s.destroy();
@@ -127,9 +131,9 @@ export type SiteLink = { hub: NatsServer; site: NatsServer; relay: Relay; stop()
 
 export async function startSiteLink(site: string): Promise<SiteLink> {
   const dir = await mkdtemp(join(tmpdir(), 'scada-sites-'));
-  const [hubPort, leafPort, sitePort] = [await freePort(), await freePort(), await freePort()];
-  const hub = await startNats(hubNatsConfig(hubPort, leafPort, join(dir, 'hub')), hubPort, dir, 'hub');
-  const relay = await startRelay(leafPort);
+  const [hubPort, leafPort, sitePort, relayPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const hub = await startNats(hubNatsConfig(hubPort, leafPort, join(dir, 'hub'), `127.0.0.1:${relayPort}`), hubPort, dir, 'hub');
+  const relay = await startRelay(leafPort, relayPort);
   const siteServer = await startNats(
     siteNatsConfig(site, sitePort, `nats-leaf://127.0.0.1:${relay.port}`, join(dir, site)),
     sitePort,

@@ -58,7 +58,10 @@ export async function viaSite<T>(deps: DeviceOpsDeps, op: Operation, site: strin
   try {
     return (await call(deps.bus, atSite(op, site), request as never, onBehalfOf(ctx))) as T;
   } catch (err) {
-    if (nobodyThere(err)) throw siteUnreachable(site);
+    if (nobodyThere(err)) {
+      deps.router.lost(site);
+      throw siteUnreachable(site);
+    }
     throw err;
   }
 }

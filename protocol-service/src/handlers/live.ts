@@ -34,6 +34,8 @@ export type LiveDeps = {
   site?: string;
   /** At the hub: whether a site answers now. */
   reachable?: (site: string) => boolean;
+  /** At the hub: nobody at a site took a request. */
+  lost?: (site: string) => void;
 };
 
 /**

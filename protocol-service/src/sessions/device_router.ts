@@ -35,6 +35,8 @@ export type DeviceRouter = {
   route(space: string, id: string, forward: boolean): Promise<DeviceRoute>;
   /** Whether a site answers the hub now (a request to one that does not is refused at once). */
   reachable(site: string): boolean;
+  /** Nobody at a site took a request: it counts as unreachable until it answers a ping again. */
+  lost(site: string): void;
 };
 
 export function deviceRouter(deps: {
@@ -43,10 +45,12 @@ export function deviceRouter(deps: {
   instance: string;
   site?: string;
   reachable?: (site: string) => boolean;
+  lost?: (site: string) => void;
 }): DeviceRouter {
   const here = deps.site ?? centralSite;
   return {
     reachable: (site) => deps.reachable?.(site) ?? false,
+    lost: (site) => deps.lost?.(site),
     async route(space, id, forward) {
       const session = deps.supervisor.local(space, id);
       if (session) return { kind: 'local', session, device: session.device };

@@ -67,6 +67,8 @@ export function overflowWatch(
 export type SiteHub = {
   /** Whether the site answered its last ping. */
   reachable(site: string): boolean;
+  /** Nobody at the site took a request: unreachable until it answers a ping again. */
+  lost(site: string): void;
   /** The sites of a space's connections, with their links. */
   statuses(space: string): Promise<SiteStatus[]>;
   stop(): Promise<void>;
@@ -178,6 +180,11 @@ export async function startSiteHub(deps: { store: Store; bus: Bus; log: Logger; 
 
   return {
     reachable: (site) => links.get(site)?.reachable ?? false,
+    lost(site) {
+      const link = links.get(site);
+      if (link?.reachable) log.warn({ site }, 'nobody at the site took a request; it does not answer');
+      if (link) link.reachable = false;
+    },
     async statuses(space) {
       const { rows } = await deps.store.query<{ site: string }>(
         'select distinct site from protocol.connections where space = $1 order by site',
