@@ -12,10 +12,9 @@ import { join } from 'node:path';
 import t from 'tap';
 import { call, startService, type RunningService } from '@scada/platform';
 import { protocolPing } from '@scada/contracts';
-import { utcTimeFromMs } from '@scada/iec61850';
 import { protocolService } from '@scada/protocol';
 import { startSimulator, type Faults } from '@scada/simulator';
-import { FIXTURE_SCL, fixtureModel } from '@scada/testkit/simulator_fixture';
+import { FIXTURE_SCL, fixtureCounter, fixtureModel } from '@scada/testkit/simulator_fixture';
 import { testBusKeys } from '@scada/testkit/bus_keys';
 import { platformNatsEnv } from '@scada/testkit/nats_auth';
 import { secretsKeyOf, startTestPlatform } from '@scada/testkit/platform';
@@ -103,17 +102,8 @@ t.test(`a buffered block across a takeover (${servers ? 'holder killed with SIGK
     );
 
   // Ten entries a second, each with the next number and the device's time of it, from now to the end.
-  let n = 0;
-  const q = sim.value(`${D}/GGIO1$MX$AnIn1$q`);
-  const tick = () =>
-    sim.setValue(`${D}/GGIO1$MX$AnIn1`, {
-      type: 'structure',
-      value: [
-        { type: 'structure', value: [{ type: 'float', value: ++n, double: false }] },
-        q,
-        { type: 'utc-time', value: utcTimeFromMs(Date.now()) },
-      ],
-    });
+  const counter = fixtureCounter(sim);
+  const tick = () => counter.next();
   let timer = setInterval(tick, 100);
   t.teardown(() => clearInterval(timer));
   await until('entries delivered by the first holder', async () => counters().length >= 15);
@@ -155,7 +145,7 @@ t.test(`a buffered block across a takeover (${servers ? 'holder killed with SIGK
   await new Promise((r) => setTimeout(r, 1000));
   clearInterval(timer);
   timer = setInterval(() => undefined, 1000);
-  await until('the last entry', async () => counterOf(counters().at(-1)!) === n, 5000);
+  await until('the last entry', async () => counterOf(counters().at(-1)!) === counter.last, 5000);
   await new Promise((r) => setTimeout(r, 300));
 
   const seen = counters().map((v) => counterOf(v)!);
@@ -165,7 +155,7 @@ t.test(`a buffered block across a takeover (${servers ? 'holder killed with SIGK
   t.same(outOfOrder, [], 'no old entry as new: every entry after the one before it');
   t.same(
     seen,
-    Array.from({ length: n }, (_, i) => i + 1),
+    Array.from({ length: counter.last }, (_, i) => i + 1),
     'and none lost: 1 to the last, each once',
   );
   const times = counters().map((v) => Date.parse(v.timestamp ?? ''));

@@ -6,23 +6,16 @@
  * hub's live channel and history exactly once, within 30 s of the link's return. The bench
  * (`npm run bench sites`) runs the same with a 60 s cut and reports the drain rate.
  */
-import { execFileSync } from 'node:child_process';
 import t from 'tap';
 import { runSiteOutage } from '@scada/testkit/site_outage';
+import { hasNatsServer } from '@scada/testkit/sites';
 import { startTestPlatform } from '@scada/testkit/platform';
 import { createSpace, signIn } from '@scada/testkit/session';
 
 // The outage alone takes a minute or more on a loaded machine (a 10 s cut, a restart, the catch-up).
 t.setTimeout(300_000);
 
-const hasNats = (() => {
-  try {
-    execFileSync('nats-server', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasNats = hasNatsServer();
 
 t.test(
   'an uplink outage of 10 s with the site service killed during it',

@@ -3,7 +3,8 @@
  * logical device `SIMLD0` with LLN0 (data set `Events`, an indexed URCB and a BRCB) and GGIO1 with a
  * status point, a measurement and one control object per control model.
  */
-import { parseScl, type SclModel } from '@scada/iec61850';
+import { parseScl, utcTimeFromMs, type SclModel } from '@scada/iec61850';
+import type { Simulator } from '@scada/simulator';
 
 const SPC = (id: string, extra: string) => `
     <DOType id="${id}" cdc="SPC">
@@ -132,4 +133,29 @@ export async function fixtureModel(): Promise<SclModel> {
   const result = await parseScl(FIXTURE_SCL);
   if (!result.ok) throw new Error(`fixture SCL refused: ${JSON.stringify(result.report.errors)}`);
   return result.model;
+}
+
+/**
+ * The fixture's measurement `SIMLD0/GGIO1.AnIn1` as a counter: each `next()` gives its magnitude the next
+ * number (1, 2, …) with the device's time of it, which a buffered block reports as one entry.
+ */
+export function fixtureCounter(sim: Pick<Simulator, 'value' | 'setValue'>): { next(): number; readonly last: number } {
+  let n = 0;
+  const q = sim.value('SIMLD0/GGIO1$MX$AnIn1$q');
+  return {
+    next() {
+      sim.setValue('SIMLD0/GGIO1$MX$AnIn1', {
+        type: 'structure',
+        value: [
+          { type: 'structure', value: [{ type: 'float', value: ++n, double: false }] },
+          q,
+          { type: 'utc-time', value: utcTimeFromMs(Date.now()) },
+        ],
+      });
+      return n;
+    },
+    get last() {
+      return n;
+    },
+  };
 }

@@ -12,9 +12,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { utcTimeFromMs } from '@scada/iec61850';
 import { startSimulator } from '@scada/simulator';
-import { FIXTURE_SCL, fixtureModel } from './simulator_fixture.ts';
+import { FIXTURE_SCL, fixtureCounter, fixtureModel } from './simulator_fixture.ts';
 import { testBusKeys } from './bus_keys.ts';
 import { createDatabase, secretsKeyOf, startTestPlatform } from './platform.ts';
 import { liveConnection, until } from './live.ts';
@@ -131,24 +130,14 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
       });
 
     // The device: the next counter every 1/rate s.
-    let n = 0;
-    const q = sim.value(`${D}/GGIO1$MX$AnIn1$q`);
-    const tick = () =>
-      sim.setValue(`${D}/GGIO1$MX$AnIn1`, {
-        type: 'structure',
-        value: [
-          { type: 'structure', value: [{ type: 'float', value: ++n, double: false }] },
-          q,
-          { type: 'utc-time', value: utcTimeFromMs(Date.now()) },
-        ],
-      });
+    const counter = fixtureCounter(sim);
     const everyMs = 1000 / options.rate;
     const started = Date.now();
     const ticker = setInterval(
       () => {
         // Catch up on the ticks a busy moment delayed, so the rate holds on average.
         const due = Math.floor((Date.now() - started) / everyMs);
-        while (n < due) tick();
+        while (counter.last < due) counter.next();
       },
       Math.max(5, everyMs),
     );
@@ -215,7 +204,7 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
     const latencies: number[] = [];
     for (let seq = before + 1; seq <= (atCutEnd?.last_seq ?? 0); seq++) {
       const m = await siteJsm.streams.getMessage('EVENTS', { seq }).catch(() => null);
-      if (!m || !m.subject.endsWith('protocol.report')) continue;
+      if (m === null || !m.subject.endsWith('protocol.report')) continue;
       const at = Date.parse((m.json() as { at: string }).at);
       latencies.push(Math.max(0, Number(m.timestamp ? Date.parse(m.timestamp) : Number.NaN) - at));
     }
@@ -234,7 +223,7 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
     const configSyncMs = Date.now() - restoredAt;
     await new Promise((r) => setTimeout(r, 1000));
     clearInterval(ticker);
-    const reported = n;
+    const reported = counter.last;
     const historyOf = async () => {
       const from = new Date(started - 60_000).toISOString();
       const to = new Date(Date.now() + 60_000).toISOString();

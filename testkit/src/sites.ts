@@ -4,7 +4,7 @@
  * relay that can cut the link, as a WAN does. The configurations are the ones `deploy/edge/` ships, with
  * ports and folders of the test's own.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,16 @@ import { join } from 'node:path';
 import { allEvents } from '@scada/contracts';
 import { freePort } from './processes.ts';
 import { waitForPort } from './faults/servers.ts';
+
+/** Whether `nats-server` is on this machine (the sites' tests start servers of their own). */
+export function hasNatsServer(): boolean {
+  try {
+    execFileSync('nats-server', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** A NATS server the test started. */
 export type NatsServer = { url: string; port: number; child: ChildProcess; stop(): Promise<void> };

@@ -4,21 +4,13 @@
  * that wraps before the hub took its events is a `buffer_overflow` warning, and one the hub keeps up with
  * is not.
  */
-import { execFileSync } from 'node:child_process';
 import t from 'tap';
 import { NatsBus } from '@scada/platform';
-import { startSiteLink } from '@scada/testkit/sites';
+import { hasNatsServer, startSiteLink } from '@scada/testkit/sites';
 import { until } from '@scada/testkit/live';
 import { overflowWatch } from '../../src/sites/hub.ts';
 
-const hasNats = (() => {
-  try {
-    execFileSync('nats-server', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasNats = hasNatsServer();
 
 t.test('the site stream, sourced by the hub, and its overflow', { skip: hasNats ? false : 'nats-server is not installed' }, async (t) => {
   const site = 'bay-7';
