@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import FindMyWay from 'find-my-way';
 import type { Middleware } from 'koa';
 
 type Layer = Router['stack'][number];
@@ -13,40 +14,64 @@ declare module 'koa' {
 }
 
 /**
- * The routes of every router in one table, matched through an index: a request is matched only against
- * the routes that can take its path, found by its number of segments and its first two segments, and
- * a path known only for other methods answers 405 with `Allow` as from the whole table.
+ * The routes of every router in one table, found through find-my-way: the request's method and path pick
+ * the route pattern that takes them, and the request is matched by @koa/router against that pattern's
+ * candidates only, so that it answers exactly what the whole table would.
  *
- * Matching the whole table tested every one of its 121 route patterns against every request, a tenth
- * of what a health check cost. The index only narrows the candidates: each group is a router of its
- * own, in the table's order, that still tests its patterns, so it answers what the whole table would.
- * A route whose first two segments are not both literal (or that is not made of literal and `:param`
- * segments) is a candidate of every group; a request path with an empty segment inside it is matched
- * against the whole table.
+ * A pattern's candidates are, in the table's order, every route whose pattern can take a path the pattern
+ * takes (the same number of segments, each pair of segments equal or one of them a parameter, whatever
+ * their methods) and every route or middleware whose pattern is not made of literal and `:param`
+ * segments. Whichever route find-my-way prefers (a literal segment before a parameter), every route of
+ * the table that can take the request is among the candidates, and @koa/router decides between them in
+ * the table's order as it always has; the other methods of the path are there too, for `Allow`. A path
+ * find-my-way finds no route for (404, 405 and OPTIONS answers), and a path that is not plain (an escape,
+ * a character outside the unreserved set, an empty segment inside it) is matched against the whole table.
  *
- * Measured beside find-my-way (bench/parts.bench.ts, 2026-11-26): find-my-way finds the route of the five
- * hot paths 4.7–5.9 × as fast (about 0.4 µs against 2), so this index has no margin to be kept for. It
- * stays until the router is moved over, which means answering as this table does where find-my-way would
- * not: a static segment beating a parameter whatever the table's order, 405 with `Allow` and OPTIONS from
- * every method of a path, and `routerPath`/`routerName` for the metrics and the operation routes.
+ * Matching the whole table tested every one of its route patterns against every request, a tenth of what
+ * a health check cost; bench/parts.bench.ts measures the lookup.
  */
-export function indexedRoutes(routers: Router[]): { middleware: Middleware; candidates(path: string): Router } {
+export function indexedRoutes(routers: Router[]): { middleware: Middleware; candidates(method: string, path: string): Router } {
   const all = new Router();
   for (const router of routers) all.use(router.routes());
-  // A route's key, null for one that is a candidate of every group.
-  const keys = all.stack.map((layer) => (layer.methods.length > 0 && typeof layer.path === 'string' ? keyOfPattern(layer.path) : null));
-  // Each group keeps the table's order among its own routes and the routes of every group.
-  const groupOf = (key: string | null) => indexed(all.stack.filter((_, at) => keys[at] === null || keys[at] === key));
-  const whole = indexed(all.stack);
-  const rest = groupOf(null);
+  const layers = all.stack;
+  // A route's shape (its segments, literals lower-cased, parameters as ':'), null for one that is a
+  // candidate of every request.
+  const shapes = layers.map((layer) => (layer.methods.length > 0 && typeof layer.path === 'string' ? shapeOf(layer.path) : null));
+  const whole = indexed(layers);
+  const find = FindMyWay({ caseSensitive: false, ignoreTrailingSlash: true });
   const groups = new Map<string, Indexed>();
-  for (const key of keys) if (key !== null && !groups.has(key)) groups.set(key, groupOf(key));
-  const groupFor = (path: string): Indexed => {
-    const key = keyOfPath(path);
-    return key === null ? whole : (groups.get(key) ?? rest);
+  const registered = new Set<string>();
+  for (const [at, layer] of layers.entries()) {
+    const shape = shapes[at];
+    if (!shape) continue;
+    const key = `/${shape.join('/')}`;
+    let group = groups.get(key);
+    if (!group) {
+      const mine = shape;
+      group = indexed(layers.filter((_, i) => shapes[i] === null || overlaps(shapes[i] as string[], mine)));
+      groups.set(key, group);
+    }
+    // find-my-way takes one route per method and shape; parameters renamed so that two spellings of a
+    // shape are one route.
+    let p = 0;
+    const pattern = `/${shape.map((s) => (s === ':' ? `:p${p++}` : s)).join('/')}`;
+    for (const method of layer.methods) {
+      if (registered.has(`${method} ${key}`)) continue;
+      registered.add(`${method} ${key}`);
+      find.on(method as 'GET', pattern, noop, group);
+    }
+  }
+  const groupFor = (method: string, path: string): Indexed => {
+    if (!plainPath.test(path)) return whole;
+    return (find.find(method as 'GET', path)?.store as Indexed | undefined) ?? whole;
   };
-  return { middleware: (ctx, next) => groupFor(ctx.path).handle(ctx, next), candidates: (path) => groupFor(path).router };
+  return {
+    middleware: (ctx, next) => groupFor(ctx.method, ctx.path).handle(ctx, next),
+    candidates: (method, path) => groupFor(method, path).router,
+  };
 }
+
+const noop = () => {};
 
 type Indexed = { router: Router; handle: Middleware };
 
@@ -62,32 +87,18 @@ function indexed(layers: Layer[]): Indexed {
 
 const param = /^:[A-Za-z_][A-Za-z0-9_]*$/;
 const literal = /^[A-Za-z0-9._~-]+$/;
+/** A path of unreserved characters in non-empty segments, with or without one trailing slash. */
+const plainPath = /^(?:\/[A-Za-z0-9._~-]+)*\/?$/;
 
-/**
- * A route pattern's key: its number of segments and its first two, lower-cased (routes match without
- * regard to case); null when a segment is neither a literal nor a `:param`, or one of the first two is
- * not literal.
- */
-function keyOfPattern(pattern: string): string | null {
+/** A route pattern's segments, literals lower-cased and parameters as ':'; null when one is neither. */
+function shapeOf(pattern: string): string[] | null {
   if (!pattern.startsWith('/')) return null;
   const segments = pattern === '/' ? [] : pattern.slice(1).split('/');
   if (!segments.every((s) => literal.test(s) || param.test(s))) return null;
-  if (segments.slice(0, 2).some((s) => !literal.test(s))) return null;
-  return keyOf(segments);
+  return segments.map((s) => (param.test(s) ? ':' : s.toLowerCase()));
 }
 
-/**
- * A request path's key, read the way the routes match: one trailing slash is not a segment. Null for a
- * path with an empty segment inside it, which is matched against the whole table.
- */
-function keyOfPath(path: string): string | null {
-  if (!path.startsWith('/')) return null;
-  const inner = path.length > 1 && path.endsWith('/') ? path.slice(1, -1) : path.slice(1);
-  const segments = inner === '' ? [] : inner.split('/');
-  if (segments.some((s) => s === '')) return null;
-  return keyOf(segments);
-}
-
-function keyOf(segments: string[]): string {
-  return `${segments.length}/${(segments[0] ?? '').toLowerCase()}/${(segments[1] ?? '').toLowerCase()}`;
+/** Whether some path is taken by both shapes. */
+function overlaps(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((s, i) => s === b[i] || s === ':' || b[i] === ':');
 }

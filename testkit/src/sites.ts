@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { allEvents } from '@scada/contracts';
 import { freePort } from './processes.ts';
-import { waitForPort } from './faults/servers.ts';
 
 /** Whether `nats-server` is on this machine (the sites' tests start servers of their own). */
 export function hasNatsServer(): boolean {
@@ -31,9 +30,24 @@ async function startNats(config: string, port: number, dir: string, name: string
   await writeFile(file, config);
   const child = spawn('nats-server', ['-c', file], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + String(d)).slice(-2000)));
+  // Ready when it says so: an open port alone may be another process's that took the port first, when
+  // this server could not bind it.
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no "Server is ready" within 15 s')), 15_000);
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr = (stderr + String(d)).slice(-4000);
+      if (stderr.includes('Server is ready')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`exited (${code ?? signal})`));
+    });
+  });
   try {
-    await waitForPort(port, 15_000);
+    await ready;
   } catch (err) {
     child.kill('SIGKILL');
     throw new Error(`nats-server ${name} did not start: ${stderr}`, { cause: err });
@@ -140,21 +154,37 @@ export async function startRelay(targetPort: number, port?: number): Promise<Rel
 export type SiteLink = { hub: NatsServer; site: NatsServer; relay: Relay; stop(): Promise<void> };
 
 export async function startSiteLink(site: string): Promise<SiteLink> {
+  // Free ports are only free until somebody takes them: another test of the run may bind one between
+  // the look and the servers' start, so a link that does not come up is tried again on other ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await tryLink(site);
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+
+async function tryLink(site: string): Promise<SiteLink> {
   const dir = await mkdtemp(join(tmpdir(), 'scada-sites-'));
   const [hubPort, leafPort, sitePort, relayPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const hub = await startNats(hubNatsConfig(hubPort, leafPort, join(dir, 'hub'), `127.0.0.1:${relayPort}`), hubPort, dir, 'hub');
-  const relay = await startRelay(leafPort, relayPort);
+  const cleanup: (() => Promise<unknown>)[] = [() => rm(dir, { recursive: true, force: true })];
+  const undo = async (err: unknown): Promise<never> => {
+    for (const step of cleanup.reverse()) await step().catch(() => {});
+    throw err;
+  };
+  const hub = await startNats(hubNatsConfig(hubPort, leafPort, join(dir, 'hub'), `127.0.0.1:${relayPort}`), hubPort, dir, 'hub').catch(
+    undo,
+  );
+  cleanup.push(() => hub.stop());
+  const relay = await startRelay(leafPort, relayPort).catch(undo);
+  cleanup.push(() => relay.close());
   const siteServer = await startNats(
     siteNatsConfig(site, sitePort, `nats-leaf://127.0.0.1:${relay.port}`, join(dir, site)),
     sitePort,
     dir,
     site,
-  ).catch(async (err: unknown) => {
-    await relay.close();
-    await hub.stop();
-    await rm(dir, { recursive: true, force: true });
-    throw err;
-  });
+  ).catch(undo);
   return {
     hub,
     site: siteServer,

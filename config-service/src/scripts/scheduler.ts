@@ -17,6 +17,7 @@ import type { Store } from '@scada/platform';
 import {
   acquireSchedule,
   recordDues,
+  msUntilLeaseExpiry,
   releaseSchedules,
   renewSchedules,
   unheldSchedules,
@@ -90,6 +91,7 @@ export function startScheduler<S extends ScheduledScript>(options: SchedulerOpti
   let lastRenewal = Date.now();
   let stopped = false;
   let ticking: Promise<void> | null = null;
+  let expiryTimer: NodeJS.Timeout | null = null;
   let recording: Promise<void> = Promise.resolve();
 
   const drop = (k: string) => {
@@ -227,6 +229,18 @@ export function startScheduler<S extends ScheduledScript>(options: SchedulerOpti
         const taken = await acquireSchedule(store, row.space, row.scriptId, owner, leaseMs);
         if (taken) take(taken, script);
       }
+      // A lease of another replica that runs out before the next tick is looked at as it runs out: a dead
+      // holder's scripts are taken over a lease time after its last renewal, not up to a tick later.
+      const expiry = stopped ? null : await msUntilLeaseExpiry(store, owner);
+      if (expiry !== null && expiry < tickMs) {
+        if (expiryTimer) clearTimeout(expiryTimer);
+        expiryTimer = setTimeout(async () => {
+          expiryTimer = null;
+          await ticking;
+          if (!stopped) await run();
+        }, expiry + 20);
+        expiryTimer.unref();
+      }
     } catch (err) {
       // The store is away: hold on only while the leases surely have not expired (mayFire says so at each due time).
       if (!mayFire() && held.size > 0) {
@@ -250,6 +264,7 @@ export function startScheduler<S extends ScheduledScript>(options: SchedulerOpti
     stopped = true;
     clearInterval(ticker);
     clearInterval(recorder);
+    if (expiryTimer) clearTimeout(expiryTimer);
     const running = [...held.values()].map((h) => h.running);
     for (const h of held.values()) if (h.timer) clearTimeout(h.timer);
     return running;

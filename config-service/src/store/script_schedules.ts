@@ -70,6 +70,20 @@ export async function unheldSchedules(db: Queryable): Promise<ScheduleRow[]> {
   return rows.map(toRow);
 }
 
+/**
+ * How long until the first lease another replica holds expires (by the database clock), in milliseconds;
+ * null when no other replica holds one.
+ */
+export async function msUntilLeaseExpiry(db: Queryable, owner: string): Promise<number | null> {
+  const { rows } = await db.query<{ ms: string | number | null }>(
+    `select extract(epoch from min(expires_at) - now()) * 1000 as ms
+       from config.script_schedules where owner is not null and owner <> $1 and expires_at >= now()`,
+    [owner],
+  );
+  const ms = rows[0]?.ms;
+  return ms === null || ms === undefined ? null : Math.max(0, Number(ms));
+}
+
 /** Takes the lease of a scheduled script for `owner`; the row as taken, or null when another replica holds it. */
 export async function acquireSchedule(
   db: Queryable,
