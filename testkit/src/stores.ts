@@ -1,7 +1,7 @@
 /**
- * Stores for tests: every test gets its own fresh database. The embedded store always; PostgreSQL too when
- * `DATABASE_URL` is set, as a new database made for the test and dropped after it (test files run in
- * parallel and other suites share the server).
+ * Stores for tests: every test gets its own fresh database. PostgreSQL when `DATABASE_URL` is set, as a
+ * new database made for the test and dropped after it (test files run in parallel and other suites share
+ * the server); the embedded store otherwise.
  *
  * A fresh PGlite runs initdb: about 2.5 s and 200 MB. Tests start from a template instead (a data
  * folder dumped once, kept in the system temp folder and shared by every test file and run): about 0.4 s.
@@ -37,12 +37,15 @@ export type StoreTarget = {
   make(options?: { log?: Logger }): Promise<TestStore>;
 };
 
-/** The stores to test against: pglite always, postgres when `DATABASE_URL` is set. */
+/**
+ * The store to test against: the one the environment names, as for a test platform: PostgreSQL when
+ * `DATABASE_URL` is set, the embedded one otherwise (the suite runs once on each, so each pass tests
+ * its own store and neither repeats the other's).
+ */
 export function storeTargets(): StoreTarget[] {
-  const targets: StoreTarget[] = [{ name: 'pglite', make: (options) => memoryPGlite(options?.log) }];
   const url = process.env.DATABASE_URL;
-  if (url !== undefined && url !== '') targets.push({ name: 'postgres', make: (options) => freshPostgres(url, options?.log) });
-  return targets;
+  if (url !== undefined && url !== '') return [{ name: 'postgres', make: (options) => freshPostgres(url, options?.log) }];
+  return [{ name: 'pglite', make: (options) => memoryPGlite(options?.log) }];
 }
 
 /** An in-memory PGlite started from the template. */
