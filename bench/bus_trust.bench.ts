@@ -169,8 +169,8 @@ async function micro(rounds: number): Promise<string> {
     await bus.addService({ name: 'echo', version: '1.0.0' }, [{ name: 'e', subject, handler: async () => reply }]);
 
   const cases: [string, () => unknown][] = [
-    ['`ContextSigner.sign` (`node:crypto`, on the thread pool)', () => signer.sign(subject, data, headers())],
-    ['`ContextVerifier.verify` (jose `jwtVerify` and the checks)', () => verifier.verify(message)],
+    ['`ContextSigner.sign` (`node:crypto`, synchronous)', () => signer.sign(subject, data, headers())],
+    ['`ContextVerifier.verify` (jose reads, `node:crypto` checks the signature, then the claims)', () => verifier.verify(message)],
     ['Ed25519 sign of the same bytes, `node:crypto` (synchronous)', () => edSign(null, signingInput, identity.privateKey)],
     ['Ed25519 verify of the same bytes, `node:crypto` (synchronous)', () => edVerify(null, signingInput, publicKey, signature)],
     ['request over `MemoryBus`, trivial service', () => plain.request(subject, data, { headers: headers() })],
