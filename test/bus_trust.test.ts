@@ -4,7 +4,7 @@
  * they can verify.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, sign as edSign } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -196,6 +196,28 @@ t.test('NATS with the shipped permissions', { skip: hasNatsServer ? false : 'nee
       .sign(identity.privateKey);
     cases.push(['living an hour', { ...fields, [busHeaders.context]: longLived }]);
     cases.push(['not a JWS', { ...fields, [busHeaders.context]: 'garbage' }]);
+    // Made by hand with the platform's own key, each wrong in one thing the header or times say.
+    const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const claims = { sub: createUser, rid, bdy: digestOf(data), act: adminActor, jti: randomUUID(), iat: now, exp: now + 30 };
+    const header = { alg: 'EdDSA', kid: identity.kid, typ: 'scada-bus-context+jwt' };
+    const made = (h: object, c: object) => {
+      const input = `${part(h)}.${part(c)}`;
+      return `${input}.${edSign(null, Buffer.from(input), identity.privateKey).toString('base64url')}`;
+    };
+    const context = (token: string) => ({ ...fields, [busHeaders.context]: token });
+    cases.push(['typed as another kind of token', context(made({ ...header, typ: 'JWT' }, claims))]);
+    cases.push(['naming another algorithm', context(made({ ...header, alg: 'HS256' }, claims))]);
+    cases.push(['with a critical header extension', context(made({ ...header, crit: ['x'], x: 1 }, claims))]);
+    cases.push(['with an unencoded payload', context(made({ ...header, b64: false, crit: ['b64'] }, claims))]);
+    cases.push(['issued a minute ahead', context(made(header, { ...claims, iat: now + 60, exp: now + 90 }))]);
+    cases.push(['not before a minute ahead', context(made(header, { ...claims, nbf: now + 60 }))]);
+    cases.push(['without its request id', context(made(header, { ...claims, rid: undefined }))]);
+    cases.push(['with a numeric body digest', context(made(header, { ...claims, bdy: 7 }))]);
+    const good = made(header, claims);
+    const flipped = good.slice(0, -2) + (good.at(-2) === 'A' ? 'B' : 'A') + good.at(-1);
+    cases.push(['its signature altered', context(flipped)]);
+    cases.push(['its signature padded', context(`${good}=`)]);
+    cases.push(['a part too many', context(`${good}.${part({})}`)]);
     for (const [name, h] of cases) {
       const warnsBefore = p.logs.filter((l) => l.msg === 'bus request refused').length;
       const answer = await send(createUser, data, h);
