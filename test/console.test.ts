@@ -18,6 +18,9 @@ import { asAdmin, createUser } from '@scada/testkit/session';
 import { liveConnection } from '@scada/testkit/live';
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+// A browser, the platform and the simulator in one file: on two cores crowded by the other test files the
+// whole flow has taken over 100 s, past the suite's per-file limit.
+t.setTimeout(300_000);
 const shots = new URL('./output/console/', import.meta.url).pathname;
 
 if (!existsSync(chromiumPath)) {
