@@ -23,6 +23,37 @@ t.test('the whole platform in one process', async (t) => {
     t.equal(status, 200);
   });
 
+  t.test('a probe is answered with what every answer carries: request id, headers, access line, metrics', async (t) => {
+    const res = await fetch(`${platform.url}/healthz`, { headers: { 'x-request-id': 'probe-1' } });
+    t.equal(res.status, 200);
+    t.equal(res.headers.get('x-request-id'), 'probe-1');
+    t.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    t.equal(res.headers.get('cache-control'), 'no-store');
+    t.match(res.headers.get('content-type'), /^application\/json/);
+    t.ok(
+      platform.logs.some((l) => l.reqId === 'probe-1' && l.msg === 'request answered' && l.status === 200 && l.path === '/healthz'),
+      'its access line',
+    );
+    const { request } = await import('node:https');
+    const hsts = await new Promise<string | undefined>((resolve, reject) => {
+      request(`${platform.tlsUrl}/healthz`, { rejectUnauthorized: false }, (r) => {
+        r.resume();
+        resolve(r.headers['strict-transport-security']);
+      })
+        .on('error', reject)
+        .end();
+    });
+    t.equal(hsts, 'max-age=31536000', 'over HTTPS, HSTS');
+    const head = await fetch(`${platform.url}/healthz`, { method: 'HEAD' });
+    t.equal(head.status, 200, 'HEAD is answered too');
+    const queried = await fetch(`${platform.url}/healthz?verbose=1`);
+    t.same([queried.status, await queried.json()], [200, { status: 'ok' }], 'so is a probe with a query');
+    t.equal((await fetch(`${platform.url}/healthz?x=%00`)).status, 400, 'a query holding U+0000 is refused as on every route');
+    t.equal((await fetch(`${platform.url}/healthz`, { method: 'POST' })).status, 405, 'another method is not taken');
+    const metrics = await (await fetch(`${platform.url}/metrics`)).text();
+    t.match(metrics, /http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/, 'counted under its route');
+  });
+
   t.test('/readyz answers 200 and lists the live replica of every service', async (t) => {
     const res = await fetch(`${platform.url}/readyz`);
     t.equal(res.status, 200);
