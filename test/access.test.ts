@@ -171,6 +171,11 @@ t.test(`access rules (${p.mode})`, async (t) => {
     }
     t.equal((await deniedAt('::ffff:203.0.113.9', '/metrics')).status, 403, 'IPv4-mapped IPv6 is folded');
     t.equal((await deniedAt('2001:db8::1', '/metrics')).status, 403, 'IPv6 ranges');
+    // What a proxy that appends sends for a client that wrote a long header of its own: the address the
+    // proxy appended still decides, however many entries come before it.
+    const padded = [...Array.from({ length: 100 }, (_, i) => `10.0.${i >> 8}.${i & 255}`), '203.0.113.9'].join(', ');
+    t.equal((await deniedAt(padded, '/metrics')).status, 403, 'entries the client puts in front do not hide its address');
+    t.equal((await deniedAt(`not-an-address, ${'x, '.repeat(70)}203.0.113.9`, '/metrics')).status, 403, 'nor do malformed ones');
     t.equal((await fetch(`${p.url}/healthz`, { headers: { 'x-forwarded-for': '203.0.113.9' } })).status, 200, 'probes stay open');
     t.equal((await fetch(`${p.url}/metrics`, { headers: { 'x-forwarded-for': '198.51.100.1' } })).status, 200, 'other addresses pass');
     t.equal((await put({ allowedIps: '', deniedIps: '' })).status, 204);

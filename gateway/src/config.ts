@@ -1,5 +1,4 @@
-import { isIP } from 'node:net';
-import { maxSclBytesSetting } from '@scada/contracts';
+import { maxSclBytesSetting, parseIpList } from '@scada/contracts';
 import type { EnvReader } from '@scada/platform';
 import type { LiveSettings } from './live/hub.ts';
 import type { ReadCacheSettings } from './read_cache.ts';
@@ -23,14 +22,14 @@ export type GatewayConfig = {
   readCache?: ReadCacheSettings;
 };
 
-/** Checks one CIDR or address of a proxy list; null when it is valid. */
+/**
+ * Checks one CIDR or address of a proxy list; null when it is valid. The rule is the IP filter's own
+ * (`parseIpList`), which the client-address middleware builds its list with: an entry it would not take
+ * (a zone id, a mapped IPv6 range wider than the IPv4 part) stops the start instead of being left out.
+ */
 export function checkCidr(entry: string): string | null {
-  const [address, prefix, ...rest] = entry.split('/');
-  const family = isIP(address ?? '');
-  if (family === 0 || rest.length > 0) return 'is not an IP address or CIDR';
-  if (prefix === undefined) return null;
-  const bits = /^\d{1,3}$/.test(prefix) ? Number(prefix) : -1;
-  return bits >= 0 && bits <= (family === 4 ? 32 : 128) ? null : 'has an invalid prefix length';
+  const { rules, errors } = parseIpList(entry, 'TRUSTED_PROXIES');
+  return errors.length === 0 && rules.length === 1 ? null : 'is not an IP address or CIDR';
 }
 
 /** Reads the gateway's section of the environment. */

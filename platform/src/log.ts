@@ -28,8 +28,10 @@ const redactPaths = [
  * gathered or 200 ms have passed, instead of one blocking write per line on the request path (the access
  * log writes one per request). A process stopped by SIGTERM or SIGINT waits (up to 2 s) until every
  * line is written; at any other exit, a crash included, what waits is written synchronously, except a
- * block the destination is still writing to a pipe that reads slowly. SIGKILL loses what waits. The
- * lines of a block are gathered by `LineBatch`, not by the destination itself.
+ * block the destination is still writing to a pipe that reads slowly: that block is missing and the
+ * lines after it (the crash's own among them) are written, so the log shows a gap before its last lines,
+ * as pino's own asynchronous destination does. SIGKILL loses what waits. The lines of a block are
+ * gathered by `LineBatch`, not by the destination itself.
  */
 export async function createLogger(options: { level: string; pretty?: boolean; name?: string }): Promise<Logger> {
   const base = {

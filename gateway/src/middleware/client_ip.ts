@@ -33,13 +33,21 @@ export function clientIp(trustedProxies: readonly string[]): Middleware {
   };
 }
 
+/** How many forwarded entries, from the right, are looked at: more trusted proxies than this in a row is no real chain. */
+const maxHops = 64;
+
+/**
+ * The client a chain of trusted proxies reports: the rightmost `X-Forwarded-For` entry that is not itself a
+ * trusted proxy. Only the right end is read (the entries the proxies appended; everything left of the
+ * first untrusted one is the client's own text), so no number of entries the client sends in front can
+ * change the answer. Null when an entry it reads is not an address.
+ */
 function fromForwarded(header: string, isTrusted: (address: string) => boolean): string | null {
   if (!header) return null;
-  const hops = header.split(',').map((h) => h.trim());
-  if (hops.length > 64) return null;
+  const hops = header.split(',');
   let client: string | null = null;
-  for (let i = hops.length - 1; i >= 0; i--) {
-    const hop = hops[i] ?? '';
+  for (let i = hops.length - 1; i >= 0 && i >= hops.length - maxHops; i--) {
+    const hop = (hops[i] ?? '').trim();
     if (!parseAddress(hop)) return null;
     client = foldAddress(hop);
     if (!isTrusted(client)) return client;
