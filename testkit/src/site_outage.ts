@@ -14,7 +14,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { startSimulator } from '@scada/simulator';
 import { FIXTURE_SCL, fixtureCounter, fixtureModel } from './simulator_fixture.ts';
-import { testBusKeys } from './bus_keys.ts';
+import { roleBusKeys } from './bus_keys.ts';
 import { createDatabase, secretsKeyOf, startTestPlatform } from './platform.ts';
 import { liveConnection, until } from './live.ts';
 import { startMain, type MainProcess } from './processes.ts';
@@ -72,7 +72,10 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
     // site service's restart during the cut must not outlast the device's own buffer.
     const sim = await startSimulator({ model: await fixtureModel(), port: 0, faults: { bufferEntries: 20_000 } });
     cleanup.push(() => sim.stop());
-    const p = await startTestPlatform(lease, { nats: link.hub.url });
+    // Keyed as a cluster is: the hub's process plays every role, the site's holds the protocol role's key
+    // alone, so what the site asks of the hub is believed only for what that role may say.
+    const keys = roleBusKeys({ hub: ['gateway', 'auth', 'config', 'protocol', 'history'], site: ['protocol'] });
+    const p = await startTestPlatform({ ...lease, ...keys.hub }, { nats: link.hub.url });
     cleanup.push(() => p.stop());
 
     // The site's protocol service: its own store (a database of its own, or the embedded store in its folder).
@@ -84,7 +87,7 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
       SERVICES: 'protocol',
       SITE: site,
       NATS_URL: link.site.url,
-      ...testBusKeys,
+      ...keys.site,
       SECRETS_KEY: secretsKeyOf(p).toString('base64'),
       DATA_DIR: dataDir,
       HTTP_PORT: '0',

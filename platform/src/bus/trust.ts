@@ -39,7 +39,9 @@ import type {
  * - a service's key vouches for the service itself (actor `service:<name>`), for the actors it runs
  *   (the config service's scripts, `script:<id>`), and for no user: a call a
  *   service makes on a user's behalf carries the gateway's own context of that request (`via`), so a
- *   service can act for a user only while that user's request through a gateway is under way;
+ *   service can act for a user only while that user's request through a gateway is under way; likewise a
+ *   script's request passed on (to the protocol replica holding the device) carries the config service's
+ *   context of it;
  * - a context without an actor (sign-in, key fetches) may come from any trusted key.
  *
  * A context is good for {@link contextLifetimeSeconds} and only for the subject it names: a copy sent to
@@ -221,13 +223,15 @@ export class ContextVerifier {
       // Sign-in, key and session look-ups: only what a gateway asks carries no caller.
       if (!signer.roles.includes('gateway')) return { reason: 'only a gateway asks without a caller' };
     } else if (!vouchesFor(signer, claims.act)) {
-      // A user's request passed on by a service: only with the gateway's own context of that request.
+      // A request passed on by a service: only with the context of that request from a key that vouches for its caller.
       if (claims.via === undefined) return { reason: `a ${signer.roles.join('/')} key cannot vouch for this actor` };
       const origin = this.#check(claims.via, null);
       if ('reason' in origin) return { reason: `its origin: ${origin.reason}` };
       const same = origin.claims.act === claims.act && origin.claims.rid === claims.rid;
-      if (!same || !origin.signer.roles.includes('gateway'))
-        return { reason: 'its origin is not a gateway context of the same caller and request' };
+      // The origin's key must vouch for the caller by itself: a gateway for a user, the config service for
+      // one of its scripts (whose request a protocol replica passes on to the one holding the device).
+      if (!same || !vouchesFor(origin.signer, claims.act))
+        return { reason: 'its origin is not a context of the same caller and request from a key that vouches for it' };
       if (origin.claims.spc !== claims.spc || origin.claims.ip !== claims.ip)
         return { reason: 'it names another space or client address than its origin' };
       root = claims.via;

@@ -15,9 +15,23 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { ProblemError, siteConnectionChunk, siteConnectionCopy, siteConnections, sitePing, type Operation } from '@scada/contracts';
+import {
+  ProblemError,
+  siteConnectionChunk,
+  siteConnectionCopy,
+  siteConnections,
+  sitePing,
+  type Actor,
+  type Operation,
+} from '@scada/contracts';
 import { call, implement, type Bus, type Implementation, type SiteStreamState, type Store } from '@scada/platform';
 import { applySiteCopy, configurationDigest, dropSiteCopy, siteVersions } from '../store/site_copies.ts';
+
+/**
+ * Who asks when the hub and a site talk about the site's connections: the protocol service itself. Only a
+ * gateway may ask without naming a caller, and a site or the hub holds the protocol role's key alone.
+ */
+export const protocolService: Actor = { id: 'service:protocol', name: 'protocol', roles: [], spaces: [] };
 
 /** The operation as a site serves it. */
 export function atSite<O extends Operation>(op: O, site: string): O {
@@ -52,7 +66,7 @@ export function startSite(deps: SiteDeps): SiteRuntime {
   /** The hub's version of each connection as last copied here. */
   const applied = new Map<string, string>();
 
-  const ctx = () => ({ requestId: `site-${randomUUID()}`, timeoutMs: 10_000 });
+  const ctx = () => ({ requestId: `site-${randomUUID()}`, actor: protocolService, timeoutMs: 10_000 });
 
   /** One round of copying: what the hub has for the site against what is here. */
   const copy = async () => {

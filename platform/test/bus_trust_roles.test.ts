@@ -1,0 +1,131 @@
+/**
+ * Signed contexts with a key per role, as a cluster is keyed (deploy/README.md): the calls the services
+ * make of each other on their own, and the requests they pass on, are answered; what a role may not vouch
+ * for is refused. On each bus `busTargets()` gives, through `SignedBus` as every process on NATS runs it.
+ */
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import t from 'tap';
+import { getConnectionValues, ProblemError, siteConnections, sitePing, type Actor } from '@scada/contracts';
+import { busTargets, uniqueToken } from '@scada/testkit/buses';
+import { call, implement, onBehalfOf, serve, type Implementation } from '../src/rpc.ts';
+import { newBusKey, parseTrustedKeys, SignedBus, trustedKeyEntry, type BusIdentity, type BusRole } from '../src/bus/trust.ts';
+import type { Bus, BusService } from '../src/bus/bus.ts';
+
+const protocolService: Actor = { id: 'service:protocol', name: 'protocol', roles: [], spaces: [] };
+const script: Actor = { id: 'script:7', name: 'script 7', roles: ['editor'], spaces: ['default'] };
+const user: Actor = { id: 'u-1', name: 'operator', roles: ['editor'], spaces: ['default'] };
+
+for (const target of busTargets()) {
+  t.test(`a key per role (${target.name} bus)`, async (t) => {
+    const refusals: { reason?: string }[] = [];
+    const log = pino(
+      { level: 'warn' },
+      new Writable({
+        write(chunk, _e, done) {
+          const line = JSON.parse(String(chunk)) as { msg: string; reason?: string };
+          if (line.msg === 'bus request refused') refusals.push(line);
+          done();
+        },
+      }),
+    );
+    const identities: Record<string, BusIdentity> = {};
+    const roles: Record<string, BusRole> = { gateway: 'gateway', config: 'config', protocol: 'protocol' };
+    for (const name of Object.keys(roles)) identities[name] = (await newBusKey()).identity;
+    const trusted = await parseTrustedKeys(
+      JSON.stringify({ keys: Object.entries(roles).map(([name, role]) => trustedKeyEntry(identities[name]!, [role])) }),
+    );
+    const inner = await target.make({ defaultTimeoutMs: 3000 });
+    t.teardown(() => inner.close());
+    const as = (name: string): Bus => new SignedBus(inner, { identity: identities[name]!, trusted }, log);
+    const services: BusService[] = [];
+    t.teardown(async () => {
+      for (const s of services) await s.stop();
+    });
+    const start = async (bus: Bus, instance: string, impls: Implementation[]) =>
+      services.push(await serve(bus, { name: 'protocol', version: '1.0.0', instance }, impls, log));
+    const refusedWith = async (p: Promise<unknown>) => {
+      const err = await p.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      return err instanceof ProblemError ? err.status : err;
+    };
+
+    const site = uniqueToken('s');
+    const pingAt = { ...sitePing, subject: `${sitePing.subject}.site.${site}` } as typeof sitePing;
+    const hub = as('protocol');
+    const atSite = as('protocol');
+    await start(atSite, 'site', [
+      implement(pingAt, async (_r, ctx) => ({ site, instance: ctx.actor?.id ?? 'nobody', stream: null, warnings: [], configuration: 'd' })),
+    ]);
+    await start(hub, 'hub', [implement(siteConnections, async () => [])]);
+
+    await t.test('the hub and a site ask each other as the protocol service', async (t) => {
+      const pong = await call(hub, pingAt, { params: {}, query: {} } as never, { requestId: randomUUID(), actor: protocolService });
+      t.equal(pong.instance, 'service:protocol', 'the site answers the ping');
+      t.same(
+        await call(atSite, siteConnections, { params: {}, query: {}, body: { site } } as never, {
+          requestId: randomUUID(),
+          actor: protocolService,
+        }),
+        [],
+        'the hub answers the site',
+      );
+      t.equal(
+        await refusedWith(call(hub, pingAt, { params: {}, query: {} } as never, { requestId: randomUUID() })),
+        401,
+        'naming no caller is for a gateway alone',
+      );
+      t.match(refusals.at(-1), { reason: 'only a gateway asks without a caller' });
+    });
+
+    // Replica A takes a request for a connection replica B holds and passes it on, as the protocol
+    // service's device operations do.
+    const atB = { ...getConnectionValues, subject: `${getConnectionValues.subject}.at.${uniqueToken('b')}` } as typeof getConnectionValues;
+    const replicaA = as('protocol');
+    const replicaB = as('protocol');
+    await start(replicaB, 'B', [
+      implement(atB, async (_r, ctx) => {
+        throw new ProblemError('not_found', `served by B for ${ctx.actor?.id}`);
+      }),
+    ]);
+    await start(replicaA, 'A', [implement(getConnectionValues, async (r, ctx) => call(replicaA, atB, r, onBehalfOf(ctx)))]);
+    const request = { params: { connectionId: randomUUID() }, query: {} };
+    const servedByB = async (p: Promise<unknown>) => {
+      const err = await p.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      return err instanceof ProblemError ? `${err.status} ${err.detail}` : err;
+    };
+
+    await t.test("a request passed on to the replica holding the device keeps its caller: a user's, a script's", async (t) => {
+      t.equal(
+        await servedByB(call(as('gateway'), getConnectionValues, request, { requestId: randomUUID(), space: 'default', actor: user })),
+        '404 served by B for u-1',
+      );
+      t.equal(
+        await servedByB(call(as('config'), getConnectionValues, request, { requestId: randomUUID(), space: 'default', actor: script })),
+        '404 served by B for script:7',
+        "a script's, with the config service's context as its origin",
+      );
+    });
+
+    await t.test('what a role cannot vouch for stays refused, passed on or not', async (t) => {
+      const before = refusals.length;
+      t.equal(
+        await refusedWith(call(as('config'), getConnectionValues, request, { requestId: randomUUID(), space: 'default', actor: user })),
+        401,
+        'the config service naming a user',
+      );
+      t.equal(
+        await refusedWith(call(replicaA, atB, request, { requestId: randomUUID(), space: 'default', actor: script })),
+        401,
+        'the protocol service naming a script without its origin',
+      );
+      t.equal(refusals.length - before, 2, 'each with a warn line');
+    });
+  });
+}
