@@ -81,6 +81,63 @@ t.test('limits end a run with their outcome', async (t) => {
   t.ok(Buffer.byteLength(long.logs[0]!) <= 8192 && long.logs[0]!.startsWith('éé'), 'a long line is cut on a character');
   t.equal((await run('for (;;) ins.log("x".repeat(100000))')).outcome, 'timeout', 'an endless flood ends at the deadline');
   t.match(await run('return "x".repeat(70000)'), { outcome: 'error', error: { message: /result is 70002 bytes/ } });
+  const replacement = await run('ins.log("\\uFFFD".repeat(10000)); ins.log("a\\uFFFD")');
+  t.equal(replacement.logs[0], '\uFFFD'.repeat(2730), 'a line of U+FFFD is cut on a character, its characters kept');
+  t.equal(replacement.logs[1], 'a\uFFFD', 'and a short one is as it was logged');
+  // Nested thousands deep, a few kilobytes of JSON took the host's own recursion past its stack: a 500 for
+  // a run by hand, or a false timeout.
+  for (const depth of [65, 2500, 5000])
+    t.match(
+      await run(`let a = []; for (let i = 1; i < ${depth}; i++) a = [a]; return a`, null, 5000),
+      {
+        outcome: 'error',
+        error: { name: 'RangeError', message: `the result nests arrays and objects ${depth} levels deep; at most 64 are answered` },
+      },
+      `a result nested ${depth} deep`,
+    );
+  t.match(
+    await run('let a = []; for (let i = 1; i < 25000; i++) a = [a]; return a', null, 5000),
+    { outcome: /error|stack_overflow/, error: { message: /stack overflow/ } },
+    'deeper yet, the sandbox itself cannot write it',
+  );
+  t.match(await run('let a = {}; for (let i = 1; i < 64; i++) a = {a, s: "[[[{{"}; return a'), { outcome: 'ok' }, '64 deep is answered');
+});
+
+t.test('calls to the plant: at most 16 wait at once, and none is sent once the run has ended', async (t) => {
+  let started = 0;
+  let open = 0;
+  let most = 0;
+  const slow: HostApi = async (call, signal) => {
+    if (signal.aborted) throw new Error('the run has ended');
+    started++;
+    most = Math.max(most, ++open);
+    await new Promise((r) => setTimeout(r, 50));
+    open--;
+    return call.kind === 'values' ? [] : null;
+  };
+  const r = await pool.run(
+    {
+      code: `let refused = 0, taken = 0;
+        const calls = [];
+        for (let i = 0; i < 200; i++) calls.push(ins.write("c", "LD/LN.DO.da[CF]", i).then(() => taken++, (e) => { if (e.code === "too_many_calls") refused++; }));
+        await Promise.all(calls);
+        return { refused, taken }`,
+      limits,
+      state: null,
+    },
+    slow,
+  );
+  t.match(r, { outcome: 'ok', result: { taken: 16, refused: 184 } });
+  t.equal(most, 16, 'sixteen at once reached the host');
+  const sent = started;
+  await pool.run({ code: 'for (let i = 0; i < 200; i++) ins.values("c").catch(() => {}); return 1', limits, state: null }, slow);
+  await new Promise((r) => setTimeout(r, 200));
+  t.ok(started - sent <= 16, `a run that did not wait sent at most 16 (${started - sent})`);
+  t.match(
+    await run('return (await ins.read("c", "LD/LN.DO.da[MX]")).value'),
+    { outcome: 'ok', result: 21 },
+    'the next run calls as before',
+  );
 });
 
 t.test('the state is kept within its limit', async (t) => {

@@ -64,5 +64,12 @@ export type HostFailure = { message: string; code?: string; status?: number; dev
 /** Serves a script's host calls: answers the value (JSON) or throws a failure (`HostFailure`-shaped). */
 export type HostApi = (call: HostCall, signal: AbortSignal) => Promise<unknown>;
 
+/**
+ * Calls to the plant one run may have unanswered at once; one more is refused at once (the script's promise
+ * rejects with code `too_many_calls`). With the run's deadline, what a script that does not wait for its
+ * calls can send a device is bounded, and nothing it sent waits behind the end of its run.
+ */
+export const maxCallsInFlight = 16;
+
 /** The largest result a run answers (UTF-8 JSON); a larger one fails the run. */
 export const maxResultBytes = 64 * 1024;

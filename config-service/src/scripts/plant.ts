@@ -60,7 +60,12 @@ export function plantApi(bus: Bus, script: ScriptIdentity, deadlineAt: number): 
       });
     return { value: first.value, quality: first.quality ?? null, timestamp: first.timestamp ?? null };
   };
-  return async (c: HostCall) => {
+  // Nothing is sent for a run that has ended (its calls still waiting here, or an operate past its select).
+  const stillRunning = (signal: AbortSignal) => {
+    if (signal.aborted) throw new Error('the run has ended');
+  };
+  return async (c: HostCall, signal: AbortSignal) => {
+    stillRunning(signal);
     switch (c.kind) {
       case 'read':
         return read(c.connectionId, c.reference);
@@ -77,6 +82,7 @@ export function plantApi(bus: Bus, script: ScriptIdentity, deadlineAt: number): 
       case 'operate': {
         const { select, ...flags } = c.options;
         if (select !== undefined) await checkSelect(read, c.connectionId, c.reference, select);
+        stillRunning(signal);
         await call(
           bus,
           operateConnectionControl,

@@ -7,7 +7,15 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { CompileProblem, HostApi, HostCall, HostFailure, RunResult, SandboxLimits } from './limits.ts';
+import {
+  maxCallsInFlight,
+  type CompileProblem,
+  type HostApi,
+  type HostCall,
+  type HostFailure,
+  type RunResult,
+  type SandboxLimits,
+} from './limits.ts';
 import type { SandboxJob } from './sandbox.ts';
 import type { ToWorker } from './sandbox_worker.ts';
 
@@ -34,6 +42,8 @@ type Slot = {
   startedAt: number;
   watchdog: NodeJS.Timeout | null;
   abort: AbortController | null;
+  /** Calls to the plant of the running task not answered yet. */
+  calls: number;
 };
 
 type FromWorker =
@@ -153,7 +163,16 @@ export class ScriptPool {
     });
     worker.unref();
     let ready!: () => void;
-    const slot: Slot = { worker, ready: new Promise((r) => (ready = r)), task: null, id: -1, startedAt: 0, watchdog: null, abort: null };
+    const slot: Slot = {
+      worker,
+      ready: new Promise((r) => (ready = r)),
+      task: null,
+      id: -1,
+      startedAt: 0,
+      watchdog: null,
+      abort: null,
+      calls: 0,
+    };
     worker.on('message', (msg: FromWorker) => {
       if (msg.type === 'ready') return ready();
       if (msg.type === 'call') return void this.#serveCall(slot, msg);
@@ -168,6 +187,7 @@ export class ScriptPool {
     slot.task = task;
     slot.id = ++nextJob;
     slot.abort = new AbortController();
+    slot.calls = 0;
     const limits = task.job.limits;
     void slot.ready.then(() => {
       if (slot.task !== task) return;
@@ -185,10 +205,19 @@ export class ScriptPool {
     if (task?.type !== 'run' || msg.job !== slot.id) return;
     const signal = slot.abort!.signal;
     let answer: { json: string } | { failure: HostFailure };
-    try {
-      answer = { json: JSON.stringify((await task.host(msg.args as HostCall, signal)) ?? null) };
-    } catch (err) {
-      answer = { failure: failureOf(err) };
+    if (slot.calls >= maxCallsInFlight) {
+      answer = {
+        failure: { message: `at most ${maxCallsInFlight} calls to the plant may wait for their answers at once`, code: 'too_many_calls' },
+      };
+    } else {
+      slot.calls++;
+      try {
+        answer = { json: JSON.stringify((await task.host(msg.args as HostCall, signal)) ?? null) };
+      } catch (err) {
+        answer = { failure: failureOf(err) };
+      } finally {
+        if (slot.task === task) slot.calls--;
+      }
     }
     if (slot.task === task) slot.worker.postMessage({ type: 'reply', job: msg.job, call: msg.call, answer } satisfies ToWorker);
   }

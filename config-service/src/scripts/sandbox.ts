@@ -28,9 +28,31 @@ const bytesOf = (s: string) => Buffer.byteLength(s, 'utf8');
 /** Cuts a string to at most `max` UTF-8 bytes, never inside a character. */
 function cut(s: string, max: number): string {
   if (bytesOf(s) <= max) return s;
-  let out = Buffer.from(s, 'utf8').subarray(0, max).toString('utf8');
-  while (bytesOf(out) > max || out.endsWith('\uFFFD')) out = out.slice(0, -1);
-  return out;
+  const bytes = Buffer.from(s, 'utf8');
+  let end = max;
+  // Back over the continuation bytes (10xxxxxx) of a character the cut would split, to its first byte.
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString('utf8');
+}
+
+/** The deepest nesting of a result, as the contract bounds a request's JSON. */
+export const maxResultDepth = 64;
+
+/** How deep the arrays and objects of a JSON text nest (brackets inside strings not counted). */
+function depthOf(json: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
 }
 
 /**
@@ -272,6 +294,16 @@ class SandboxRun {
       return this.#finish('error', null, {
         name: 'RangeError',
         message: `the result is ${bytesOf(text)} bytes of JSON; at most ${maxResultBytes} are answered`,
+        line: null,
+        column: null,
+      });
+    }
+    // Nested deeper, a result would pass the host's own recursion (the answer's copy between threads, its
+    // JSON on the bus and to the client) and fail there instead of here, with a reason.
+    if (text !== null && depthOf(text) > maxResultDepth) {
+      return this.#finish('error', null, {
+        name: 'RangeError',
+        message: `the result nests arrays and objects ${depthOf(text)} levels deep; at most ${maxResultDepth} are answered`,
         line: null,
         column: null,
       });
