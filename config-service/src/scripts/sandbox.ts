@@ -322,7 +322,10 @@ class SandboxRun {
     const error = Date.now() > this.#deadline ? null : errorOf(this.#ctx, handle, this.#job.code);
     if (handle.alive && handle !== this.#ctx.undefined) handle.dispose();
     if (error === null || Date.now() > this.#deadline) return this.#finish('timeout', null, this.#timeoutError());
-    this.#finish(outcomeOf(error), null, { ...error, message: prefix + error.message });
+    // An error's name and message are words a script can write itself (`throw new InternalError("interrupted")`):
+    // a timeout is the deadline's alone.
+    const outcome = outcomeOf(error);
+    this.#finish(outcome === 'timeout' ? 'error' : outcome, null, { ...error, message: prefix + error.message });
   }
 
   #timeoutError(): ScriptError {
