@@ -98,8 +98,17 @@ t.test('limits end a run with their outcome', async (t) => {
   t.match(await run('let a = {}; for (let i = 1; i < 64; i++) a = {a, s: "[[[{{"}; return a'), { outcome: 'ok' }, '64 deep is answered');
 });
 
-t.test('what a script throws is no timeout', async (t) => {
+t.test('what a script throws is no timeout, and costs no worker', async (t) => {
   t.match(await run('throw new InternalError("interrupted")'), { outcome: 'error', error: { message: 'interrupted' } });
+  // A new thread loads QuickJS again, some 65 times the cost of a run: a script saying "out of memory" must
+  // not be able to make the pool pay that on every run.
+  // Once on every worker first: one whose memory an earlier test made grow is retired by it, once.
+  await Promise.all([1, 2, 3, 4].map(() => run('throw new InternalError("out of memory")')));
+  const before = pool.replaced;
+  for (let i = 0; i < 4; i++) await run('throw new InternalError("out of memory")');
+  t.equal(pool.replaced, before, 'the words "out of memory" retire no worker');
+  t.equal((await run('const a = []; for (;;) a.push("x".repeat(1 << 20) + a.length);', null, 5000)).outcome, 'out_of_memory');
+  t.ok(pool.replaced > before, 'memory that did run out retires its worker');
 });
 
 t.test('calls to the plant: at most 16 wait at once, and none is sent once the run has ended', async (t) => {

@@ -41,7 +41,21 @@ export async function loadQuickJS(memoryBytes: number): Promise<QuickJSWASMModul
   const wasmBinary = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   // The package's types describe its CommonJS build; the default export is the variant either way.
   const wasmMemory = new WebAssembly.Memory({ initial: initialPages, maximum: initialPages + Math.ceil(memoryBytes / pageBytes) });
-  return newQuickJSWASMModuleFromVariant(newVariant(variant as unknown as QuickJSSyncVariant, { wasmBinary, wasmMemory }));
+  const Q = await newQuickJSWASMModuleFromVariant(newVariant(variant as unknown as QuickJSSyncVariant, { wasmBinary, wasmMemory }));
+  memories.set(Q, wasmMemory);
+  return Q;
+}
+
+const memories = new WeakMap<QuickJSWASMModule, WebAssembly.Memory>();
+
+/**
+ * Whether the module's WebAssembly memory grew past what it started with. A run that truly ran out of
+ * memory made it grow (what a script holds past its limit does not fit in the first 16 MiB beside QuickJS
+ * itself); an `InternalError("out of memory")` a script merely threw did not, and costs no new thread.
+ */
+export function memoryGrew(Q: QuickJSWASMModule): boolean {
+  const memory = memories.get(Q);
+  return memory === undefined || memory.buffer.byteLength > initialPages * pageBytes;
 }
 
 const stackLines = /script\.js:(\d+):(\d+)/;

@@ -9,6 +9,7 @@
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import type { HostFailure } from './limits.ts';
+import { memoryGrew } from './quickjs.ts';
 import { checkCompiles, loadQuickJS, runInSandbox, type SandboxJob } from './sandbox.ts';
 
 /** Where this module is: the file a script worker thread starts. */
@@ -57,7 +58,7 @@ if (!isMainThread && data?.kind === workerMarker && parentPort) {
       // A module that may be unusable (a runtime not freed cleanly, a memory that ran out under the host's
       // own allocations) is not trusted with another run: `retire` has the pool start a new thread.
       // Answers of calls the run no longer waits for are dropped when they come.
-      port.postMessage({ type: 'done', job, result, retire: broken || result.outcome === 'out_of_memory' });
+      port.postMessage({ type: 'done', job, result, retire: broken || (result.outcome === 'out_of_memory' && memoryGrew(Q)) });
     });
   });
   port.postMessage({ type: 'ready' });
