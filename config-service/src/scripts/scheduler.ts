@@ -59,8 +59,11 @@ export type Scheduler = {
   unscheduled(space: string, id: string): void;
   /** Stops firing, waits for the runs under way, and gives every lease up so another replica takes over at once. */
   stop(): Promise<void>;
-  /** Stops firing and holding without giving the leases up, as a replica that dies would (tests). */
-  abandon(): void;
+  /**
+   * Stops firing and holding without giving the leases up, as a replica that dies would (tests); settles
+   * once a renewal already sent has landed or failed, as one sent by a dying replica may still land.
+   */
+  abandon(): Promise<void>;
 };
 
 type Held<S> = {
@@ -229,11 +232,14 @@ export function startScheduler<S extends ScheduledScript>(options: SchedulerOpti
         const taken = await acquireSchedule(store, row.space, row.scriptId, owner, leaseMs);
         if (taken) take(taken, script);
       }
-      // A lease of another replica that runs out before the next tick is looked at as it runs out: a dead
-      // holder's scripts are taken over a lease time after its last renewal, not up to a tick later.
+      // The next lease of another replica to run out is looked at as it runs out, whenever that is: a dead
+      // holder's scripts are taken over a lease time after its last renewal. Waiting for a tick instead
+      // (only the leases that end before the next one had a timer) added up to a tick, and more when a
+      // busy machine made a tick take longer than its interval, so that the interval skipped a beat.
       const expiry = stopped ? null : await msUntilLeaseExpiry(store, owner);
-      if (expiry !== null && expiry < tickMs) {
-        if (expiryTimer) clearTimeout(expiryTimer);
+      if (expiryTimer) clearTimeout(expiryTimer);
+      expiryTimer = null;
+      if (expiry !== null && !stopped) {
         expiryTimer = setTimeout(async () => {
           expiryTimer = null;
           await ticking;
@@ -287,9 +293,10 @@ export function startScheduler<S extends ScheduledScript>(options: SchedulerOpti
       for (const k of [...held.keys()]) drop(k);
       await releaseSchedules(store, owner).catch((err: unknown) => log.warn({ err }, 'leases of scheduled scripts were not given up'));
     },
-    abandon: () => {
+    abandon: async () => {
       halt();
       for (const k of [...held.keys()]) drop(k);
+      await ticking;
     },
   };
 }
