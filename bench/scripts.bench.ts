@@ -101,7 +101,10 @@ const scriptId = randomUUID();
 const rcw = `const { value } = await ins.read(${JSON.stringify(device.id)}, "SIMLD0/GGIO1.AnIn1.mag.f[MX]");
 await ins.write(${JSON.stringify(device.id)}, "SIMLD0/GGIO1.SPCSO2.sboTimeout[CF]", Math.round(value * 1000) + 1);
 return value;`;
-const plant = () => plantApi(p.proc.bus, { space: 'default', id: scriptId, name: 'bench' }, Date.now() + limits.deadlineMs);
+const plant = () => {
+  const deadlineAt = Date.now() + limits.deadlineMs;
+  return plantApi(p.proc.bus, { space: 'default', id: scriptId, name: 'bench' }, () => deadlineAt);
+};
 for (const r of [await quickjs(rcw, plant()), await vmRun(rcw, plant())])
   if ((r as { outcome?: string }).outcome && (r as { outcome: string }).outcome !== 'ok')
     throw new Error(`read → compute → write: ${JSON.stringify(r)}`);

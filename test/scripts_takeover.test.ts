@@ -68,7 +68,7 @@ t.test(`a scheduled script fires on one replica at a time, and another takes it 
     id,
   ]);
   const expiresAt = new Date(lease[0]!.expires_at).getTime();
-  t.ok(expiresAt - died <= config.leaseMs, 'the dead holder\'s lease ends at most a lease time after it died');
+  t.ok(expiresAt - died <= config.leaseMs, "the dead holder's lease ends at most a lease time after it died");
   const after = await until(
     'a run on another replica',
     async () => {

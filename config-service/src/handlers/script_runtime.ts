@@ -22,6 +22,7 @@ import {
   type Implementation,
 } from '@scada/platform';
 import type { CompileProblem, RunResult } from '../scripts/limits.ts';
+import { PoolRefusal } from '../scripts/pool.ts';
 import { loadScript, type ScriptRuntime } from '../scripts/runtime.ts';
 import { scheduleProblem } from '../scripts/schedule_times.ts';
 import { lastRuns } from '../store/script_runs.ts';
@@ -32,11 +33,18 @@ import type { HandlerDeps } from './context.ts';
 /** The fields the reference's summary schema leaves out. */
 const notInSummary = ['code', 'time', 'delay', 'period', 'offset'];
 
-/** Runs waiting for a worker past which a run by hand is refused at once (503 `overloaded`), never queued. */
-const maxQueuedRuns = 256;
-
 /** Margin kept from a request's deadline for the answer's way back. */
 const answerMarginMs = 500;
+
+/**
+ * The answer to a run or check the pool did not take: 503 `overloaded` at once when its space's share of
+ * the queue (or the whole queue) is full; 504 when its caller's deadline passed before a worker was free.
+ */
+function refused(err: unknown): never {
+  if (!(err instanceof PoolRefusal)) throw err;
+  if (err.reason === 'overloaded') throw new ProblemError('overloaded', `The script runs are full: ${err.message}`, { retryAfter: 1 });
+  throw new ProblemError('upstream_timeout', `The run did not start: ${err.message}`);
+}
 
 /** 400 `script_invalid`: where and why the code does not compile. */
 export function scriptInvalid(problem: NonNullable<CompileProblem>): ProblemError {
@@ -103,7 +111,10 @@ export function scriptRuntimeHandlers(deps: HandlerDeps, runtime: ScriptRuntime)
       const script = await scriptOf(ctx, params.scriptId);
       const problem = scheduleProblem(script, Date.now());
       if (problem) throw new ProblemError('conflict', `The script cannot be scheduled: ${problem}`);
-      const invalid = await runtime.pool.check(script.code, runtime.config.limits);
+      const finishBy = Date.now() + remainingMs(ctx) - answerMarginMs;
+      const invalid = await runtime.pool
+        .check(script.code, runtime.config.limits, { space: script.space, lane: 'hand', finishBy })
+        .catch(refused);
       if (invalid) throw scriptInvalid(invalid);
       if (await schedule(deps.store, script.space, script.id)) {
         announceSchedule(deps, ctx, 'scheduled', script.id);
@@ -124,10 +135,9 @@ export function scriptRuntimeHandlers(deps: HandlerDeps, runtime: ScriptRuntime)
 
     implement(runScript, async ({ params }, ctx) => {
       const script = await scriptOf(ctx, params.scriptId);
-      if (runtime.pool.queued >= maxQueuedRuns)
-        throw new ProblemError('overloaded', `${runtime.pool.queued} runs wait for a worker on this replica`, { retryAfter: 1 });
-      const deadlineMs = Math.max(1, Math.min(runtime.config.manualDeadlineMs, remainingMs(ctx) - answerMarginMs));
-      const result = await runtime.runner.run(script, { trigger: 'hand', by: actorOf(ctx).name }, deadlineMs);
+      const finishBy = Date.now() + remainingMs(ctx) - answerMarginMs;
+      const deadlineMs = Math.max(1, Math.min(runtime.config.manualDeadlineMs, finishBy - Date.now()));
+      const result = await runtime.runner.run(script, { trigger: 'hand', by: actorOf(ctx).name }, deadlineMs, finishBy).catch(refused);
       if (result.compileFailed && result.error) throw scriptInvalid(result.error);
       return answerOf(result);
     }),

@@ -37,15 +37,18 @@ const controlModels = [
 /** How long past the run's deadline a host call may still be answered (the run has ended by then). */
 const callGraceMs = 250;
 
-/** Serves a run's host calls through the protocol service; `deadlineAt` is when the run ends at the latest. */
-export function plantApi(bus: Bus, script: ScriptIdentity, deadlineAt: number): HostApi {
+/**
+ * Serves a run's host calls through the protocol service; `deadlineAt` tells when the run ends at the latest
+ * (known once a worker has taken it: the run's deadline counts from then).
+ */
+export function plantApi(bus: Bus, script: ScriptIdentity, deadlineAt: () => number): HostApi {
   const actor = scriptActor(script);
   const ctx = (): CallContext => ({
     requestId: randomUUID(),
     space: script.space,
     actor,
     // A little past the run's own deadline: the run ends `timeout` there, not on a call that gave up first.
-    timeoutMs: Math.max(1, deadlineAt - Date.now()) + callGraceMs,
+    timeoutMs: Math.max(1, deadlineAt() - Date.now()) + callGraceMs,
   });
   const read = async (connectionId: string, reference: string) => {
     const [first] = await call(

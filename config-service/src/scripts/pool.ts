@@ -4,6 +4,13 @@
  * bus) and watches every run: a worker that has not answered by the run's deadline plus a grace time is
  * terminated, the run ends `timeout`, and a new worker takes its place, so that nothing a script does can
  * hold a thread, the queue or the service.
+ *
+ * Runs that say whose they are (`Admission`) are admitted fairly: a space's runs of one lane hold at most
+ * `perSpace` workers at once, so one space flooding the replica with endless loops leaves the other
+ * workers to the rest; scheduled runs are taken before runs by hand and checks, so that hand runs cannot
+ * starve them; past `queuePerSpace` runs of a space (or `queueMax` in all) waiting for a worker, one more
+ * is refused at once (`PoolRefusal` 'overloaded'). A run's deadline counts from when a worker takes it;
+ * one that must end by a time (its caller's deadline) and cannot start in time is not started ('expired').
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
@@ -21,6 +28,12 @@ import type { ToWorker } from './sandbox_worker.ts';
 
 export type PoolOptions = {
   size: number;
+  /** Workers the admitted runs of one space and lane may hold at once (default: half the workers, at least one). */
+  perSpace?: number;
+  /** Admitted runs by hand and checks of one space that may wait for a worker (default 4). */
+  queuePerSpace?: number;
+  /** Admitted runs by hand and checks of all spaces that may wait for a worker (default 64). */
+  queueMax?: number;
   log: Logger;
   /** The memory limit of the runs (`SandboxLimits.memoryBytes`): each worker's WebAssembly memory is bounded by it. */
   memoryBytes: number;
@@ -30,9 +43,39 @@ export type PoolOptions = {
   testHooks?: boolean;
 };
 
-type Task =
-  | { type: 'run'; job: SandboxJob; host: HostApi; resolve: (r: RunResult) => void; hang?: boolean }
-  | { type: 'check'; job: SandboxJob; resolve: (r: CompileProblem) => void };
+/**
+ * Whose a run is and how it queues: its space, its lane (`schedule` runs are taken first; `hand` covers
+ * runs by hand and checks), and optionally the time by which it must have ended (its caller's deadline):
+ * a worker that takes it later than that does not start it, and its deadline is cut to what is left.
+ */
+export type Admission = { space: string; lane: 'schedule' | 'hand'; finishBy?: number };
+
+/** Why the pool did not run a job: its queue was full (answer 503 `overloaded`), or its caller's time ran out first. */
+export class PoolRefusal extends Error {
+  readonly reason: 'overloaded' | 'expired';
+  constructor(reason: 'overloaded' | 'expired', message: string) {
+    super(message);
+    this.name = 'PoolRefusal';
+    this.reason = reason;
+  }
+}
+
+/** Less time than this left before a run's `finishBy` when a worker takes it, and it is not started. */
+const minRunMs = 50;
+
+type Queued = {
+  admission?: Admission;
+  reject: (err: PoolRefusal) => void;
+  /** Told the deadline (epoch ms) a run got when a worker took it. */
+  onStart?: (deadlineAt: number) => void;
+  expiry?: NodeJS.Timeout;
+};
+
+type Task = Queued &
+  (
+    | { type: 'run'; job: SandboxJob; host: HostApi; resolve: (r: RunResult) => void; hang?: boolean }
+    | { type: 'check'; job: SandboxJob; resolve: (r: CompileProblem) => void }
+  );
 
 type Slot = {
   worker: Worker;
@@ -44,6 +87,8 @@ type Slot = {
   abort: AbortController | null;
   /** Calls to the plant of the running task not answered yet. */
   calls: number;
+  /** The running task's deadline as it started. */
+  deadlineMs: number;
 };
 
 type FromWorker =
@@ -97,20 +142,25 @@ export class ScriptPool {
     return this.#queue.length;
   }
 
-  /** Runs a script; answers how it ended, whatever the script does. */
-  run(job: SandboxJob, host: HostApi): Promise<RunResult> {
-    return new Promise((resolve) => this.#enqueue({ type: 'run', job, host, resolve }));
+  /**
+   * Runs a script; answers how it ended, whatever the script does. With an admission it queues fairly and
+   * may be refused (`PoolRefusal`); `onStart` hears the deadline the run got when a worker took it.
+   */
+  run(job: SandboxJob, host: HostApi, admission?: Admission, onStart?: (deadlineAt: number) => void): Promise<RunResult> {
+    return new Promise((resolve, reject) => this.#enqueue({ type: 'run', job, host, resolve, reject, admission, onStart }));
   }
 
   /** Compiles a script without running it: null, or where and why it does not compile. */
-  check(code: string, limits: SandboxLimits): Promise<CompileProblem> {
-    return new Promise((resolve) => this.#enqueue({ type: 'check', job: { code, limits, state: null }, resolve }));
+  check(code: string, limits: SandboxLimits, admission?: Admission): Promise<CompileProblem> {
+    return new Promise((resolve, reject) =>
+      this.#enqueue({ type: 'check', job: { code, limits, state: null }, resolve, reject, admission }),
+    );
   }
 
   /** Tests only: the next worker to take a job stops answering, as one stuck outside the interpreter would. */
   runHanging(job: SandboxJob): Promise<RunResult> {
     if (!this.#options.testHooks) throw new Error('the pool was not started with test hooks');
-    return new Promise((resolve) => this.#enqueue({ type: 'run', job, host: async () => null, resolve, hang: true }));
+    return new Promise((resolve, reject) => this.#enqueue({ type: 'run', job, host: async () => null, resolve, reject, hang: true }));
   }
 
   /** Starts every worker now, so that the first runs do not wait for a thread to load QuickJS. */
@@ -123,7 +173,10 @@ export class ScriptPool {
   /** Terminates every worker; queued and running jobs end as errors. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    for (const task of this.#queue.splice(0)) this.#fail(task, 'the service is stopping');
+    for (const task of this.#queue.splice(0)) {
+      if (task.expiry) clearTimeout(task.expiry);
+      this.#fail(task, 'the service is stopping');
+    }
     await Promise.all(
       this.#slots.splice(0).map(async (slot) => {
         if (slot.task) this.#fail(slot.task, 'the service is stopping');
@@ -135,8 +188,52 @@ export class ScriptPool {
 
   #enqueue(task: Task): void {
     if (this.#stopped) return this.#fail(task, 'the service is stopping');
+    const refusal = this.#refusal(task);
+    if (refusal) return task.reject(refusal);
+    const finishBy = task.admission?.finishBy;
+    if (finishBy !== undefined) {
+      // A run whose caller gives up while it waits leaves the queue then, not when a worker frees.
+      task.expiry = setTimeout(() => this.#expire(task), Math.max(0, finishBy - Date.now() - minRunMs));
+      task.expiry.unref();
+    }
     this.#queue.push(task);
     void this.#pump();
+  }
+
+  /** Why an admitted run by hand or check cannot wait: its space's share of the queue, or the whole queue, is full. */
+  #refusal(task: Task): PoolRefusal | null {
+    const a = task.admission;
+    if (!a || a.lane === 'schedule') return null;
+    const waiting = this.#queue.filter((q) => q.admission && q.admission.lane !== 'schedule');
+    const ofSpace = waiting.filter((q) => q.admission!.space === a.space).length;
+    const perSpace = this.#options.queuePerSpace ?? 4;
+    const max = this.#options.queueMax ?? 64;
+    if (ofSpace >= perSpace) return new PoolRefusal('overloaded', `${ofSpace} runs of this space wait for a worker on this replica`);
+    if (waiting.length >= max) return new PoolRefusal('overloaded', `${waiting.length} runs wait for a worker on this replica`);
+    return null;
+  }
+
+  #expire(task: Task): void {
+    const at = this.#queue.indexOf(task);
+    if (at === -1) return;
+    this.#queue.splice(at, 1);
+    task.reject(new PoolRefusal('expired', 'the caller gave up before a worker was free'));
+  }
+
+  /** Workers held by admitted runs of a space in a lane. */
+  #holding(space: string, lane: Admission['lane']): number {
+    return this.#slots.filter((s) => s.task?.admission?.space === space && s.task.admission.lane === lane).length;
+  }
+
+  /** The next task a free worker takes: scheduled runs first, then the rest, in order, each space within its share. */
+  #next(): Task | undefined {
+    const cap = this.#options.perSpace ?? Math.max(1, Math.ceil(this.#options.size / 2));
+    const may = (t: Task) => !t.admission || this.#holding(t.admission.space, t.admission.lane) < cap;
+    const at =
+      this.#queue.findIndex((t) => t.admission?.lane === 'schedule' && may(t)) !== -1
+        ? this.#queue.findIndex((t) => t.admission?.lane === 'schedule' && may(t))
+        : this.#queue.findIndex(may);
+    return at === -1 ? undefined : this.#queue.splice(at, 1)[0];
   }
 
   async #pump(): Promise<void> {
@@ -149,7 +246,9 @@ export class ScriptPool {
     }
     for (const slot of this.#slots) {
       if (slot.task || this.#queue.length === 0) continue;
-      this.#start(slot, this.#queue.shift()!);
+      const task = this.#next();
+      if (!task) break;
+      this.#start(slot, task);
     }
   }
 
@@ -172,6 +271,7 @@ export class ScriptPool {
       watchdog: null,
       abort: null,
       calls: 0,
+      deadlineMs: 0,
     };
     worker.on('message', (msg: FromWorker) => {
       if (msg.type === 'ready') return ready();
@@ -188,14 +288,25 @@ export class ScriptPool {
     slot.id = ++nextJob;
     slot.abort = new AbortController();
     slot.calls = 0;
-    const limits = task.job.limits;
+    if (task.expiry) clearTimeout(task.expiry);
     void slot.ready.then(() => {
       if (slot.task !== task) return;
+      // The deadline counts from here, when the worker can start: neither the wait for a worker nor a slow
+      // worker start is the script's time; only what is left of its caller's is a bound on it.
+      const finishBy = task.admission?.finishBy;
+      const deadlineMs = finishBy === undefined ? task.job.limits.deadlineMs : Math.min(task.job.limits.deadlineMs, finishBy - Date.now());
+      if (finishBy !== undefined && finishBy - Date.now() < minRunMs) {
+        this.#release(slot);
+        task.reject(new PoolRefusal('expired', 'the caller gave up before a worker was free'));
+        return void this.#pump();
+      }
       slot.startedAt = performance.now();
-      // The watchdog counts from when the worker can start, so that a slow worker start is not the script's time.
-      slot.watchdog = setTimeout(() => this.#hung(slot), limits.deadlineMs + (this.#options.graceMs ?? 250));
+      slot.deadlineMs = deadlineMs;
+      task.onStart?.(Date.now() + deadlineMs);
+      slot.watchdog = setTimeout(() => this.#hung(slot), deadlineMs + (this.#options.graceMs ?? 250));
+      const job = { ...task.job, limits: { ...task.job.limits, deadlineMs } };
       const message: ToWorker =
-        task.type === 'run' && task.hang ? { type: 'hang', job: slot.id } : { type: task.type, job: slot.id, ...task.job };
+        task.type === 'run' && task.hang ? { type: 'hang', job: slot.id } : { type: task.type, job: slot.id, ...job };
       slot.worker.postMessage(message);
     });
   }
@@ -244,15 +355,10 @@ export class ScriptPool {
   #hung(slot: Slot): void {
     const task = slot.task;
     if (!task) return;
-    this.#options.log.warn({ deadlineMs: task.job.limits.deadlineMs }, 'a script worker did not come back; terminating it');
+    this.#options.log.warn({ deadlineMs: slot.deadlineMs }, 'a script worker did not come back; terminating it');
     const ms = performance.now() - slot.startedAt;
     this.#replace(slot);
-    this.#resolveAs(
-      task,
-      'timeout',
-      ms,
-      `the run did not end by its deadline of ${task.job.limits.deadlineMs} ms; its worker was terminated`,
-    );
+    this.#resolveAs(task, 'timeout', ms, `the run did not end by its deadline of ${slot.deadlineMs} ms; its worker was terminated`);
   }
 
   /** A worker that ended on its own (a crash in the WebAssembly module): its run fails, a new worker takes its place. */

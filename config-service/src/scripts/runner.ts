@@ -36,18 +36,28 @@ export class ScriptRunner {
     this.#deps = deps;
   }
 
-  /** Runs the script with `deadlineMs`, keeps its state and record, announces it; answers how it ended. */
-  async run(script: RunnableScript, trigger: RunTrigger, deadlineMs: number): Promise<RunResult> {
+  /**
+   * Runs the script with `deadlineMs` counted from when a worker takes it (and ending by `finishBy` at the
+   * latest, its caller's deadline), keeps its state and record, announces it; answers how it ended. A run
+   * the pool refuses (`PoolRefusal`: its space's queue is full, or its caller gave up first) is neither
+   * run nor recorded.
+   */
+  async run(script: RunnableScript, trigger: RunTrigger, deadlineMs: number, finishBy?: number): Promise<RunResult> {
     const { store, bus, pool, limits } = this.#deps;
     const key = `${script.space}/${script.id}`;
     const scheduled = trigger.trigger === 'schedule';
     const state =
       scheduled && this.#states.has(key) ? (this.#states.get(key) as string | null) : await loadState(store, script.space, script.id);
     if (scheduled) this.#states.set(key, state);
-    const startedAt = new Date();
-    // The host calls' deadline: the run's, counted from now (a wait in the queue only shortens it).
-    const host = plantApi(bus, script, Date.now() + deadlineMs);
-    const result = await pool.run({ code: script.code, limits: { ...limits, deadlineMs }, state }, host);
+    let startedAt = new Date();
+    // The host calls' deadline: the run's, as the pool sets it when a worker takes the run.
+    let deadlineAt = Date.now() + deadlineMs;
+    const host = plantApi(bus, script, () => deadlineAt);
+    const admission = { space: script.space, lane: scheduled ? ('schedule' as const) : ('hand' as const), finishBy };
+    const result = await pool.run({ code: script.code, limits: { ...limits, deadlineMs }, state }, host, admission, (at) => {
+      startedAt = new Date();
+      deadlineAt = at;
+    });
     if (result.compileFailed && trigger.trigger === 'hand') return result;
     if (result.state !== undefined) {
       await saveState(store, script.space, script.id, result.state);

@@ -61,7 +61,14 @@ export function startScriptRuntime(deps: {
 }): ScriptRuntime {
   const { store, bus, config, instance } = deps;
   const log = deps.log.child({ part: 'scripts' });
-  const pool = new ScriptPool({ size: config.workers, log, memoryBytes: config.limits.memoryBytes });
+  const pool = new ScriptPool({
+    size: config.workers,
+    perSpace: config.workersPerSpace,
+    queuePerSpace: config.queuePerSpace,
+    queueMax: config.queueMax,
+    log,
+    memoryBytes: config.limits.memoryBytes,
+  });
   const runner = new ScriptRunner({ store, bus, pool, limits: config.limits, log, instance });
   const scheduler = startScheduler<LoadedScript>({
     store,
