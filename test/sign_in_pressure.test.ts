@@ -215,6 +215,32 @@ t.test('the password-check queue', async (t) => {
     );
   });
 
+  t.test('a right password whose check ends after its deadline makes no session and records no success', async (t) => {
+    const user = await createUser(p, { role: 'viewer' });
+    const answer = await call(
+      p.proc.bus,
+      loginOp,
+      { params: {}, query: {}, body: { username: user.username, password: user.password } },
+      // Shorter than one check at this hash cost: the check is under way when the caller gives up.
+      { requestId: `late-${user.username}`, clientIp: '127.0.0.42', timeoutMs: 50 },
+    ).then(
+      () => 'answered',
+      () => 'gave up',
+    );
+    t.equal(answer, 'gave up', 'the caller gave up before the check ended');
+    // The check goes on in the replica; its end is the row it writes.
+    let late = 0;
+    for (let i = 0; i < 100 && late === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      late = await checksLogged(p, user.username, 'answer too late: no session made');
+    }
+    t.equal(late, 1, 'the sign-in log says the answer came too late');
+    t.equal(await checksLogged(p, user.username, 'login succeeded'), 0, 'and records no success');
+    const { rows } = await p.proc.store!.query<{ n: string }>('select count(*) as n from auth.sessions where user_id = $1', [user.userId]);
+    t.equal(Number(rows[0]?.n), 0, 'no session was made');
+    t.equal((await login(p, user.username, user.password)).status, 200, 'a sign-in in time still succeeds');
+  });
+
   t.test('a check whose deadline passes while it waits is dropped before its hash', async (t) => {
     const names = Array.from({ length: 6 }, name);
     const answers = await Promise.allSettled(

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { login, otpChallengeSeconds, validateOtp } from '@scada/contracts';
+import { ProblemError } from '@scada/contracts';
 import { implement, type HandlerContext, type Implementation } from '@scada/platform';
 import { passwordLength } from '../domain/passwords.ts';
 import { totpPurpose } from '../domain/secrets.ts';
@@ -9,10 +10,23 @@ import { claimOtpStep, findUser, type UserRecord } from '../store/users.ts';
 import { lockedCheck } from './checks.ts';
 import { invalidCredentials, openGrant, type AuthDeps } from './deps.ts';
 
+/** Time kept from a sign-in's deadline for its answer's way back: a grant made later would reach nobody. */
+const answerMarginMs = 100;
+
 /** `login` and `validateOtp`: the password step and the TOTP step of a sign-in. */
 export function signInHandlers(deps: AuthDeps): Implementation[] {
   const record = (ctx: HandlerContext, username: string, successful: boolean, msg: string) =>
     logAttempt(deps.store, { username, ip: ctx.clientIp, successful, msg });
+
+  /**
+   * A check that ended after its caller gave up (the gateway has answered 504): no session is made and no
+   * success is written, only a row saying the answer came too late.
+   */
+  const tooLate = async (ctx: HandlerContext, username: string): Promise<void> => {
+    if (Date.now() < ctx.deadline - answerMarginMs) return;
+    await record(ctx, username, false, 'answer too late: no session made');
+    throw new ProblemError('upstream_timeout', 'The sign-in was checked after its deadline had passed; no session was made');
+  };
 
   const checkPassword = async (username: string, password: string): Promise<UserRecord | null> => {
     const user = await findUser(deps.store, { username });
@@ -32,6 +46,7 @@ export function signInHandlers(deps: AuthDeps): Implementation[] {
         throw invalidCredentials();
       }
       if (user.otpSecret) {
+        await tooLate(ctx, user.username);
         const token = randomBytes(32).toString('base64url');
         await saveChallenge(deps.store, token, user.username.toLowerCase(), otpChallengeSeconds);
         await record(ctx, user.username, true, 'otp required');
@@ -44,6 +59,7 @@ export function signInHandlers(deps: AuthDeps): Implementation[] {
           'expire-seconds': otpChallengeSeconds,
         } as const;
       }
+      await tooLate(ctx, user.username);
       const grant = await openGrant(deps, user);
       await record(ctx, user.username, true, 'login succeeded');
       return grant;
@@ -67,6 +83,7 @@ export function signInHandlers(deps: AuthDeps): Implementation[] {
         await record(ctx, outcome.user?.username ?? body.username, false, outcome.msg);
         throw invalidCredentials();
       }
+      await tooLate(ctx, outcome.user.username);
       const grant = await openGrant(deps, outcome.user);
       await record(ctx, outcome.user.username, true, outcome.msg);
       return grant;
