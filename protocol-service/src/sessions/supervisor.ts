@@ -6,6 +6,10 @@
  * a whole lease time is taken over by another replica; before that can happen this replica has dropped
  * the association itself (it stops holding anything once its last successful renewal is older than the
  * safety margin), so two replicas never talk to one device at once.
+ *
+ * Renewing runs on a timer of its own and never waits behind the rest of a tick: ending a session can
+ * take a device's whole request timeout, and a renewal held behind it lapsed every lease of the replica
+ * on a busy machine. A renewal that comes later than two ticks after the one before says so at warn.
  */
 import type { Logger } from 'pino';
 import { centralSite } from '@scada/contracts';
@@ -59,6 +63,9 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   let lastRenewal = Date.now();
   let stopped = false;
   let ticking: Promise<void> | null = null;
+  let renewing: Promise<void> | null = null;
+  /** Sessions being ended (dropped or stopped), so that stopping the supervisor waits for them. */
+  const ending = new Set<Promise<void>>();
 
   const drop = async (k: string, release: boolean) => {
     const session = sessions.get(k);
@@ -68,19 +75,48 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     if (release) await releaseLease(options.store, session.connection.space, session.connection.id, options.owner).catch(() => undefined);
   };
 
+  /** Ends a session without the caller waiting for it (its device may take a request timeout to let go). */
+  const dropLater = (k: string, release: boolean) => {
+    const done = drop(k, release).catch((err: unknown) => log.warn({ err, connection: k }, 'a session did not end cleanly'));
+    ending.add(done);
+    void done.finally(() => ending.delete(done));
+  };
+
+  /** Renews every lease held here; a session whose lease is gone is dropped (not waited for). */
+  const renew = async () => {
+    const before = lastRenewal;
+    const held = await renewLeases(options.store, options.owner, leaseMs);
+    lastRenewal = Date.now();
+    const lateMs = lastRenewal - before - tickMs;
+    if (sessions.size > 0 && lateMs > tickMs)
+      log.warn({ lateMs, leaseMs }, `leases renewed ${lateMs} ms later than due; the process is slow to answer its timers`);
+    for (const k of [...sessions.keys()]) {
+      if (!held.has(k)) {
+        log.warn({ connection: k }, 'lease lost; dropping the association');
+        dropLater(k, false);
+      }
+    }
+  };
+
+  const renewNow = () => {
+    renewing ??= renew()
+      .catch((err: unknown) => {
+        // The store is away: keep what is held only while the leases surely have not expired.
+        if (Date.now() - lastRenewal > leaseMs * 0.7 && sessions.size > 0) {
+          log.warn({ err }, 'leases could not be renewed in time; dropping every association');
+          for (const k of [...sessions.keys()]) dropLater(k, false);
+        } else log.debug({ err }, 'lease renewal failed');
+      })
+      .finally(() => (renewing = null));
+    return renewing;
+  };
+
   const tick = async () => {
     try {
-      const held = await renewLeases(options.store, options.owner, leaseMs);
-      lastRenewal = Date.now();
-      for (const k of [...sessions.keys()]) {
-        if (!held.has(k)) {
-          log.warn({ connection: k }, 'lease lost; dropping the association');
-          await drop(k, false);
-        }
-      }
+      await renewNow();
       const started = await startedConnections(options.store, options.site ?? centralSite);
       const wanted = new Set(started.map((c) => key(c.space, c.id)));
-      for (const k of [...sessions.keys()]) if (!wanted.has(k)) await drop(k, true);
+      for (const k of [...sessions.keys()]) if (!wanted.has(k)) dropLater(k, true);
       for (const c of started) {
         const k = key(c.space, c.id);
         sessions.get(k)?.retarget(c);
@@ -103,11 +139,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
         log.info({ connection: k }, 'holding the connection');
       }
     } catch (err) {
-      // The store is away: keep what is held only while the leases surely have not expired.
-      if (Date.now() - lastRenewal > leaseMs * 0.7 && sessions.size > 0) {
-        log.warn({ err }, 'leases could not be renewed in time; dropping every association');
-        for (const k of [...sessions.keys()]) await drop(k, false);
-      } else log.debug({ err }, 'supervisor tick failed');
+      log.debug({ err }, 'supervisor tick failed');
     }
   };
 
@@ -117,6 +149,8 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   };
   const timer = setInterval(() => void run(), tickMs);
   timer.unref();
+  const renewer = setInterval(() => void renewNow(), tickMs);
+  renewer.unref();
   void run();
 
   return {
@@ -129,8 +163,11 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     stop: async () => {
       stopped = true;
       clearInterval(timer);
+      clearInterval(renewer);
       await ticking;
+      await renewing;
       await Promise.all([...sessions.keys()].map((k) => drop(k, true)));
+      await Promise.all([...ending]);
     },
   };
 }
