@@ -124,6 +124,8 @@ export function applyAlarmEvent(t: AlarmTransition): void {
       value: t.value,
       since: t.at,
       by: t.by,
+      // A shelving's comment is its reason; the read that follows brings when it ends.
+      ...(t.to === 'shelved' ? { shelveReason: t.comment, shelvedUntil: null } : {}),
     };
     activeAlarms.value = [...rest, next].sort(byPriorityThenTime);
   }

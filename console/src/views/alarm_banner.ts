@@ -22,7 +22,7 @@ export function AlarmBanner() {
   }, []);
   const { rows, newest, unacknowledged } = alarmSummary.value;
   const kind = unacknowledged > 0 ? 'alarm-banner unacked' : rows.length > 0 ? 'alarm-banner acked' : 'alarm-banner quiet';
-  return html`<section class=${kind} aria-label="Alarms">
+  return html`<section class=${kind} aria-label="Alarm summary">
     <a class="alarm-link" href=${href('alarms')}>
       ${
         rows.length === 0

@@ -144,8 +144,8 @@ function ActiveList({ filters, groups, shelveMax }: { filters: AlarmFilters; gro
               }
               <td><strong>${a.name}</strong> <span class="badge">P${a.priority}</span> ${groupName(a.groupId)}
                 <div>${a.message}</div><div class="muted">Value ${show(a.value)}</div></td>
-              <td>${stateWords[a.state]}<div class="muted">since ${when(a.since)}</div>
-                ${a.state === 'shelved' && a.shelvedUntil ? html`<div class="muted">until ${when(a.shelvedUntil)}: ${a.shelveReason}</div>` : null}
+              <td><span class="state">${stateWords[a.state]}</span><div class="muted">since ${when(a.since)}</div>
+                ${a.state === 'shelved' ? html`<div class="muted">${a.shelvedUntil ? `until ${when(a.shelvedUntil)}: ` : ''}${a.shelveReason}</div>` : null}
                 ${a.by ? html`<div class="muted">by ${a.by}</div>` : null}</td>
               ${
                 operator
