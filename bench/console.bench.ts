@@ -252,7 +252,9 @@ async function alarmBanner(url: string, json: Record<string, string>, page: Page
     });
     const sent = Date.now();
     setBreaker(true);
-    const shown = await page.waitForFunction(() => (window as unknown as { raisedAt: number | null }).raisedAt, undefined, { timeout: 10_000 });
+    const shown = await page.waitForFunction(() => (window as unknown as { raisedAt: number | null }).raisedAt, undefined, {
+      timeout: 10_000,
+    });
     took.push(((await shown.jsonValue()) as number) - sent);
     await post(`/api/alarms/${alarm.id}/ack`, {});
     setBreaker(false);

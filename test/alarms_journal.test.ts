@@ -48,8 +48,20 @@ const define = async (body: Record<string, unknown>) => {
   if (res.status !== 200) throw new Error(`definition: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.id as string;
 };
-const breaker = await define({ name: 'Breaker', groupId: bay1, reference: `${D}/GGIO1.Ind1.stVal[ST]`, priority: 5, message: 'Breaker tripped' });
-const door = await define({ name: 'Door', groupId: bay2, reference: `${D}/GGIO1.SPCSO1.stVal[ST]`, priority: 40, message: 'Cabinet door open' });
+const breaker = await define({
+  name: 'Breaker',
+  groupId: bay1,
+  reference: `${D}/GGIO1.Ind1.stVal[ST]`,
+  priority: 5,
+  message: 'Breaker tripped',
+});
+const door = await define({
+  name: 'Door',
+  groupId: bay2,
+  reference: `${D}/GGIO1.SPCSO1.stVal[ST]`,
+  priority: 40,
+  message: 'Cabinet door open',
+});
 
 await c.connect();
 const enabled = await c.api('POST', '/reports', { rcb: `${D}/LLN0$BR$brcb`, triggers: ['dchg'] });
@@ -82,9 +94,17 @@ t.test('the journal filtered by group, priority, state and text', async (t) => {
   );
   t.same(ids(await journal('text=CABINET')), [door], "text in the alarm's message, in any case");
   t.same(ids(await journal('text=breaker')), [breaker], "text in the alarm's name");
-  t.same((await journal('text=100%25 on_')).map((r) => r.to), ['acknowledged'], 'text in a comment, % and _ taken as themselves');
+  t.same(
+    (await journal('text=100%25 on_')).map((r) => r.to),
+    ['acknowledged'],
+    'text in a comment, % and _ taken as themselves',
+  );
   t.same(await journal('text=100%25%25'), [], 'a % matches only a %');
-  t.same((await journal(`text=${encodeURIComponent(operator.username)}`)).map((r) => r.to), ['acknowledged'], 'text in the user');
+  t.same(
+    (await journal(`text=${encodeURIComponent(operator.username)}`)).map((r) => r.to),
+    ['acknowledged'],
+    'text in the user',
+  );
   t.same(await journal(`groupId=${bay2}&state=normal`), [], 'filters combine');
 
   const csv = await api(viewer, 'GET', `/api/alarms/journal?format=csv&groupId=${bay1}&state=normal`);
@@ -114,7 +134,7 @@ t.test('bad filters of the journal are 400 naming the parameter', async (t) => {
   }
 });
 
-t.test("the shelving limit is told, and enforced as told", async (t) => {
+t.test('the shelving limit is told, and enforced as told', async (t) => {
   const settings = await api(viewer, 'GET', '/api/alarms/settings');
   t.equal(settings.status, 200);
   t.same(settings.body, { shelveMaxMinutes: 90 }, 'ALARM_SHELVE_MAX_MINUTES as set');

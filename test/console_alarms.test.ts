@@ -149,7 +149,11 @@ async function run(): Promise<void> {
       ['Normal → Unacknowledged', 'Unacknowledged → Acknowledged', 'Acknowledged → Normal'],
       'the journal shows each step once',
     );
-    t.match(await transitions.nth(1).innerText(), new RegExp(`${operator.username}[\\s\\S]*crew sent`), 'who acknowledged, and the comment');
+    t.match(
+      await transitions.nth(1).textContent(),
+      new RegExp(`${operator.username}[\\s\\S]*crew sent`),
+      'who acknowledged, and the comment',
+    );
     await check(t, page, 'alarms-03-journal');
 
     await page.getByLabel('Text').fill('crew');
@@ -207,7 +211,14 @@ async function run(): Promise<void> {
     const row = page.getByRole('row', { name: /Breaker/ });
     await row.getByText('Unacknowledged', { exact: true }).waitFor();
     t.equal(await page.getByRole('main').getByRole('checkbox').count(), 0, 'no selection');
-    t.equal(await page.getByRole('main').getByRole('button', { name: /Acknowledge|Shelve|service/ }).count(), 0, 'no action button');
+    t.equal(
+      await page
+        .getByRole('main')
+        .getByRole('button', { name: /Acknowledge|Shelve|service/ })
+        .count(),
+      0,
+      'no action button',
+    );
     await check(t, page, 'alarms-04-viewer');
     t.same(problems, [], 'no console error and no CSP violation');
   });

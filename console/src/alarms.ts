@@ -110,7 +110,8 @@ export function applyAlarmEvent(t: AlarmTransition): void {
   if (t.to === 'normal') {
     activeAlarms.value = rest;
   } else {
-    const active = t.to === 'unacknowledged' || t.to === 'acknowledged' ? true : t.to === 'rtn_unacknowledged' ? false : (known?.active ?? false);
+    const active =
+      t.to === 'unacknowledged' || t.to === 'acknowledged' ? true : t.to === 'rtn_unacknowledged' ? false : (known?.active ?? false);
     const next: ActiveAlarm = {
       ...(known ?? { name: t.message, reference: '', raisedAt: null, shelvedUntil: null, shelveReason: null }),
       alarmId: t.alarmId,

@@ -67,12 +67,15 @@ export function ActionDialog(props: { action: AlarmAction; alarms: ActiveAlarm[]
     e.preventDefault();
     void run(async () => {
       try {
-        if (action === 'ack' && !one) await api('POST', '/api/alarms/ack', { body: { alarmIds: alarms.map((a) => a.alarmId), comment: comment || undefined } });
-        else if (action === 'shelve') await api('POST', `/api/alarms/${one?.alarmId}/shelve`, { body: { minutes: Number(minutes), reason: comment } });
+        if (action === 'ack' && !one)
+          await api('POST', '/api/alarms/ack', { body: { alarmIds: alarms.map((a) => a.alarmId), comment: comment || undefined } });
+        else if (action === 'shelve')
+          await api('POST', `/api/alarms/${one?.alarmId}/shelve`, { body: { minutes: Number(minutes), reason: comment } });
         else await api('POST', `/api/alarms/${one?.alarmId}/${action}`, { body: comment ? { comment } : {} });
       } catch (err) {
         // Someone else moved the alarm first: the platform says from which state.
-        if (err instanceof ApiError && err.code === 'conflict') throw new ApiError(409, 'conflict', `Not done: ${String(err.problem.detail ?? 'the alarm changed meanwhile')}.`, err.problem);
+        if (err instanceof ApiError && err.code === 'conflict')
+          throw new ApiError(409, 'conflict', `Not done: ${String(err.problem.detail ?? 'the alarm changed meanwhile')}.`, err.problem);
         throw err;
       }
       await reloadAlarms();

@@ -28,7 +28,8 @@ export function AlarmBanner() {
         rows.length === 0
           ? html`<span>${alarmsError.value ? `Alarms: ${alarmsError.value}` : 'No active alarms'}</span>`
           : html`<span class="alarm-counts">${rows.map(
-              (r) => html`<span class="alarm-count" key=${r.priority}>Priority ${r.priority}: ${r.unacknowledged} unacknowledged, ${r.active} active</span>`,
+              (r) =>
+                html`<span class="alarm-count" key=${r.priority}>Priority ${r.priority}: ${r.unacknowledged} unacknowledged, ${r.active} active</span>`,
             )}</span>`
       }
       <span class="alarm-newest" aria-live="polite">${newest?.message ?? ''}</span>

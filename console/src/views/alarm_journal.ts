@@ -7,7 +7,16 @@ import { stateWords } from './alarm_actions.ts';
 import type { AlarmFilters, AlarmGroup } from './alarms.ts';
 import { Alert, show, useAction, when } from './common.ts';
 
-type Row = { seq: string; alarmId: string; from: AlarmState; to: AlarmState; at: string; by: string | null; value: unknown; comment: string | null };
+type Row = {
+  seq: string;
+  alarmId: string;
+  from: AlarmState;
+  to: AlarmState;
+  at: string;
+  by: string | null;
+  value: unknown;
+  comment: string | null;
+};
 type Definition = { id: string; name: string; message: string; priority: number };
 
 const pageSize = 50;
@@ -55,9 +64,14 @@ export function Journal({ filters }: { filters: AlarmFilters; groups: AlarmGroup
   const csv = () =>
     download(async () => {
       const query = new URLSearchParams(
-        Object.entries({ ...queryOf(filters, after), format: 'csv', limit: '1000' }).filter((e): e is [string, string] => e[1] !== undefined),
+        Object.entries({ ...queryOf(filters, after), format: 'csv', limit: '1000' }).filter(
+          (e): e is [string, string] => e[1] !== undefined,
+        ),
       );
-      const res = await fetch(`/api/alarms/journal?${query}`, { headers: { accept: 'text/csv', 'x-space': currentSpace.value ?? '' }, credentials: 'same-origin' });
+      const res = await fetch(`/api/alarms/journal?${query}`, {
+        headers: { accept: 'text/csv', 'x-space': currentSpace.value ?? '' },
+        credentials: 'same-origin',
+      });
       if (!res.ok) {
         const problem = await res.json().catch(() => ({}));
         throw new ApiError(res.status, problem.code ?? 'http', sentenceFor(res.status, problem, res.headers.get('retry-after')), problem);

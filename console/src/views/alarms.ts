@@ -150,7 +150,9 @@ function ActiveList({ filters, groups, shelveMax }: { filters: AlarmFilters; gro
               ${
                 operator
                   ? html`<td class="actions">${actionsFor(a).map(
-                      (action) => html`<button type="button" class="small secondary" key=${action} aria-label=${`${actionLabel(action)} ${a.name}`}
+                      (
+                        action,
+                      ) => html`<button type="button" class="small secondary" key=${action} aria-label=${`${actionLabel(action)} ${a.name}`}
                         onClick=${() => setDialog({ action, alarms: [a] })}>${actionLabel(action)}</button>`,
                     )}</td>`
                   : null

@@ -401,9 +401,7 @@ export async function journalPage(
   if (q.text) {
     params.push(`%${q.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
     const like = `$${params.length}`;
-    terms.push(
-      `(comment ilike ${like} or by ilike ${like} or ${defined(`(s.name ilike ${like} or s.message ilike ${like})`)})`,
-    );
+    terms.push(`(comment ilike ${like} or by ilike ${like} or ${defined(`(s.name ilike ${like} or s.message ilike ${like})`)})`);
   }
   if (q.after) add('seq > ?', q.after);
   params.push(q.limit + 1);
