@@ -8,12 +8,14 @@ import { chooseSpace, isAdmin, signOut, stage, startSession, type Space } from '
 import { lazyView } from './views/lazy.ts';
 import { ConnectionForm, Connections } from './views/connections.ts';
 import { ConnectionView } from './views/connection.ts';
+import { AlarmBanner } from './views/alarm_banner.ts';
 import { ChangePassword, OtpStep, SignIn } from './views/sign_in.ts';
 
 // Screens most visits never open are chunks of their own, so the first page loads less.
 const Scripts = lazyView(() => import('./views/scripts.ts').then((m) => m.Scripts));
 const ScriptView = lazyView<{ id?: string }>(() => import('./views/scripts.ts').then((m) => m.ScriptView));
 const Admin = lazyView(() => import('./views/admin.ts').then((m) => m.Admin));
+const Alarms = lazyView<{ tab: string }>(() => import('./views/alarms.ts').then((m) => m.Alarms));
 
 /** The whole console. */
 export function App() {
@@ -43,12 +45,14 @@ export function App() {
       <nav aria-label="Main">
         <a href=${href('connections')} aria-current=${route.value[0] === 'connections' || route.value.length === 0 ? 'page' : undefined}>Connections</a>
         <a href=${href('scripts')} aria-current=${route.value[0] === 'scripts' ? 'page' : undefined}>Scripts</a>
+        <a href=${href('alarms')} aria-current=${route.value[0] === 'alarms' ? 'page' : undefined}>Alarms</a>
         ${isAdmin() ? html`<a href=${href('admin')} aria-current=${route.value[0] === 'admin' ? 'page' : undefined}>Users</a>` : null}
       </nav>
       <${SpacePicker} spaces=${s.spaces} />
       <span class="who">${s.me.name}</span>
       <button type="button" class="secondary" onClick=${() => void signOut()}>Sign out</button>
     </header>
+    ${space ? html`<${AlarmBanner} />` : null}
     ${liveStatus.value.ended ? html`<p class="alert warn" role="status">${liveStatus.value.ended}</p>` : null}
     <main id="main" tabindex="-1">${space ? html`<${Screen} key=${space} />` : html`<p>You belong to no space. Ask an administrator to add you to one.</p>`}</main>
   </div>`;
@@ -73,6 +77,7 @@ function Screen() {
   if (first === 'scripts' && second === 'new') return html`<${ScriptView} />`;
   if (first === 'scripts' && second) return html`<${ScriptView} id=${second} key=${second} />`;
   if (first === 'scripts') return html`<${Scripts} />`;
+  if (first === 'alarms') return html`<${Alarms} tab=${second ?? 'active'} />`;
   if (first === 'admin' && isAdmin()) return html`<${Admin} />`;
   return html`<${Connections} />`;
 }

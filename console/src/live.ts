@@ -5,6 +5,7 @@
  */
 import { signal, type Signal } from '@preact/signals';
 import { sessionEnded } from './api.ts';
+import { applyAlarmEvent, forgetAlarms, reloadAlarms, type AlarmTransition } from './alarms.ts';
 
 /** A session's state as `event: session` tells it. */
 export type SessionState = {
@@ -80,7 +81,7 @@ function queue(v: Omit<LiveValue, 'changes'>): void {
 /** Opens the space's stream (closing any other); the browser reconnects it with `Last-Event-ID`. */
 export function follow(space: string): void {
   stopFollowing();
-  const es = new EventSource(`/api/live?space=${encodeURIComponent(space)}`);
+  const es = new EventSource(`/api/live?space=${encodeURIComponent(space)}&topics=values,sessions,config,alarms`);
   source = es;
   es.onopen = () => {
     liveStatus.value = { open: true };
@@ -94,6 +95,8 @@ export function follow(space: string): void {
     for (const s of data.sessions) next[s.connectionId] = s;
     sessions.value = next;
     for (const v of data.values) queue(v);
+    // A fresh snapshot may follow a gap: the alarms are read again (a resumed stream replays their events).
+    void reloadAlarms();
   });
   es.addEventListener('session', (e) => {
     const s = JSON.parse((e as MessageEvent).data) as SessionState;
@@ -101,6 +104,7 @@ export function follow(space: string): void {
     if (s.state !== 'connected') markStale(s.connectionId);
   });
   es.addEventListener('value', (e) => queue({ ...(JSON.parse((e as MessageEvent).data) as LiveValue), stale: false }));
+  es.addEventListener('alarm', (e) => applyAlarmEvent(JSON.parse((e as MessageEvent).data) as AlarmTransition));
   es.addEventListener('config', () => {
     configChanges.value++;
   });
@@ -142,5 +146,6 @@ export function stopFollowing(): void {
   rows.clear();
   valueKeys.value = {};
   sessions.value = {};
+  forgetAlarms();
   liveStatus.value = { open: false };
 }

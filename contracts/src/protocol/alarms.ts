@@ -238,13 +238,26 @@ export const getAlarmJournal = defineOperation({
   summary: 'The journal of alarm transitions',
   tags,
   description:
-    "Every transition of the space's alarms, oldest first, in pages of `limit` rows (100 by default, at most 1000): `next` is the cursor of the following page (`after`), null after the last. `from` (inclusive) and `to` (exclusive) bound the time. `format=csv` answers the page as `text/csv` (header `seq,alarmId,from,to,at,by,value,comment`, `value` as JSON text; the next page starts `after` the last `seq`).",
+    "Every transition of the space's alarms, oldest first, in pages of `limit` rows (100 by default, at most 1000): `next` is the cursor of the following page (`after`), null after the last. `from` (inclusive) and `to` (exclusive) bound the time. `format=csv` answers the page as `text/csv` (header `seq,alarmId,from,to,at,by,value,comment`, `value` as JSON text; the next page starts `after` the last `seq`). `groupId`, `priority` and `text` look at the alarm as it is defined now: the rows of an alarm no longer defined match none of them.",
   request: requestSchema({
     query: Type.Object(
       {
         from: Type.Optional(Type.String({ format: 'date-time' })),
         to: Type.Optional(Type.String({ format: 'date-time' })),
         alarmId: Type.Optional(Type.String({ pattern: uuidPattern })),
+        groupId: Type.Optional(Type.String({ pattern: uuidPattern, description: 'Only alarms of this group (as defined now).' })),
+        priority: Type.Optional(
+          Type.Integer({ minimum: 1, maximum: 255, description: 'Only alarms of this priority or a more urgent one (as defined now).' }),
+        ),
+        state: Type.Optional(AlarmStateName),
+        text: Type.Optional(
+          UnicodeText({
+            minLength: 1,
+            maxLength: 200,
+            pattern: '^[^\\u0000]*$',
+            description: "Only rows whose alarm's name or message, comment or user holds this text (any case).",
+          }),
+        ),
         after: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$', description: 'The cursor a page answered as `next`.' })),
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxAlarmJournalPage })),
         format: Type.Optional(OneOf(['json', 'csv'])),
@@ -257,6 +270,17 @@ export const getAlarmJournal = defineOperation({
     Type.String({ description: 'With `format=csv`: the CSV text.' }),
   ]),
   http: { ...binding('GET', '/api/alarms/journal', 'viewer', []), csvFormat: true },
+});
+
+export const getAlarmSettings = defineOperation({
+  operationId: 'getAlarmSettings',
+  service: 'protocol',
+  summary: "The alarms' limits a client offers its choices within",
+  tags,
+  description: '`shelveMaxMinutes`: the longest an alarm is shelved (`ALARM_SHELVE_MAX_MINUTES`, 480 by default).',
+  request: requestSchema({ query: Type.Object({}, { additionalProperties: false }) }),
+  response: Type.Object({ shelveMaxMinutes: Type.Integer({ minimum: 1 }) }),
+  http: binding('GET', '/api/alarms/settings', 'viewer', []),
 });
 
 /** Internal (the config service's alarm definitions): whether a connection of the space holds a reference. */
@@ -297,6 +321,7 @@ export const alarmOperations = [
   alarmOutOfService,
   alarmInService,
   getAlarmJournal,
+  getAlarmSettings,
   checkAlarmReference,
   activeAlarmGroupsOfProject,
 ];

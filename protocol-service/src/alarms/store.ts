@@ -372,7 +372,17 @@ export async function activeGroupsOfProject(db: Queryable, space: string, projec
 export async function journalPage(
   db: Queryable,
   space: string,
-  q: { from?: string; to?: string; alarmId?: string; after?: string; limit: number },
+  q: {
+    from?: string;
+    to?: string;
+    alarmId?: string;
+    groupId?: string;
+    priority?: number;
+    state?: string;
+    text?: string;
+    after?: string;
+    limit: number;
+  },
 ): Promise<{ rows: AlarmJournalRow[]; next: string | null }> {
   const params: unknown[] = [space];
   const terms: string[] = [];
@@ -383,6 +393,16 @@ export async function journalPage(
   if (q.from) add('at >= ?', new Date(q.from));
   if (q.to) add('at < ?', new Date(q.to));
   if (q.alarmId) add('alarm_id = ?', q.alarmId.toLowerCase());
+  // Group, priority and text look at the alarm as it is defined now (its state row holds the definition).
+  const defined = (sql: string) => `alarm_id in (select s.alarm_id from protocol.alarm_states s where s.space = $1 and ${sql})`;
+  if (q.groupId) add(defined('s.group_id = ?'), q.groupId.toLowerCase());
+  if (q.priority !== undefined) add(defined('s.priority <= ?'), q.priority);
+  if (q.state) add('to_state = ?', q.state);
+  if (q.text) {
+    params.push(`%${q.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    const like = `$${params.length}`;
+    terms.push(`(comment ilike ${like} or by ilike ${like} or ${defined(`(s.name ilike ${like} or s.message ilike ${like})`)})`);
+  }
   if (q.after) add('seq > ?', q.after);
   params.push(q.limit + 1);
   const { rows } = await db.query<Record<string, unknown>>(

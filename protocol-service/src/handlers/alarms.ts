@@ -13,6 +13,7 @@ import {
   checkAlarmReference,
   getActiveAlarms,
   getAlarmJournal,
+  getAlarmSettings,
   ProblemError,
   shelveAlarm,
   unshelveAlarm,
@@ -109,6 +110,8 @@ export function alarmHandlers(deps: AlarmHandlerDeps): Implementation[] {
       const page = await journalPage(deps.store, spaceOf(ctx), { ...query, limit: query.limit ?? 100 });
       return query.format === 'csv' ? csvOf(page.rows) : page;
     }),
+
+    implement(getAlarmSettings, async () => ({ shelveMaxMinutes: deps.shelveMaxMinutes })),
 
     implement(checkAlarmReference, async ({ body }, ctx) => {
       const space = spaceOf(ctx);
