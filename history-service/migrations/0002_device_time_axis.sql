@@ -4,7 +4,8 @@
 alter table history.points add column if not exists t timestamptz;
 
 -- Values recorded before: the device's time where it lies from 30 days (the default retention) before
--- receipt to 5 minutes after it, the rule the service applies to new values (src/ingest.ts).
+-- their receipt to 5 minutes after it; the service places new values by the same rule, from the oldest
+-- day it keeps (src/rows.ts, `axisTimeOf`).
 update history.points set t = case
     when device_time >= received_at - interval '30 days' and device_time <= received_at + interval '5 minutes' then device_time
     else received_at
