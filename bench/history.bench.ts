@@ -106,8 +106,9 @@ function reportOf(connectionId: string, seq: number, values: { reference: string
 }
 
 /**
- * The baseline's table: `shaped`, the points' table made by the history's own migration in a schema of
- * its own (day partitions for the rows' days, the unique index, BRIN); otherwise a plain table.
+ * The baseline's table: `shaped`, the points' table made by the history's own migrations in a schema of
+ * its own (day partitions for the rows' days, the unique index on the time axis, BRIN); otherwise a plain
+ * table.
  */
 async function bareTable(store: Store, shaped: boolean, days: number[]): Promise<string> {
   await store.query('drop schema if exists history_bench_bare cascade');
@@ -115,12 +116,15 @@ async function bareTable(store: Store, shaped: boolean, days: number[]): Promise
   if (!shaped) {
     await store.query(`create table history_bench_bare.points (
       connection_id uuid, reference text, received_at timestamptz, rcb text, seq text, space text, seq_num integer,
-      device_time timestamptz, num double precision, value jsonb, quality jsonb, validity smallint)`);
+      device_time timestamptz, num double precision, value jsonb, quality jsonb, validity smallint, t timestamptz)`);
     return 'history_bench_bare.points';
   }
   const sql = await readFile(new URL('../history-service/migrations/0001_points_and_rollups.sql', import.meta.url), 'utf8');
   const points = sql.slice(0, sql.indexOf('-- Rollups per minute')).replaceAll('history.', 'history_bench_bare.');
   await store.query(points);
+  // The time axis column (added last, as the bare rows give it) and the uniqueness index led by it.
+  const axis = await readFile(new URL('../history-service/migrations/0002_device_time_axis.sql', import.meta.url), 'utf8');
+  await store.query(axis.slice(0, axis.indexOf('-- The rollups are by')).replaceAll('history.', 'history_bench_bare.'));
   for (const day of new Set(days)) {
     const from = new Date(day).toISOString();
     const to = new Date(day + 86_400_000).toISOString();
@@ -142,10 +146,10 @@ async function bareInsert(store: Store, rows: unknown[][], shaped: boolean): Pro
   for (let i = 0; i < rows.length; i += batchValues) {
     const batch = rows.slice(i, i + batchValues);
     await store.transaction(async (tx) => {
-      // At most 65,535 parameters a statement: 12 a row, so 5,000 rows a statement.
+      // At most 65,535 parameters a statement: 13 a row, so 5,000 rows a statement.
       for (let j = 0; j < batch.length; j += 5000) {
         const part = batch.slice(j, j + 5000);
-        const tuples = part.map((_, n) => `(${Array.from({ length: 12 }, (_, k) => `$${n * 12 + k + 1}`).join(',')})`);
+        const tuples = part.map((_, n) => `(${Array.from({ length: 13 }, (_, k) => `$${n * 13 + k + 1}`).join(',')})`);
         await tx.query(`insert into ${table} values ${tuples.join(',')}`, part.flat());
       }
     });
@@ -181,6 +185,7 @@ function reportsOf(connectionId: string, count: number, now: number): { reports:
         null,
         '{"validity":"good","detail":[],"source":"process","test":false,"operatorBlocked":false}',
         0,
+        new Date(at).toISOString(),
       ]);
   }
   return { reports, rows };

@@ -73,7 +73,7 @@ t.test(`partitions ahead, on demand, and dropped past the retention (${p.mode})`
       .split('\r\n')
       .slice(1);
   t.same(
-    (await csv()).map((l) => l.split(',')[2]),
+    (await csv()).map((l) => l.split(',')[3]),
     ['2', '3'],
   );
 
@@ -86,7 +86,7 @@ t.test(`partitions ahead, on demand, and dropped past the retention (${p.mode})`
   t.teardown(() => shorter.stop());
   t.notOk((await partitionDays()).includes(nameOf(now - 20 * dayMs)), 'the day past the shorter retention is dropped');
   t.same(
-    (await csv()).map((l) => l.split(',')[2]),
+    (await csv()).map((l) => l.split(',')[3]),
     ['3'],
     'its values with it',
   );

@@ -166,7 +166,8 @@ function successOf(op: Operation, http: HttpBinding): Record<string, Json> {
           'text/csv': {
             schema: {
               type: 'string',
-              description: 'With `format=csv`: `receivedAt,timestamp,value,validity,quality,rcb,seqNum`, one recorded value a line.',
+              description:
+                "With `format=csv`: `t,receivedAt,timestamp,value,validity,quality,rcb,seqNum`, one recorded value a line in the order of the time axis (`t`: the device's time when it carries one, else the time of receipt).",
             },
           },
         }

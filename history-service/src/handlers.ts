@@ -6,7 +6,8 @@ import {
   readConnectionHistoryPage,
 } from '@scada/contracts';
 import { call, implement, onBehalfOf, spaceOf, type Bus, type HandlerContext, type Implementation, type Store } from '@scada/platform';
-import { checkReference, periodOf, rawPage, readTrend, summaryOf } from './read.ts';
+import { checkReference, periodOf, rawPage, summaryOf } from './read.ts';
+import { readTrend } from './trend.ts';
 
 /** 404 for a connection the caller's space does not hold: the protocol service, which owns connections, says. */
 async function checkConnection(bus: Bus, ctx: HandlerContext, connectionId: string): Promise<void> {

@@ -3,137 +3,10 @@
  * rollups per minute and per hour grow with every row that was new. One transaction per batch of events:
  * the batch is acknowledged after it commits, so an event is either recorded or delivered again.
  */
-import { decodeEvent, eventOf, eventsOf, protocolEvents, type ReadValue, type ReportedValue } from '@scada/contracts';
 import { ConstraintViolation, type DurableEvent, type Queryable, type Store } from '@scada/platform';
 import type { Logger } from 'pino';
 import { dayOf, keptFrom, type Partitions } from './partitions.ts';
-
-/**
- * The subjects the history service follows: every event of the protocol service, as one subject (a
- * consumer of one filter works on every NATS server); reports, reads and session states are recorded,
- * the rest passed over.
- */
-export const recordedSubjects = [eventsOf('protocol')];
-
-type PointRow = {
-  c: string;
-  r: string;
-  at: string;
-  rcb: string;
-  seq: string;
-  sp: string;
-  sn: number | null;
-  dt: string | null;
-  num: number | null;
-  v: unknown;
-  q: unknown;
-  w: number;
-};
-
-type SessionRow = { c: string; since: string; state: string; sp: string; err: string | null };
-
-/** A validity's rank: the worst quality of a bucket is the highest. */
-export const validityRank: Record<string, number> = { good: 0, questionable: 1, reserved: 2, invalid: 3 };
-export const validityNames = ['good', 'questionable', 'reserved', 'invalid'] as const;
-
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function timeOf(text: unknown): number | null {
-  if (typeof text !== 'string') return null;
-  const ms = Date.parse(text);
-  return Number.isFinite(ms) ? ms : null;
-}
-
-/** The most attributes one structured value is recorded as. */
-const maxLeaves = 256;
-
-/**
- * The attributes a value holds: a structure (a data object reported whole, `AnIn1` of `GGIO1.AnIn1[MX]`)
- * is recorded attribute by attribute under each attribute's own reference (`GGIO1.AnIn1.mag.f[MX]`), so a
- * trend reads a number; its `q` and `t` are the point's quality and device time, not values of their own.
- */
-export function leavesOf(reference: string, value: unknown): [string, unknown][] {
-  if (value === null || typeof value !== 'object') return [[reference, value]];
-  const m = /^(.*?)(\[[A-Z]{2}\])?$/.exec(reference)!;
-  const base = m[1]!;
-  const fc = m[2] ?? '';
-  const out: [string, unknown][] = [];
-  const walk = (v: unknown, path: string) => {
-    if (out.length >= maxLeaves) return;
-    if (Array.isArray(v)) {
-      for (const [i, item] of v.entries()) walk(item, `${path}(${i})`);
-    } else if (v !== null && typeof v === 'object' && Object.keys(v).length > 0) {
-      for (const [k, item] of Object.entries(v)) if (k !== 'q' && k !== 't') walk(item, `${path}.${k}`);
-    } else out.push([`${base}${path}${fc}`, v]);
-  };
-  walk(value, '');
-  return out.length > 0 ? out : [[reference, value]];
-}
-
-/** A reference as IEC 61850 writes it: `LD/LN$FC$DO$DA` (MMS, as a read may name it) becomes `LD/LN.DO.DA[FC]`. */
-export function iecReference(reference: string): string {
-  const m = /^([^/$]+\/[^/$]+)\$([A-Z]{2})\$(.+)$/.exec(reference);
-  return m ? `${m[1]}.${m[3]!.replaceAll('$', '.')}[${m[2]}]` : reference;
-}
-
-function pointsOf(
-  space: string,
-  connectionId: string,
-  v: ReportedValue | ReadValue,
-  rcb: string,
-  seq: string,
-  seqNum: number | null,
-): PointRow[] {
-  const at = timeOf(v?.receivedAt);
-  if (at === null || typeof v.reference !== 'string') return [];
-  const validity = (v.quality as { validity?: string } | null)?.validity;
-  const device = timeOf(v.timestamp);
-  return leavesOf(iecReference(v.reference), v.value).map(([reference, value]) => {
-    const numeric = typeof value === 'number' && Number.isFinite(value);
-    return {
-      c: connectionId,
-      r: reference,
-      at: new Date(at).toISOString(),
-      rcb,
-      seq,
-      sp: space,
-      sn: seqNum,
-      dt: device === null ? null : new Date(device).toISOString(),
-      num: numeric ? value : null,
-      v: numeric ? null : (value ?? null),
-      q: v.quality ?? null,
-      w: validity ? (validityRank[validity] ?? 0) : 0,
-    };
-  });
-}
-
-/** The rows one event holds (nothing for an event that is not what its definition in the registry says). */
-export function rowsOf(event: DurableEvent): { points: PointRow[]; sessions: SessionRow[] } {
-  const points: PointRow[] = [];
-  const sessions: SessionRow[] = [];
-  const def = eventOf(event.subject);
-  if (def === protocolEvents.session) {
-    const s = decodeEvent(protocolEvents.session, event.data);
-    if (s && uuid.test(s.connectionId) && timeOf(s.since) !== null)
-      sessions.push({
-        c: s.connectionId,
-        since: new Date(timeOf(s.since)!).toISOString(),
-        state: s.state,
-        sp: s.space,
-        err: s.lastError ?? null,
-      });
-  } else if (def === protocolEvents.report) {
-    const r = decodeEvent(protocolEvents.report, event.data);
-    if (!r || !uuid.test(r.connectionId)) return { points, sessions };
-    const seq = r.entryId ? `e:${r.entryId}` : r.seqNum !== null ? `s:${r.seqNum}` : 's';
-    for (const v of r.values) points.push(...pointsOf(r.space, r.connectionId, v, v.rcb || r.rcb, seq, r.seqNum));
-  } else if (def === protocolEvents.read) {
-    const r = decodeEvent(protocolEvents.read, event.data);
-    if (!r || !uuid.test(r.connectionId)) return { points, sessions };
-    for (const v of r.values) points.push(...pointsOf(r.space, r.connectionId, v, '', 'r', null));
-  }
-  return { points, sessions };
-}
+import { rowsOf, type PointRow, type SessionRow } from './rows.ts';
 
 const minuteMs = 60_000;
 const hourMs = 3_600_000;
@@ -151,6 +24,8 @@ type RollupRow = {
   s: number | null;
   fa: number;
   la: number;
+  /** The receipt of the last value: of two values at the same time, the one received later is the last. */
+  lr: number;
   ln: number | null;
   lv: unknown;
   w: number;
@@ -158,13 +33,15 @@ type RollupRow = {
 
 /**
  * The rollups of a batch's points, folded in memory: one row per (connection, reference, bucket) of the
- * width, as the SQL of the redelivery path (`rollupSql`) would make them, sorted by their key so that two
- * replicas merging into the same rows take them in the same order.
+ * width on the time axis, as the SQL of the redelivery path (`rollupSql`) would make them, sorted by their
+ * key so that two replicas merging into the same rows take them in the same order. A value that arrives
+ * late goes into the bucket its time belongs to.
  */
 export function foldRollups(points: PointRow[], width: number): RollupRow[] {
   const byKey = new Map<string, RollupRow>();
   for (const p of points) {
-    const at = Date.parse(p.at);
+    const at = Date.parse(p.t);
+    const receipt = Date.parse(p.at);
     const bucket = Math.floor(at / width) * width;
     const key = `${p.c}\u0000${p.r}\u0000${bucket}`;
     const row = byKey.get(key);
@@ -181,6 +58,7 @@ export function foldRollups(points: PointRow[], width: number): RollupRow[] {
         s: p.num,
         fa: at,
         la: at,
+        lr: receipt,
         ln: p.num,
         lv: p.v,
         w: p.w,
@@ -196,8 +74,9 @@ export function foldRollups(points: PointRow[], width: number): RollupRow[] {
       row.s = (row.s ?? 0) + p.num;
     }
     if (at < row.fa) row.fa = at;
-    if (at >= row.la) {
+    if (at > row.la || (at === row.la && receipt >= row.lr)) {
       row.la = at;
+      row.lr = receipt;
       row.ln = p.num;
       row.lv = p.v;
     }
@@ -236,24 +115,24 @@ const mergeFolded = `with minute as (${mergeFoldedSql('rollup_minute', 1)}) ${me
 
 /**
  * The rollup of a bucket width from the points just inserted (`new`), in SQL: the path of a batch some of
- * whose values were recorded before. Buckets are UTC minutes and hours whatever the session's time zone,
- * as `foldRollups` makes them.
+ * whose values were recorded before. Buckets are UTC minutes and hours of the time axis whatever the
+ * session's time zone, as `foldRollups` makes them.
  */
 function rollupSql(table: string, width: '1 minute' | '1 hour'): string {
-  const bucket = `date_bin('${width}', received_at, timestamptz '2000-01-01 00:00:00+00')`;
+  const bucket = `date_bin('${width}', t, timestamptz '2000-01-01 00:00:00+00')`;
   return `insert into history.${table} as r (${rollupColumns})
     select connection_id, reference, ${bucket}, min(space), count(*), count(num), min(num), max(num), sum(num),
-      min(received_at), max(received_at),
-      (array_agg(num order by received_at desc))[1], (array_agg(value order by received_at desc))[1], max(validity)
+      min(t), max(t),
+      (array_agg(num order by t desc, received_at desc))[1], (array_agg(value order by t desc, received_at desc))[1], max(validity)
     from new group by connection_id, reference, ${bucket}
     order by 1, 2, 3
     ${mergeSql}`;
 }
 
-const pointColumns = 'connection_id, reference, received_at, rcb, seq, space, seq_num, device_time, num, value, quality, validity';
-const pointsFrom = `select c, r, at, rcb, seq, sp, sn, dt, num, v, q, w
-    from jsonb_to_recordset($1::jsonb) as x(c uuid, r text, at timestamptz, rcb text, seq text, sp text, sn integer, dt timestamptz, num double precision, v jsonb, q jsonb, w smallint)
-    order by c, r, at, rcb, seq`;
+const pointColumns = 'connection_id, reference, t, received_at, rcb, seq, space, seq_num, device_time, num, value, quality, validity';
+const pointsFrom = `select c, r, t, at, rcb, seq, sp, sn, dt, num, v, q, w
+    from jsonb_to_recordset($1::jsonb) as x(c uuid, r text, t timestamptz, at timestamptz, rcb text, seq text, sp text, sn integer, dt timestamptz, num double precision, v jsonb, q jsonb, w smallint)
+    order by c, r, t, at, rcb, seq`;
 
 /** The points of a batch, none recorded before (else the uniqueness index stops the statement). */
 const insertPointsSql = `insert into history.points (${pointColumns}) ${pointsFrom}`;
@@ -262,7 +141,7 @@ const insertPointsSql = `insert into history.points (${pointColumns}) ${pointsFr
 const insertWithRollupsSql = `with new as (
     insert into history.points (${pointColumns}) ${pointsFrom}
     on conflict do nothing
-    returning connection_id, reference, received_at, space, num, value, validity
+    returning connection_id, reference, t, received_at, space, num, value, validity
   ), minute as (${rollupSql('rollup_minute', '1 minute')})
   ${rollupSql('rollup_hour', '1 hour')}`;
 
@@ -273,15 +152,15 @@ export async function record(
   batch: DurableEvent[],
   settings: { retentionDays: number; now?: () => number; log?: Logger },
 ): Promise<void> {
+  // A value older than what is kept has no partition to go to (and would be dropped at the next upkeep).
+  const from = keptFrom((settings.now ?? Date.now)(), settings.retentionDays);
   const points: PointRow[] = [];
   const sessions: SessionRow[] = [];
   for (const event of batch) {
-    const rows = rowsOf(event);
+    const rows = rowsOf(event, from);
     points.push(...rows.points);
     sessions.push(...rows.sessions);
   }
-  // A value older than what is kept has no partition to go to (and would be dropped at the next upkeep).
-  const from = keptFrom((settings.now ?? Date.now)(), settings.retentionDays);
   const kept = points.filter((p) => Date.parse(p.at) >= from);
   if (kept.length < points.length)
     settings.log?.debug({ values: points.length - kept.length }, 'values older than the retention not recorded');

@@ -1,8 +1,9 @@
 import { loadMigrations, type DurableEvents, type ServiceDefinition } from '@scada/platform';
 import { readHistoryConfig, type HistoryConfig } from './config.ts';
 import { historyHandlers } from './handlers.ts';
-import { record, recordedSubjects } from './ingest.ts';
+import { record } from './ingest.ts';
 import { Partitions } from './partitions.ts';
+import { recordedSubjects } from './rows.ts';
 
 /** How often partitions are made ahead and old ones dropped. */
 const upkeepMs = 3_600_000;

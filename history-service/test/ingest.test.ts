@@ -30,7 +30,7 @@ await partitions.upkeep(Date.now(), 30, 1);
 const encoder = new TextEncoder();
 const rcb = 'LD0/LLN0$RP$urcb01';
 
-type Value = { reference: string; value: unknown; at: number; validity?: string };
+type Value = { reference: string; value: unknown; at: number; device?: number; validity?: string };
 
 function report(connectionId: string, seqNum: number, values: Value[]): DurableEvent {
   return {
@@ -49,8 +49,8 @@ function report(connectionId: string, seqNum: number, values: Value[]): DurableE
           reference: v.reference,
           value: v.value,
           quality: v.validity ? { validity: v.validity, detail: [], source: 'process', test: false, operatorBlocked: false } : null,
-          timestamp: null,
-          timestampSource: 'attribute',
+          timestamp: v.device === undefined ? null : new Date(v.device).toISOString(),
+          timestampSource: v.device === undefined ? null : 'attribute',
           receivedAt: new Date(v.at).toISOString(),
           rcb,
           reason: ['data-change'],
@@ -69,10 +69,11 @@ async function rollups(connectionId: string, table: 'rollup_minute' | 'rollup_ho
     [connectionId],
   );
   const made = await store.query(
-    `select reference, date_bin('${width}', received_at, timestamptz '2000-01-01 00:00:00+00') as bucket, count(*)::int as count,
+    `select reference, date_bin('${width}', t, timestamptz '2000-01-01 00:00:00+00') as bucket, count(*)::int as count,
        count(num)::int as numbers, min(num) as min, max(num) as max, sum(num)::numeric(20,6)::text as sum,
-       min(received_at) as first_at, max(received_at) as last_at,
-       (array_agg(num order by received_at desc))[1] as last_num, (array_agg(value order by received_at desc))[1] as last_value,
+       min(t) as first_at, max(t) as last_at,
+       (array_agg(num order by t desc, received_at desc))[1] as last_num,
+       (array_agg(value order by t desc, received_at desc))[1] as last_value,
        max(validity) as worst
      from history.points where connection_id = $1 group by 1, 2 order by 1, 2`,
     [connectionId],
@@ -91,6 +92,8 @@ function valuesOf(n: number, offset: number): Value[][] {
       reference: refs[0]!,
       value: Math.sin(i + offset) * 10,
       at: start + (i + offset) * 7_000,
+      // The device's time, up to 80 s before receipt: its buckets are not those of the receipt.
+      device: start + (i + offset) * 7_000 - ((i + offset) % 5) * 20_000,
       validity: i % 17 === 0 ? 'questionable' : 'good',
     },
     { reference: refs[1]!, value: (i + offset) % 3 === 0, at: start + (i + offset) * 7_000 },

@@ -17,14 +17,19 @@ const time = (description: string) => Type.String({ format: 'date-time', descrip
 
 /** One point of a trend: a recorded value, or a bucket of them with its min and max. */
 export const HistoryPoint = Type.Object({
-  t: time("The platform's time of receipt (`receivedAt`); for a bucket, its start."),
+  t: time(
+    "The place on the time axis. A recorded value's: the device's time (`timestamp`: the attribute's `t`, else the report's TimeOfEntry) when it carries one, the platform's time of receipt (`receivedAt`) otherwise; a device time later than the receipt by more than 5 minutes, or older than the retention, is not believed and the receipt taken. A bucket's: its start, the first bucket's cut to `from`.",
+  ),
   value: Type.Unknown({
     description: 'The recorded value (a number as a number, anything else as the device sent it); for a bucket of numbers, their average.',
   }),
   quality: Type.Union([ValueQualityOrNull, Type.String()], {
     description: "A raw point's quality as reported (or null); a bucket's worst validity (`good`, `questionable`, `invalid`, `reserved`).",
   }),
-  timestamp: Type.Optional(Type.Union([time("The device's time of a raw point."), Type.Null()])),
+  timestamp: Type.Optional(
+    Type.Union([time("The device's time of a recorded value, as reported; null when it carried none."), Type.Null()]),
+  ),
+  receivedAt: Type.Optional(time("When the platform received a recorded value (a raw point's; buckets have none).")),
   min: Type.Optional(Type.Number({ description: 'Smallest value of the bucket.' })),
   max: Type.Optional(Type.Number({ description: 'Largest value of the bucket.' })),
   count: Type.Optional(Type.Integer({ minimum: 1, description: 'How many recorded values the bucket holds.' })),
@@ -46,7 +51,10 @@ export const HistoryAnswer = Type.Object({
     description:
       '`raw`: every recorded value; `raw-buckets`: recorded values grouped in buckets of `bucketSeconds`; `minute`/`hour`: the rollups, grouped in buckets of `bucketSeconds`.',
   }),
-  bucketSeconds: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+  bucketSeconds: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+    description:
+      'The width of the buckets; null for `raw`. Buckets lie on the grid of their width (from `from` for `raw-buckets`, from whole minutes or hours for `minute` and `hour`); the first and the last are cut to the period.',
+  }),
   points: Type.Array(HistoryPoint),
   gaps: Type.Array(HistoryGap),
 });
@@ -61,7 +69,8 @@ const historyQuery = Type.Object(
     format: Type.Optional(
       Type.Union([Type.Literal('json'), Type.Literal('csv')], {
         default: 'json',
-        description: '`csv` streams every recorded value of the period (`text/csv`), oldest first; `maxPoints` does not apply.',
+        description:
+          '`csv` streams every recorded value of the period (`text/csv`: `t,receivedAt,timestamp,value,validity,quality,rcb,seqNum`), in the order of the time axis; `maxPoints` does not apply.',
       }),
     ),
   },
@@ -74,7 +83,7 @@ export const getConnectionHistory = defineOperation({
   summary: 'Trend of one attribute',
   tags,
   description:
-    'The recorded values of one attribute of the connection over a period, at most `maxPoints` of them [1000, at most 10,000]. A period holding more values is answered in buckets (of recorded values, of the per-minute or of the per-hour rollups, whichever is finest within `maxPoints`), each with its average as `value`, its `min`, `max`, `count` and worst quality, so spikes survive. `gaps` are the stretches in which the session with the device was down. `format=csv` streams every recorded value of the period instead. A `from` after `to`, a date that is no date, or an attribute the connection never recorded: 400. Values are kept `HISTORY_RETENTION_DAYS`.',
+    "The recorded values of one attribute of the connection over a period, at most `maxPoints` of them [1000, at most 10,000], each at its place on the time axis (`t`: the device's time when the value carries one, the time of receipt otherwise; both are given as `timestamp` and `receivedAt`), so values a device or a site buffered during an outage land where they happened. A period holding more values is answered in buckets (of recorded values, of the per-minute or of the per-hour rollups, whichever is finest within `maxPoints`), each with its average as `value`, its `min`, `max`, `count` and worst quality, so spikes survive; a value that arrived late is in the bucket of its time. No bucket counts a value outside `from`–`to`: a period, or buckets, shorter than a rollup's step are made of the recorded values. `gaps` are the stretches in which the session with the device was down. `format=csv` streams every recorded value of the period instead. A `from` after `to`, a date that is no date, or an attribute the connection never recorded: 400. Values are kept `HISTORY_RETENTION_DAYS`.",
   request: requestSchema({ params: connectionParams, query: historyQuery }),
   response: HistoryAnswer,
   http: {
@@ -105,6 +114,7 @@ export const readConnectionHistoryPage = defineOperation({
   response: Type.Object({
     rows: Type.Array(
       Type.Object({
+        t: Type.String({ description: 'The place on the time axis.' }),
         receivedAt: Type.String(),
         timestamp: Type.Union([Type.String(), Type.Null()]),
         value: Type.Unknown(),

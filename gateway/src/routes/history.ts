@@ -44,7 +44,8 @@ function field(value: unknown): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-const header = 'receivedAt,timestamp,value,validity,quality,rcb,seqNum\r\n';
+/** A value a line, in the order of the time axis: its place there (`t`), its receipt and the device's time. */
+const header = 't,receivedAt,timestamp,value,validity,quality,rcb,seqNum\r\n';
 
 async function csv(ctx: Context, deps: HistoryRouteDeps, message: { params: { connectionId: string }; query: HistoryQuery }) {
   const now = new Date().toISOString();
@@ -65,7 +66,7 @@ async function csv(ctx: Context, deps: HistoryRouteDeps, message: { params: { co
   ctx.set('Cache-Control', 'no-store');
   const rowsOf = (page: Awaited<ReturnType<typeof pageOf>>) =>
     page.rows
-      .map((r) => [r.receivedAt, r.timestamp, r.value, r.quality?.validity ?? null, r.quality, r.rcb, r.seqNum].map(field).join(','))
+      .map((r) => [r.t, r.receivedAt, r.timestamp, r.value, r.quality?.validity ?? null, r.quality, r.rcb, r.seqNum].map(field).join(','))
       .join('\r\n');
   ctx.body = Readable.from(
     (async function* () {

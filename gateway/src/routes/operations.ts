@@ -1,7 +1,6 @@
 import Router from '@koa/router';
-import { deadlineOf, NoContent, ProblemError, validate, type Operation } from '@scada/contracts';
+import { convertParameters, deadlineOf, NoContent, ProblemError, validate, type Operation } from '@scada/contracts';
 import { relay, type Bus } from '@scada/platform';
-import { Value } from '@sinclair/typebox/value';
 import type { TObject, TSchema } from '@sinclair/typebox';
 import type { Context } from 'koa';
 import { mediaTypeOf, readBody, type BodyType } from '../input/body.ts';
@@ -94,12 +93,16 @@ function forgetChangedCaller(deps: OperationRouteDeps, op: Operation, ctx: Conte
   if (op.service === 'auth' && op.http?.method !== 'GET' && actor) deps.sessions.auth.forgetPrincipal(actor.id);
 }
 
-/** The `{params, query, body}` message of a request, checked against the operation's request schema: 400 when it does not match. */
+/**
+ * The `{params, query, body}` message of a request, checked against the operation's request schema: 400
+ * when it does not match. Path and query texts become the types their schemas declare, an integer only
+ * from decimal digits (`convertParameters`).
+ */
 export async function buildMessage(ctx: Context, op: Operation, limit: number): Promise<Record<string, unknown>> {
   const parts = op.request.properties as Record<string, TSchema>;
   const message: Record<string, unknown> = {
-    params: { ...ctx.params },
-    query: Value.Convert(parts.query as TObject, flattenQuery(ctx.query, parts.query as TObject)),
+    params: convertParameters(parts.params as TObject, { ...ctx.params }),
+    query: convertParameters(parts.query as TObject, flattenQuery(ctx.query, parts.query as TObject)),
   };
   if (parts.body) message.body = await bodyOf(ctx, op, limit);
   const checked = validate(op.request, message);

@@ -1,0 +1,169 @@
+/**
+ * A trend of one attribute over a period, in at most `maxPoints` points: the raw values when they fit,
+ * else buckets of equal width, each with its count, min, max and worst quality, so a spike survives. No
+ * bucket counts a value outside the period: a bucket is made of the rollups (per minute, per hour) that
+ * lie wholly inside the period, and of the raw values of the stretches at its edges that no whole rollup
+ * covers; buckets finer than a minute are made of raw values alone.
+ */
+import type { HistoryAnswer, HistoryPoint } from '@scada/contracts';
+import type { Queryable } from '@scada/platform';
+import { gapsOf, type Period } from './read.ts';
+import { validityNames } from './rows.ts';
+
+const minuteMs = 60_000;
+const hourMs = 3_600_000;
+/** Raw values grouped into buckets at most this many times `maxPoints`; more are read from the rollups. */
+const rawBucketsUpTo = 10;
+
+/** A rollup of the store and the width of its buckets. */
+type Step = { table: 'history.rollup_minute' | 'history.rollup_hour'; ms: number };
+const minuteStep: Step = { table: 'history.rollup_minute', ms: minuteMs };
+const hourStep: Step = { table: 'history.rollup_hour', ms: hourMs };
+
+/** A stretch of the period and where its values are read: raw values, or the rollups of a step. */
+export type Piece = { step: Step | null; from: number; to: number };
+
+/**
+ * The period cut into the stretches each step covers wholly, coarsest first: the whole hours from the
+ * hour rollups, the whole minutes left at either side from the minute rollups, the rest from raw values.
+ */
+export function piecesOf(from: number, to: number, steps: readonly Step[]): Piece[] {
+  if (from >= to) return [];
+  const step = steps.at(-1);
+  if (step === undefined) return [{ step: null, from, to }];
+  const finer = steps.slice(0, -1);
+  const first = Math.ceil(from / step.ms) * step.ms;
+  const last = Math.floor(to / step.ms) * step.ms;
+  if (first >= last) return piecesOf(from, to, finer);
+  return [...piecesOf(from, first, finer), { step, from: first, to: last }, ...piecesOf(last, to, finer)];
+}
+
+/**
+ * The rows of the pieces as one relation `(at, count, numbers, min, max, sum, last_at, last_value, worst)`:
+ * a raw value is a row that counts one. Parameters from `$4` on; `$1` to `$3` are the attribute's key.
+ */
+function piecesSql(pieces: Piece[]): { sql: string; params: string[] } {
+  const params: string[] = [];
+  const selects = pieces.map((piece) => {
+    params.push(new Date(piece.from).toISOString(), new Date(piece.to).toISOString());
+    const lo = `$${params.length + 2}`;
+    const hi = `$${params.length + 3}`;
+    const key = 'connection_id = $1 and reference = $2 and space = $3';
+    if (piece.step === null)
+      return `select t as at, 1 as count, (num is not null)::int as numbers, num as min, num as max, num as sum,
+          t as last_at, received_at as last_received, value as last_value, validity as worst
+        from history.points where ${key} and t >= ${lo} and t < ${hi}`;
+    return `select bucket as at, count, numbers, min, max, sum, last_at, null::timestamptz as last_received, last_value, worst
+        from ${piece.step.table} where ${key} and bucket >= ${lo} and bucket < ${hi}`;
+  });
+  return { sql: selects.map((s) => `(${s})`).join(' union all '), params };
+}
+
+type BucketRow = {
+  k: number | string;
+  count: number | string;
+  numbers: number | string;
+  min: number | null;
+  max: number | null;
+  sum: number | null;
+  last_value: unknown;
+  worst: number;
+};
+
+/** How many values the attribute holds in the period: exact, from the rollups and the raw values of the edges. */
+async function countIn(db: Queryable, key: string[], period: Period): Promise<number> {
+  const pieces = piecesSql(piecesOf(period.from, period.to, [minuteStep, hourStep]));
+  const { rows } = await db.query<{ n: string | number | null }>(`select sum(count) as n from (${pieces.sql}) p`, [
+    ...key,
+    ...pieces.params,
+  ]);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** The buckets of `width` from `origin` on, made of the pieces (each piece's rollups lie wholly in one bucket). */
+async function bucketsOf(db: Queryable, key: string[], period: Period, grid: { origin: number; width: number; steps: Step[] }) {
+  const pieces = piecesSql(piecesOf(period.from, period.to, grid.steps));
+  const n = key.length + pieces.params.length;
+  const { rows } = await db.query<BucketRow>(
+    `select floor((extract(epoch from at) * 1000 - $${n + 1}::double precision) / $${n + 2}::double precision) as k,
+       sum(count) as count, sum(numbers) as numbers, min(min) as min, max(max) as max, sum(sum) as sum,
+       (array_agg(last_value order by last_at desc, last_received desc nulls last))[1] as last_value, max(worst) as worst
+     from (${pieces.sql}) p group by k order by k`,
+    [...key, ...pieces.params, grid.origin, grid.width],
+  );
+  return rows.map((row): HistoryPoint => {
+    const numbers = Number(row.numbers);
+    // The first bucket begins where the period does, however the grid lies.
+    const start = Math.max(grid.origin + Number(row.k) * grid.width, period.from);
+    const point: HistoryPoint = {
+      t: new Date(start).toISOString(),
+      value: numbers > 0 ? Number(row.sum) / numbers : (row.last_value ?? null),
+      quality: validityNames[Number(row.worst)] ?? 'good',
+      count: Number(row.count),
+    };
+    if (row.min !== null) point.min = Number(row.min);
+    if (row.max !== null) point.max = Number(row.max);
+    return point;
+  });
+}
+
+function iso(t: Date | string): string {
+  return (t instanceof Date ? t : new Date(t)).toISOString();
+}
+
+/** The raw values of the period, in the order of the time axis. */
+async function rawPoints(db: Queryable, key: string[], period: Period, limit: number): Promise<HistoryPoint[]> {
+  const { rows } = await db.query<{
+    t: Date | string;
+    received_at: Date | string;
+    device_time: Date | string | null;
+    num: number | null;
+    value: unknown;
+    quality: unknown;
+  }>(
+    `select t, received_at, device_time, num, value, quality from history.points
+     where connection_id = $1 and reference = $2 and space = $3 and t >= $4 and t < $5
+     order by t, received_at, rcb, seq limit $6`,
+    [...key, new Date(period.from).toISOString(), new Date(period.to).toISOString(), limit],
+  );
+  return rows.map((r) => ({
+    t: iso(r.t),
+    value: r.num !== null ? Number(r.num) : (r.value ?? null),
+    quality: (r.quality ?? null) as HistoryPoint['quality'],
+    timestamp: r.device_time === null ? null : iso(r.device_time),
+    receivedAt: iso(r.received_at),
+  }));
+}
+
+/** The trend of one attribute over a period. */
+export async function readTrend(
+  db: Queryable,
+  q: { space: string; connectionId: string; reference: string; period: Period; maxPoints: number },
+): Promise<HistoryAnswer> {
+  const { from, to } = q.period;
+  const key = [q.connectionId, q.reference, q.space];
+  const base = {
+    reference: q.reference,
+    from: new Date(from).toISOString(),
+    to: new Date(to).toISOString(),
+    gaps: await gapsOf(db, q.connectionId, q.space, q.period),
+  };
+  if (from === to) return { ...base, resolution: 'raw', bucketSeconds: null, points: [] };
+  const count = await countIn(db, key, q.period);
+  if (count <= q.maxPoints)
+    return { ...base, resolution: 'raw', bucketSeconds: null, points: await rawPoints(db, key, q.period, q.maxPoints) };
+  const span = to - from;
+  const rawWidth = Math.ceil(span / q.maxPoints / 1000) * 1000;
+  // Buckets under a minute come from raw values: always for a period of a minute or less, and for longer
+  // ones while there are not too many values to group; past that, buckets of whole minutes.
+  if (span <= minuteMs || (rawWidth < minuteMs && count <= rawBucketsUpTo * q.maxPoints)) {
+    const points = await bucketsOf(db, key, q.period, { origin: from, width: rawWidth, steps: [] });
+    return { ...base, resolution: 'raw-buckets', bucketSeconds: rawWidth / 1000, points };
+  }
+  const unit = rawWidth < hourMs ? minuteMs : hourMs;
+  const origin = Math.floor(from / unit) * unit;
+  const width = Math.ceil((to - origin) / q.maxPoints / unit) * unit;
+  const steps = unit === minuteMs ? [minuteStep] : [minuteStep, hourStep];
+  const points = await bucketsOf(db, key, q.period, { origin, width, steps });
+  return { ...base, resolution: unit === minuteMs ? 'minute' : 'hour', bucketSeconds: width / 1000, points };
+}
