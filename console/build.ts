@@ -61,6 +61,7 @@ export async function buildConsole(out = consoleDist): Promise<ConsoleBuild> {
     metafile: true,
     logLevel: 'warning',
     absWorkingDir: consoleRoot,
+    define: { REQUEST_FIELDS: JSON.stringify(await requestFields()) },
   });
   const outputs = result.metafile.outputs;
   const nameOf = (path: string) => basename(path);
@@ -117,6 +118,22 @@ async function compressAll(dir: string): Promise<Map<string, number>> {
     }),
   );
   return sizes;
+}
+
+/**
+ * The operations whose body the console copies from an answer it read (`src/request_fields.ts`), each with
+ * the fields of its request body as the contracts define them: the schema stays the one source of them.
+ */
+async function requestFields(): Promise<Record<string, string[]>> {
+  const copied = ['createScript', 'updateScript'];
+  const { operations } = await import('@scada/contracts');
+  const fields: Record<string, string[]> = {};
+  for (const id of copied) {
+    const body = operations.find((op) => op.operationId === id)?.request.properties.body as { properties?: object } | undefined;
+    if (!body?.properties) throw new Error(`the contracts have no operation ${id} with an object body`);
+    fields[id] = Object.keys(body.properties);
+  }
+  return fields;
 }
 
 /**
