@@ -220,6 +220,7 @@ async function run(): Promise<void> {
     t.pass('a script is scheduled and unscheduled');
 
     await page.getByRole('link', { name: 'Users' }).click();
+    await page.getByRole('link', { name: 'Sign-ins' }).click();
     await page.getByRole('heading', { name: 'Sign-in log' }).waitFor();
     await page.locator('td', { hasText: 'refused' }).first().waitFor();
     await screen('13-users');
