@@ -61,7 +61,8 @@ export async function buildConsole(out = consoleDist): Promise<ConsoleBuild> {
     metafile: true,
     logLevel: 'warning',
     absWorkingDir: consoleRoot,
-    define: { REQUEST_FIELDS: JSON.stringify(await requestFields()) },
+    // As a string: an object given to `define` becomes a chunk of its own that the first page loads too.
+    define: { REQUEST_FIELDS: JSON.stringify(JSON.stringify(await requestFields())) },
   });
   const outputs = result.metafile.outputs;
   const nameOf = (path: string) => basename(path);

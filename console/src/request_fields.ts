@@ -4,16 +4,18 @@
  */
 
 /**
- * The fields of each request body the console builds from an answer, by operationId. `console/build.ts`
- * fills it in from the request schemas of the contracts when it bundles the console.
+ * The fields of each request body the console builds from an answer, by operationId, as JSON.
+ * `console/build.ts` fills it in from the request schemas of the contracts when it bundles the console.
  */
-declare const REQUEST_FIELDS: Record<string, readonly string[]>;
+declare const REQUEST_FIELDS: string;
+
+const requestFields = JSON.parse(REQUEST_FIELDS) as Record<string, readonly string[]>;
 
 /** The operations whose fields the build hands over. */
 export type CopiedBody = 'createScript' | 'updateScript';
 
 /** The part of `value` the body of `operationId` takes; a field left out stays out. */
 export function bodyOf<T extends object>(operationId: CopiedBody, value: T): Partial<T> {
-  const fields = new Set(REQUEST_FIELDS[operationId] ?? []);
+  const fields = new Set(requestFields[operationId] ?? []);
   return Object.fromEntries(Object.entries(value).filter(([name]) => fields.has(name))) as Partial<T>;
 }
