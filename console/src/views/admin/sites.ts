@@ -6,7 +6,14 @@ import { Alert, useAction, when } from '../common.ts';
 import { Wide } from './shared.ts';
 
 /** A site as `GET /api/sites` answers. */
-type Site = { name: string; reachable: boolean; lastSeen: string | null; backlog: number; inSync: boolean; warnings: { code: string; detail: string }[] };
+type Site = {
+  name: string;
+  reachable: boolean;
+  lastSeen: string | null;
+  backlog: number;
+  inSync: boolean;
+  warnings: { code: string; detail: string }[];
+};
 
 /** The sites screen: the sites the connections of the current space belong to. */
 export function Sites() {

@@ -108,7 +108,8 @@ function EditUser({ user, onClose, onDone }: { user: User; onClose: () => void; 
   const [email, setEmail] = useState(user.email ?? '');
   const [roles, setRoles] = useState<string[]>(user.roles);
   const [run, busy, error] = useAction();
-  const toggle = (role: string, on: boolean) => setRoles(on ? roleNames.filter((r) => r === role || roles.includes(r)) : roles.filter((r) => r !== role));
+  const toggle = (role: string, on: boolean) =>
+    setRoles(on ? roleNames.filter((r) => r === role || roles.includes(r)) : roles.filter((r) => r !== role));
   const submit = (e: Event) => {
     e.preventDefault();
     void run(async () => {
@@ -124,7 +125,8 @@ function EditUser({ user, onClose, onDone }: { user: User; onClose: () => void; 
       <fieldset>
         <legend>Roles (in every space of the user)</legend>
         ${roleNames.map(
-          (role) => html`<label class="check"><input type="checkbox" checked=${roles.includes(role)} onChange=${(e: Event) => toggle(role, (e.target as HTMLInputElement).checked)} /> ${role}</label>`,
+          (role) =>
+            html`<label class="check"><input type="checkbox" checked=${roles.includes(role)} onChange=${(e: Event) => toggle(role, (e.target as HTMLInputElement).checked)} /> ${role}</label>`,
         )}
       </fieldset>
       <${Alert} message=${error} />
@@ -144,7 +146,9 @@ function ResetPassword({ user, onClose, onDone }: { user: User; onClose: () => v
     onClose=${onClose}
     onConfirm=${async () => {
       await api('POST', `/api/users/${encodeURIComponent(name)}/reset-password`, { body: { newPassword: password } });
-      onDone(`The password of ${name} was reset. Hand the temporary password over in person; ${name} chooses their own at the next sign-in.`);
+      onDone(
+        `The password of ${name} was reset. Hand the temporary password over in person; ${name} chooses their own at the next sign-in.`,
+      );
     }}
   >
     <p>Every session of ${name} ends now. ${name} signs in with the temporary password once and must then choose their own.</p>
