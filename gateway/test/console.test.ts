@@ -58,6 +58,9 @@ t.test('a name that is not a file of the build answers 404 problem details, also
     '/console/assets/..%2F..%2Fpackage.json',
     '/console/assets/%2e%2e%2fbuild.ts',
     '/console/index.html',
+    '/console/index.html.br',
+    `/console/assets/${built.assets[0]}.gz`,
+    `/console/assets/${built.assets[0]}.br`,
   ]) {
     const res = await fetch(`${base}${path}`);
     t.equal(res.status, 404, path);
