@@ -1,10 +1,13 @@
 /**
  * Builds the engineer's console into static files: `console/dist/index.html` and hashed scripts and styles
- * under `console/dist/assets/`, which the gateway serves at `/console/`. Run by `npm start` (prestart),
- * `deno task start`, `npm run build` and the browser test; prints the initial bundle's gzipped size.
+ * under `console/dist/assets/`, which the gateway serves at `/console/`, each file also compressed beside
+ * itself (`.br`, `.gz`) for the gateway to answer by the client's `Accept-Encoding`. Run by `npm start`
+ * (prestart), `deno task start`, `npm run build` and the browser test; prints the initial bundle's sizes.
  */
-import { gzipSync } from 'node:zlib';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
 
 /** The console's folder. */
@@ -12,6 +15,9 @@ const consoleRoot = new URL('.', import.meta.url).pathname.replace(/\/$/, '');
 
 /** Where the gateway finds the built console (gateway/src/routes/console.ts reads the same folder). */
 export const consoleDist = join(consoleRoot, 'dist');
+
+const brotli = promisify(brotliCompress);
+const gzipped = promisify(gzip);
 
 /** The most the files a first visit loads may weigh, gzipped (issue 29). */
 export const initialBudgetBytes = 25 * 1024;
@@ -22,6 +28,8 @@ export type ConsoleBuild = {
   assets: string[];
   /** The gzipped bytes of what the first page loads: its entry script, the chunks it imports and its styles. */
   initialGzipBytes: number;
+  /** The same files compressed with Brotli, as the gateway sends them to a browser that takes `br`. */
+  initialBrotliBytes: number;
   /** The gzipped bytes of each file that loads only when a page needs it. */
   lazyGzipBytes: Record<string, number>;
 };
@@ -53,6 +61,8 @@ export async function buildConsole(out = consoleDist): Promise<ConsoleBuild> {
     metafile: true,
     logLevel: 'warning',
     absWorkingDir: consoleRoot,
+    // As a string: an object given to `define` becomes a chunk of its own that the first page loads too.
+    define: { REQUEST_FIELDS: JSON.stringify(JSON.stringify(await requestFields())) },
   });
   const outputs = result.metafile.outputs;
   const nameOf = (path: string) => basename(path);
@@ -70,15 +80,61 @@ export async function buildConsole(out = consoleDist): Promise<ConsoleBuild> {
     }
   };
   walk(entry);
-  const gz = async (path: string) => gzipSync(await readFile(join(consoleRoot, path)), { level: 9 }).length;
-  let initialGzipBytes = 0;
-  for (const path of initial) initialGzipBytes += await gz(path);
-  const lazyGzipBytes: Record<string, number> = {};
-  for (const path of Object.keys(outputs)) if (!initial.has(path) && !path.endsWith('.map')) lazyGzipBytes[nameOf(path)] = await gz(path);
   const html = page(nameOf(entry), nameOf(styles));
   await writeFile(join(staging, 'index.html'), html);
+  const compressed = await compressAll(staging);
+  const size = (path: string, coding: 'gzip' | 'br') => compressed.get(`${nameOf(path)}.${coding === 'br' ? 'br' : 'gz'}`) ?? 0;
+  let initialGzipBytes = 0;
+  let initialBrotliBytes = 0;
+  for (const path of initial) {
+    initialGzipBytes += size(path, 'gzip');
+    initialBrotliBytes += size(path, 'br');
+  }
+  const lazyGzipBytes: Record<string, number> = {};
+  for (const path of Object.keys(outputs))
+    if (!initial.has(path) && !path.endsWith('.map')) lazyGzipBytes[nameOf(path)] = size(path, 'gzip');
   await putInPlace(staging, out, html);
-  return { assets: Object.keys(outputs).map(nameOf), initialGzipBytes, lazyGzipBytes };
+  return { assets: Object.keys(outputs).map(nameOf), initialGzipBytes, initialBrotliBytes, lazyGzipBytes };
+}
+
+/**
+ * Writes `<file>.br` (Brotli, best quality) and `<file>.gz` (gzip level 9) beside the page and each asset
+ * of the build in `dir`, so that the gateway sends them without compressing anything while it answers.
+ * Answers the size of each compressed file, by name.
+ */
+async function compressAll(dir: string): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  const files = [join(dir, 'index.html'), ...(await readdir(join(dir, 'assets'))).map((name) => join(dir, 'assets', name))];
+  const write = async (file: string, suffix: string, compressed: Promise<Buffer>) => {
+    const bytes = await compressed;
+    await writeFile(`${file}.${suffix}`, bytes);
+    sizes.set(`${basename(file)}.${suffix}`, bytes.length);
+  };
+  // In zlib's thread pool, all at once: the code editor's chunk alone takes Brotli most of a second.
+  await Promise.all(
+    files.map(async (file) => {
+      const body = await readFile(file);
+      const params = { [zlib.BROTLI_PARAM_QUALITY]: zlib.BROTLI_MAX_QUALITY, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length };
+      await Promise.all([write(file, 'br', brotli(body, { params })), write(file, 'gz', gzipped(body, { level: 9 }))]);
+    }),
+  );
+  return sizes;
+}
+
+/**
+ * The operations whose body the console copies from an answer it read (`src/request_fields.ts`), each with
+ * the fields of its request body as the contracts define them: the schema stays the one source of them.
+ */
+async function requestFields(): Promise<Record<string, string[]>> {
+  const copied = ['createScript', 'updateScript'];
+  const { operations } = await import('@scada/contracts');
+  const fields: Record<string, string[]> = {};
+  for (const id of copied) {
+    const body = operations.find((op) => op.operationId === id)?.request.properties.body as { properties?: object } | undefined;
+    if (!body?.properties) throw new Error(`the contracts have no operation ${id} with an object body`);
+    fields[id] = Object.keys(body.properties);
+  }
+  return fields;
 }
 
 /**
@@ -88,7 +144,8 @@ export async function buildConsole(out = consoleDist): Promise<ConsoleBuild> {
  */
 async function putInPlace(staging: string, out: string, html: string): Promise<void> {
   const current = await readFile(join(out, 'index.html'), 'utf8').catch(() => null);
-  if (current === html) return void (await rm(staging, { recursive: true, force: true }));
+  // A build from before the compressed files were written has the same page: it is replaced.
+  if (current === html && existsSync(join(out, 'index.html.br'))) return void (await rm(staging, { recursive: true, force: true }));
   await mkdir(dirname(out), { recursive: true });
   const old = `${out}.old-${process.pid}`;
   await rename(out, old).catch(() => undefined);
@@ -141,7 +198,7 @@ async function main(): Promise<void> {
     .map(([name, bytes]) => `${name} ${kb(bytes)}`)
     .join(', ');
   console.log(
-    `console built into ${relative(process.cwd(), consoleDist) || '.'} in ${Date.now() - started} ms: initial ${kb(built.initialGzipBytes)} gzip (budget ${kb(initialBudgetBytes)})${lazy ? `; on demand: ${lazy}` : ''}`,
+    `console built into ${relative(process.cwd(), consoleDist) || '.'} in ${Date.now() - started} ms: initial ${kb(built.initialGzipBytes)} gzip, ${kb(built.initialBrotliBytes)} brotli (budget ${kb(initialBudgetBytes)} gzip)${lazy ? `; on demand: ${lazy}` : ''}`,
   );
   if (built.initialGzipBytes > initialBudgetBytes) {
     console.error("the console's initial bundle is over its budget");

@@ -219,7 +219,8 @@ async function run(): Promise<void> {
     await page.getByText('Status: Not Scheduled').waitFor();
     t.pass('a script is scheduled and unscheduled');
 
-    await page.getByRole('link', { name: 'Users' }).click();
+    await page.getByRole('link', { name: 'Administration' }).click();
+    await page.getByRole('link', { name: 'Sign-ins' }).click();
     await page.getByRole('heading', { name: 'Sign-in log' }).waitFor();
     await page.locator('td', { hasText: 'refused' }).first().waitFor();
     await screen('13-users');

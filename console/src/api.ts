@@ -35,9 +35,35 @@ type Problem = {
 /** The field a validation error names, in words: `/body/port` → "port". */
 const fieldOf = (path = '') => path.split('/').filter(Boolean).pop() ?? 'a field';
 
-/** What a person reads for a problem: never the raw body, always what happened and what to do. */
-export function sentenceFor(status: number, p: Problem, retryAfter: string | null): string {
+/** A request as the sentence of its problem needs it: what was asked of whom. */
+export type Asked = { method: string; path: string };
+
+/**
+ * Who answers a request, as a sentence names it when it does not answer or cannot: the device itself for
+ * an operation the protocol service carries to it, else the service that owns the path.
+ */
+export function answererOf(path: string): string {
+  const p = path.split('?')[0] ?? '';
+  if (/^\/(login|validate|refresh|logout)$/.test(p) || /^\/api\/(auth\/|users\/(reset-password|profile)$)/.test(p))
+    return 'The sign-in service';
+  if (/^\/api\/(users|spaces|ip)(\/|$)/.test(p)) return 'The user service';
+  if (/^\/api\/connections\/[^/]+\/(read|write|control|reports|browse|files|logs|setting-groups)(\/|$)/.test(p)) return 'The device';
+  if (/^\/api\/connections\/[^/]+\/history(\/|$)/.test(p)) return 'The history service';
+  if (/^\/api\/(connections|protocols|sites|alarms|live)(\/|$)/.test(p)) return 'The connection service';
+  return 'The configuration service';
+}
+
+/** A detail the platform wrote as a sentence, as one: a capital first and a full stop last. */
+const asSentence = (detail: string) => `${detail.charAt(0).toUpperCase()}${detail.slice(1)}${/[.!?]$/.test(detail) ? '' : '.'}`;
+
+/**
+ * What a person reads for a problem: never the raw body, always what happened and what to do, in words
+ * that fit what was asked (`asked`): a sign-in that times out is the sign-in service's, not a device's.
+ */
+export function sentenceFor(status: number, p: Problem, retryAfter: string | null, asked?: Asked): string {
   const wait = Number(retryAfter ?? p.retryAfter ?? 0);
+  const who = answererOf(asked?.path ?? '');
+  const again = wait ? `Try again in ${wait} seconds.` : 'Try again in a moment.';
   switch (p.code) {
     case 'invalid_credentials':
       return 'The user name or password is not right.';
@@ -63,7 +89,8 @@ export function sentenceFor(status: number, p: Problem, retryAfter: string | nul
     case 'not_found':
       return 'It no longer exists; someone may have deleted it.';
     case 'conflict':
-      return 'That name is already taken; choose another.';
+      // The services say what is in the way: a name taken, the last administrator, a space someone needs.
+      return p.detail ? asSentence(p.detail) : 'That name is already taken; choose another.';
     case 'not_connected':
       return 'The device is not connected. Start the session and try again.';
     case 'control_in_progress':
@@ -90,12 +117,15 @@ export function sentenceFor(status: number, p: Problem, retryAfter: string | nul
       return list.length > 0 ? `Please check: ${list.join('; ')}.` : 'Some of what was entered is not valid.';
     }
     case 'upstream_timeout':
-      return 'The device did not answer in time.';
+      return `${who} did not answer in time.${who === 'The device' ? ' Check its connection and try again.' : ` ${again}`}`;
     case 'overloaded':
+      return `${who === 'The device' ? 'The platform' : who} is busy with other requests. ${again}`;
     case 'service_unavailable':
-      return 'The platform is busy or starting. Try again in a moment.';
+      return `${who === 'The device' ? 'The connection service' : who} is not running or is starting. ${again}`;
+    case 'site_unreachable':
+      return `The site of this device cannot be reached now. ${again}`;
     case 'bad_gateway':
-      return 'The device answered something the platform could not understand.';
+      return `${who} answered something the platform could not understand.`;
   }
   if (status >= 500) return `The platform could not do this (error ${status}). Try again; if it persists, tell your administrator.`;
   return `The platform refused this (error ${status}).`;
@@ -138,7 +168,7 @@ export async function api<T = unknown>(method: string, path: string, options: Ca
     throw new ApiError(
       res.status,
       problem.code ?? `http_${res.status}`,
-      sentenceFor(res.status, problem, res.headers.get('retry-after')),
+      sentenceFor(res.status, problem, res.headers.get('retry-after'), { method, path }),
       problem,
     );
   }

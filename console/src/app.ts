@@ -46,7 +46,7 @@ export function App() {
         <a href=${href('connections')} aria-current=${route.value[0] === 'connections' || route.value.length === 0 ? 'page' : undefined}>Connections</a>
         <a href=${href('scripts')} aria-current=${route.value[0] === 'scripts' ? 'page' : undefined}>Scripts</a>
         <a href=${href('alarms')} aria-current=${route.value[0] === 'alarms' ? 'page' : undefined}>Alarms</a>
-        ${isAdmin() ? html`<a href=${href('admin')} aria-current=${route.value[0] === 'admin' ? 'page' : undefined}>Users</a>` : null}
+        ${isAdmin() ? html`<a href=${href('admin')} aria-current=${route.value[0] === 'admin' ? 'page' : undefined}>Administration</a>` : null}
       </nav>
       <${SpacePicker} spaces=${s.spaces} />
       <span class="who">${s.me.name}</span>

@@ -3,6 +3,7 @@ import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { configChanges } from '../live.ts';
+import { bodyOf } from '../request_fields.ts';
 import { canEdit } from '../session.ts';
 import { go, href } from '../router.ts';
 import { Alert, Field, useAction, when } from './common.ts';
@@ -92,18 +93,17 @@ export function ScriptView({ id }: { id?: string }) {
   }, [id]);
   if (!script) return html`<${Alert} message=${loadError} />${loadError ? null : html`<p role="status">Loading the script…</p>`}`;
   const set = (patch: Partial<Script>) => setScript({ ...script, ...patch });
-  const body = () => {
-    const { id: _id, ...rest } = script;
-    return { ...rest, period: rest.type === 'Periodic' ? Number(rest.period ?? 1000) : rest.period };
-  };
+  // The answer's own fields (id, audit fields) are not sent: only what the operation's body takes.
+  const body = (operation: 'createScript' | 'updateScript') =>
+    bodyOf(operation, { ...script, period: script.type === 'Periodic' ? Number(script.period ?? 1000) : script.period });
   const save = () =>
     act(async () => {
       setSaved(null);
       if (!id) {
-        const made = await api<Script>('POST', '/api/scripts', { body: body() });
+        const made = await api<Script>('POST', '/api/scripts', { body: body('createScript') });
         go('scripts', made.id);
       } else {
-        await api('PUT', `/api/scripts/${id}`, { body: body() });
+        await api('PUT', `/api/scripts/${id}`, { body: body('updateScript') });
         setSaved('Saved.');
       }
     });

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import Router from '@koa/router';
 import { ProblemError } from '@scada/contracts';
+import { type EncodedFile, readEncodedFile, sendEncoded } from './encoded_file.ts';
 
 /**
  * The built console (`console/build.ts` writes it; `npm run build` copies it beside each gateway bundle).
@@ -27,8 +28,11 @@ export const consoleCsp = [
 
 const types: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
 
-/** The console's files, by name; read once when all are there (a missing build is looked for again next time). */
-type Files = { page: string; assets: Map<string, { type: string; body: Buffer }> };
+/**
+ * The console's files, by name, each with the compressed codings the build wrote beside it; read once when
+ * all are there (a missing build is looked for again next time).
+ */
+type Files = { page: EncodedFile; assets: Map<string, EncodedFile> };
 
 /** Whether a console build is in place (the root then leads to it). */
 export function consoleBuilt(): boolean {
@@ -37,7 +41,9 @@ export function consoleBuilt(): boolean {
 
 /**
  * `GET /console/` (the page, not cached, with the console's CSP) and `GET /console/assets/:file` (hashed
- * names, cached for a year). A name is looked up among the build's files, never joined to a path as it came.
+ * names, cached for a year), HEAD too. Each is sent Brotli- or gzip-compressed as the client's
+ * `Accept-Encoding` allows (`encoded_file.ts`). A name is looked up among the build's files, never joined
+ * to a path as it came.
  */
 export function consoleRoutes(): Router {
   const router = new Router();
@@ -60,8 +66,7 @@ export function consoleRoutes(): Router {
     const { page } = await built();
     ctx.set('Content-Security-Policy', consoleCsp);
     ctx.set('Cache-Control', 'no-cache');
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = page;
+    sendEncoded(ctx, page);
   });
   // After the page's route: `/console` also matches `/console/` (routes are not strict about the slash).
   router.get('/console', (ctx) => {
@@ -72,20 +77,22 @@ export function consoleRoutes(): Router {
     const asset = (await built()).assets.get(ctx.params.file ?? '');
     if (!asset) throw new ProblemError('not_found', `No file ${ctx.path}`);
     ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
-    ctx.type = asset.type;
-    ctx.body = asset.body;
+    sendEncoded(ctx, asset);
   });
   return router;
 }
 
-/** Reads the page and every script and style sheet of the build into memory (a few tens of KB). */
+/**
+ * Reads the page and every script and style sheet of the build into memory, each with its compressed
+ * files (about 1 MB in all, most of it the code editor).
+ */
 async function readBuild(): Promise<Files> {
   const dir = new URL('assets/', consoleDir);
-  const page = await readFile(new URL('index.html', consoleDir), 'utf8');
-  const assets = new Map<string, { type: string; body: Buffer }>();
+  const page = await readEncodedFile(new URL('index.html', consoleDir).pathname, 'text/html; charset=utf-8');
+  const assets = new Map<string, EncodedFile>();
   for (const name of await readdir(dir)) {
     const type = types[name.split('.').pop() ?? ''];
-    if (type) assets.set(name, { type, body: await readFile(join(dir.pathname, name)) });
+    if (type) assets.set(name, await readEncodedFile(join(dir.pathname, name), type));
   }
   return { page, assets };
 }
