@@ -272,6 +272,7 @@ async function alarmBanner(url: string, json: Record<string, string>, page: Page
     `| console banner in Chromium | ${took.length} | ${percentile(took, 50).toFixed(0)} | ${percentile(took, 95).toFixed(0)} | ${Math.max(...took).toFixed(0)} |`,
   );
   console.log(`\ngoal alarm → banner p95 ≤ 500 ms: ${percentile(took, 95) <= 500 ? 'met' : 'NOT met'}`);
+}
 
 /** One GET as it crosses the wire: the bytes of its status line and headers, and of its body, undecoded. */
 function transferred(url: string, acceptEncoding: string): Promise<{ headers: number; body: number; coding: string }> {

@@ -134,7 +134,11 @@ t.test(`a device's reported values are recorded and read back (${p.mode})`, asyn
   t.equal(read.status, 200);
   await until('the value read recorded', async () => (await summary(c.id)).find((e) => e.reference === reference)?.count === 6);
   const after = (await (await history(c.id, { reference, format: 'csv' })).text()).trim().split('\r\n');
-  t.match(after.at(-1), /^[^,]+,[^,]+,[^,]*,50,[^,]*,.*,,$/, 'a value read on request is recorded too, with no block and no sequence number');
+  t.match(
+    after.at(-1),
+    /^[^,]+,[^,]+,[^,]*,50,[^,]*,.*,,$/,
+    'a value read on request is recorded too, with no block and no sequence number',
+  );
 });
 
 t.test('a redelivered event never doubles a point', async (t) => {
