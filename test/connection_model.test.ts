@@ -94,6 +94,11 @@ t.test('a connection that lists a report block gets values once started, without
   );
   t.match(value, { data: { rcb } }, 'a value of the listed block arrives');
   t.match(await (await c.api('GET', '/reports')).json(), [{ rcb, generalInterrogation: true }], 'the block is kept enabled');
+  t.match(await (await c.api('GET', '/browse')).json(), { source: 'device' }, 'while connected the browse is the device model');
+  const scl = await c.api('GET', '/browse?source=scl');
+  t.equal(scl.status, 200);
+  t.match(await scl.json(), { source: 'scl', enumTypes: [{ id: 'CtlModels' }] }, 'and with source=scl the model of the file, units and all');
+  t.equal((await c.api('GET', '/browse?source=device')).status, 400, 'a source other than scl is 400');
   t.equal((await c.api('POST', '/stop')).status, 204);
 });
 

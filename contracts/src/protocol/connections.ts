@@ -345,11 +345,19 @@ export const browseConnection = defineOperation({
   description:
     'While the connection is connected, the model the device itself declares (`source: "device"`: logical devices, logical nodes, data objects with their functional constraints and types, data sets, report blocks; an array with its `count` and the parts of its first element as `children`, `phsAHar(0).cVal`). Otherwise, or with `ied`, the model of the SCL file (`source: "scl"`): ' +
     'IEDs, logical devices, logical nodes, data objects with functional constraints and their `arrays` (SCL `count`, sub data objects and attributes alike), data sets, report, GOOSE and sampled-value blocks and addresses. A connection without a file has no SCL model: browsing it while it is not connected (or with `ied`) is 409 `no_scl_file`. ' +
-    '`ied` limits the answer to one IED (404 when the file has no such IED). A model too large for one answer (a station file of hundreds of IEDs) is refused with 413 `payload_too_large`, whose `ieds` lists the names to browse one at a time.',
+    '`ied` limits the answer to one IED (404 when the file has no such IED); `source=scl` asks for the model of the file while connected too. Data objects and attributes carry the `desc` the file gives them (the instance\'s `DOI`/`SDI`/`DAI` `desc` or `dU` before the templates\' `DO`/`DOType`/`DA`/`BDA` `desc`) and measured values their `unit` (`kV`: the nearest `units`, SIUnit with its multiplier, configured or by default); enumerations are named by their `id`. A model too large for one answer (a station file of hundreds of IEDs) is refused with 413 `payload_too_large`, whose `ieds` lists the names to browse one at a time.',
   request: requestSchema({
     params: connectionParams,
     query: Type.Object(
-      { ied: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Only this IED of the file.' })) },
+      {
+        ied: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Only this IED of the file.' })),
+        source: Type.Optional(
+          Type.Literal('scl', {
+            description:
+              "`scl`: the model of the SCL file even while the connection is connected (its units, descriptions and enumerations, which the device's own model does not carry).",
+          }),
+        ),
+      },
       { additionalProperties: false },
     ),
   }),
