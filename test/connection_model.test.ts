@@ -62,7 +62,11 @@ t.test('the browse answer carries units, descriptions and enumeration names from
   t.match(attribute('db'), { desc: 'Deadband' }, "the template's attribute description");
   t.equal(attribute('db')?.unit, undefined, 'a deadband is not in the unit of the measurement');
   t.equal(attribute('q')?.unit, undefined, 'nor is a quality');
-  t.match(ggio.dataObjects.find((d) => d.name === 'Ind1'), { desc: 'Breaker closed' }, "the logical node type's DO description");
+  t.match(
+    ggio.dataObjects.find((d) => d.name === 'Ind1'),
+    { desc: 'Breaker closed' },
+    "the logical node type's DO description",
+  );
   t.match(
     tree.enumTypes.find((e) => e.id === 'SIUnit'),
     { id: 'SIUnit', desc: 'SI units' },
@@ -97,7 +101,11 @@ t.test('a connection that lists a report block gets values once started, without
   t.match(await (await c.api('GET', '/browse')).json(), { source: 'device' }, 'while connected the browse is the device model');
   const scl = await c.api('GET', '/browse?source=scl');
   t.equal(scl.status, 200);
-  t.match(await scl.json(), { source: 'scl', enumTypes: [{ id: 'CtlModels' }] }, 'and with source=scl the model of the file, units and all');
+  t.match(
+    await scl.json(),
+    { source: 'scl', enumTypes: [{ id: 'CtlModels' }] },
+    'and with source=scl the model of the file, units and all',
+  );
   t.equal((await c.api('GET', '/browse?source=device')).status, 400, 'a source other than scl is 400');
   t.equal((await c.api('POST', '/stop')).status, 204);
 });
@@ -105,11 +113,16 @@ t.test('a connection that lists a report block gets values once started, without
 t.test('a replacement without enableReports keeps the list; [] empties it', async (t) => {
   const c = await liveConnection(p, sim.port, { connection: { enableReports: [rcb] } });
   const json = { ...c.editor.headers, 'content-type': 'application/json' };
-  const current = (await (await fetch(`${p.url}/api/connections/${c.id}`, { headers: c.editor.headers })).json()) as Record<string, unknown>;
+  const current = (await (await fetch(`${p.url}/api/connections/${c.id}`, { headers: c.editor.headers })).json()) as Record<
+    string,
+    unknown
+  >;
   const body = { name: current.name, ip: current.ip, port: current.port, projectId: current.projectId, protocol: 'IEC 61850' };
   const put = (extra: Record<string, unknown>) =>
     fetch(`${p.url}/api/connections/${c.id}`, { method: 'PUT', headers: json, body: JSON.stringify({ ...body, ...extra }) });
-  const read = async () => ((await (await fetch(`${p.url}/api/connections/${c.id}`, { headers: c.editor.headers })).json()) as { enableReports: string[] }).enableReports;
+  const read = async () =>
+    ((await (await fetch(`${p.url}/api/connections/${c.id}`, { headers: c.editor.headers })).json()) as { enableReports: string[] })
+      .enableReports;
   t.equal((await put({})).status, 204);
   t.same(await read(), [rcb], 'kept');
   t.equal((await put({ enableReports: [] })).status, 204);
@@ -118,7 +131,10 @@ t.test('a replacement without enableReports keeps the list; [] empties it', asyn
 
 t.test('bad values of enableReports are 400, on every route that takes a connection', async (t) => {
   const c = await liveConnection(p, sim.port);
-  const current = (await (await fetch(`${p.url}/api/connections/${c.id}`, { headers: c.editor.headers })).json()) as Record<string, unknown>;
+  const current = (await (await fetch(`${p.url}/api/connections/${c.id}`, { headers: c.editor.headers })).json()) as Record<
+    string,
+    unknown
+  >;
   const base = { name: 'bad-reports', ip: '127.0.0.1', port: sim.port, projectId: current.projectId, protocol: 'IEC 61850' };
   const json = { ...c.editor.headers, 'content-type': 'application/json' };
   const bad: [string, unknown][] = [
@@ -137,10 +153,18 @@ t.test('bad values of enableReports are 400, on every route that takes a connect
   for (const [what, enableReports] of bad) {
     const form = new FormData();
     form.set('connection', JSON.stringify({ ...base, enableReports }));
-    const created = await fetch(`${p.url}/api/protocols/iec61850/connections/with-file`, { method: 'POST', headers: c.editor.headers, body: form });
+    const created = await fetch(`${p.url}/api/protocols/iec61850/connections/with-file`, {
+      method: 'POST',
+      headers: c.editor.headers,
+      body: form,
+    });
     t.equal(created.status, 400, `${what}: create with file`);
     t.match(await created.json(), { code: 'validation_failed' });
-    const plain = await fetch(`${p.url}/api/connections`, { method: 'POST', headers: json, body: JSON.stringify({ ...base, enableReports }) });
+    const plain = await fetch(`${p.url}/api/connections`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ ...base, enableReports }),
+    });
     t.equal(plain.status, 400, `${what}: create`);
     const replaced = await fetch(`${p.url}/api/connections/${c.id}`, {
       method: 'PUT',

@@ -22,7 +22,8 @@ export const isTime = (v: unknown): v is { time: string } =>
   typeof v === 'object' && v !== null && typeof (v as { time?: unknown }).time === 'string';
 
 /** A value that is a structure of attributes (not a quality, a time or an array). */
-const isStruct = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !isQuality(v) && !isTime(v);
+const isStruct = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !isQuality(v) && !isTime(v);
 
 /** `LD/LN.DO.DA[FC]` → its dotted part and its functional constraint (`''` without one). */
 function split(reference: string): { base: string; fc: string } {

@@ -27,11 +27,13 @@ export function ValuesTable({ id, hasFile }: { id: string; hasFile: boolean }) {
   if (keys.length === 0)
     return html`<p role="status">No values reported yet. Enable a report block in the model (or list it in the connection's settings) to see values arrive.</p>`;
   // The layout follows the keys (a new reference); each row reads its own values, so a change redraws one row.
+  // Descriptions have a column when the SCL file has any to give.
+  const described = [...info.values()].some((i) => i.desc);
   const rows = layout(keys.map((key) => ({ key, reference: rowOf(key).peek().reference, value: rowOf(key).peek().value })));
   return html`<table class="values">
     <caption class="sr-only">Live values</caption>
-    <thead><tr><th scope="col">Reference</th><th scope="col">Description</th><th scope="col">Value</th><th scope="col">Quality</th><th scope="col">Device time</th><th scope="col">Received</th></tr></thead>
-    <tbody>${rows.map((r) => html`<${ValueRow} key=${r.reference} row=${r} info=${info} />`)}</tbody>
+    <thead><tr><th scope="col">Reference</th>${described ? html`<th scope="col">Description</th>` : null}<th scope="col">Value</th><th scope="col">Quality</th><th scope="col">Device time</th><th scope="col">Received</th></tr></thead>
+    <tbody>${rows.map((r) => html`<${ValueRow} key=${r.reference} row=${r} info=${info} described=${described} />`)}</tbody>
   </table>`;
 }
 
@@ -54,7 +56,7 @@ function shown(value: unknown, unit: string | undefined, names: Map<number, stri
 }
 
 /** One attribute: flashes when it changes, greyed while stale. */
-function ValueRow({ row, info }: { row: LiveRow; info: ModelInfo }) {
+function ValueRow({ row, info, described }: { row: LiveRow; info: ModelInfo; described: boolean }) {
   const { live, value } = read(row.value);
   const own = row.value.path.length === 0;
   const q = row.quality ? read(row.quality) : null;
@@ -74,7 +76,7 @@ function ValueRow({ row, info }: { row: LiveRow; info: ModelInfo }) {
   const full = typeof value === 'number' ? String(value) : show(value);
   return html`<tr class=${stale ? 'stale' : ''} data-reference=${row.reference}>
     <th scope="row">${row.reference}</th>
-    <td class="desc">${words.desc ?? words.objectDesc ?? ''}</td>
+    ${described ? html`<td class="desc">${words.desc ?? words.objectDesc ?? ''}</td>` : null}
     <td class=${`value ${flash}`} data-changes=${live.changes} title=${full}>${text}${stale ? html` <span class="badge">stale</span>` : null}</td>
     <td class="quality">${qualityText(quality)}</td>
     <td class="time" title=${time ?? ''}>${when(time)}</td>

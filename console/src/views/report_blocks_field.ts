@@ -48,7 +48,8 @@ export function ReportBlocksField({
   return html`<fieldset class="field">
     <legend>Report blocks to enable when the session starts</legend>
     ${known.map(
-      (rcb) => html`<label class="check"><input type="checkbox" checked=${value.includes(rcb)} onChange=${(e: Event) => toggle(rcb, (e.target as HTMLInputElement).checked)} /> ${rcb}</label>`,
+      (rcb) =>
+        html`<label class="check"><input type="checkbox" checked=${value.includes(rcb)} onChange=${(e: Event) => toggle(rcb, (e.target as HTMLInputElement).checked)} /> ${rcb}</label>`,
     )}
     <label for="f-reports">${known.length > 0 ? 'Other blocks' : 'Blocks'} to enable, one MMS reference a line (LD/LLN0$RP$urcbMeas01)</label>
     <textarea id="f-reports" rows="3" value=${others.join('\n')} onChange=${(e: Event) => setOthers((e.target as HTMLTextAreaElement).value)}></textarea>

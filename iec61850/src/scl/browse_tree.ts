@@ -177,6 +177,10 @@ function treeFrame(model: SclModel): BrowseTree {
         address: plain(c.address),
       })),
     })),
-    enumTypes: model.templates.enumTypes.map((e) => ({ id: e.id, ...(e.desc ? { desc: e.desc } : {}), values: e.values.map((v) => ({ ...v })) })),
+    enumTypes: model.templates.enumTypes.map((e) => ({
+      id: e.id,
+      ...(e.desc ? { desc: e.desc } : {}),
+      values: e.values.map((v) => ({ ...v })),
+    })),
   };
 }

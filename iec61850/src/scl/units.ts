@@ -48,7 +48,14 @@ export function attributeUnit(
   const leaf = parts[parts.length - 1];
   if (!NUMERIC.test(bType) || (leaf !== 'f' && leaf !== 'i') || parts.includes('ang') || parts.includes('units')) return undefined;
   for (let n = parts.length - 1; n >= 0; n--) {
-    const unit = unitAt(parts.slice(0, n).map((p) => `${p}.`).join(''), byPath, enums);
+    const unit = unitAt(
+      parts
+        .slice(0, n)
+        .map((p) => `${p}.`)
+        .join(''),
+      byPath,
+      enums,
+    );
     if (unit) return unit;
   }
   return undefined;
