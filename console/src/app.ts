@@ -7,13 +7,14 @@ import { route, href } from './router.ts';
 import { chooseSpace, isAdmin, signOut, stage, startSession, type Space } from './session.ts';
 import { lazyView } from './views/lazy.ts';
 import { ConnectionForm, Connections } from './views/connections.ts';
-import { ConnectionView } from './views/connection.ts';
 import { ChangePassword, OtpStep, SignIn } from './views/sign_in.ts';
 
 // Screens most visits never open are chunks of their own, so the first page loads less.
 const Scripts = lazyView(() => import('./views/scripts.ts').then((m) => m.Scripts));
 const ScriptView = lazyView<{ id?: string }>(() => import('./views/scripts.ts').then((m) => m.ScriptView));
 const Admin = lazyView(() => import('./views/admin.ts').then((m) => m.Admin));
+// A connection's screen (model tree, live values, write and control dialogs) opens from the list.
+const ConnectionView = lazyView<{ id: string; tab: string }>(() => import('./views/connection.ts').then((m) => m.ConnectionView));
 
 /** The whole console. */
 export function App() {
