@@ -110,6 +110,25 @@ t.test('a connection that lists a report block gets values once started, without
   t.equal((await c.api('POST', '/stop')).status, 204);
 });
 
+t.test('a start by project enables the listed blocks too; a block disabled by hand stays off until the next start', async (t) => {
+  const c = await liveConnection(p, sim.port, { connection: { enableReports: [rcb] } });
+  const { projectId } = (await (await fetch(`${p.url}/api/connections/${c.id}`, { headers: c.editor.headers })).json()) as {
+    projectId: string;
+  };
+  const byProject = (verb: 'start' | 'stop') =>
+    fetch(`${p.url}/api/connections/${verb}/by-project?projectId=${projectId}`, { method: 'POST', headers: c.editor.headers });
+  const kept = async () => ((await (await c.api('GET', '/reports')).json()) as { rcb: string }[]).map((r) => r.rcb);
+  t.equal((await byProject('start')).status, 204);
+  t.same(await kept(), [rcb], 'kept enabled from the start');
+  t.equal((await c.api('DELETE', `/reports?rcb=${encodeURIComponent(rcb)}`)).status, 204);
+  t.equal((await byProject('start')).status, 204);
+  t.same(await kept(), [], 'starting a started connection changes nothing');
+  t.equal((await byProject('stop')).status, 204);
+  t.equal((await byProject('start')).status, 204);
+  t.same(await kept(), [rcb], 'the next start enables it again');
+  t.equal((await byProject('stop')).status, 204);
+});
+
 t.test('a replacement without enableReports keeps the list; [] empties it', async (t) => {
   const c = await liveConnection(p, sim.port, { connection: { enableReports: [rcb] } });
   const json = { ...c.editor.headers, 'content-type': 'application/json' };

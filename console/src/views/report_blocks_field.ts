@@ -52,7 +52,7 @@ export function ReportBlocksField({
         html`<label class="check"><input type="checkbox" checked=${value.includes(rcb)} onChange=${(e: Event) => toggle(rcb, (e.target as HTMLInputElement).checked)} /> ${rcb}</label>`,
     )}
     <label for="f-reports">${known.length > 0 ? 'Other blocks' : 'Blocks'} to enable, one MMS reference a line (LD/LLN0$RP$urcbMeas01)</label>
-    <textarea id="f-reports" rows="3" value=${others.join('\n')} onChange=${(e: Event) => setOthers((e.target as HTMLTextAreaElement).value)}></textarea>
-    <small>Each is enabled with a general interrogation, so its values arrive as soon as the device is connected.</small>
+    <textarea id="f-reports" rows="3" aria-describedby="f-reports-hint" value=${others.join('\n')} onChange=${(e: Event) => setOthers((e.target as HTMLTextAreaElement).value)}></textarea>
+    <small id="f-reports-hint">Each is enabled with a general interrogation, so its values arrive as soon as the device is connected.</small>
   </fieldset>`;
 }
