@@ -130,6 +130,8 @@ async function run(): Promise<void> {
     await screen('04-parse-report');
 
     await button('Open the connection').click();
+    await page.getByRole('button', { name: 'CtlModels (enumeration)' }).waitFor();
+    t.pass("the SCL model's enumerations are named in the tree by their id");
     await button('Start session').click();
     await page.locator('h1 .badge', { hasText: 'connected' }).waitFor({ timeout: 20_000 });
     t.pass('the session event shows the connection connected');

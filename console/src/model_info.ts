@@ -8,14 +8,16 @@ import { api, ApiError } from './api.ts';
 /** What the file says of one attribute or data object. */
 export type ObjectInfo = { desc?: string; unit?: string; enumValues?: Map<number, string> };
 
-/** The file's words by reference: attributes as `LD/LN.DO.DA[FC]`, data objects as `LD/LN.DO`. */
+/** The file's words by reference: attributes as `LD/LN.DO.DA[FC]`, data objects as `LD/LN.DO`, logical nodes as `LD/LN`, logical devices as `LD`. */
 export type ModelInfo = Map<string, ObjectInfo>;
 
 type SclAttribute = { name: string; fc: string; type?: string; bType?: string; desc?: string; unit?: string };
 type SclDataObject = { name: string; desc?: string; unit?: string; attributes: SclAttribute[] };
 type SclTree = {
   enumTypes?: { id: string; values: { ord: number; value: string }[] }[];
-  ieds?: { logicalDevices: { name: string; logicalNodes: { name: string; dataObjects: SclDataObject[] }[] }[] }[];
+  ieds?: {
+    logicalDevices: { name: string; desc?: string; logicalNodes: { name: string; desc?: string; dataObjects: SclDataObject[] }[] }[];
+  }[];
 };
 
 /** The lookup of an SCL browse tree. */
@@ -23,8 +25,10 @@ export function modelInfoOf(tree: SclTree): ModelInfo {
   const enums = new Map((tree.enumTypes ?? []).map((e) => [e.id, new Map(e.values.map((v) => [v.ord, v.value]))]));
   const info: ModelInfo = new Map();
   for (const ied of tree.ieds ?? [])
-    for (const ld of ied.logicalDevices)
-      for (const ln of ld.logicalNodes)
+    for (const ld of ied.logicalDevices) {
+      if (ld.desc) info.set(ld.name, { desc: ld.desc });
+      for (const ln of ld.logicalNodes) {
+        if (ln.desc) info.set(`${ld.name}/${ln.name}`, { desc: ln.desc });
         for (const d of ln.dataObjects) {
           const object = `${ld.name}/${ln.name}.${d.name}`;
           if (d.desc || d.unit) info.set(object, { desc: d.desc, unit: d.unit });
@@ -33,6 +37,8 @@ export function modelInfoOf(tree: SclTree): ModelInfo {
             if (a.desc || a.unit || enumValues) info.set(`${object}.${a.name}[${a.fc}]`, { desc: a.desc, unit: a.unit, enumValues });
           }
         }
+      }
+    }
   return info;
 }
 

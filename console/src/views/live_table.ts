@@ -27,8 +27,8 @@ export function ValuesTable({ id, hasFile }: { id: string; hasFile: boolean }) {
   if (keys.length === 0)
     return html`<p role="status">No values reported yet. Enable a report block in the model (or list it in the connection's settings) to see values arrive.</p>`;
   // The layout follows the keys (a new reference); each row reads its own values, so a change redraws one row.
-  // Descriptions have a column when the SCL file has any to give.
-  const described = [...info.values()].some((i) => i.desc);
+  // Descriptions have a column when the SCL file describes any data object or attribute.
+  const described = [...info].some(([reference, i]) => reference.includes('.') && i.desc);
   const rows = layout(keys.map((key) => ({ key, reference: rowOf(key).peek().reference, value: rowOf(key).peek().value })));
   return html`<table class="values">
     <caption class="sr-only">Live values</caption>
@@ -69,7 +69,7 @@ function ValueRow({ row, info, described }: { row: LiveRow; info: ModelInfo; des
   const tv = t?.value;
   const siblingTime = isTime(tv) ? tv.time : undefined;
   const time = own ? (live.timestamp ?? siblingTime) : (siblingTime ?? live.timestamp);
-  const stale = live.stale || (q?.live.stale ?? false);
+  const stale = live.stale;
   const words = infoOf(info, row.reference);
   const flash = live.changes === 0 ? '' : live.changes % 2 ? 'flash-a' : 'flash-b';
   const text = shown(value, words.unit, words.enumValues);

@@ -97,12 +97,15 @@ function labelOf(key: string, n: Node): string {
 /** A node's unit and description: its own (SCL model), else the file's for the device's node. */
 function wordsOf(node: Node, path: Path, info: ModelInfo | undefined): { unit?: string; desc?: string } {
   const own = { unit: typeof node.unit === 'string' ? node.unit : undefined, desc: typeof node.desc === 'string' ? node.desc : undefined };
-  if (own.unit || own.desc || !info || !path.ld || !path.ln) return own;
+  if (own.unit || own.desc || !info || !path.ld) return own;
   if (typeof node.ref === 'string' && node.ref.includes('[')) {
     const found = infoOf(info, node.ref);
     return { unit: found.unit, desc: found.desc };
   }
-  if (Array.isArray(node.attributes) && typeof node.name === 'string') return info.get(`${path.ld}/${path.ln}.${node.name}`) ?? {};
+  if ('logicalNodes' in node) return info.get(path.ld) ?? {};
+  if ('dataObjects' in node && path.ln) return info.get(`${path.ld}/${path.ln}`) ?? {};
+  if (Array.isArray(node.attributes) && typeof node.name === 'string' && path.ln)
+    return info.get(`${path.ld}/${path.ln}.${node.name}`) ?? {};
   return own;
 }
 
