@@ -129,6 +129,32 @@ t.test('a start by project enables the listed blocks too; a block disabled by ha
   t.equal((await byProject('stop')).status, 204);
 });
 
+t.test('a listed report block the SCL file does not declare is a warning of the connection, not a refusal', async (t) => {
+  const typo = `${D}/LLN0$RP$urcbx01`;
+  const c = await liveConnection(p, sim.port, { scl: SCL, connection: { enableReports: [rcb, typo] } });
+  const read = async () =>
+    (
+      (await (await fetch(`${p.url}/api/connections/${c.id}`, { headers: c.editor.headers })).json()) as {
+        sclFile: { connectionWarnings: { code: string; message: string }[] };
+      }
+    ).sclFile.connectionWarnings.filter((w) => w.code === 'report_block_not_in_scl');
+  const warnings = await read();
+  t.equal(warnings.length, 1, 'one warning');
+  t.match(warnings[0].message, typo, 'naming the block the file does not declare');
+  const current = (await (await fetch(`${p.url}/api/connections/${c.id}`, { headers: c.editor.headers })).json()) as Record<
+    string,
+    unknown
+  >;
+  const body = { name: current.name, ip: current.ip, port: current.port, projectId: current.projectId, protocol: 'IEC 61850' };
+  const json = { ...c.editor.headers, 'content-type': 'application/json' };
+  const put = (extra: Record<string, unknown>) =>
+    fetch(`${p.url}/api/connections/${c.id}`, { method: 'PUT', headers: json, body: JSON.stringify({ ...body, ...extra }) });
+  t.equal((await put({})).status, 204);
+  t.equal((await read()).length, 1, 'a replacement that keeps the list keeps the warning');
+  t.equal((await put({ enableReports: [rcb] })).status, 204);
+  t.same(await read(), [], 'the list mended, the warning is gone');
+});
+
 t.test('a replacement without enableReports keeps the list; [] empties it', async (t) => {
   const c = await liveConnection(p, sim.port, { connection: { enableReports: [rcb] } });
   const json = { ...c.editor.headers, 'content-type': 'application/json' };

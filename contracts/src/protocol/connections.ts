@@ -100,8 +100,8 @@ export const sitePattern = '^[a-z][a-z0-9-]{0,31}$';
 /** A report control block instance by its MMS name, as the browse names it: `LD/LLN0$RP$urcbMeas01`, `LD/LLN0$BR$brcbEvents01`. */
 const ReportBlockReference = Type.String({
   minLength: 8,
-  maxLength: 129,
-  pattern: '^[A-Za-z0-9_]{1,64}/[A-Za-z0-9_]{1,64}\\$(RP|BR)\\$[A-Za-z0-9_]{1,32}$',
+  maxLength: 255,
+  pattern: '^[A-Za-z0-9_]{1,64}/[A-Za-z0-9_]{1,64}\\$(RP|BR)\\$[A-Za-z0-9_]{1,64}$',
   description: 'A report control block instance by its MMS name: `LD/LLN0$RP$urcbMeas01` or `LD/LLN0$BR$brcbEvents01`.',
 });
 
