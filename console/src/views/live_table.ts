@@ -55,6 +55,11 @@ function shown(value: unknown, unit: string | undefined, names: Map<number, stri
   return show(value);
 }
 
+/** A device's time stamp; a time of 0 (1970-01-01, a value the device never stamped) is no time. */
+function deviceTime(iso: string | null | undefined): string {
+  return iso && Date.parse(iso) === 0 ? '—' : when(iso);
+}
+
 /** One attribute: flashes when it changes, greyed while stale. */
 function ValueRow({ row, info, described }: { row: LiveRow; info: ModelInfo; described: boolean }) {
   const { live, value } = read(row.value);
@@ -79,7 +84,7 @@ function ValueRow({ row, info, described }: { row: LiveRow; info: ModelInfo; des
     ${described ? html`<td class="desc">${words.desc ?? words.objectDesc ?? ''}</td>` : null}
     <td class=${`value ${flash}`} data-changes=${live.changes} title=${full}>${text}${stale ? html` <span class="badge">stale</span>` : null}</td>
     <td class="quality">${qualityText(quality)}</td>
-    <td class="time" title=${time ?? ''}>${when(time)}</td>
+    <td class="time" title=${time ?? ''}>${deviceTime(time)}</td>
     <td class="time" title=${live.receivedAt ?? ''}>${when(live.receivedAt)}</td>
   </tr>`;
 }
