@@ -12,6 +12,7 @@ import t, { type Test } from 'tap';
 import { buildConsole, initialBudgetBytes } from '@scada/console/build';
 import { startSimulator, type Faults } from '@scada/simulator';
 import { FIXTURE_SCL, fixtureModel } from '@scada/testkit/simulator_fixture';
+import { utcTimeFromMs } from '@scada/iec61850';
 import { generateSync } from 'otplib';
 import { startTestPlatform, testAdminPassword } from '@scada/testkit/platform';
 import { asAdmin, createUser } from '@scada/testkit/session';
@@ -129,6 +130,8 @@ async function run(): Promise<void> {
     await screen('04-parse-report');
 
     await button('Open the connection').click();
+    await page.getByRole('button', { name: 'CtlModels (enumeration)' }).waitFor();
+    t.pass("the SCL model's enumerations are named in the tree by their id");
     await button('Start session').click();
     await page.locator('h1 .badge', { hasText: 'connected' }).waitFor({ timeout: 20_000 });
     t.pass('the session event shows the connection connected');
@@ -146,6 +149,24 @@ async function run(): Promise<void> {
     sim.setValue('SIMLD0/GGIO1$ST$Ind1$stVal', { type: 'boolean', value: true });
     await ind1.filter({ hasText: 'true' }).waitFor();
     t.not(await ind1.getAttribute('data-changes'), '0', 'the change arrives over the live channel and flashes its cell');
+    const ind1Row = page.locator('tr[data-reference="SIMLD0/GGIO1.Ind1.stVal[ST]"]');
+    t.equal(await ind1Row.locator('td.quality').textContent(), 'good', "the data object's quality is on the value's own row");
+    t.equal(await page.locator('tr[data-reference*="Ind1.q"]').count(), 0, 'and not a row of its own');
+    // A measurement of the whole data object (`AnIn1[MX]`) is split into its attributes, rounded, with its time.
+    const magnitude = Math.fround(-0.05564487352967262);
+    sim.setValue('SIMLD0/GGIO1$MX$AnIn1', {
+      type: 'structure',
+      value: [
+        { type: 'structure', value: [{ type: 'float', value: magnitude, double: false }] },
+        sim.value('SIMLD0/GGIO1$MX$AnIn1$q'),
+        { type: 'utc-time', value: utcTimeFromMs(Date.now()) },
+      ],
+    });
+    const mag = page.locator('tr[data-reference="SIMLD0/GGIO1.AnIn1.mag.f[MX]"]');
+    await mag.locator('td.value').filter({ hasText: '-0.05564' }).waitFor();
+    t.equal(await mag.locator('td.value').getAttribute('title'), String(magnitude), 'the full value on hover');
+    t.equal(await mag.locator('td.quality').textContent(), 'good', 'with the quality of its data object');
+    t.match(await mag.locator('td.time').first().textContent(), /^\d{2}:\d{2}:\d{2}\.\d{3}$/, 'and its device time on the 24-hour clock');
     await screen('06-live-values');
     await page.setViewportSize({ width: 768, height: 1024 });
     await screen('06-live-values-tablet');

@@ -7,7 +7,6 @@ import { route, href } from './router.ts';
 import { chooseSpace, isAdmin, signOut, stage, startSession, type Space } from './session.ts';
 import { lazyView } from './views/lazy.ts';
 import { ConnectionForm, Connections } from './views/connections.ts';
-import { ConnectionView } from './views/connection.ts';
 import { AlarmBanner } from './views/alarm_banner.ts';
 import { ChangePassword, OtpStep, SignIn } from './views/sign_in.ts';
 
@@ -16,6 +15,8 @@ const Scripts = lazyView(() => import('./views/scripts.ts').then((m) => m.Script
 const ScriptView = lazyView<{ id?: string }>(() => import('./views/scripts.ts').then((m) => m.ScriptView));
 const Admin = lazyView(() => import('./views/admin.ts').then((m) => m.Admin));
 const Alarms = lazyView<{ tab: string }>(() => import('./views/alarms.ts').then((m) => m.Alarms));
+// A connection's screen (model tree, live values, write and control dialogs) opens from the list.
+const ConnectionView = lazyView<{ id: string; tab: string }>(() => import('./views/connection.ts').then((m) => m.ConnectionView));
 
 /** The whole console. */
 export function App() {

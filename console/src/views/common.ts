@@ -72,12 +72,19 @@ export function Modal({ title, onClose, children }: { title: string; onClose: ()
   </dialog>`;
 }
 
-/** A date as the person's locale writes it, with milliseconds for device times. */
+/**
+ * A time on the 24-hour clock with milliseconds (`14:05:09.123`), for device times as for the platform's;
+ * the date before it (`2026-11-28 14:05:09.123`) when it is not today.
+ */
 export function when(iso?: string | null): string {
   if (!iso) return '—';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  return `${d.toLocaleString()}.${String(d.getMilliseconds()).padStart(3, '0')}`;
+  const p = (n: number, width = 2) => String(n).padStart(width, '0');
+  const time = `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
+  const now = new Date();
+  const today = d.getFullYear() === now.getFullYear() && d.getMonth() === now.getMonth() && d.getDate() === now.getDate();
+  return today ? time : `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${time}`;
 }
 
 /** A value as text: JSON for what is not a string. */

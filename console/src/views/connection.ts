@@ -2,7 +2,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { rowOf, sessions, valueKeys } from '../live.ts';
+import { sessions } from '../live.ts';
 import { canEdit } from '../session.ts';
 import { href } from '../router.ts';
 import { Alert, show, useAction, when } from './common.ts';
@@ -10,6 +10,7 @@ import type { Connection } from './connections.ts';
 import { StateBadge } from './connections.ts';
 import { ControlDialog, WriteDialog } from './device_actions.ts';
 import { ModelTree } from './model_tree.ts';
+import { ValuesTable } from './live_table.ts';
 
 const tabs = [
   ['model', 'Model'],
@@ -52,7 +53,7 @@ export function ConnectionView({ id, tab }: { id: string; tab: string }) {
       </div>
     </div>
     <${Alert} message=${loadError ?? error} />
-    ${conn ? html`<p>${conn.ip}:${conn.port}${conn.sclFile ? ` · ${conn.sclFile.name}` : ''}${s?.since ? ` · since ${when(s.since)}` : ''}</p>` : null}
+    ${conn ? html`<p>${conn.ip}:${conn.port}${conn.sclFile ? ` · ${conn.sclFile.name}` : ''}${running && s.since && Date.parse(s.since) > 0 ? ` · ${s.state} since ${when(s.since)}` : ''}</p>` : null}
     ${s?.lastError ? html`<p class="alert error" role="status">Last error: ${s.lastError}</p>` : null}
     ${
       (s?.warnings ?? []).length > 0
@@ -64,50 +65,12 @@ export function ConnectionView({ id, tab }: { id: string; tab: string }) {
     <nav class="tabs" aria-label="Connection views">
       ${tabs.map(([t, label]) => html`<a href=${href('connections', id, t)} aria-current=${current === t ? 'page' : undefined}>${label}</a>`)}
     </nav>
-    ${current === 'model' ? html`<${ModelTree} id=${id} onWrite=${(reference: string, valueKind?: string) => setDialog({ kind: 'write', reference, valueKind })} onControl=${(reference: string, cdc: string) => setDialog({ kind: 'control', reference, cdc })} />` : null}
-    ${current === 'values' ? html`<${ValuesTable} id=${id} />` : null}
+    ${current === 'model' ? html`<${ModelTree} id=${id} hasFile=${Boolean(conn?.sclFile)} onWrite=${(reference: string, valueKind?: string) => setDialog({ kind: 'write', reference, valueKind })} onControl=${(reference: string, cdc: string) => setDialog({ kind: 'control', reference, cdc })} />` : null}
+    ${current === 'values' ? html`<${ValuesTable} id=${id} hasFile=${Boolean(conn?.sclFile)} />` : null}
     ${current === 'log' ? html`<${ControlLog} id=${id} />` : null}
     ${dialog?.kind === 'write' ? html`<${WriteDialog} id=${id} reference=${dialog.reference} kind=${dialog.valueKind} onClose=${() => setDialog(null)} />` : null}
     ${dialog?.kind === 'control' ? html`<${ControlDialog} id=${id} reference=${dialog.reference} cdc=${dialog.cdc} onClose=${() => setDialog(null)} />` : null}
   </section>`;
-}
-
-/** The connection's reported values, live: each row redrawn alone when its value changes (reported values are status and measurements, which are not written: writes start from the model). */
-function ValuesTable({ id }: { id: string }) {
-  const keys = valueKeys.value[id] ?? [];
-  if (keys.length === 0) return html`<p role="status">No values reported yet. Enable a report block in the model to see values arrive.</p>`;
-  return html`<table class="values">
-    <caption class="sr-only">Live values</caption>
-    <thead><tr><th scope="col">Reference</th><th scope="col">Value</th><th scope="col">Quality</th><th scope="col">Device time</th><th scope="col">Received</th></tr></thead>
-    <tbody>${keys.map((k) => html`<${ValueRow} key=${k} k=${k} />`)}</tbody>
-  </table>`;
-}
-
-/** One value: flashes when it changes, greyed while stale. */
-function ValueRow({ k }: { k: string }) {
-  const v = rowOf(k).value;
-  const flash = v.changes === 0 ? '' : v.changes % 2 ? 'flash-a' : 'flash-b';
-  return html`<tr class=${v.stale ? 'stale' : ''} data-reference=${v.reference}>
-    <th scope="row">${v.reference}</th>
-    <td class=${`value ${flash}`} data-changes=${v.changes}>${show(v.value)}${v.stale ? html` <span class="badge">stale</span>` : null}</td>
-    <td>${quality(v.quality)}</td>
-    <td>${when(v.timestamp)}</td>
-    <td>${when(v.receivedAt)}</td>
-  </tr>`;
-}
-
-/** A quality in words: `good`, or its validity and the flags set. */
-function quality(q: unknown): string {
-  if (q === undefined || q === null) return '—';
-  if (typeof q === 'string') return q;
-  if (typeof q === 'object') {
-    const o = q as Record<string, unknown>;
-    const flags = Object.entries(o)
-      .filter(([k, val]) => k !== 'validity' && val === true)
-      .map(([k]) => k);
-    return [o.validity ?? '', ...flags].filter(Boolean).join(', ') || 'good';
-  }
-  return String(q);
 }
 
 type LogEntry = {

@@ -6,6 +6,7 @@ import { configChanges, sessions } from '../live.ts';
 import { canEdit } from '../session.ts';
 import { go, href } from '../router.ts';
 import { Alert, Field, useAction } from './common.ts';
+import { ReportBlocksField } from './report_blocks_field.ts';
 
 /** A connection as the API answers it (the fields the console shows). */
 export type Connection = {
@@ -15,6 +16,8 @@ export type Connection = {
   port: number;
   projectId: string;
   dsc?: string;
+  /** Report blocks enabled whenever the connection is started. */
+  enableReports?: string[];
   sclFile: {
     name: string;
     size: number;
@@ -74,6 +77,8 @@ export function ConnectionForm({ id }: { id?: string }) {
   const [projects, setProjects] = useState<Project[]>([]);
   const [form, setForm] = useState({ name: '', ip: '127.0.0.1', port: '102', projectId: '', dsc: '', newProject: '' });
   const [file, setFile] = useState<File | null>(null);
+  const [reports, setReports] = useState<string[]>([]);
+  const [hasFile, setHasFile] = useState(false);
   const [saved, setSaved] = useState<Connection | null>(null);
   const [run, busy, error] = useAction();
   const [load, , loadError] = useAction();
@@ -84,6 +89,8 @@ export function ConnectionForm({ id }: { id?: string }) {
       if (id) {
         const c = await api<Connection>('GET', `/api/connections/${id}`);
         setForm({ name: c.name, ip: c.ip, port: String(c.port), projectId: c.projectId, dsc: c.dsc ?? '', newProject: '' });
+        setReports(c.enableReports ?? []);
+        setHasFile(c.sclFile !== null);
       } else setForm((f) => ({ ...f, projectId: ps[0]?.id ?? '' }));
     });
   }, [id]);
@@ -104,6 +111,7 @@ export function ConnectionForm({ id }: { id?: string }) {
         projectId,
         protocol: 'IEC 61850',
         ...(form.dsc ? { dsc: form.dsc } : {}),
+        enableReports: reports,
       };
       body.set('connection', new Blob([JSON.stringify(connection)], { type: 'application/json' }), 'connection.json');
       if (file) body.set('file', file, file.name);
@@ -134,6 +142,7 @@ export function ConnectionForm({ id }: { id?: string }) {
           : html`<${Field} label="New project" name="newProject" value=${form.newProject} onInput=${set('newProject')} hint="The space has no project yet; this one is created with the connection." />`
       }
       <${Field} label="Description" name="dsc" value=${form.dsc} onInput=${set('dsc')} />
+      <${ReportBlocksField} id=${id} hasFile=${hasFile} value=${reports} onChange=${setReports} />
       <div class="field">
         <label for="f-file">SCL file (ICD, CID, IID, SCD or SSD)</label>
         <input id="f-file" type="file" accept=".icd,.cid,.iid,.scd,.ssd,.xml" onChange=${(e: Event) => setFile((e.target as HTMLInputElement).files?.[0] ?? null)} />

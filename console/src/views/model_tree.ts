@@ -6,13 +6,18 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
+import { infoOf, modelInfo, type ModelInfo } from '../model_info.ts';
 import { canEdit } from '../session.ts';
 import { Alert, useAction } from './common.ts';
 
 type Node = Record<string, unknown> & { name?: string; ref?: string };
 type Actions = {
   id: string;
+  /** Whether the connection has an SCL file, whose units and descriptions the device's own model lacks. */
+  hasFile?: boolean;
   enabled?: Set<string>;
+  /** The SCL file's words for the device's model. */
+  info?: ModelInfo;
   onWrite: (reference: string, kind?: string) => void;
   onControl: (reference: string, cdc: string) => void;
 };
@@ -34,6 +39,7 @@ export function ModelTree(props: Actions) {
   const [model, setModel] = useState<Node | null>(null);
   const [run, busy, error] = useAction();
   const [enabled, setEnabled] = useState<Set<string>>(new Set());
+  const [info, setInfo] = useState<ModelInfo>(new Map());
   const load = () =>
     run(async () => {
       const [tree, reports] = await Promise.all([
@@ -42,17 +48,19 @@ export function ModelTree(props: Actions) {
       ]);
       setEnabled(new Set(reports.map((r) => r.rcb)));
       setModel(tree);
+      // The SCL model carries its own words; the device's is given them from the file.
+      if (tree.source === 'device') setInfo(await modelInfo(props.id, props.hasFile ?? false).catch(() => new Map()));
     });
   useEffect(() => {
     void load();
-  }, [props.id]);
+  }, [props.id, props.hasFile]);
   return html`<div>
     <p>
       ${model ? (model.source === 'device' ? 'The model the connected device declares.' : 'The model of the SCL file.') : null}
       <button type="button" class="secondary small" onClick=${load} disabled=${busy}>${busy ? 'Loading the model…' : 'Browse again'}</button>
     </p>
     <${Alert} message=${error} />
-    ${model ? html`<ul class="tree" role="list">${children(model, {}).map((c) => html`<${Branch} node=${c.node} label=${c.label} path=${c.path} actions=${{ ...props, enabled }} />`)}</ul>` : null}
+    ${model ? html`<ul class="tree" role="list">${children(model, {}).map((c) => html`<${Branch} node=${c.node} label=${c.label} path=${c.path} actions=${{ ...props, enabled, info }} />`)}</ul>` : null}
   </div>`;
 }
 
@@ -74,14 +82,38 @@ function children(node: Node, path: Path): { node: Node; label: string; path: Pa
   return out;
 }
 
-/** What a node is called on screen. */
+/** What a node is called on screen; an enumeration by its id, its values by ord and name. */
 function labelOf(key: string, n: Node): string {
-  const name = String(n.name ?? n.ref ?? n.iedName ?? '?');
+  if (key === 'enumTypes') return `${String(n.id ?? '(no id)')} (enumeration)`;
+  if (key === 'values' && n.ord !== undefined) return `${String(n.ord)}: ${String(n.value ?? '')}`;
+  const name = String(n.name ?? n.ref ?? n.iedName ?? n.id ?? '(unnamed)');
   if (key === 'dataObjects' && n.cdc) return `${name} (${n.cdc})`;
   if (key === 'attributes' && n.fc) return `${name} [${n.fc}] ${n.bType ?? ''}${n.value !== undefined ? ` = ${n.value}` : ''}`;
   if (key === 'reportControls') return `${name} (${n.buffered ? 'buffered' : 'unbuffered'} report)`;
   if (key === 'dataSets') return `${name} (data set)`;
   return name;
+}
+
+/** A node's unit and description: its own (SCL model), else the file's for the device's node. */
+function wordsOf(node: Node, path: Path, info: ModelInfo | undefined): { unit?: string; desc?: string } {
+  const own = { unit: typeof node.unit === 'string' ? node.unit : undefined, desc: typeof node.desc === 'string' ? node.desc : undefined };
+  if (own.unit || own.desc || !info || !path.ld) return own;
+  if (typeof node.ref === 'string' && node.ref.includes('[')) {
+    const found = infoOf(info, node.ref);
+    return { unit: found.unit, desc: found.desc };
+  }
+  if ('logicalNodes' in node) return info.get(path.ld) ?? {};
+  if ('dataObjects' in node && path.ln) return info.get(`${path.ld}/${path.ln}`) ?? {};
+  if (Array.isArray(node.attributes) && typeof node.name === 'string' && path.ln)
+    return info.get(`${path.ld}/${path.ln}.${node.name}`) ?? {};
+  return own;
+}
+
+/** A node's unit and description beside its name. */
+function Words({ node, path, info }: { node: Node; path: Path; info: ModelInfo | undefined }) {
+  const { unit, desc } = wordsOf(node, path, info);
+  if (!unit && !desc) return null;
+  return html`<span class="desc">${unit ? html`<span class="unit">${unit}</span> ` : null}${desc ?? ''}</span>`;
 }
 
 /** One node: a leaf, or a branch whose children appear when opened. */
@@ -90,10 +122,11 @@ function Branch({ node, label, path, actions }: { node: Node; label: string; pat
   const kids = open ? children(node, path) : [];
   const hasKids = Object.entries(node).some(([k, v]) => Array.isArray(v) && v.length > 0 && typeof v[0] === 'object' && k !== 'arrays');
   const action = actionOf(node, path, actions);
-  if (!hasKids) return html`<li><span class="leaf">${label}</span> ${action}</li>`;
+  const words = html`<${Words} node=${node} path=${path} info=${actions.info} />`;
+  if (!hasKids) return html`<li><span class="leaf">${label}</span> ${words} ${action}</li>`;
   // A disclosure button, not <details>: the node's own action sits beside it, never inside another control.
   return html`<li>
-    <button type="button" class="disclosure" aria-expanded=${open} onClick=${() => setOpen(!open)}><span class="marker" aria-hidden="true">${open ? '\u25BE' : '\u25B8'}</span>${label}</button> ${action}
+    <button type="button" class="disclosure" aria-expanded=${open} onClick=${() => setOpen(!open)}><span class="marker" aria-hidden="true">${open ? '\u25BE' : '\u25B8'}</span>${label}</button> ${words} ${action}
     ${open ? html`<ul role="list">${kids.map((c) => html`<${Branch} node=${c.node} label=${c.label} path=${c.path} actions=${actions} />`)}</ul>` : null}
   </li>`;
 }

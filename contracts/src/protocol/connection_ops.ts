@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { deadlines, defineOperation, NoContent, requestSchema, type HttpBinding } from '../operation.ts';
 import type { ProblemCode } from '../problems.ts';
 import { QueryList } from '../query.ts';
-import { ConnectionRequest, ConnectionResponse, connectionSecurityRule } from './connections.ts';
+import { ConnectionRequest, ConnectionResponse, connectionSecurityRule, enableReportsRule } from './connections.ts';
 
 /*
  * Connections as the reference's plain routes serve them: a connection with a JSON body and no file, start
@@ -59,7 +59,7 @@ export const createConnection = defineOperation({
   description:
     "A connection without an SCL file, from a JSON body. It can be started; browsing it answers the device's own " +
     'model while connected and 409 `conflict` otherwise (no file to read it from). A file can be added later with ' +
-    `\`PUT /api/protocols/iec61850/connections/{connectionId}/with-file\`. A name already used in the project is 409; a project of another space 404. ${connectionSecurityRule}`,
+    `\`PUT /api/protocols/iec61850/connections/{connectionId}/with-file\`. A name already used in the project is 409; a project of another space 404. ${connectionSecurityRule} ${enableReportsRule}`,
   request: requestSchema({ body: ConnectionRequest }),
   response: ConnectionResponse,
   http: write('POST', '/api/connections', 201, ['not_found', 'conflict']),
@@ -71,7 +71,7 @@ export const updateConnection = defineOperation({
   service: 'protocol',
   summary: 'Replace a connection',
   tags,
-  description: `Replaces name, address, port, project, description and security settings; a stored SCL file is kept and checked again against the new address. A started connection reconnects to a new address, port or security settings within a few seconds. ${connectionSecurityRule}`,
+  description: `Replaces name, address, port, project, description and security settings; a stored SCL file is kept and checked again against the new address. A started connection reconnects to a new address, port or security settings within a few seconds. ${connectionSecurityRule} ${enableReportsRule}`,
   request: requestSchema({ params: connectionParams, body: ConnectionRequest }),
   response: NoContent,
   http: write('PUT', '/api/connections/:connectionId', 204, ['not_found', 'conflict']),

@@ -97,6 +97,21 @@ export const centralSite = 'central';
 /** A site's name: the JetStream domain of its NATS server and a subject token, so lower-case letters, digits and '-'. */
 export const sitePattern = '^[a-z][a-z0-9-]{0,31}$';
 
+/** A report control block instance by its MMS name, as the browse names it: `LD/LLN0$RP$urcbMeas01`, `LD/LLN0$BR$brcbEvents01`. */
+const ReportBlockReference = Type.String({
+  minLength: 8,
+  maxLength: 255,
+  pattern: '^[A-Za-z0-9_]{1,64}/[A-Za-z0-9_]{1,64}\\$(RP|BR)\\$[A-Za-z0-9_]{1,64}$',
+  description: 'A report control block instance by its MMS name: `LD/LLN0$RP$urcbMeas01` or `LD/LLN0$BR$brcbEvents01`.',
+});
+
+/** The report blocks a connection enables when its session is started: at most this many. */
+export const maxEnableReports = 64;
+
+/** What the create and replace operations say of `enableReports`. */
+export const enableReportsRule =
+  "`enableReports` lists report control blocks (`LD/LLN0$RP$urcbMeas01`) the platform enables, with a general interrogation and the triggers `dchg`, `qchg` and `gi`, each time the connection is started (`POST …/start`, by project or by name): they are kept enabled as `POST /api/connections/{connectionId}/reports` keeps a block, so they are enabled again after every reconnect and listed by `GET …/reports`, and values arrive without a manual step. A block already kept with options of its own keeps them; one disabled by hand stays disabled until the next start. At most 64, each once; a name that is not a report block's MMS name is 400. Absent in a replacement: the stored list is kept; `[]` empties it.";
+
 /** The `connection` part of the with-file bodies, and the plain connection bodies. Unknown fields are rejected. */
 export const ConnectionRequest = Type.Object(
   {
@@ -121,6 +136,14 @@ export const ConnectionRequest = Type.Object(
     tls: Type.Optional(
       Type.Union([ConnectionTlsRequest, Type.Null()], {
         description: 'TLS (IEC 62351-3). Absent in a replacement: the stored settings are kept; null: removed (plain MMS).',
+      }),
+    ),
+    enableReports: Type.Optional(
+      Type.Array(ReportBlockReference, {
+        maxItems: maxEnableReports,
+        uniqueItems: true,
+        description:
+          'Report control blocks enabled (with a general interrogation) whenever the connection is started, without a manual step. Absent in a replacement: the stored list is kept.',
       }),
     ),
   },
@@ -158,6 +181,9 @@ export const ConnectionResponse = Type.Object({
   sclFile: Type.Union([SclFileInfo, Type.Null()]),
   hasPassword: Type.Boolean({ description: 'Whether the connection authenticates with an ACSE password (never answered itself).' }),
   tls: Type.Union([ConnectionTlsInfo, Type.Null()], { description: 'The TLS settings without their key; null: plain MMS.' }),
+  enableReports: Type.Array(Type.String(), {
+    description: 'Report control blocks enabled (with a general interrogation) whenever the connection is started; empty: none.',
+  }),
 });
 export type ConnectionResponse = Static<typeof ConnectionResponse>;
 
@@ -177,7 +203,7 @@ const WithFileBody = Type.Object(
       contentMediaType: 'application/json',
       // The OpenAPI document lists ConnectionRequest among its components; the part is its JSON text.
       contentSchema: Type.Unsafe({ $ref: '#/components/schemas/ConnectionRequest' }),
-      description: 'JSON text of a ConnectionRequest (name, ip, port, projectId, protocol, dsc, authentication, tls).',
+      description: 'JSON text of a ConnectionRequest (name, ip, port, projectId, protocol, dsc, authentication, tls, enableReports).',
     }),
     file: Type.Optional(
       Type.String({ format: 'binary', description: 'An SCL file (ICD, CID, IID, SCD or SSD) of at most MAX_SCL_BYTES.' }),
@@ -205,7 +231,7 @@ export const createConnectionWithFile = defineOperation({
   service: 'protocol',
   summary: 'Create an IEC 61850 connection with its SCL file',
   tags,
-  description: `multipart/form-data: a \`connection\` part (JSON) and an optional \`file\` part. ${sclErrors} ${connectionSecurityRule}`,
+  description: `multipart/form-data: a \`connection\` part (JSON) and an optional \`file\` part. ${sclErrors} ${connectionSecurityRule} ${enableReportsRule}`,
   request: requestSchema({ body: WithFileMessage }),
   response: ConnectionResponse,
   http: {
@@ -227,7 +253,7 @@ export const updateConnectionWithFile = defineOperation({
   service: 'protocol',
   summary: 'Replace an IEC 61850 connection and its SCL file',
   tags,
-  description: `As create; without a \`file\` part the stored file is kept. ${sclErrors} ${connectionSecurityRule}`,
+  description: `As create; without a \`file\` part the stored file is kept. ${sclErrors} ${connectionSecurityRule} ${enableReportsRule}`,
   request: requestSchema({ params: connectionParams, body: WithFileMessage }),
   response: NoContent,
   http: {
@@ -319,11 +345,19 @@ export const browseConnection = defineOperation({
   description:
     'While the connection is connected, the model the device itself declares (`source: "device"`: logical devices, logical nodes, data objects with their functional constraints and types, data sets, report blocks; an array with its `count` and the parts of its first element as `children`, `phsAHar(0).cVal`). Otherwise, or with `ied`, the model of the SCL file (`source: "scl"`): ' +
     'IEDs, logical devices, logical nodes, data objects with functional constraints and their `arrays` (SCL `count`, sub data objects and attributes alike), data sets, report, GOOSE and sampled-value blocks and addresses. A connection without a file has no SCL model: browsing it while it is not connected (or with `ied`) is 409 `no_scl_file`. ' +
-    '`ied` limits the answer to one IED (404 when the file has no such IED). A model too large for one answer (a station file of hundreds of IEDs) is refused with 413 `payload_too_large`, whose `ieds` lists the names to browse one at a time.',
+    "`ied` limits the answer to one IED (404 when the file has no such IED); `source=scl` asks for the model of the file while connected too. Data objects and attributes carry the `desc` the file gives them (the instance's `DOI`/`SDI`/`DAI` `desc` or `dU` before the templates' `DO`/`DOType`/`DA`/`BDA` `desc`) and measured values their `unit` (`kV`: the nearest `units`, SIUnit with its multiplier, configured or by default); enumerations are named by their `id`. A model too large for one answer (a station file of hundreds of IEDs) is refused with 413 `payload_too_large`, whose `ieds` lists the names to browse one at a time.",
   request: requestSchema({
     params: connectionParams,
     query: Type.Object(
-      { ied: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Only this IED of the file.' })) },
+      {
+        ied: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Only this IED of the file.' })),
+        source: Type.Optional(
+          Type.Literal('scl', {
+            description:
+              "`scl`: the model of the SCL file even while the connection is connected (its units, descriptions and enumerations, which the device's own model does not carry).",
+          }),
+        ),
+      },
       { additionalProperties: false },
     ),
   }),

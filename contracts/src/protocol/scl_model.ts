@@ -47,6 +47,10 @@ export const SclBrowseAttribute = Type.Object({
   ref: Type.String(),
   /** The configured value (`DAI`/`Val`), else the template's default. */
   value: Optional(Type.String()),
+  /** The instance's `DAI`/`SDI` `desc`, else the template's `DA`/`BDA` `desc`. */
+  desc: Optional(Type.String()),
+  /** The unit of a measured value (`mag.f`: `kV`): the nearest `units` above it, SIUnit with its multiplier. */
+  unit: Optional(Type.String()),
 });
 
 /** A data object of a logical node with its common data class and its attributes. */
@@ -55,7 +59,10 @@ export const SclBrowseDataObject = Type.Object({
   cdc: Type.String(),
   /** The `DOType` id. */
   type: Type.String(),
+  /** The instance's `DOI` `desc`, else its `dU` value, else the `DO`'s or the `DOType`'s `desc`. */
   desc: Optional(Type.String()),
+  /** The unit its `units` give (`kV`): SIUnit with its multiplier, as configured or by the template's default. */
+  unit: Optional(Type.String()),
   /** The functional constraints its attributes carry, sorted. */
   fcs: Type.Array(Type.String()),
   /**
@@ -199,8 +206,14 @@ export const SclBrowseTree = Type.Object({
   edition: Type.String(),
   ieds: Type.Array(SclBrowseIed),
   subNetworks: Type.Array(SclBrowseSubNetwork),
-  /** Values of the enumerations the attributes name in `type`. */
-  enumTypes: Type.Array(Type.Object({ id: Type.String(), values: Type.Array(Type.Object({ ord: Type.Integer(), value: Type.String() })) })),
+  /** Values of the enumerations the attributes name in `type`; an enumeration is named by its `id`. */
+  enumTypes: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      desc: Optional(Type.String()),
+      values: Type.Array(Type.Object({ ord: Type.Integer(), value: Type.String() })),
+    }),
+  ),
 });
 /** The browse tree of an SCL file. */
 export type SclBrowseTree = Static<typeof SclBrowseTree>;

@@ -6,6 +6,7 @@ import type { BrowseIed, BrowseLogicalNode, BrowseTree } from './browse_types.ts
 import type { Address, ConnectedAp, Ied, LogicalDevice, LogicalNode, SclModel } from './model.ts';
 import { fcdaReference, lnMemberReference, mmsReference } from './references.ts';
 import { TemplateIndex } from './template_index.ts';
+import { attributeUnit, unitAt, type AttributeFacts } from './units.ts';
 
 type BrowseLn = BrowseLogicalNode;
 
@@ -23,12 +24,20 @@ function plain(address: Address): Record<string, string> {
 function dataObjects(index: TemplateIndex, domain: string, ln: LogicalNode): BrowseLn['dataObjects'] {
   const configured = new Map<string, string>();
   for (const v of ln.values) if (!configured.has(v.path)) configured.set(v.path, v.value);
+  const described = new Map<string, string>();
+  for (const d of ln.descs ?? []) if (!described.has(d.path)) described.set(d.path, d.desc);
   return (index.lNodeTypes.get(ln.lnType)?.dataObjects ?? []).map((definition) => {
     const doType = index.doTypes.get(definition.type);
     const expanded = index.expand(definition.type);
+    const facts = new Map<string, AttributeFacts>();
+    for (const node of expanded?.attributes ?? []) {
+      facts.set(node.name, { value: configured.get(`${definition.name}.${node.name}`) ?? node.value, type: node.type });
+    }
     const attributes = (expanded?.attributes ?? []).map((node) => {
       const path = `${definition.name}.${node.name}`;
-      const value = configured.get(path) ?? node.value;
+      const value = facts.get(node.name)?.value;
+      const desc = described.get(path) ?? node.desc;
+      const unit = attributeUnit(node.name, node.bType, facts, index.enumTypes);
       return {
         name: node.name,
         fc: node.fc,
@@ -37,14 +46,19 @@ function dataObjects(index: TemplateIndex, domain: string, ln: LogicalNode): Bro
         ...(node.count === undefined ? {} : { count: node.count }),
         ref: mmsReference(domain, ln.name, node.fc, path),
         ...(value === undefined ? {} : { value }),
+        ...(desc ? { desc } : {}),
+        ...(unit ? { unit } : {}),
       };
     });
-    const desc = definition.desc ?? doType?.desc;
+    // The instance's own words first: its DOI desc, then its dU, then the templates'.
+    const desc = described.get(definition.name) || facts.get('dU')?.value || definition.desc || doType?.desc;
+    const unit = unitAt('', facts, index.enumTypes);
     return {
       name: definition.name,
       cdc: doType?.cdc ?? '',
       type: definition.type,
       ...(desc ? { desc } : {}),
+      ...(unit ? { unit } : {}),
       fcs: expanded?.fcs ?? [],
       ...(expanded?.arrays.length ? { arrays: expanded.arrays.map((a) => ({ ...a })) } : {}),
       attributes,
@@ -163,6 +177,10 @@ function treeFrame(model: SclModel): BrowseTree {
         address: plain(c.address),
       })),
     })),
-    enumTypes: model.templates.enumTypes.map((e) => ({ id: e.id, values: e.values.map((v) => ({ ...v })) })),
+    enumTypes: model.templates.enumTypes.map((e) => ({
+      id: e.id,
+      ...(e.desc ? { desc: e.desc } : {}),
+      values: e.values.map((v) => ({ ...v })),
+    })),
   };
 }

@@ -40,6 +40,10 @@ export type BrowseAttribute = {
   ref: string;
   /** The configured value (`DAI`/`Val`), else the template's default. */
   value?: string;
+  /** The instance's `DAI`/`SDI` `desc`, else the template's `DA`/`BDA` `desc`. */
+  desc?: string;
+  /** The unit of a measured value (`mag.f`: `kV`), from the nearest `units` (SIUnit with its multiplier). */
+  unit?: string;
 };
 
 /** A data object of a logical node: its common data class, functional constraints, arrays and attributes. */
@@ -48,7 +52,10 @@ export type BrowseDataObject = {
   cdc: string;
   /** The `DOType` id. */
   type: string;
+  /** The instance's `DOI` `desc`, else its `dU`, else the `DO`'s or the `DOType`'s `desc`. */
   desc?: string;
+  /** The unit its `units` give (`kV`), for measured values. */
+  unit?: string;
   /** The functional constraints of its attributes, sorted. */
   fcs: string[];
   /** Its arrays (SCL `count`) by dotted path below the data object; an element is addressed `name(i)`. */
@@ -171,5 +178,5 @@ export type BrowseTree = {
   ieds: BrowseIed[];
   subNetworks: BrowseSubNetwork[];
   /** The values of the enumerations the attributes name in `type`. */
-  enumTypes: { id: string; values: { ord: number; value: string }[] }[];
+  enumTypes: { id: string; desc?: string; values: { ord: number; value: string }[] }[];
 };

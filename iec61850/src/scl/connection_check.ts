@@ -4,15 +4,27 @@
  * none). Disagreements are warnings: a device behind NAT or a port forward is reached at other addresses.
  */
 import type { ConnectedAp, Ied, SclModel } from './model.ts';
+import { lnMemberReference } from './references.ts';
 
 /** A disagreement between a connection and the SCL file; `code` is stable, `message` says it for people. */
 export type ConnectionWarning = {
-  code: 'ied_not_in_scl' | 'no_server_ied' | 'ied_ambiguous' | 'no_address' | 'ip_unchecked' | 'ip_mismatch' | 'port_mismatch';
+  code:
+    | 'ied_not_in_scl'
+    | 'no_server_ied'
+    | 'ied_ambiguous'
+    | 'no_address'
+    | 'ip_unchecked'
+    | 'ip_mismatch'
+    | 'port_mismatch'
+    | 'report_block_not_in_scl';
   message: string;
 };
 
-/** What the connection says: where it connects and, optionally, which IED of the file it means. */
-export type ConnectionTarget = { ip: string; port: number; iedName?: string };
+/**
+ * What the connection says: where it connects, optionally which IED of the file it means, and the report
+ * blocks it enables when started (MMS names, `LD/LLN0$RP$urcb01`).
+ */
+export type ConnectionTarget = { ip: string; port: number; iedName?: string; reportBlocks?: readonly string[] };
 
 /** The default MMS port (ISO transport over TCP, RFC 1006). */
 const MMS_PORT = 102;
@@ -80,6 +92,28 @@ function pickIed(model: SclModel, target: ConnectionTarget): Ied | ConnectionWar
 export function checkConnection(model: SclModel, target: ConnectionTarget): ConnectionWarning[] {
   const ied = pickIed(model, target);
   if ('code' in ied) return [ied];
+  return [...addressWarnings(model, ied, target), ...reportBlockWarnings(ied, target.reportBlocks ?? [])];
+}
+
+/** The report blocks the connection lists that the IED does not declare (a typing slip, or another file's names). */
+function reportBlockWarnings(ied: Ied, blocks: readonly string[]): ConnectionWarning[] {
+  if (blocks.length === 0) return [];
+  const declared = new Set<string>();
+  for (const ap of ied.accessPoints)
+    for (const ld of ap.server?.logicalDevices ?? [])
+      for (const ln of ld.logicalNodes)
+        for (const rc of ln.reportControls)
+          for (const name of rc.instances) declared.add(lnMemberReference(ld.domain, ln.name, name, rc.buffered ? 'BR' : 'RP'));
+  return blocks
+    .filter((rcb) => !declared.has(rcb))
+    .map((rcb) => ({
+      code: 'report_block_not_in_scl' as const,
+      message: `the connection enables report block ${rcb} at start; the SCL file declares no such block for IED ${ied.name}`,
+    }));
+}
+
+/** The address and port of the connection against those the file gives the IED's server. */
+function addressWarnings(model: SclModel, ied: Ied, target: ConnectionTarget): ConnectionWarning[] {
   const caps = serverAddresses(model, ied).filter((c) => ipOf(c) !== undefined);
   if (caps.length === 0) return [{ code: 'no_address', message: `the SCL file gives no IP address for IED ${ied.name}` }];
   const warnings: ConnectionWarning[] = [];

@@ -51,6 +51,8 @@ export type LogicalNode = {
   gooseControls: GooseControl[];
   sampledValueControls: SampledValueControl[];
   values: ConfiguredValue[];
+  /** Descriptions the instance gives its data objects and attributes (`DOI`/`SDI`/`DAI` `desc`); absent when none does. */
+  descs?: InstanceDesc[];
   /** LLN0 only: its setting group control block (`SettingControl`), when the logical device has setting groups. */
   settingControl?: SettingControl;
 };
@@ -66,6 +68,9 @@ export type SettingControl = { numOfSGs: number; actSG: number; resvTms?: number
  * `Mod.ctlModel`, `AnIn3.rangeC.min.f`. `fc` is filled in when the path resolves through the templates.
  */
 export type ConfiguredValue = { path: string; value: string; sGroup?: number; fc?: string };
+
+/** A description the instance gives (`DOI`, `SDI` or `DAI` `desc`), by dotted path from the data object down. */
+export type InstanceDesc = { path: string; desc: string };
 
 /** A data set and its members. */
 export type DataSet = { name: string; desc?: string; members: Fcda[] };
@@ -184,13 +189,22 @@ export type DoType = { id: string; cdc: string; desc?: string; children: (SdoDef
 export type SdoDefinition = { kind: 'SDO'; name: string; type: string; desc?: string; count?: number };
 
 /** A `DA` of a data object type: a data attribute with its functional constraint. */
-export type DaDefinition = { kind: 'DA'; name: string; fc: string; bType: string; type?: string; count?: number; value?: string };
+export type DaDefinition = {
+  kind: 'DA';
+  name: string;
+  fc: string;
+  bType: string;
+  type?: string;
+  count?: number;
+  value?: string;
+  desc?: string;
+};
 
 /** A data attribute type: the components (`BDA`) of a structured attribute. */
 export type DaType = { id: string; desc?: string; components: BdaDefinition[] };
 
 /** A `BDA` of a data attribute type. */
-export type BdaDefinition = { name: string; bType: string; type?: string; count?: number; value?: string };
+export type BdaDefinition = { name: string; bType: string; type?: string; count?: number; value?: string; desc?: string };
 
 /** An enumeration with its values. */
 export type EnumType = { id: string; desc?: string; values: { ord: number; value: string }[] };

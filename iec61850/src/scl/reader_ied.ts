@@ -3,7 +3,21 @@
  * Data sets and control blocks inside a logical node are read by `reader_controls.ts`.
  */
 import type { AccessPoint, ConfiguredValue, Ied, LogicalDevice, LogicalNode, Server } from './model.ts';
-import { attr, edition2Only, enter, intern, need, optional, typeName, whole, type Closer, type Opener } from './reader_context.ts';
+import {
+  attr,
+  edition2Only,
+  enter,
+  intern,
+  need,
+  optional,
+  typeName,
+  whole,
+  type Closer,
+  type Opener,
+  type ReadContext,
+  type Tag,
+} from './reader_context.ts';
+import type { Origin } from './report.ts';
 
 /** What a DOI, SDI or DAI frame holds: its logical node and the dotted path so far. */
 type InstancePath = { ln: LogicalNode; path: string };
@@ -105,19 +119,30 @@ const closeLogicalNode: Closer = (_ctx, origin) => {
   ln.values = ln.values.length === 0 ? NONE : ln.values.slice();
 };
 
+/** Keeps the `desc` an instance element gives the object at `path`; the list is made only for a node that has one. */
+function keepDesc(ctx: ReadContext, tag: Tag, origin: Origin, ln: LogicalNode, path: string): void {
+  const desc = attr(ctx, tag, 'desc', origin);
+  if (desc) (ln.descs ??= []).push({ path: intern(ctx, path), desc });
+}
+
 const doi: Opener = (ctx, tag, parent, origin) => {
   const node: InstancePath = { ln: parent as LogicalNode, path: need(ctx, tag, 'name', origin) };
+  keepDesc(ctx, tag, origin, node.ln, node.path);
   return enter(origin, 'DOI', node);
 };
 
 const sdi: Opener = (ctx, tag, parent, origin) => {
   const up = parent as InstancePath;
-  return enter(origin, 'DOI', { ln: up.ln, path: `${up.path}.${need(ctx, tag, 'name', origin)}` } satisfies InstancePath);
+  const path = `${up.path}.${need(ctx, tag, 'name', origin)}`;
+  keepDesc(ctx, tag, origin, up.ln, path);
+  return enter(origin, 'DOI', { ln: up.ln, path } satisfies InstancePath);
 };
 
 const dai: Opener = (ctx, tag, parent, origin) => {
   const up = parent as InstancePath;
-  return enter(origin, 'DAI', { ln: up.ln, path: `${up.path}.${need(ctx, tag, 'name', origin)}` } satisfies InstancePath);
+  const path = `${up.path}.${need(ctx, tag, 'name', origin)}`;
+  keepDesc(ctx, tag, origin, up.ln, path);
+  return enter(origin, 'DAI', { ln: up.ln, path } satisfies InstancePath);
 };
 
 type ValueFrame = InstancePath & { sGroup: number | undefined };

@@ -56,6 +56,8 @@ function attributeFields(ctx: ReadContext, tag: Tag, origin: Origin): BdaDefinit
   if (type !== undefined) node.type = type;
   const count = arrayCount(ctx, tag, origin);
   if (count !== undefined) node.count = count;
+  const desc = attr(ctx, tag, 'desc', origin);
+  if (desc) node.desc = desc;
   return node;
 }
 

@@ -13,7 +13,7 @@ export const MAX_ATTRIBUTES_PER_DO = 20_000;
 const MAX_NESTING = 24;
 
 /** A data attribute, or a component of a structured one, with its dotted path below the data object. */
-export type AttributeNode = { name: string; fc: string; bType: string; type?: string; count?: number; value?: string };
+export type AttributeNode = { name: string; fc: string; bType: string; type?: string; count?: number; value?: string; desc?: string };
 
 /** A data object type expanded: its attributes in file order, the FCs they carry, and what stopped it. */
 export type ExpandedDo = {

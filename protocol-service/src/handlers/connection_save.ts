@@ -26,6 +26,9 @@ import {
 import { connectionNotFound } from '../sessions/device_router.ts';
 import { sealSecurity } from '../domain/connection_security.ts';
 
+/** What the SCL file is checked against: the connection's address and the report blocks it enables at start. */
+const targetOf = (c: ConnectionRequest) => ({ ip: c.ip, port: c.port, reportBlocks: c.enableReports ?? [] });
+
 /** A staged upload as the gateway names it once every chunk arrived. */
 export type Upload = { id: string; name: string; size: number; sha256: string; chunks: number };
 
@@ -71,12 +74,12 @@ export function connectionSaver(deps: { store: Store; bus: Bus; secrets: SecretB
       edition: result.report.edition,
       chunks: upload.chunks,
       warnings: result.report.warnings,
-      connectionWarnings: checkConnection(result.model, { ip: connection.ip, port: connection.port }),
+      connectionWarnings: checkConnection(result.model, targetOf(connection)),
       browse: [...browseParts(result.model)].map((p) => packBrowsePart(p.iedName, p.tree)),
     };
   };
 
-  /** The connection checks of a kept file against a changed address, from the stored chunks. */
+  /** The connection checks of a kept file against a changed address or list of report blocks, from the stored chunks. */
   const recheck = async (space: string, id: string, connection: ConnectionRequest) => {
     const first = await fileChunk(deps.store, space, id, 0);
     if (!first) return;
@@ -84,8 +87,7 @@ export function connectionSaver(deps: { store: Store; bus: Bus; secrets: SecretB
       for (let i = 0; i < first.chunks; i++) yield new Uint8Array((await fileChunk(deps.store, space, id, i))!.data);
     })();
     const result = await parseScl(chunks);
-    if (result.ok)
-      await setConnectionWarnings(deps.store, space, id, checkConnection(result.model, { ip: connection.ip, port: connection.port }));
+    if (result.ok) await setConnectionWarnings(deps.store, space, id, checkConnection(result.model, targetOf(connection)));
   };
 
   /** `path`: where the connection sits in the request's body (`/body/connection` in an upload, `/body` alone). */
@@ -98,10 +100,13 @@ export function connectionSaver(deps: { store: Store; bus: Bus; secrets: SecretB
   ) => {
     const space = spaceOf(ctx);
     const actor = actorOf(ctx).name;
-    if (!create && !(await findConnection(deps.store, space, id))) throw connectionNotFound(id);
+    const stored = create ? null : await findConnection(deps.store, space, id);
+    if (!create && !stored) throw connectionNotFound(id);
+    // The file is checked against the report blocks the connection will have: a replacement without the list keeps the stored one.
+    const connection = { ...body.connection, enableReports: body.connection.enableReports ?? stored?.enableReports ?? [] };
     const security = sealSecurity(body.connection, { space, id, path }, deps.secrets);
     await checkProject(ctx, body.connection.projectId);
-    const facts = body.upload ? await parseUpload(space, body.upload, body.connection) : null;
+    const facts = body.upload ? await parseUpload(space, body.upload, connection) : null;
     try {
       await deps.store.transaction(async (tx) => {
         if (!(await saveConnection(tx, space, id, body.connection, actor, create, security))) throw connectionNotFound(id);
@@ -112,7 +117,7 @@ export function connectionSaver(deps: { store: Store; bus: Bus; secrets: SecretB
         throw new ProblemError('conflict', `The project has a connection named ${body.connection.name}`);
       throw err;
     }
-    if (!facts && !create) await recheck(space, id, body.connection);
+    if (!facts && !create) await recheck(space, id, connection);
     publishEvent(
       deps.bus,
       protocolEvents.connection,

@@ -55,7 +55,7 @@ export function connectionHandlers(deps: ConnectionDeps): Implementation[] {
       const space = spaceOf(ctx);
       const id = params.connectionId.toLowerCase();
       if (!(await findConnection(deps.store, space, id))) throw connectionNotFound(params.connectionId);
-      const live = query.ied === undefined ? await deps.liveBrowse?.(space, id, ctx) : null;
+      const live = query.ied === undefined && query.source !== 'scl' ? await deps.liveBrowse?.(space, id, ctx) : null;
       if (live) return { source: 'device' as const, ...live };
       // The answer travels as one bus message: leave room for the envelope.
       const found = await browseOf(deps.store, space, id, { iedName: query.ied, maxJsonBytes: deps.bus.maxPayload - 64 * 1024 });

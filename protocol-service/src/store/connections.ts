@@ -41,6 +41,7 @@ function toConnection(r: Record<string, unknown>): ConnectionResponse {
             clientCertExpires: r.tls_client_expires ? (r.tls_client_expires as Date).toISOString() : null,
             serverName: (r.tls_server_name as string | null) ?? null,
           },
+    enableReports: (r.enable_reports as string[] | null | undefined) ?? [],
   };
 }
 
@@ -91,16 +92,30 @@ export async function saveConnection(
   create: boolean,
   security: SecurityChange = {},
 ): Promise<boolean> {
-  // A replacement without a site keeps the stored one (null here); a new connection is central unless it names one.
-  const values = [space, id, c.projectId, c.name, c.ip, c.port, c.protocol, c.dsc ?? null, actor, c.site ?? (create ? centralSite : null)];
+  // A replacement without a site (or a list of report blocks) keeps the stored one (null here); a new
+  // connection is central unless it names one, and enables no report block unless it lists some.
+  const reports = c.enableReports ?? (create ? [] : null);
+  const values = [
+    space,
+    id,
+    c.projectId,
+    c.name,
+    c.ip,
+    c.port,
+    c.protocol,
+    c.dsc ?? null,
+    actor,
+    c.site ?? (create ? centralSite : null),
+    reports === null ? null : JSON.stringify(reports),
+  ];
   const columns = securityColumns(security);
   const extra = columns.map(([, v]) => v);
   if (create) {
     const names = columns.map(([n]) => `, ${n}`).join('');
     const places = columns.map((_, i) => `, $${values.length + 1 + i}`).join('');
     await db.query(
-      `insert into protocol.connections (space, id, project_id, name, ip, port, protocol, dsc, created_by, creation_date, last_modified_by, last_modified_date, site${names})
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, now(), $9, now(), $10${places})`,
+      `insert into protocol.connections (space, id, project_id, name, ip, port, protocol, dsc, created_by, creation_date, last_modified_by, last_modified_date, site, enable_reports${names})
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, now(), $9, now(), $10, $11::jsonb${places})`,
       [...values, ...extra],
     );
     return true;
@@ -108,7 +123,7 @@ export async function saveConnection(
   const sets = columns.map(([n], i) => `, ${n} = $${values.length + 1 + i}`).join('');
   const { rowCount } = await db.query(
     `update protocol.connections set project_id = $3, name = $4, ip = $5, port = $6, protocol = $7, dsc = $8,
-       last_modified_by = $9, last_modified_date = now(), site = coalesce($10, site)${sets},
+       last_modified_by = $9, last_modified_date = now(), site = coalesce($10, site), enable_reports = coalesce($11::jsonb, enable_reports)${sets},
        link_revision = link_revision + case when ip is distinct from $5 or port is distinct from $6 or site is distinct from coalesce($10, site) or ${columns.length > 0} then 1 else 0 end
      where space = $1 and id = $2`,
     [...values, ...extra],

@@ -18,10 +18,34 @@ export type SessionState = {
   warnings: { code: string; detail: string }[];
 };
 
-/** Marks a connection started or stopped; false when it is not in this space. */
+/** How a report block listed in a connection's `enableReports` is kept enabled: with a general interrogation. */
+export const startReportOptions = { generalInterrogation: true, triggers: ['dchg', 'qchg', 'gi'] } as const;
+
+/**
+ * Marks a connection started or stopped; false when it is not in this space. A connection that was not
+ * started before gets the report blocks of its `enableReports` kept enabled (those kept already, with
+ * options of their own, stay as they are), before any replica takes its session up.
+ */
 export async function setStarted(db: Queryable, space: string, id: string, started: boolean): Promise<boolean> {
-  const { rowCount } = await db.query('update protocol.connections set started = $3 where space = $1 and id = $2', [space, id, started]);
-  return rowCount === 1;
+  const { rows } = await db.query<{ was: boolean; enable_reports: string[] | null }>(
+    `update protocol.connections c set started = $3
+       from (select started as was from protocol.connections where space = $1 and id = $2 for update) o
+      where c.space = $1 and c.id = $2
+      returning o.was, c.enable_reports`,
+    [space, id, started],
+  );
+  const row = rows[0];
+  if (!row) return false;
+  const blocks = row.enable_reports ?? [];
+  if (started && !row.was && blocks.length > 0) {
+    await db.query(
+      `insert into protocol.report_subscriptions (space, connection_id, rcb, options)
+         select $1, $2, rcb, $4::jsonb from unnest($3::text[]) as rcb
+       on conflict (space, connection_id, rcb) do nothing`,
+      [space, id, blocks, JSON.stringify(startReportOptions)],
+    );
+  }
+  return true;
 }
 
 /** Every started connection of a site, of every space. */
