@@ -56,9 +56,13 @@ export function buildOpenApi(ops: readonly Operation[], options: { serverUrls?: 
   }
   const document = {
     openapi: '3.1.0',
-    info: { title: 'SCADA platform API', version: apiVersion, description },
-    ...(options.serverUrls && options.serverUrls.length > 0 ? { servers: options.serverUrls.map((url) => ({ url })) } : {}),
-    tags: tagsOf(ops),
+    info: { title: 'SCADA platform API', version: apiVersion, description, contact },
+    // Without configured addresses, the server that served the document (a relative URL).
+    servers:
+      options.serverUrls && options.serverUrls.length > 0
+        ? options.serverUrls.map((url) => ({ url }))
+        : [{ url: '/', description: 'The gateway that served this document' }],
+    tags: tagsOf(ops, paths),
     paths,
     components: components(),
   };
@@ -69,6 +73,9 @@ export function buildOpenApi(ops: readonly Operation[], options: { serverUrls?: 
 function toOpenApiPath(path: string): string {
   return path.replace(/:([A-Za-z_$][\w$]*)/g, '{$1}');
 }
+
+/** Who answers for the API. */
+const contact = { name: 'SCADA platform maintainers' };
 
 /** The conditional-read header of a cacheable read. */
 const ifNoneMatch: Json = {
@@ -219,9 +226,12 @@ function problemResponses(codes: readonly ProblemCode[]): Record<string, Json> {
 }
 
 /** The tags in order of first use, with `Operations` always present. */
-function tagsOf(ops: readonly Operation[]): Json[] {
+function tagsOf(ops: readonly Operation[], paths: Record<string, Json>): Json[] {
   const names = new Set<string>();
   for (const op of ops) if (op.http) for (const tag of op.tags) names.add(tag);
+  // The gateway's own paths (sessions, the live channel) name tags of their own.
+  for (const item of Object.values(paths))
+    for (const o of Object.values(item) as Json[]) for (const tag of (o.tags as string[] | undefined) ?? []) names.add(tag);
   names.add('Operations');
   return [...names].map((name) => (name === 'Operations' ? { name, description: 'Health, metrics and this reference' } : { name }));
 }
@@ -241,6 +251,8 @@ function operationalPaths(): Record<string, Json> {
       get: {
         operationId: 'getHealth',
         summary: 'Liveness of the gateway',
+        description:
+          'Answers 200 while the gateway process runs, whatever its dependencies do: a probe for restarting it, not for routing to it.',
         ...answer('The gateway is alive', text('application/json', status('ok'))),
       },
     },
@@ -258,6 +270,8 @@ function operationalPaths(): Record<string, Json> {
       get: {
         operationId: 'getMetrics',
         summary: 'Prometheus metrics',
+        description:
+          "This process's metrics in Prometheus' text format: requests by route and status, their durations, the bus, the live channel and the runtime's own.",
         ...answer('Prometheus text exposition', text('text/plain', { type: 'string' }), filtered),
       },
     },
@@ -265,6 +279,7 @@ function operationalPaths(): Record<string, Json> {
       get: {
         operationId: 'getOpenApi',
         summary: 'This OpenAPI document',
+        description: 'The OpenAPI 3.1 description of every operation, generated from the schemas that validate the requests.',
         ...answer('OpenAPI 3.1 document', text('application/json', { type: 'object' }), filtered),
       },
     },
@@ -272,6 +287,7 @@ function operationalPaths(): Record<string, Json> {
       get: {
         operationId: 'getDocs',
         summary: 'API reference page',
+        description: 'A readable page of this reference, drawn from `/openapi.json`.',
         ...answer('HTML page', text('text/html', { type: 'string' }), filtered),
       },
     },
@@ -279,6 +295,8 @@ function operationalPaths(): Record<string, Json> {
       get: {
         operationId: 'getRoot',
         summary: 'Leads to the API reference page',
+        description: 'Redirects to `/docs` (to the console when it is built).',
+        tags: ['Operations'],
         responses: { '302': { description: 'Redirect to `/docs`', headers: { Location: { schema: { const: '/docs' } } } }, ...filtered },
       },
     },

@@ -65,7 +65,11 @@ t.test('every registry operation with an HTTP binding appears once under its ope
     t.equal(operationAt(doc, op.http!.method.toLowerCase(), path)?.operationId, op.operationId, op.operationId);
   }
   t.equal(new Set(ids).size, ids.length, 'operationIds are unique');
-  t.notOk(doc.servers, 'no servers without server URLs');
+  t.same(
+    (doc.servers as Json[]).map((s) => s.url),
+    ['/'],
+    'without server URLs, the server that served the document (a relative URL)',
+  );
 });
 
 t.test('the operational endpoints are documented under Operations without a login', async (t) => {
