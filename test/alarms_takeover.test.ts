@@ -6,72 +6,28 @@
  * store: no active alarm is lost, none is raised twice (entries the device sends again change nothing),
  * and the changes buffered meanwhile make their transitions once each, on the journal and on `/api/live`.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
-import { call, startService, type RunningService } from '@scada/platform';
-import { protocolPing } from '@scada/contracts';
 import { utcTimeFromMs } from '@scada/iec61850';
-import { protocolService } from '@scada/protocol';
 import { startSimulator, type Faults } from '@scada/simulator';
 import { FIXTURE_SCL, fixtureModel } from '@scada/testkit/simulator_fixture';
-import { testBusKeys } from '@scada/testkit/bus_keys';
-import { platformNatsEnv } from '@scada/testkit/nats_auth';
-import { secretsKeyOf, startTestPlatform } from '@scada/testkit/platform';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { takeoverCluster, takeoverHow, takeoverSettings } from '@scada/testkit/takeover';
 import { liveConnection, until } from '@scada/testkit/live';
-import { startMain, type MainProcess } from '@scada/testkit/processes';
 import { signIn } from '@scada/testkit/session';
 import { isEvent, openSse, type SseEvent } from '@scada/testkit/sse';
 
-const servers = Boolean(process.env.NATS_URL && process.env.DATABASE_URL);
-const lease = { SESSION_LEASE_SECONDS: '2', MMS_RECONNECT_MIN_MS: '100', MMS_RECONNECT_MAX_MS: '300', MMS_REQUEST_TIMEOUT_MS: '2000' };
 const D = 'SIMLD0';
 const BRCB = `${D}/LLN0$BR$brcb`;
 
 const faults: Faults = {};
 const sim = await startSimulator({ model: await fixtureModel(), port: 0, faults });
 t.teardown(() => sim.stop());
-const p = await startTestPlatform(lease);
+const p = await startTestPlatform(takeoverSettings);
 t.teardown(() => p.stop());
 
-/** A protocol replica in a process of its own on the platform's NATS and PostgreSQL, once it serves. */
-async function replicaProcess(): Promise<MainProcess> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'scada-alarm-takeover-'));
-  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const replica = startMain({
-    SERVICES: 'protocol',
-    ...platformNatsEnv(),
-    ...testBusKeys,
-    DATABASE_URL: p.proc.config.platform.databaseUrl!,
-    SECRETS_KEY: secretsKeyOf(p).toString('base64'),
-    BUS_SUBJECT_PREFIX: p.proc.config.platform.busSubjectPrefix!,
-    DATA_DIR: dataDir,
-    HTTP_PORT: '0',
-    HTTPS_PORT: '0',
-    LOG_LEVEL: 'warn',
-    ...lease,
-  });
-  const own = p.proc.services.find((s) => s.name === 'protocol')!.instance;
-  await until(
-    'the replica process to serve',
-    async () => {
-      const pong = await call(p.proc.bus, protocolPing, { params: {}, query: {} } as never, {
-        requestId: 'alarm-takeover',
-        timeoutMs: 1000,
-      }).catch(() => null);
-      return pong !== null && (pong as { instance: string }).instance !== own;
-    },
-    60_000,
-  );
-  return replica;
-}
-
-t.test(`alarms across a takeover (${servers ? 'holder killed with SIGKILL' : 'holder stopped'}, ${p.mode})`, async (t) => {
-  const inProcess = p.proc.services.find((s) => s.name === 'protocol')!;
-  const killable = servers ? await replicaProcess() : null;
-  t.teardown(() => void killable?.child.kill('SIGKILL'));
-  if (killable) await inProcess.stop();
+t.test(`alarms across a takeover (${takeoverHow()}, ${p.mode})`, async (t) => {
+  // The first holder: a process to kill, or this process's own replica to stop.
+  const cluster = await takeoverCluster(t, p);
 
   const operator = await signIn(p, { role: 'operator' });
   const c = await liveConnection(p, sim.port, { scl: FIXTURE_SCL });
@@ -133,19 +89,9 @@ t.test(`alarms across a takeover (${servers ? 'holder killed with SIGKILL' : 'ho
   // Let the first holder save where the block stands, as it does within a second.
   await new Promise((r) => setTimeout(r, 1500));
 
-  const successor: RunningService = await startService(protocolService, {
-    bus: p.proc.bus,
-    store: p.proc.store!,
-    log: p.proc.log,
-    config: p.proc.config.services.protocol as never,
-    instance: 'successor',
-  });
-  t.teardown(() => successor.stop());
+  await cluster.startSuccessor();
   faults.refuseAssociation = true;
-  if (killable) {
-    killable.child.kill('SIGKILL');
-    await killable.exited;
-  } else await inProcess.stop();
+  await cluster.holderGoes();
   await until('held by the successor', async () => (await c.session()).heldBy === 'successor', 15_000);
 
   // Nothing is lost while nobody holds the device: the alarms stand as they were.

@@ -6,31 +6,21 @@
  * the block after the last entry delivered: every entry once, in order, none lost, none old as new, and no
  * buffer_overflow warning.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
-import { call, startService, type RunningService } from '@scada/platform';
-import { protocolPing } from '@scada/contracts';
-import { protocolService } from '@scada/protocol';
 import { startSimulator, type Faults } from '@scada/simulator';
 import { FIXTURE_SCL, fixtureCounter, fixtureModel } from '@scada/testkit/simulator_fixture';
-import { testBusKeys } from '@scada/testkit/bus_keys';
-import { platformNatsEnv } from '@scada/testkit/nats_auth';
-import { secretsKeyOf, startTestPlatform } from '@scada/testkit/platform';
+import { startTestPlatform } from '@scada/testkit/platform';
+import { takeoverCluster, takeoverHow, takeoverSettings } from '@scada/testkit/takeover';
 import { liveConnection, until } from '@scada/testkit/live';
-import { startMain, type MainProcess } from '@scada/testkit/processes';
 import { isEvent, openSse, type SseEvent } from '@scada/testkit/sse';
 
-const servers = Boolean(process.env.NATS_URL && process.env.DATABASE_URL);
-const lease = { SESSION_LEASE_SECONDS: '2', MMS_RECONNECT_MIN_MS: '100', MMS_RECONNECT_MAX_MS: '300', MMS_REQUEST_TIMEOUT_MS: '2000' };
 const D = 'SIMLD0';
 const BRCB = `${D}/LLN0$BR$brcb`;
 
 const faults: Faults = {};
 const sim = await startSimulator({ model: await fixtureModel(), port: 0, faults });
 t.teardown(() => sim.stop());
-const p = await startTestPlatform(lease);
+const p = await startTestPlatform(takeoverSettings);
 t.teardown(() => p.stop());
 
 type LiveValue = { reference: string; value: { mag?: { f?: number } }; timestamp: string | null; rcb: string; stale?: boolean };
@@ -38,44 +28,9 @@ type LiveValue = { reference: string; value: { mag?: { f?: number } }; timestamp
 /** The counter each entry carries (AnIn1.mag.f), from a value of the measurement. */
 const counterOf = (v: LiveValue) => v.value?.mag?.f;
 
-/** A protocol replica in a process of its own on the platform's NATS and PostgreSQL, once it serves. */
-async function replicaProcess(): Promise<MainProcess> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'scada-takeover-'));
-  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const replica = startMain({
-    SERVICES: 'protocol',
-    ...platformNatsEnv(),
-    ...testBusKeys,
-    DATABASE_URL: p.proc.config.platform.databaseUrl!,
-    SECRETS_KEY: secretsKeyOf(p).toString('base64'),
-    BUS_SUBJECT_PREFIX: p.proc.config.platform.busSubjectPrefix!,
-    DATA_DIR: dataDir,
-    HTTP_PORT: '0',
-    HTTPS_PORT: '0',
-    LOG_LEVEL: 'warn',
-    ...lease,
-  });
-  const own = p.proc.services.find((s) => s.name === 'protocol')!.instance;
-  await until(
-    'the replica process to serve',
-    async () => {
-      const pong = await call(p.proc.bus, protocolPing, { params: {}, query: {} } as never, {
-        requestId: 'takeover',
-        timeoutMs: 1000,
-      }).catch(() => null);
-      return pong !== null && (pong as { instance: string }).instance !== own;
-    },
-    60_000,
-  );
-  return replica;
-}
-
-t.test(`a buffered block across a takeover (${servers ? 'holder killed with SIGKILL' : 'holder stopped'}, ${p.mode})`, async (t) => {
-  const inProcess = p.proc.services.find((s) => s.name === 'protocol')!;
+t.test(`a buffered block across a takeover (${takeoverHow()}, ${p.mode})`, async (t) => {
   // The first holder: a process to kill, or this process's own replica to stop.
-  const killable = servers ? await replicaProcess() : null;
-  t.teardown(() => void killable?.child.kill('SIGKILL'));
-  if (killable) await inProcess.stop();
+  const cluster = await takeoverCluster(t, p);
 
   const c = await liveConnection(p, sim.port, { scl: FIXTURE_SCL });
   await c.connect();
@@ -110,20 +65,10 @@ t.test(`a buffered block across a takeover (${servers ? 'holder killed with SIGK
 
   // The next holder is there before the first goes; the device refuses it for a moment, so that it
   // answers from what it took up.
-  const successor: RunningService = await startService(protocolService, {
-    bus: p.proc.bus,
-    store: p.proc.store!,
-    log: p.proc.log,
-    config: p.proc.config.services.protocol as never,
-    instance: 'successor',
-  });
-  t.teardown(() => successor.stop());
+  await cluster.startSuccessor();
   faults.refuseAssociation = true;
   const goneAt = Date.now();
-  if (killable) {
-    killable.child.kill('SIGKILL');
-    await killable.exited;
-  } else await inProcess.stop();
+  await cluster.holderGoes();
 
   await until('held by the successor', async () => (await c.session()).heldBy === 'successor', 15_000);
   // Nothing new flows while the device refuses the successor: what the stream has is what was delivered.
@@ -177,7 +122,7 @@ t.test(`a buffered block across a takeover (${servers ? 'holder killed with SIGK
   );
   t.same((await c.session()).warnings, [], 'nor on the session');
   t.not(first, 'successor');
-  t.comment(`values again ${gapMs} ms after the first holder went (lease ${lease.SESSION_LEASE_SECONDS} s)`);
+  t.comment(`values again ${gapMs} ms after the first holder went (lease ${takeoverSettings.SESSION_LEASE_SECONDS} s)`);
   t.comment(`${published.length - new Set(published).size} entries published twice on the bus, ${seen.length} entries on the live stream`);
   clearInterval(timer);
   t.equal((await c.api('POST', '/stop')).status, 204);
