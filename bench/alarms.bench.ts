@@ -9,64 +9,19 @@
  * the value change (the moment the simulator's value is set) to its `event: alarm` on the stream, against
  * the baseline of the same change to its `event: value` on the same stream, in the same run.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { utcTimeFromMs } from '@scada/iec61850';
-import { launch } from '../launch.ts';
 import { startSimulator } from '@scada/simulator';
 import { FIXTURE_SCL, fixtureModel } from '@scada/testkit/simulator_fixture';
-import { createDatabase } from '@scada/testkit/platform';
-import { testBusKeys } from '@scada/testkit/bus_keys';
-import { dropEventStream } from '@scada/testkit/event_streams';
-import { platformNatsEnv } from '@scada/testkit/nats_auth';
-import { freePort } from './harness.ts';
+import { startBenchPlatform } from '@scada/testkit/bench_platform';
 
 const rate = Number(process.env.ALARM_BENCH_RATE ?? 10);
 const alarmCount = Number(process.env.ALARM_BENCH_ALARMS ?? 10);
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const password = 'bench-admin-password-1';
 const D = 'SIMLD0';
-const servers = Boolean(process.env.NATS_URL && process.env.DATABASE_URL);
 
 const sim = await startSimulator({ model: await fixtureModel(), port: 0 });
-const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-alarms-'));
-const database = servers ? await createDatabase(process.env.DATABASE_URL!) : null;
-const prefix = servers ? `b${randomBytes(6).toString('hex')}` : null;
-const port = await freePort();
-const proc = await launch(
-  {
-    DATA_DIR: dataDir,
-    HTTP_PORT: String(port),
-    HTTPS_PORT: '0',
-    LOG_LEVEL: 'warn',
-    ADMIN_PASSWORD: password,
-    NODE_ENV: 'test',
-    PASSWORD_HASH_COST: '12',
-    ...(database && prefix
-      ? {
-          DATABASE_URL: database.url,
-          SECRETS_KEY: randomBytes(32).toString('base64'),
-          ...platformNatsEnv(),
-          ...testBusKeys,
-          BUS_SUBJECT_PREFIX: prefix,
-        }
-      : {}),
-  },
-  { host: '127.0.0.1' },
-);
-const base = `http://127.0.0.1:${port}`;
-const token = (
-  (await (
-    await fetch(`${base}/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: 'admin', password }),
-    })
-  ).json()) as { access_token: string }
-).access_token;
-const headers = { authorization: `Bearer ${token}` };
+const platform = await startBenchPlatform({ name: 'alarms' });
+const { base, headers } = platform;
 const post = async (path: string, body: unknown) => {
   const res = await fetch(`${base}${path}`, {
     method: 'POST',
@@ -196,7 +151,7 @@ const valueLatency = [...valueAt].flatMap(([n, at]) => (setAt.has(n) ? [at - (se
 const fmt = (x: number) => x.toFixed(1);
 
 console.log(
-  `Alarm flood (${servers ? 'NATS and PostgreSQL' : 'embedded store, in-process bus'}): ${changes} value changes in ${seconds} s, ${alarmCount} alarms on the value, ${expected} transitions expected`,
+  `Alarm flood (${platform.mode === 'NATS' ? 'NATS and PostgreSQL' : 'embedded store, in-process bus'}): ${changes} value changes in ${seconds} s, ${alarmCount} alarms on the value, ${expected} transitions expected`,
 );
 console.log('');
 console.log('| transitions made | recorded in the journal | delivered on /api/live | all delivered after | ');
@@ -214,8 +169,5 @@ console.log(
 
 abort.abort();
 await reading;
-await proc.stop();
+await platform.stop();
 await sim.stop();
-if (prefix) await dropEventStream(prefix).catch(() => undefined);
-await database?.drop();
-await rm(dataDir, { recursive: true, force: true });

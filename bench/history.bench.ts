@@ -22,13 +22,11 @@
  * `BENCH_HISTORY_EMBEDDED=0` leaves the embedded store out.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
+import { readFile } from 'node:fs/promises';
 import type { Store } from '@scada/platform';
-import { launch, type PlatformProcess } from '../launch.ts';
+import type { BenchPlatform } from '@scada/testkit/bench_platform';
 import { createDatabase } from '@scada/testkit/platform';
+import { startBenchPlatform } from '@scada/testkit/bench_platform';
 
 const total = Number(process.env.BENCH_HISTORY_VALUES ?? 100_000);
 const reads = Number(process.env.BENCH_HISTORY_READS ?? 50);
@@ -37,7 +35,6 @@ const sustainSeconds = Number(process.env.BENCH_HISTORY_SECONDS ?? 5);
 const sustainRate = Number(process.env.BENCH_HISTORY_RATE ?? 5000);
 const perReport = 20;
 const batchValues = 500 * perReport;
-const password = 'bench-admin-password';
 const encoder = new TextEncoder();
 
 type Row = {
@@ -196,7 +193,13 @@ function reportsOf(connectionId: string, count: number, now: number): { reports:
  * steady pace (received now, one sequence number each), while a client follows `/api/live` for the
  * connection's values and another reads the history of one of its attributes every 250 ms.
  */
-async function sustain(url: string, headers: Record<string, string>, store: Store, id: string, proc: PlatformProcess): Promise<Sustained> {
+async function sustain(
+  url: string,
+  headers: Record<string, string>,
+  store: Store,
+  id: string,
+  proc: BenchPlatform['proc'],
+): Promise<Sustained> {
   const abort = new AbortController();
   let live = 0;
   const stream = await fetch(`${url}/api/live?connections=${id}&topics=values`, {
@@ -276,30 +279,17 @@ async function sustain(url: string, headers: Record<string, string>, store: Stor
   };
 }
 
-async function measure(mode: string, env: Record<string, string>): Promise<Row> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-history-'));
-  const proc: PlatformProcess = await launch(
-    {
-      DATA_DIR: dataDir,
-      HTTP_PORT: '1',
-      HTTPS_PORT: '0',
-      ADMIN_PASSWORD: password,
-      LOG_LEVEL: 'warn',
-      ...(process.env.HISTORY_BATCH_EVENTS ? { HISTORY_BATCH_EVENTS: process.env.HISTORY_BATCH_EVENTS } : {}),
-      ...env,
-    },
-    { log: pino({ level: 'warn' }), host: '127.0.0.1', ephemeralPorts: true },
-  );
-  const url = `http://127.0.0.1:${proc.gateway!.httpPort}`;
+async function measure(mode: string, options: { servers: boolean; env?: Record<string, string> }): Promise<Row> {
+  const platform = await startBenchPlatform({
+    name: 'history',
+    servers: options.servers,
+    env: { ...(process.env.HISTORY_BATCH_EVENTS ? { HISTORY_BATCH_EVENTS: process.env.HISTORY_BATCH_EVENTS } : {}), ...options.env },
+  });
+  const url = platform.base;
+  const proc = platform.proc;
   const store = proc.store!;
   try {
-    const login = await fetch(`${url}/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: 'admin', password }),
-    });
-    const { access_token: token } = (await login.json()) as { access_token: string };
-    const headers = { authorization: `Bearer ${token}`, 'x-space': 'default', 'content-type': 'application/json' };
+    const headers = { ...platform.headers, 'x-space': 'default', 'content-type': 'application/json' };
     const project = (
       (await (
         await fetch(`${url}/api/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', isActive: true }) })
@@ -403,24 +393,20 @@ async function measure(mode: string, env: Record<string, string>): Promise<Row> 
       bytesPerMillion: Math.round((Number(sizes[0]?.bytes ?? 0) / points) * 1_000_000),
     };
   } finally {
-    await proc.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    await platform.stop();
   }
 }
 
 const rows: Row[] = [];
-if (process.env.BENCH_HISTORY_EMBEDDED !== '0') rows.push(await measure('embedded store, in-process bus', {}));
-if (process.env.DATABASE_URL) {
+if (process.env.BENCH_HISTORY_EMBEDDED !== '0') rows.push(await measure('embedded store, in-process bus', { servers: false }));
+if (process.env.DATABASE_URL && process.env.NATS_URL) rows.push(await measure('PostgreSQL, NATS', { servers: true }));
+else if (process.env.DATABASE_URL) {
   const database = await createDatabase(process.env.DATABASE_URL);
   try {
-    const nats: Record<string, string> = process.env.NATS_URL
-      ? { NATS_URL: process.env.NATS_URL, BUS_SUBJECT_PREFIX: `hb${randomBytes(4).toString('hex')}` }
-      : {};
     rows.push(
-      await measure(`PostgreSQL, ${process.env.NATS_URL ? 'NATS' : 'in-process bus'}`, {
-        DATABASE_URL: database.url,
-        SECRETS_KEY: randomBytes(32).toString('base64'),
-        ...nats,
+      await measure('PostgreSQL, in-process bus', {
+        servers: false,
+        env: { DATABASE_URL: database.url, SECRETS_KEY: randomBytes(32).toString('base64') },
       }),
     );
   } finally {
