@@ -3,7 +3,7 @@ import { html } from 'htm/preact';
 import { useEffect } from 'preact/hooks';
 import { currentSpace, sessionEnded } from './api.ts';
 import { follow, liveStatus, stopFollowing } from './live.ts';
-import { route, href } from './router.ts';
+import { route, href, routeQuery } from './router.ts';
 import { chooseSpace, isAdmin, signOut, stage, startSession, type Space } from './session.ts';
 import { lazyView } from './views/lazy.ts';
 import { ConnectionForm, Connections } from './views/connections.ts';
@@ -14,6 +14,7 @@ import { ChangePassword, OtpStep, SignIn } from './views/sign_in.ts';
 const Scripts = lazyView(() => import('./views/scripts.ts').then((m) => m.Scripts));
 const ScriptView = lazyView<{ id?: string }>(() => import('./views/scripts.ts').then((m) => m.ScriptView));
 const Admin = lazyView(() => import('./views/admin.ts').then((m) => m.Admin));
+const Trends = lazyView<{ query: string }>(() => import('./views/trends.ts').then((m) => m.Trends));
 
 /** The whole console. */
 export function App() {
@@ -43,6 +44,7 @@ export function App() {
       <nav aria-label="Main">
         <a href=${href('connections')} aria-current=${route.value[0] === 'connections' || route.value.length === 0 ? 'page' : undefined}>Connections</a>
         <a href=${href('scripts')} aria-current=${route.value[0] === 'scripts' ? 'page' : undefined}>Scripts</a>
+        <a href=${href('trends')} aria-current=${route.value[0] === 'trends' ? 'page' : undefined}>Trends</a>
         ${isAdmin() ? html`<a href=${href('admin')} aria-current=${route.value[0] === 'admin' ? 'page' : undefined}>Users</a>` : null}
       </nav>
       <${SpacePicker} spaces=${s.spaces} />
@@ -74,5 +76,6 @@ function Screen() {
   if (first === 'scripts' && second) return html`<${ScriptView} id=${second} key=${second} />`;
   if (first === 'scripts') return html`<${Scripts} />`;
   if (first === 'admin' && isAdmin()) return html`<${Admin} />`;
+  if (first === 'trends') return html`<${Trends} key=${routeQuery.value} query=${routeQuery.value} />`;
   return html`<${Connections} />`;
 }

@@ -10,6 +10,7 @@ import type { Connection } from './connections.ts';
 import { StateBadge } from './connections.ts';
 import { ControlDialog, WriteDialog } from './device_actions.ts';
 import { ModelTree } from './model_tree.ts';
+import { plottableLeaves, trendHref } from '../trend_link.ts';
 
 const tabs = [
   ['model', 'Model'],
@@ -88,12 +89,20 @@ function ValueRow({ k }: { k: string }) {
   const v = rowOf(k).value;
   const flash = v.changes === 0 ? '' : v.changes % 2 ? 'flash-a' : 'flash-b';
   return html`<tr class=${v.stale ? 'stale' : ''} data-reference=${v.reference}>
-    <th scope="row">${v.reference}</th>
+    <th scope="row">${v.reference} <${TrendLink} v=${v} /></th>
     <td class=${`value ${flash}`} data-changes=${v.changes}>${show(v.value)}${v.stale ? html` <span class="badge">stale</span>` : null}</td>
     <td>${quality(v.quality)}</td>
     <td>${when(v.timestamp)}</td>
     <td>${when(v.receivedAt)}</td>
   </tr>`;
+}
+
+/** A link to the trend of a value's numbers and on/off states (each attribute of a structure), if it has any. */
+function TrendLink({ v }: { v: { connectionId: string; reference: string; value: unknown } }) {
+  const refs = plottableLeaves(v.reference, v.value).slice(0, 8);
+  if (refs.length === 0) return null;
+  const series = refs.map((reference) => ({ connectionId: v.connectionId, reference }));
+  return html`<a class="trend-link" href=${trendHref({ series })} aria-label=${`Trend of ${v.reference}`}>Trend</a>`;
 }
 
 /** A quality in words: `good`, or its validity and the flags set. */
