@@ -4,7 +4,7 @@
  * bucket's min and max, which points were of bad quality), and the live tail from `/api/live` appended
  * while the period ends now.
  */
-import { api, messageOf } from '../api.ts';
+import { api, currentSpace, messageOf } from '../api.ts';
 import { leavesOf, maxTrendSeries, type TrendSelection, type TrendSeries } from '../trend_link.ts';
 
 /** The ranges a trend offers, ending now: their names in the URL and their length. */
@@ -157,6 +157,8 @@ export function csvHref(s: TrendSeries, from: number, to: number): string {
     to: new Date(to).toISOString(),
     format: 'csv',
   });
+  // A link sends no X-Space: the space the console works in goes along as `space`.
+  if (currentSpace.value) q.set('space', currentSpace.value);
   return `/api/connections/${encodeURIComponent(s.connectionId)}/history?${q}`;
 }
 

@@ -64,6 +64,14 @@ const historyQuery = Type.Object(
         description: '`csv` streams every recorded value of the period (`text/csv`), oldest first; `maxPoints` does not apply.',
       }),
     ),
+    space: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'The space, for a link that cannot send `X-Space` (a download of the CSV): the same rule as the header, which wins when both are sent.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
