@@ -22,7 +22,7 @@ import { buildConsole } from '@scada/console/build';
 import { startSimulator } from '@scada/simulator';
 import { FIXTURE_SCL, fixtureModel } from '@scada/testkit/simulator_fixture';
 import { startTestPlatform, testAdminPassword, type TestPlatform } from '@scada/testkit/platform';
-import { asAdmin } from '@scada/testkit/session';
+import { asAdmin, bearerLogin } from '@scada/testkit/session';
 import { liveConnection, until } from '@scada/testkit/live';
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -219,6 +219,7 @@ if (!existsSync(chromiumPath)) {
  */
 async function trendBench(p: TestPlatform, page: Page): Promise<void> {
   const c = await liveConnection(p, 1);
+  let editor = c.editor;
   const references = Array.from({ length: 8 }, (_, n) => `BENCH/MMXU1.A${n + 1}.mag.f[MX]`);
   const seconds = Math.round(trendHours * 3600);
   const start = Math.floor(Date.now() / 1000) * 1000 - seconds * 1000;
@@ -268,9 +269,12 @@ async function trendBench(p: TestPlatform, page: Page): Promise<void> {
   await until(
     'the trend values recorded',
     async () => {
-      // A keep-alive socket the gateway closed while the events were published fails once: asked again.
-      const res = await c.api('GET', '/history/summary').catch(() => null);
-      const summary = ((await res?.json()) ?? []) as { reference: string; count: number }[];
+      // Recording a day takes minutes: longer than an access token lives, so the editor signs in again when
+      // it ends; a keep-alive socket the gateway closed while the events were published fails once.
+      const res = await fetch(`${p.url}/api/connections/${c.id}/history/summary`, { headers: editor.headers }).catch(() => null);
+      if (res?.status === 401) editor = await bearerLogin(p, editor.username, editor.password);
+      if (res?.status !== 200) return false;
+      const summary = (await res.json()) as { reference: string; count: number }[];
       return summary.filter((e) => references.includes(e.reference) && e.count >= seconds).length === references.length;
     },
     3_600_000,

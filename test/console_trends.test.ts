@@ -42,12 +42,14 @@ async function run(): Promise<void> {
   mkdirSync(shots, { recursive: true });
 
   /** Sets AnIn1 on the simulator with the device's time of now, as a device that keeps its clock does. */
-  const setAnalogue = (value: number) =>
+  const good = sim.value(`${D}/GGIO1$MX$AnIn1$q`);
+  const invalid = { type: 'bit-string', value: { bitLength: 13, bytes: Uint8Array.of(0x40, 0) } } as const;
+  const setAnalogue = (value: number, quality: unknown = good) =>
     sim.setValue(`${D}/GGIO1$MX$AnIn1`, {
       type: 'structure',
       value: [
         { type: 'structure', value: [{ type: 'float', value, double: false }] },
-        sim.value(`${D}/GGIO1$MX$AnIn1$q`),
+        quality as never,
         { type: 'utc-time', value: { seconds: Math.floor(Date.now() / 1000), fraction: 0, quality: 0 } } as never,
       ],
     });
@@ -68,6 +70,9 @@ async function run(): Promise<void> {
     setAnalogue(10);
     sim.setValue(`${D}/GGIO1$ST$Ind1$stVal`, { type: 'boolean', value: true });
     await until('values before the stop recorded', async () => (await count(analogue)) >= 2 && (await count(status)) >= 2);
+    const beforeInvalid = await count(analogue);
+    setAnalogue(20, invalid);
+    await until('a value of bad quality recorded', async () => (await count(analogue)) > beforeInvalid);
     t.equal((await c.api('POST', '/stop')).status, 204);
     await until('stopped', async () => (await c.session()).state === 'stopped');
     await new Promise((r) => setTimeout(r, 2_000));
@@ -97,6 +102,10 @@ async function run(): Promise<void> {
     await page.getByLabel('Password').fill(testAdminPassword);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Connections' }).waitFor();
+    await page.goto(`${p.url}/console/#/connections/${c.id}/model`);
+    for (const name of [D, 'GGIO1', /^Ind1/]) await page.getByRole('button', { name, exact: true }).first().click();
+    const fromModel = await page.getByRole('link', { name: `Trend of ${status}` }).getAttribute('href');
+    t.match(decodeURIComponent(fromModel ?? ''), `s=${c.id}:${status}`, 'the model offers the trend of a status attribute');
     await page.goto(`${p.url}/console/#/connections/${c.id}/values`);
     await page.getByRole('link', { name: `Trend of ${D}/GGIO1.AnIn1[MX]` }).click();
     await page.getByRole('heading', { name: 'Trends' }).waitFor();
@@ -118,6 +127,7 @@ async function run(): Promise<void> {
       t.ok(nulls >= 1, `${reference}: ${nulls} null points where the session was down`);
       t.match(await row.textContent(), /gap/, `${reference}: the list says there was a gap`);
     }
+    t.match(await rows.filter({ hasText: analogue }).textContent(), /[1-9]\d* of bad quality/, 'the values of bad quality are counted');
     const url = new URL(page.url());
     t.match(decodeURIComponent(url.hash), new RegExp(`s=${c.id}:${D}/GGIO1\\.Ind1\\.stVal\\[ST\\]`), 'the URL holds the selection');
     t.match(url.hash, /range=1h/, 'and the range');
