@@ -303,13 +303,13 @@ async function trendBench(p: TestPlatform, page: Page): Promise<void> {
   };
   editor = await bearerLogin(p, editor.username, editor.password);
   const bare: number[] = [];
-  const took: number[] = [];
+  const clicks: (readonly [number, number])[] = [];
   for (let i = 0; i < 7; i++) {
     bare.push(await answers());
     await page.getByRole('button', { name: '5 min' }).click();
     await page.locator('table.trend-series tbody tr[data-resolution="raw"]').nth(7).waitFor();
     await page.waitForFunction(() => document.querySelector('.trend-chart')?.getAttribute('data-loading') === 'false');
-    took.push(
+    clicks.push(
       await page.evaluate(async () => {
         const chart = document.querySelector('.trend-chart') as HTMLElement;
         const before = chart.getAttribute('data-drawn-points');
@@ -324,10 +324,17 @@ async function trendBench(p: TestPlatform, page: Page): Promise<void> {
           await new Promise((r) => requestAnimationFrame(r));
         // The frame in which the canvas is painted.
         await new Promise((r) => requestAnimationFrame(r));
-        return performance.now() - t0;
+        const done = performance.now();
+        const answered = performance
+          .getEntriesByType('resource')
+          .filter((e) => e.name.includes('/history?') && e.startTime >= t0)
+          .reduce((last, e) => Math.max(last, (e as PerformanceResourceTiming).responseEnd), t0);
+        return [done - t0, answered - t0] as const;
       }),
     );
   }
+  const took = clicks.map(([all]) => all);
+  const inPage = clicks.map(([, answered]) => answered);
   const points = await page.locator('.trend-chart').getAttribute('data-drawn-points');
   console.log(
     `\ntrend: ${references.length} attributes × ${seconds} values at 1 Hz (${trendHours} h), recorded in ${recordedIn.toFixed(0)} s; ${points} points drawn\n`,
@@ -335,6 +342,9 @@ async function trendBench(p: TestPlatform, page: Page): Promise<void> {
   console.log('| 24 h of 8 attributes | median ms | slowest ms |');
   console.log('| --- | --- | --- |');
   console.log(`| the 8 history answers, in Node (baseline) | ${percentile(bare, 50).toFixed(0)} | ${Math.max(...bare).toFixed(0)} |`);
+  console.log(
+    `| click on "24 h" → last history answer in the page | ${percentile(inPage, 50).toFixed(0)} | ${Math.max(...inPage).toFixed(0)} |`,
+  );
   console.log(`| click on "24 h" → chart drawn, answers included | ${percentile(took, 50).toFixed(0)} | ${Math.max(...took).toFixed(0)} |`);
   console.log(`\ngoal 24 h trend of 8 attributes drawn ≤ 500 ms: ${percentile(took, 50) <= 500 ? 'met' : 'NOT met'} (median)`);
 }

@@ -36,15 +36,17 @@ export type Drawn = { points: number[]; nulls: number[] };
 /** The joined table uPlot draws, and where each attribute's series sit in it. */
 type Layout = { data: uPlot.AlignedData; series: uPlot.Series[]; bands: uPlot.Band[]; onOff: boolean; key: string; drawn: Drawn };
 
-/** The columns of one attribute: its line, its min and max (when bucketed), its bad points. */
-function tableOf(d: SeriesData): { table: uPlot.AlignedData; modes: uPlot.JoinNullMode[]; banded: boolean } {
-  const banded = d.mins.some((m) => m !== null);
+/**
+ * The columns of one attribute: its line, its min and max (empty for raw values: kept, so that another
+ * period only sets new data where a new chart would be built), its bad points.
+ */
+function tableOf(d: SeriesData): { table: uPlot.AlignedData; modes: uPlot.JoinNullMode[] } {
   // `null` is a gap (expanded over the other series' times, so no line crosses it); `undefined` is no point.
   const band = (a: (number | null)[]) => a.map((v, k) => (d.ys[k] === null ? null : (v ?? undefined)));
   const bad = d.ys.map((y, k) => (d.bad[k] && y !== null ? y : undefined));
-  const columns = [d.xs, d.ys, ...(banded ? [band(d.mins), band(d.maxs)] : []), bad] as uPlot.AlignedData;
+  const columns = [d.xs, d.ys, band(d.mins), band(d.maxs), bad] as uPlot.AlignedData;
   // uPlot reads a column's mode at the column's index: the first, the times', is not used.
-  return { table: columns, modes: [0, 2, ...(banded ? [2, 2] : []), 0] as uPlot.JoinNullMode[], banded };
+  return { table: columns, modes: [0, 2, 2, 2, 0] };
 }
 
 /** Lays every attribute out for uPlot: one table on the union of their times, and each one's series. */
@@ -75,11 +77,9 @@ function layout(data: SeriesData[]): Layout {
       spanGaps: false,
       ...(d.onOff ? { paths: uPlot.paths.stepped?.({ align: 1 }) } : {}),
     });
-    if (tables[n]?.banded) {
-      const edge = { scale, stroke: faint(colour, 0.5), width: 1, points: { show: false } };
-      series.push({ ...edge, label: `${d.reference} min` }, { ...edge, label: `${d.reference} max` });
-      bands.push({ series: [line + 2, line + 1], fill: faint(colour, 0.15) });
-    }
+    const edge = { scale, stroke: faint(colour, 0.5), width: 1, points: { show: false } };
+    series.push({ ...edge, label: `${d.reference} min` }, { ...edge, label: `${d.reference} max` });
+    bands.push({ series: [line + 2, line + 1], fill: faint(colour, 0.15) });
     series.push({
       label: `${d.reference} bad quality`,
       scale,
@@ -88,7 +88,7 @@ function layout(data: SeriesData[]): Layout {
     });
   });
   const onOff = data.some((d) => d.onOff);
-  const key = data.map((d, n) => `${d.connectionId} ${d.reference} ${d.onOff} ${tables[n]?.banded}`).join('|');
+  const key = data.map((d) => `${d.connectionId} ${d.reference} ${d.onOff}`).join('|');
   return { data: joined, series, bands, onOff, key, drawn };
 }
 
