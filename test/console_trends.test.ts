@@ -179,6 +179,12 @@ async function run(): Promise<void> {
     await page.getByRole('button', { name: 'Back to now' }).click();
     await page.waitForFunction(() => location.hash.includes('range=1h'));
     t.pass('a drag zooms, and back to now follows again');
+    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
+    await page.keyboard.down('Control');
+    await page.mouse.wheel(0, -200);
+    await page.keyboard.up('Control');
+    await page.waitForFunction(() => location.hash.includes('from='));
+    t.pass('Ctrl + wheel zooms too');
     t.same(problems, [], 'no console error and no CSP violation');
   });
 }

@@ -2,7 +2,7 @@
  * The trend's chart, drawn by uPlot (fetched with the trend screen only): every attribute a line (on/off
  * states as steps) on one time axis, broken where its session was down (`null` points), the band between
  * each bucket's min and max, and points of bad quality marked with hollow red rings. Dragging across the
- * chart selects a period to zoom to. uPlot sets its elements' styles through the DOM, which the CSP
+ * chart selects a period to zoom to; Ctrl + wheel zooms in and out around the pointer. uPlot sets its elements' styles through the DOM, which the CSP
  * allows; its style sheet and the screen's own are constructed style sheets, which it allows too.
  */
 import uPlot from 'uplot';
@@ -101,7 +101,7 @@ export type Chart = {
 
 const axisColours = { stroke: '#1b1f24', grid: { stroke: '#e3e7ec', width: 1 }, ticks: { stroke: '#c8ced6', width: 1 } };
 
-/** Puts a chart into `el`; a period dragged across it is handed to `onZoom` (milliseconds). */
+/** Puts a chart into `el`; a period dragged across it, or zoomed to with Ctrl + wheel, is handed to `onZoom` (milliseconds). */
 export function mountChart(el: HTMLElement, onZoom: (from: number, to: number) => void): Chart {
   adoptStyles();
   let plot: uPlot | null = null;
@@ -150,6 +150,23 @@ export function mountChart(el: HTMLElement, onZoom: (from: number, to: number) =
       ],
     },
   });
+  // Ctrl + wheel (and a trackpad's pinch) zooms around the pointer; the wheel alone still scrolls the page.
+  let wheelTimer = 0;
+  const wheel = (e: WheelEvent) => {
+    if (!plot || !e.ctrlKey) return;
+    const box = plot.over.getBoundingClientRect();
+    const x = e.clientX - box.left;
+    if (x < 0 || x > box.width) return;
+    e.preventDefault();
+    const at = plot.posToVal(x, 'x');
+    const factor = e.deltaY > 0 ? 1.25 : 0.8;
+    period = [at - (at - period[0]) * factor, at + (period[1] - at) * factor];
+    plot.setScale('x', { min: period[0], max: period[1] });
+    // The history is asked once the wheel rests.
+    clearTimeout(wheelTimer);
+    wheelTimer = window.setTimeout(() => onZoom(Math.round(period[0] * 1000), Math.round(period[1] * 1000)), 300);
+  };
+  el.addEventListener('wheel', wheel, { passive: false });
   return {
     draw(data, from, to) {
       const l = layout(data);
@@ -166,6 +183,8 @@ export function mountChart(el: HTMLElement, onZoom: (from: number, to: number) =
       plot?.setSize({ width, height: height() });
     },
     destroy() {
+      el.removeEventListener('wheel', wheel);
+      clearTimeout(wheelTimer);
       plot?.destroy();
       plot = null;
     },

@@ -44,7 +44,7 @@ export function Trends({ query }: { query: string }) {
   useEffect(() => {
     const el = chartEl.current;
     if (!el) return;
-    const c = mountChart(el, (a, b) => setSel((s) => ({ series: s.series, from: a, to: b })));
+    const c = mountChart(el, (a, b) => period(a, b));
     chart.current = c;
     const observer = new ResizeObserver(() => c.resize(el.clientWidth));
     observer.observe(el);
@@ -106,8 +106,11 @@ export function Trends({ query }: { query: string }) {
   const series = sel.series;
   const setSeries = (next: TrendSeries[]) => setSel((s) => ({ ...s, series: next }));
   const span = to - from;
-  const period = (a: number, b: number) =>
-    setSel((s) => ({ series: s.series, from: Math.round(a), to: Math.round(Math.min(b, Date.now())) }));
+  /** Shows a period of one's own, never past now, at least a second long. */
+  const period = (a: number, b: number) => {
+    const end = Math.round(Math.min(b, Date.now()));
+    setSel((s) => ({ series: s.series, from: Math.round(Math.min(a, end - 1000)), to: end }));
+  };
   return html`<section aria-labelledby="h-trends">
     <h1 id="h-trends">Trends</h1>
     <div class="trend-controls">
@@ -128,7 +131,7 @@ export function Trends({ query }: { query: string }) {
       </fieldset>
     </div>
     <p class="trend-hint" id="trend-hint">
-      ${live ? 'Following: new values are added as they arrive. ' : ''}Drag across the chart to zoom in. Broken lines are periods in which the session with the device was down; shaded bands span each interval's lowest and highest value; <span class="bad-mark" aria-hidden="true"></span> marks values of bad quality.
+      ${live ? 'Following: new values are added as they arrive. ' : ''}Drag across the chart to zoom in, or hold Ctrl and turn the wheel. Broken lines are periods in which the session with the device was down; shaded bands span each interval's lowest and highest value; <span class="bad-mark" aria-hidden="true"></span> marks values of bad quality.
     </p>
     <p role="status" class="sr-only">${loading ? 'Loading the history…' : `Showing ${series.length} attributes from ${new Date(from).toLocaleString()} to ${new Date(to).toLocaleString()}.`}</p>
     ${series.length === 0 ? html`<p>No attribute is plotted yet. Add one below, or use "Trend" in a connection's live values or model.</p>` : null}
