@@ -3,7 +3,7 @@ import { html } from 'htm/preact';
 import { useEffect } from 'preact/hooks';
 import { currentSpace, sessionEnded } from './api.ts';
 import { follow, liveStatus, stopFollowing } from './live.ts';
-import { route, href } from './router.ts';
+import { route, href, routeQuery } from './router.ts';
 import { chooseSpace, isAdmin, signOut, stage, startSession, type Space } from './session.ts';
 import { lazyView } from './views/lazy.ts';
 import { ConnectionForm, Connections } from './views/connections.ts';
@@ -17,6 +17,7 @@ const Admin = lazyView(() => import('./views/admin.ts').then((m) => m.Admin));
 const Alarms = lazyView<{ tab: string }>(() => import('./views/alarms.ts').then((m) => m.Alarms));
 // A connection's screen (model tree, live values, write and control dialogs) opens from the list.
 const ConnectionView = lazyView<{ id: string; tab: string }>(() => import('./views/connection.ts').then((m) => m.ConnectionView));
+const Trends = lazyView<{ query: string }>(() => import('./views/trends.ts').then((m) => m.Trends));
 
 /** The whole console. */
 export function App() {
@@ -47,6 +48,7 @@ export function App() {
         <a href=${href('connections')} aria-current=${route.value[0] === 'connections' || route.value.length === 0 ? 'page' : undefined}>Connections</a>
         <a href=${href('scripts')} aria-current=${route.value[0] === 'scripts' ? 'page' : undefined}>Scripts</a>
         <a href=${href('alarms')} aria-current=${route.value[0] === 'alarms' ? 'page' : undefined}>Alarms</a>
+        <a href=${href('trends')} aria-current=${route.value[0] === 'trends' ? 'page' : undefined}>Trends</a>
         ${isAdmin() ? html`<a href=${href('admin')} aria-current=${route.value[0] === 'admin' ? 'page' : undefined}>Administration</a>` : null}
       </nav>
       <${SpacePicker} spaces=${s.spaces} />
@@ -80,5 +82,6 @@ function Screen() {
   if (first === 'scripts') return html`<${Scripts} />`;
   if (first === 'alarms') return html`<${Alarms} tab=${second ?? 'active'} />`;
   if (first === 'admin' && isAdmin()) return html`<${Admin} />`;
+  if (first === 'trends') return html`<${Trends} key=${routeQuery.value} query=${routeQuery.value} />`;
   return html`<${Connections} />`;
 }

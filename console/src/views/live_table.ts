@@ -9,6 +9,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { rowOf, valueKeys } from '../live.ts';
 import { infoOf, modelInfo, type ModelInfo } from '../model_info.ts';
 import { show, when } from './common.ts';
+import { plottableLeaves, trendHref } from '../trend_link.ts';
 import { at, isQuality, isTime, layout, qualityText, shortNumber, type LiveRow, type Source } from './live_rows.ts';
 
 /** The connection's reported values, live (reported values are status and measurements: writes start from the model). */
@@ -80,11 +81,19 @@ function ValueRow({ row, info, described }: { row: LiveRow; info: ModelInfo; des
   const text = shown(value, words.unit, words.enumValues);
   const full = typeof value === 'number' ? String(value) : show(value);
   return html`<tr class=${stale ? 'stale' : ''} data-reference=${row.reference}>
-    <th scope="row">${row.reference}</th>
+    <th scope="row">${row.reference} <${TrendLink} connectionId=${live.connectionId} reference=${row.reference} value=${value} /></th>
     ${described ? html`<td class="desc">${words.desc ?? words.objectDesc ?? ''}</td>` : null}
     <td class=${`value ${flash}`} data-changes=${live.changes} title=${full}>${text}${stale ? html` <span class="badge">stale</span>` : null}</td>
     <td class="quality">${qualityText(quality)}</td>
     <td class="time" title=${time ?? ''}>${deviceTime(time)}</td>
     <td class="time" title=${live.receivedAt ?? ''}>${when(live.receivedAt)}</td>
   </tr>`;
+}
+
+/** A link to the trend of an attribute that holds a number or an on/off state. */
+function TrendLink({ connectionId, reference, value }: { connectionId: string; reference: string; value: unknown }) {
+  const refs = plottableLeaves(reference, value).slice(0, 1);
+  if (refs.length === 0) return null;
+  const series = refs.map((r) => ({ connectionId, reference: r }));
+  return html`<a class="trend-link" href=${trendHref({ series })} aria-label=${`Trend of ${reference}`}>Trend</a>`;
 }

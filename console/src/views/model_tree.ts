@@ -9,6 +9,7 @@ import { api } from '../api.ts';
 import { infoOf, modelInfo, type ModelInfo } from '../model_info.ts';
 import { canEdit } from '../session.ts';
 import { Alert, useAction } from './common.ts';
+import { iecReference, trendHref } from '../trend_link.ts';
 
 type Node = Record<string, unknown> & { name?: string; ref?: string };
 type Actions = {
@@ -123,7 +124,7 @@ function Branch({ node, label, path, actions }: { node: Node; label: string; pat
   const hasKids = Object.entries(node).some(([k, v]) => Array.isArray(v) && v.length > 0 && typeof v[0] === 'object' && k !== 'arrays');
   const action = actionOf(node, path, actions);
   const words = html`<${Words} node=${node} path=${path} info=${actions.info} />`;
-  if (!hasKids) return html`<li><span class="leaf">${label}</span> ${words} ${action}</li>`;
+  if (!hasKids) return html`<li><span class="leaf">${label}</span> ${words} ${action}${trendLinkOf(node, actions.id)}</li>`;
   // A disclosure button, not <details>: the node's own action sits beside it, never inside another control.
   return html`<li>
     <button type="button" class="disclosure" aria-expanded=${open} onClick=${() => setOpen(!open)}><span class="marker" aria-hidden="true">${open ? '\u25BE' : '\u25B8'}</span>${label}</button> ${words} ${action}
@@ -156,6 +157,14 @@ function actionOf(node: Node, path: Path, actions: Actions) {
     return html`<${EnableReport} id=${actions.id} rcb=${node.ref} enabled=${actions.enabled?.has(node.ref) ?? false} />`;
   }
   return null;
+}
+
+/** A link to the trend of a status or measured attribute that holds a number or an on/off state. */
+function trendLinkOf(node: Node, id: string) {
+  const type = String(node.bType ?? node.type ?? '');
+  if (typeof node.ref !== 'string' || (node.fc !== 'ST' && node.fc !== 'MX') || !/bool|int|float|enum|dbpos/i.test(type)) return null;
+  const reference = iecReference(node.ref);
+  return html` <a class="trend-link" href=${trendHref({ series: [{ connectionId: id, reference }] })} aria-label=${`Trend of ${reference}`}>Trend</a>`;
 }
 
 /** Enables a report block (with a general interrogation, so every value arrives once at once), or disables it. */

@@ -73,6 +73,14 @@ const historyQuery = Type.Object(
           '`csv` streams every recorded value of the period (`text/csv`: `t,receivedAt,timestamp,value,validity,quality,rcb,seqNum`), in the order of the time axis; `maxPoints` does not apply.',
       }),
     ),
+    space: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'The space, for a link that cannot send `X-Space` (a download of the CSV): the same rule as the header, which wins when both are sent.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -16,9 +16,10 @@ export async function sessionOf(ctx: Context, deps: SessionDeps): Promise<Sessio
  * `ctx.state.actor` and `ctx.state.space` for the bus call. A user whose password someone else set
  * (`requirePasswordReset`) gets 403 `password_change_required` for everything but the operations open
  * `beforePasswordChange` (their own password change and profile reads); sign-out and refresh are not
- * operations here and stay open.
+ * operations here and stay open. `spaceFromQuery`: a route's `?space=` values, standing in for a missing
+ * `X-Space` (a link to a download cannot send the header).
  */
-export async function authorize(ctx: Context, http: HttpBinding, deps: SessionDeps): Promise<void> {
+export async function authorize(ctx: Context, http: HttpBinding, deps: SessionDeps, spaceFromQuery?: string[]): Promise<void> {
   if (http.access === 'public') return;
   const session = await sessionOf(ctx, deps);
   if (!session) throw new ProblemError('unauthenticated', 'Sign in first');
@@ -33,7 +34,7 @@ export async function authorize(ctx: Context, http: HttpBinding, deps: SessionDe
     throw new ProblemError('forbidden', `This needs the ${http.access} role`);
   }
   ctx.state.actor = actorOf(session);
-  if (http.spaceScoped) ctx.state.space = resolveSpace(ctx, session);
+  if (http.spaceScoped) ctx.state.space = resolveSpace(ctx, session, spaceFromQuery);
 }
 
 /**

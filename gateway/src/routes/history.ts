@@ -25,7 +25,9 @@ export function historyRoutes(ops: readonly Operation[], deps: HistoryRouteDeps)
     const http = op.http;
     if (http?.gatewayRoute !== 'history') continue;
     router.get(op.operationId, http.path, async (ctx) => {
-      await authorize(ctx, http, deps.sessions);
+      // `?space=`: a link to the CSV cannot send X-Space.
+      const space = ctx.query.space;
+      await authorize(ctx, http, deps.sessions, space === undefined ? undefined : [space].flat());
       const message = (await buildMessage(ctx, op, deps.bodyLimitBytes)) as { params: { connectionId: string }; query: HistoryQuery };
       if (message.query.format === 'csv') return csv(ctx, deps, message);
       const text = await relay(deps.bus, op, message as never, callContext(ctx, deps, op));
