@@ -277,3 +277,5 @@ function rootOf(node: DataNode): DataNode {
   while (at.parent) at = at.parent;
   return at;
 }
+
+export { wander, wanderPace, type WanderPace } from './wander.ts';
