@@ -89,7 +89,7 @@ t.test(
 
     // The site's ping, answered at the site: the link is up once the hub's request gets through.
     const ping = siteSubject('protocol.v1.sitePing', site);
-    // In a queue group, as the site's protocol service serves it (a site server before 2.11 checks such interest with the group's name).
+    // In a queue group, as the site's protocol service serves it (a site server before 2.10.25 checks such interest with the group's name).
     service.subscribe(ping, { queue: 'q', callback: (_err, msg) => void msg.respond(enc.encode('pong')) });
     await service.flush();
     await until(

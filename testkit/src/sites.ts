@@ -95,7 +95,7 @@ export function siteLeafRules(): { denyExports: string[]; denyImports: string[] 
     // Events leave a site through its stream only, which the hub sources: never also as plain messages.
     denyExports: [allEvents],
     // The general subjects of the services (`protocol.v1.readConnectionValues`) stay the hub's: a request
-    // of the hub's queue group never lands at a site. The site's own subjects (`….site.<name>`) cross.
+    // of the hub's queue group never lands at a site. The site's own subjects (`protocol.v1.site.<name>.…`) cross.
     denyImports: ['*.v1.*'],
   };
 }

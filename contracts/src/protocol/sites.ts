@@ -131,7 +131,7 @@ export const siteOperations = [listSites, sitePing, siteConnections, siteConnect
  * The subject an operation of the protocol service has at a site: `protocol.v1.site.<name>.<operation>`.
  * The site's name comes before the operation so that one pattern with a last wildcard
  * (`protocol.v1.site.<name>.*`) is every subject of that site: the hub's NATS user of the site allows that
- * pattern, and a site server before nats-server 2.11 checks a queue subscription's interest against it
+ * pattern, and a site server before nats-server 2.10.25 checks a queue subscription's interest against it
  * with the queue group's name appended to the last token, which only a last `*` matches.
  */
 export function siteSubject(subject: string, site: string): string {
