@@ -9,11 +9,8 @@
  * fixed ports free ones. A command that starts a long-running process (`npm start`, the simulator) is started
  * in the background, probed (`/readyz`, the listening port) and stopped with its whole process group.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { connect as tcpConnect } from 'node:net';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lexer, type Token, type Tokens } from 'marked';
 import t from 'tap';
@@ -21,6 +18,7 @@ import { until } from '@scada/testkit/live';
 import { createDatabase } from '@scada/testkit/platform';
 import { freePort } from '@scada/testkit/processes';
 import { hasNatsServer } from '@scada/testkit/sites';
+import { ownNats, portOpen, runBlock, workFolder } from '@scada/testkit/readme_blocks';
 
 const root = new URL('..', import.meta.url).pathname;
 t.setTimeout(600_000);
@@ -201,90 +199,13 @@ for (const a of accounts) {
   });
 }
 
-/** A folder that links to every part of the repository, where a block's own files (keys, data) land. */
-async function workFolder(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'scada-readme-'));
-  for (const entry of readdirSync(root))
-    if (!['data', 'keys', 'dist', '.git'].includes(entry)) symlinkSync(join(root, entry), join(dir, entry));
-  return dir;
-}
-
-/** Runs a block's lines in bash; a line that starts a long-running process goes to the background, its own process group. */
-function runBlock(
-  dir: string,
-  text: string,
-  env: Record<string, string>,
-): { done: Promise<number>; stop(): Promise<void>; output(): string; failed(): boolean } {
-  const background = (line: string) => `${line.replace(/\s+#\s.*$/, '').replace(/\s*&\s*$/, '')} &\necho $! >> .pids`;
-  const lines = text.split('\n').map((line) => (/\b(npm start|simulator\/src\/main\.ts)\b/.test(line) ? background(line) : line));
-  const script = ['set -e', 'set -m', ...lines, 'wait'].join('\n');
-  // The run's own platform settings stay out: the block says what it needs.
-  const inherited = Object.entries(process.env).filter(
-    ([k]) => !/^(NATS_|DATABASE_URL|BUS_|SECRETS_|SERVICES|HTTP_PORT|HTTPS_PORT|HEALTH_PORT|DATA_DIR|SCADA_|ADMIN_)/.test(k),
-  );
-  const child = spawn('bash', ['-c', script], {
-    cwd: dir,
-    env: { ...Object.fromEntries(inherited), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
-  const done = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)));
-  let exit: number | null = null;
-  void done.then((code) => (exit = code));
-  const started = () => (existsSync(join(dir, '.pids')) ? readFileSync(join(dir, '.pids'), 'utf8').split('\n').filter(Boolean) : []);
-  return {
-    done,
-    output: () => output,
-    // A line that failed, or a long-running process that ended: the block did not do what it says.
-    failed: () => (exit !== null && exit !== 0) || started().some((pid) => spawnSync('kill', ['-0', pid]).status !== 0),
-    async stop() {
-      const pids = existsSync(join(dir, '.pids')) ? readFileSync(join(dir, '.pids'), 'utf8').split('\n').filter(Boolean) : [];
-      for (const pid of pids) spawnSync('kill', ['-TERM', '--', `-${pid}`]);
-      await until(
-        "the block's processes stop",
-        async () => pids.every((pid) => spawnSync('kill', ['-0', '--', `-${pid}`]).status !== 0),
-        30_000,
-      );
-      await done;
-    },
-  };
-}
-
-/** A NATS server with JetStream of the test's own, as the blocks' `nats://127.0.0.1:4222` stands for. */
-async function ownNats(dir: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = await freePort();
-  const child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', join(dir, 'nats')], { stdio: 'ignore' });
-  await until('the NATS server listens', () => portOpen(port), 15_000);
-  return {
-    url: `nats://127.0.0.1:${port}`,
-    stop: async () => {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = tcpConnect(port, '127.0.0.1');
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
-
 /** "Running services apart": keys made, a protocol service and a gateway started, the gateway ready and seeing the service. */
 async function runServicesApart(block: Block): Promise<{ shown: string } | { skip: string }> {
   if (!hasNatsServer()) return { skip: 'nats-server is not installed' };
   const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const db = await createDatabase(base).catch(() => null);
   if (!db) return { skip: `no PostgreSQL at ${base}` };
-  const dir = await workFolder();
+  const dir = await workFolder(root);
   const nats = await ownNats(dir);
   const httpPort = await freePort();
   const text = block.text
@@ -321,7 +242,7 @@ async function runServicesApart(block: Block): Promise<{ shown: string } | { ski
 
 /** The simulator's own block: it listens on its port until stopped. */
 async function runSimulator(block: Block): Promise<{ shown: string }> {
-  const dir = await workFolder();
+  const dir = await workFolder(root);
   const port = await freePort();
   const run = runBlock(dir, block.text.replaceAll('--port 10102', `--port ${port}`), {});
   try {
