@@ -16,6 +16,8 @@ const Scripts = lazyView(() => import('./views/scripts.ts').then((m) => m.Script
 const ScriptView = lazyView<{ id?: string }>(() => import('./views/scripts.ts').then((m) => m.ScriptView));
 const Admin = lazyView(() => import('./views/admin.ts').then((m) => m.Admin));
 const Alarms = lazyView<{ tab: string }>(() => import('./views/alarms.ts').then((m) => m.Alarms));
+const Displays = lazyView(() => import('./views/displays/dashboard.ts').then((m) => m.Displays));
+const Dashboard = lazyView<{ id: string }>(() => import('./views/displays/dashboard.ts').then((m) => m.Dashboard));
 
 /** The whole console. */
 export function App() {
@@ -46,6 +48,7 @@ export function App() {
         <a href=${href('connections')} aria-current=${route.value[0] === 'connections' || route.value.length === 0 ? 'page' : undefined}>Connections</a>
         <a href=${href('scripts')} aria-current=${route.value[0] === 'scripts' ? 'page' : undefined}>Scripts</a>
         <a href=${href('alarms')} aria-current=${route.value[0] === 'alarms' ? 'page' : undefined}>Alarms</a>
+        <a href=${href('displays')} aria-current=${route.value[0] === 'displays' ? 'page' : undefined}>Displays</a>
         ${isAdmin() ? html`<a href=${href('admin')} aria-current=${route.value[0] === 'admin' ? 'page' : undefined}>Administration</a>` : null}
       </nav>
       <${SpacePicker} spaces=${s.spaces} />
@@ -79,5 +82,7 @@ function Screen() {
   if (first === 'scripts') return html`<${Scripts} />`;
   if (first === 'alarms') return html`<${Alarms} tab=${second ?? 'active'} />`;
   if (first === 'admin' && isAdmin()) return html`<${Admin} />`;
+  if (first === 'displays' && second) return html`<${Dashboard} id=${second} key=${second} />`;
+  if (first === 'displays') return html`<${Displays} />`;
   return html`<${Connections} />`;
 }

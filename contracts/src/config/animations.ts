@@ -92,6 +92,13 @@ export const AnimationBinding = Type.Object(
         { additionalProperties: false, description: '`rotate`/`translate`: the value scaled linearly from `in` to `out`, clamped.' },
       ),
     ),
+    action: Type.Optional(
+      OneOf(['write', 'control'], {
+        description:
+          'What clicking the element offers an operator (never a viewer): `write` the bound attribute, or `control` the ' +
+          'control object it belongs to (`LD/LN.DO` of `LD/LN.DO.stVal[ST]`), in the dialog the model tree opens.',
+      }),
+    ),
     visibleWhen: Type.Optional(
       Type.Union([Type.Boolean(), Type.Number(), Type.String({ maxLength: 100 })], {
         description: '`visibility`: the element shows while the value equals this (truthy values when left out).',

@@ -1,0 +1,161 @@
+/**
+ * A board of type `Animation`: its animation's drawing, sanitized, moved by the values of the console's
+ * one live stream (`live.ts`: each attribute's own signal, so a value redraws only the elements bound to
+ * it) and by the space's alarms. A faceplate's placeholders are filled from the board's `animationParams`,
+ * so the same symbol on two boards follows two bays. Bound elements with an action open the model tree's
+ * write or control dialog, for operators and above; for a viewer nothing is clickable.
+ */
+import { html } from 'htm/preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { activeAlarms, waitsForAck } from '../../alarms.ts';
+import { api, messageOf } from '../../api.ts';
+import { rowOf, valueKeys, type LiveValue } from '../../live.ts';
+import { roleAtLeast } from '../alarm_actions.ts';
+import { alarmCovers, apply, blink, controlObjectOf, type Binding } from './bindings.ts';
+import { prepareDrawing } from './drawing.ts';
+
+/** An animation as `GET /api/animations/{id}` answers it. */
+export type Animation = { id: string; name: string; svg: string; bindings: Binding[]; placeholders: string[] };
+
+/** A board as `GET /api/dashboard/{id}/boards` answers it. */
+export type Board = {
+  id: string;
+  name: string;
+  type: 'Animation' | 'Html' | 'Iframe';
+  header: boolean;
+  x?: number;
+  y?: number;
+  width?: number;
+  height?: number;
+  iframeUrl?: string;
+  animationId?: string;
+  animationParams?: string;
+};
+
+/** What clicking a bound element asks for: a write of the attribute or a control of its object. */
+export type Act = { kind: 'write' | 'control'; connectionId: string; reference: string; value: unknown };
+
+/** One bound element, with the attribute it follows once its placeholder is filled. */
+type Target = { el: SVGElement; binding: Binding; connectionId: string; reference: string };
+
+/** A placeholder's value from `animationParams`: a data attribute of a connection. */
+type Param = { connectionId?: unknown; reference?: unknown };
+
+/** The board's `animationParams` as placeholder values; a sentence when they are not JSON. */
+export function paramsOf(board: Board): { params: Record<string, Param>; problem: string | null } {
+  if (!board.animationParams) return { params: {}, problem: null };
+  try {
+    const parsed = JSON.parse(board.animationParams) as unknown;
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return { params: parsed as Record<string, Param>, problem: null };
+  } catch {
+    // Said below.
+  }
+  return { params: {}, problem: `The parameters of board "${board.name}" are not a JSON object; its placeholders stay empty.` };
+}
+
+/** The elements of a drawing its bindings move, each with its attribute. */
+function targetsOf(animation: Animation, byId: Map<string, SVGElement>, params: Record<string, Param>): Target[] {
+  return animation.bindings.flatMap((binding) => {
+    const el = byId.get(binding.elementId);
+    const source = 'placeholder' in binding.source ? params[binding.source.placeholder] : binding.source;
+    if (!el || typeof source?.connectionId !== 'string' || typeof source.reference !== 'string') return [];
+    return [{ el, binding, connectionId: source.connectionId, reference: source.reference }];
+  });
+}
+
+/**
+ * Follows the live values and alarms of the targets: one subscription per attribute on the stream's own
+ * signal, taken as soon as the attribute's first value arrives. Answers what ends them.
+ */
+function follow(targets: Target[]): () => void {
+  const byKey = new Map<string, Target[]>();
+  for (const t of targets) {
+    const key = `${t.connectionId} ${t.reference}`;
+    byKey.set(key, [...(byKey.get(key) ?? []), t]);
+  }
+  const ends = new Map<string, () => void>();
+  const attach = () => {
+    for (const [key, list] of byKey) {
+      if (ends.has(key)) continue;
+      const row = rowOf(key);
+      if (row) ends.set(key, row.subscribe((v: LiveValue) => list.forEach((t) => apply(t.el, t.binding, v))));
+    }
+  };
+  const stopKeys = valueKeys.subscribe(attach);
+  const blinking = targets.filter((t) => t.binding.kind === 'blink');
+  const stopAlarms = activeAlarms.subscribe((alarms) => {
+    for (const t of blinking) {
+      blink(
+        t.el,
+        alarms.some((a) => waitsForAck(a.state) && a.connectionId === t.connectionId && alarmCovers(a.reference, t.reference)),
+      );
+    }
+  });
+  return () => {
+    stopKeys();
+    stopAlarms();
+    for (const end of ends.values()) end();
+  };
+}
+
+/** Makes the targets with an action operable from the keyboard and the mouse; answers the target of an element. */
+function actionable(targets: Target[]): Map<Element, Target> {
+  const map = new Map<Element, Target>();
+  for (const t of targets) {
+    if (!t.binding.action || map.has(t.el)) continue;
+    map.set(t.el, t);
+    const what = t.binding.action === 'control' ? `Operate ${controlObjectOf(t.reference)}` : `Write ${t.reference}`;
+    t.el.classList.add('display-action');
+    t.el.setAttribute('tabindex', '0');
+    t.el.setAttribute('role', 'button');
+    t.el.setAttribute('aria-label', what);
+  }
+  return map;
+}
+
+/** Draws one `Animation` board. */
+export function AnimationBoard({ board, onAct }: { board: Board; onAct: (act: Act) => void }) {
+  const host = useRef<HTMLDivElement>(null);
+  const [animation, setAnimation] = useState<Animation | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  useEffect(() => {
+    if (!board.animationId) return setProblem(`Board "${board.name}" names no animation.`);
+    api<Animation>('GET', `/api/animations/${encodeURIComponent(board.animationId)}`)
+      .then(setAnimation)
+      .catch((err) => setProblem(messageOf(err)));
+  }, [board.animationId]);
+  useEffect(() => {
+    const box = host.current;
+    if (!animation || !box) return;
+    const { params, problem: badParams } = paramsOf(board);
+    if (badParams) setProblem(badParams);
+    const drawing = prepareDrawing(animation.svg, `b${board.id.slice(0, 8)}-`);
+    if (!drawing) return setProblem(`The drawing of "${animation.name}" holds nothing that can be shown.`);
+    drawing.root.setAttribute('role', 'group');
+    drawing.root.setAttribute('aria-label', animation.name);
+    box.replaceChildren(drawing.root);
+    const targets = targetsOf(animation, drawing.byId, params);
+    const operable = roleAtLeast('operator') ? actionable(targets) : new Map<Element, Target>();
+    const act = (e: Event) => {
+      const el = (e.target as Element).closest('.display-action');
+      const t = el ? operable.get(el) : undefined;
+      if (!t || (e instanceof KeyboardEvent && e.key !== 'Enter' && e.key !== ' ')) return;
+      e.preventDefault();
+      const value = rowOf(`${t.connectionId} ${t.reference}`)?.peek().value;
+      const reference = t.binding.action === 'control' ? controlObjectOf(t.reference) : t.reference;
+      onAct({ kind: t.binding.action as 'write' | 'control', connectionId: t.connectionId, reference, value });
+    };
+    box.addEventListener('click', act);
+    box.addEventListener('keydown', act);
+    const stop = follow(targets);
+    return () => {
+      stop();
+      box.removeEventListener('click', act);
+      box.removeEventListener('keydown', act);
+      box.replaceChildren();
+    };
+  }, [animation, board.animationParams]);
+  return html`${problem ? html`<p class="alert warn">${problem}</p>` : null}
+    ${animation || problem ? null : html`<p role="status">Loading the drawing…</p>`}
+    <div class="animation" ref=${host}></div>`;
+}
