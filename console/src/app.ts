@@ -4,7 +4,7 @@ import { useEffect } from 'preact/hooks';
 import { currentSpace, sessionEnded } from './api.ts';
 import { follow, liveStatus, stopFollowing } from './live.ts';
 import { route, href } from './router.ts';
-import { chooseSpace, isAdmin, signOut, stage, startSession, type Space } from './session.ts';
+import { canEdit, chooseSpace, isAdmin, signOut, stage, startSession, type Space } from './session.ts';
 import { lazyView } from './views/lazy.ts';
 import { ConnectionForm, Connections } from './views/connections.ts';
 import { ConnectionView } from './views/connection.ts';
@@ -18,6 +18,7 @@ const Admin = lazyView(() => import('./views/admin.ts').then((m) => m.Admin));
 const Alarms = lazyView<{ tab: string }>(() => import('./views/alarms.ts').then((m) => m.Alarms));
 const Displays = lazyView(() => import('./views/displays/dashboard.ts').then((m) => m.Displays));
 const Dashboard = lazyView<{ id: string }>(() => import('./views/displays/dashboard.ts').then((m) => m.Dashboard));
+const Author = lazyView(() => import('./views/displays/dashboard.ts').then((m) => m.Author));
 
 /** The whole console. */
 export function App() {
@@ -82,6 +83,7 @@ function Screen() {
   if (first === 'scripts') return html`<${Scripts} />`;
   if (first === 'alarms') return html`<${Alarms} tab=${second ?? 'active'} />`;
   if (first === 'admin' && isAdmin()) return html`<${Admin} />`;
+  if (first === 'displays' && second === 'author' && canEdit()) return html`<${Author} />`;
   if (first === 'displays' && second) return html`<${Dashboard} id=${second} key=${second} />`;
   if (first === 'displays') return html`<${Displays} />`;
   return html`<${Connections} />`;

@@ -7,8 +7,8 @@
  *   npx tsx simulator/src/main.ts examples/single_line/substation.icd --port 10102   # the device
  *   npm run example -- --user admin --password '…'                                  # the displays
  *
- * Options: `--url` [http://127.0.0.1:8081], `--device` [127.0.0.1:10102], `--space` (the user's first
- * space when left out). Run it again and it answers 409 on the project's name: delete the project first.
+ * Options: `--url` [http://127.0.0.1:8081], `--device` [127.0.0.1:10102], `--space` (the space the user
+ * signs in to when left out). Run it again and it answers 409 on the project's name: delete the project first.
  */
 import { readFile } from 'node:fs/promises';
 
@@ -33,18 +33,30 @@ function caller(url: string, headers: Record<string, string>) {
 }
 
 /** Posts the example; `device` is where the simulator listens. Answers the ids it created. */
-export async function loadExample(url: string, headers: Record<string, string>, device = { host: '127.0.0.1', port: 10102 }): Promise<LoadedExample> {
+export async function loadExample(
+  url: string,
+  headers: Record<string, string>,
+  device = { host: '127.0.0.1', port: 10102 },
+): Promise<LoadedExample> {
   const call = caller(url, headers);
   const read = (name: string) => readFile(new URL(name, here), 'utf8');
   const project = await call<{ id: string }>('POST', '/api/projects', { name: 'Single-line example', isActive: true });
   const form = new FormData();
-  form.set('connection', JSON.stringify({ name: 'Substation simulator', ip: device.host, port: device.port, projectId: project.id, protocol: 'IEC 61850' }));
+  form.set(
+    'connection',
+    JSON.stringify({ name: 'Substation simulator', ip: device.host, port: device.port, projectId: project.id, protocol: 'IEC 61850' }),
+  );
   form.set('file', new Blob([await read('substation.icd')], { type: 'application/xml' }), 'substation.icd');
   const connection = await call<{ id: string }>('POST', '/api/protocols/iec61850/connections/with-file', undefined, form);
   const c = connection.id;
   // Kept enabled by the platform from the session's start on, with a general interrogation for the first values.
   await call('POST', `/api/connections/${c}/reports`, { rcb: 'SIMLD0/LLN0$BR$brcb', triggers: ['dchg', 'qchg', 'gi'] });
-  const group = await call<{ id: string }>('POST', '/api/alarm-groups', { name: 'Substation', projectId: project.id, minPriority: 1, maxPriority: 100 });
+  const group = await call<{ id: string }>('POST', '/api/alarm-groups', {
+    name: 'Substation',
+    projectId: project.id,
+    minPriority: 1,
+    maxPriority: 100,
+  });
   await call('POST', '/api/alarm-definitions', {
     name: 'Feeder trip',
     groupId: group.id,
@@ -66,7 +78,13 @@ export async function loadExample(url: string, headers: Record<string, string>, 
       { elementId: 'load', source: at(`${D}.AnIn1.mag.f[MX]`), kind: 'text', format: '0.00', unit: 'A' },
       { elementId: 'lamp', source: at(`${D}.Ind1.stVal[ST]`), kind: 'fill', colors: { true: '#c62828', false: '#2e7d32' } },
       { elementId: 'lamp', source: at(`${D}.Ind1.stVal[ST]`), kind: 'blink' },
-      { elementId: 'disconnector', source: at(`${D}.SPCSO3.stVal[ST]`), kind: 'rotate', range: { in: [0, 1], out: [-40, 0] }, action: 'control' },
+      {
+        elementId: 'disconnector',
+        source: at(`${D}.SPCSO3.stVal[ST]`),
+        kind: 'rotate',
+        range: { in: [0, 1], out: [-40, 0] },
+        action: 'control',
+      },
       { elementId: 'load-pointer', source: at(`${D}.AnIn1.mag.f[MX]`), kind: 'translate', range: { in: [0, 100], out: [0, 360] } },
       {
         elementId: 'load-bar',
@@ -86,14 +104,29 @@ export async function loadExample(url: string, headers: Record<string, string>, 
     svg: await read('breaker.svg'),
     placeholders: ['position'],
     bindings: [
-      { elementId: 'breaker', source: { placeholder: 'position' }, kind: 'fill', colors: { true: '#c62828', false: '#2e7d32' }, action: 'control' },
+      {
+        elementId: 'breaker',
+        source: { placeholder: 'position' },
+        kind: 'fill',
+        colors: { true: '#c62828', false: '#2e7d32' },
+        action: 'control',
+      },
       { elementId: 'closed', source: { placeholder: 'position' }, kind: 'visibility', visibleWhen: true },
       { elementId: 'open', source: { placeholder: 'position' }, kind: 'visibility', visibleWhen: false },
     ],
   });
   const boardGroup = await call<{ id: string }>('POST', '/api/dashboard', { name: 'Single-line example', rank: 0 });
   const boards = `/api/dashboard/${boardGroup.id}/boards`;
-  await call('POST', boards, { name: 'Incoming feeder', type: 'Animation', header: true, x: 0, y: 0, width: 8, height: 6, animationId: substation.id });
+  await call('POST', boards, {
+    name: 'Incoming feeder',
+    type: 'Animation',
+    header: true,
+    x: 0,
+    y: 0,
+    width: 8,
+    height: 6,
+    animationId: substation.id,
+  });
   for (const [i, name, object] of [
     [0, 'Bay 1 breaker', 'SPCSO1'],
     [1, 'Bay 2 breaker', 'SPCSO2'],

@@ -28,7 +28,9 @@ export type GatewayConfig = {
 export function checkFrameOrigin(entry: string): string | null {
   try {
     const url = new URL(entry);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === entry ? null : 'is not an origin (http(s)://host[:port])';
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === entry
+      ? null
+      : 'is not an origin (http(s)://host[:port])';
   } catch {
     return 'is not an origin (http(s)://host[:port])';
   }

@@ -3,14 +3,16 @@
  * one live stream (`live.ts`: each attribute's own signal, so a value redraws only the elements bound to
  * it) and by the space's alarms. A faceplate's placeholders are filled from the board's `animationParams`,
  * so the same symbol on two boards follows two bays. Bound elements with an action open the model tree's
- * write or control dialog, for operators and above; for a viewer nothing is clickable.
+ * write or control dialog for those the platform lets write and control (editors and administrators, as
+ * the model tree); for anyone else nothing is clickable.
  */
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { activeAlarms, waitsForAck } from '../../alarms.ts';
 import { api, messageOf } from '../../api.ts';
+import { canEdit } from '../../session.ts';
+import type { Signal } from '@preact/signals';
 import { rowOf, valueKeys, type LiveValue } from '../../live.ts';
-import { roleAtLeast } from '../alarm_actions.ts';
 import { alarmCovers, apply, blink, controlObjectOf, type Binding } from './bindings.ts';
 import { prepareDrawing } from './drawing.ts';
 
@@ -39,7 +41,7 @@ export type Act = { kind: 'write' | 'control'; connectionId: string; reference: 
 type Target = { el: SVGElement; binding: Binding; connectionId: string; reference: string };
 
 /** A placeholder's value from `animationParams`: a data attribute of a connection. */
-type Param = { connectionId?: unknown; reference?: unknown };
+export type Param = { connectionId?: unknown; reference?: unknown };
 
 /** The board's `animationParams` as placeholder values; a sentence when they are not JSON. */
 export function paramsOf(board: Board): { params: Record<string, Param>; problem: string | null } {
@@ -64,6 +66,29 @@ function targetsOf(animation: Animation, byId: Map<string, SVGElement>, params: 
 }
 
 /**
+ * The live row that carries an attribute, and the path to it inside the row's value: the attribute's own
+ * row, or the row of the data object (or structure) it is part of, when the device reports that whole
+ * (`LD/LN.AnIn1[MX]` carries `LD/LN.AnIn1.mag.f[MX]` as `{mag: {f}}`). Undefined until a value came.
+ */
+export function rowFor(connectionId: string, reference: string): { row: Signal<LiveValue>; path: string[] } | undefined {
+  const m = /^(.*?)(\[[A-Z]{2}\])?$/.exec(reference) as RegExpExecArray;
+  const [device = '', rest = ''] = (m[1] as string).split('/');
+  const parts = rest.split('.');
+  for (let n = parts.length; n >= 2; n--) {
+    const row = rowOf(`${connectionId} ${device}/${parts.slice(0, n).join('.')}${m[2] ?? ''}`) as Signal<LiveValue> | undefined;
+    if (row) return { row, path: parts.slice(n) };
+  }
+  return undefined;
+}
+
+/** The part of a value a path names; undefined when it holds none. */
+function dig(value: unknown, path: string[]): unknown {
+  let v = value;
+  for (const step of path) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[step] : undefined;
+  return v;
+}
+
+/**
  * Follows the live values and alarms of the targets: one subscription per attribute on the stream's own
  * signal, taken as soon as the attribute's first value arrives. Answers what ends them.
  */
@@ -77,8 +102,17 @@ function follow(targets: Target[]): () => void {
   const attach = () => {
     for (const [key, list] of byKey) {
       if (ends.has(key)) continue;
-      const row = rowOf(key);
-      if (row) ends.set(key, row.subscribe((v: LiveValue) => list.forEach((t) => apply(t.el, t.binding, v))));
+      const first = list[0] as Target;
+      const found = rowFor(first.connectionId, first.reference);
+      if (!found) continue;
+      const { row, path } = found;
+      ends.set(
+        key,
+        row.subscribe((v: LiveValue) => {
+          const reading = path.length === 0 ? v : { ...v, value: dig(v.value, path) };
+          for (const t of list) apply(t.el, t.binding, reading);
+        }),
+      );
     }
   };
   const stopKeys = valueKeys.subscribe(attach);
@@ -113,6 +147,51 @@ function actionable(targets: Target[]): Map<Element, Target> {
   return map;
 }
 
+/** A drawing in its box, moving; `onAct` makes bound elements with an action operable. */
+export type Drawn = { byId: Map<string, SVGElement>; dispose: () => void };
+
+/**
+ * Draws `animation` into `box` (sanitized, ids prefixed with `prefix`) and follows its bindings' values
+ * and alarms; with `onAct`, elements with an action open it. Null when nothing drawable is left.
+ */
+export function drawAnimation(
+  box: HTMLElement,
+  animation: Animation,
+  params: Record<string, Param>,
+  prefix: string,
+  onAct?: (act: Act) => void,
+): Drawn | null {
+  const drawing = prepareDrawing(animation.svg, prefix);
+  if (!drawing) return null;
+  drawing.root.setAttribute('role', 'group');
+  drawing.root.setAttribute('aria-label', animation.name);
+  box.replaceChildren(drawing.root);
+  const targets = targetsOf(animation, drawing.byId, params);
+  const operable = onAct ? actionable(targets) : new Map<Element, Target>();
+  const act = (e: Event) => {
+    const el = (e.target as Element).closest('.display-action');
+    const t = el ? operable.get(el) : undefined;
+    if (!t || !onAct || (e instanceof KeyboardEvent && e.key !== 'Enter' && e.key !== ' ')) return;
+    e.preventDefault();
+    const found = rowFor(t.connectionId, t.reference);
+    const value = found ? dig(found.row.peek().value, found.path) : undefined;
+    const reference = t.binding.action === 'control' ? controlObjectOf(t.reference) : t.reference;
+    onAct({ kind: t.binding.action as 'write' | 'control', connectionId: t.connectionId, reference, value });
+  };
+  box.addEventListener('click', act);
+  box.addEventListener('keydown', act);
+  const stop = follow(targets);
+  return {
+    byId: drawing.byId,
+    dispose: () => {
+      stop();
+      box.removeEventListener('click', act);
+      box.removeEventListener('keydown', act);
+      box.replaceChildren();
+    },
+  };
+}
+
 /** Draws one `Animation` board. */
 export function AnimationBoard({ board, onAct }: { board: Board; onAct: (act: Act) => void }) {
   const host = useRef<HTMLDivElement>(null);
@@ -129,31 +208,9 @@ export function AnimationBoard({ board, onAct }: { board: Board; onAct: (act: Ac
     if (!animation || !box) return;
     const { params, problem: badParams } = paramsOf(board);
     if (badParams) setProblem(badParams);
-    const drawing = prepareDrawing(animation.svg, `b${board.id.slice(0, 8)}-`);
-    if (!drawing) return setProblem(`The drawing of "${animation.name}" holds nothing that can be shown.`);
-    drawing.root.setAttribute('role', 'group');
-    drawing.root.setAttribute('aria-label', animation.name);
-    box.replaceChildren(drawing.root);
-    const targets = targetsOf(animation, drawing.byId, params);
-    const operable = roleAtLeast('operator') ? actionable(targets) : new Map<Element, Target>();
-    const act = (e: Event) => {
-      const el = (e.target as Element).closest('.display-action');
-      const t = el ? operable.get(el) : undefined;
-      if (!t || (e instanceof KeyboardEvent && e.key !== 'Enter' && e.key !== ' ')) return;
-      e.preventDefault();
-      const value = rowOf(`${t.connectionId} ${t.reference}`)?.peek().value;
-      const reference = t.binding.action === 'control' ? controlObjectOf(t.reference) : t.reference;
-      onAct({ kind: t.binding.action as 'write' | 'control', connectionId: t.connectionId, reference, value });
-    };
-    box.addEventListener('click', act);
-    box.addEventListener('keydown', act);
-    const stop = follow(targets);
-    return () => {
-      stop();
-      box.removeEventListener('click', act);
-      box.removeEventListener('keydown', act);
-      box.replaceChildren();
-    };
+    const drawn = drawAnimation(box, animation, params, `b${board.id.slice(0, 8)}-`, canEdit() ? onAct : undefined);
+    if (!drawn) return setProblem(`The drawing of "${animation.name}" holds nothing that can be shown.`);
+    return drawn.dispose;
   }, [animation, board.animationParams]);
   return html`${problem ? html`<p class="alert warn">${problem}</p>` : null}
     ${animation || problem ? null : html`<p role="status">Loading the drawing…</p>`}

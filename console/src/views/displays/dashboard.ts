@@ -17,6 +17,8 @@ import { AnimationBoard, type Act, type Board } from './animation_board.ts';
 import { sanitizeHtml } from './drawing.ts';
 import { adoptDisplayStyles } from './styles.ts';
 
+export { Author } from './author.ts';
+
 adoptDisplayStyles();
 
 /** A board group as `GET /api/dashboard` answers it. */
@@ -82,7 +84,10 @@ export function Dashboard({ id }: { id: string }) {
   const [error, setError] = useState<string | null>(null);
   const [act, setAct] = useState<Act | null>(null);
   useEffect(() => {
-    Promise.all([api<BoardGroup>('GET', `/api/dashboard/${encodeURIComponent(id)}`), api<Board[]>('GET', `/api/dashboard/${encodeURIComponent(id)}/boards`)])
+    Promise.all([
+      api<BoardGroup>('GET', `/api/dashboard/${encodeURIComponent(id)}`),
+      api<Board[]>('GET', `/api/dashboard/${encodeURIComponent(id)}/boards`),
+    ])
       .then(([g, b]) => {
         setGroup(g);
         setBoards(b);

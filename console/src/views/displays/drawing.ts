@@ -40,16 +40,18 @@ export function prepareDrawing(svg: string, prefix: string): Drawing | null {
     USE_PROFILES: { svg: true, svgFilters: true },
     FORBID_TAGS: ['style', 'foreignObject', 'a', 'animate', 'set', 'animateMotion', 'animateTransform', 'script'],
     FORBID_ATTR: ['style'],
+    // Ids such as `target` or `name` are kept: each is prefixed below before the drawing meets the page.
+    SANITIZE_DOM: false,
     RETURN_DOM_FRAGMENT: true,
   });
   const root = fragment.querySelector('svg');
   if (!root) return null;
   const byId = new Map<string, SVGElement>();
   const renamed = new Map<string, string>();
+  // Every id is renamed (a repeated one too), so no id of the drawing can name a property of the page.
   for (const el of root.querySelectorAll<SVGElement>('[id]')) {
     const id = el.id;
-    if (byId.has(id)) continue;
-    byId.set(id, el);
+    if (!byId.has(id)) byId.set(id, el);
     renamed.set(id, `${prefix}${id}`);
     el.id = `${prefix}${id}`;
   }
@@ -59,7 +61,10 @@ export function prepareDrawing(svg: string, prefix: string): Drawing | null {
       if ((attr.name === 'href' || attr.name === 'xlink:href') && attr.value.startsWith('#')) {
         el.setAttributeNS(attr.namespaceURI, attr.name, `#${rename(attr.value.slice(1))}`);
       } else if (attr.value.includes('url(#')) {
-        el.setAttribute(attr.name, attr.value.replace(/url\(\s*#([^)\s]+)\s*\)/g, (_m, id: string) => `url(#${rename(id)})`));
+        el.setAttribute(
+          attr.name,
+          attr.value.replace(/url\(\s*#([^)\s]+)\s*\)/g, (_m, id: string) => `url(#${rename(id)})`),
+        );
       }
     }
   }
