@@ -88,7 +88,7 @@ function Boards({ group, animations }: { group: BoardGroup; animations: Animatio
 export function Author() {
   const [animations, setAnimations] = useState<Animation[]>([]);
   const [groups, setGroups] = useState<BoardGroup[]>([]);
-  const [editing, setEditing] = useState<string | 'new' | null>(null);
+  const [editing, setEditing] = useState<string | null>(null);
   const [groupName, setGroupName] = useState('');
   const [error, setError] = useState<string | null>(null);
   const load = () =>
@@ -108,8 +108,8 @@ export function Author() {
     <${Alert} message=${error} />
     <h2>Animations</h2>
     <ul>${animations.map((a) => html`<li><button type="button" class="secondary" onClick=${() => setEditing(a.id)}>Edit ${a.name}</button></li>`)}</ul>
-    <button type="button" onClick=${() => setEditing('new')}>New animation</button>
-    ${editing ? html`<${AnimationEditor} key=${editing} id=${editing === 'new' ? undefined : editing} onSaved=${load} />` : null}
+    <button type="button" onClick=${() => setEditing(`new-${Date.now()}`)}>New animation</button>
+    ${editing ? html`<${AnimationEditor} key=${editing} id=${editing.startsWith('new-') ? undefined : editing} onSaved=${load} />` : null}
     <h2>Dashboards</h2>
     <div class="field"><label for="ng-name">New dashboard</label><input id="ng-name" value=${groupName} onInput=${(e: Event) => setGroupName((e.target as HTMLInputElement).value)} /></div>
     <button type="button" disabled=${!groupName} onClick=${addGroup}>Add dashboard</button>

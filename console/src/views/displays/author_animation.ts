@@ -129,7 +129,7 @@ export function AnimationEditor({ id, onSaved }: { id?: string; onSaved: () => v
   };
   return html`<section aria-labelledby="anim-title">
     <h2 id="anim-title">${id ? `Animation ${meta.name}` : 'New animation'}</h2>
-    <div class="field"><label for="an-name">Name</label><input id="an-name" value=${meta.name} onInput=${(e: Event) => setMeta({ ...meta, name: (e.target as HTMLInputElement).value })} /></div>
+    <div class="field"><label for="an-name">Animation name</label><input id="an-name" value=${meta.name} onInput=${(e: Event) => setMeta({ ...meta, name: (e.target as HTMLInputElement).value })} /></div>
     <div class="field"><label for="an-project">Project</label>
       <select id="an-project" value=${meta.projectId} onChange=${(e: Event) => setMeta({ ...meta, projectId: (e.target as HTMLSelectElement).value })}>
         <option value="">Choose…</option>${projects.map((p) => html`<option value=${p.id}>${p.name}</option>`)}
