@@ -93,18 +93,33 @@ function centreOf(el: SVGElement): { x: number; y: number } {
   return c;
 }
 
+/** The quality classes an element was given last, so an unchanged quality writes nothing. */
+const shownQuality = new WeakMap<Element, number>();
+
+/** Sets an element's text, in place when it holds one text node (no node is made or dropped). */
+function setText(el: SVGElement, text: string): void {
+  const only = el.firstChild;
+  if (only && only === el.lastChild && only.nodeType === Node.TEXT_NODE) {
+    if ((only as Text).data !== text) (only as Text).data = text;
+  } else el.textContent = text;
+}
+
 /** Applies one reading to the element of one binding. */
 export function apply(el: SVGElement, b: Binding, r: Reading): void {
-  el.classList.toggle('display-bad', badQuality(r.quality));
-  el.classList.toggle('display-stale', r.stale === true);
+  const quality = (badQuality(r.quality) ? 1 : 0) | (r.stale === true ? 2 : 0);
+  if (shownQuality.get(el) !== quality) {
+    shownQuality.set(el, quality);
+    el.classList.toggle('display-bad', (quality & 1) !== 0);
+    el.classList.toggle('display-stale', (quality & 2) !== 0);
+  }
   switch (b.kind) {
     case 'text':
-      el.textContent = formatValue(b, r.value);
+      setText(el, formatValue(b, r.value));
       break;
     case 'fill':
     case 'stroke': {
       const color = colorOf(b, r.value);
-      if (color) el.setAttribute(b.kind, color);
+      if (color && el.getAttribute(b.kind) !== color) el.setAttribute(b.kind, color);
       break;
     }
     case 'visibility':
