@@ -229,3 +229,28 @@ t.test('bindings fit the drawing and the placeholders the animation lists', asyn
   );
   t.equal(badColor.status, 400);
 });
+
+t.test("an animation may draw a faceplate: its bindings name the faceplate's placeholders", async (t) => {
+  const faceplate = await api(editor, 'POST', '/api/faceplates', { name: 'Breaker', projectId: project.id });
+  t.equal(faceplate.status, 200);
+  const placeholder = await api(editor, 'POST', `/api/faceplates/${faceplate.body.id}/placeholders`, { name: 'position', type: 'tag' });
+  t.equal(placeholder.status, 200);
+  const symbol = animation(drawing, {
+    faceplateId: faceplate.body.id,
+    bindings: [{ elementId: 'breaker', source: { placeholder: 'position' }, kind: 'fill', colors: { true: '#c62828' } }],
+  });
+  const created = await api(editor, 'POST', '/api/animations', symbol);
+  t.equal(created.status, 200, JSON.stringify(created.body));
+  t.equal(created.body.faceplateId, faceplate.body.id);
+  const unknown = await api(editor, 'POST', '/api/animations', {
+    ...symbol,
+    bindings: [{ elementId: 'breaker', source: { placeholder: 'other' }, kind: 'fill' }],
+  });
+  t.match(unknown, { status: 400, body: { detail: /placeholder "other" is not among the animation's placeholders or its faceplate's/ } });
+  const missing = await api(editor, 'POST', '/api/animations', { ...symbol, faceplateId: connectionId });
+  t.equal(missing.status, 404, 'a faceplate the space does not have');
+  t.equal((await api(editor, 'DELETE', `/api/faceplates/${faceplate.body.id}/placeholders/${placeholder.body.id}`)).status, 204);
+  const drawn = await api(editor, 'DELETE', `/api/faceplates/${faceplate.body.id}`);
+  t.equal(drawn.status, 409, 'a faceplate an animation draws is not deleted');
+  t.match(drawn.body.detail, /animation/);
+});

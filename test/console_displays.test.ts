@@ -138,6 +138,7 @@ async function run(): Promise<void> {
     await until('bay 1 closed', async () => (await fillOf(page, 'Bay 1 breaker', 'breaker')) === red);
     t.not(await fillOf(page, 'Bay 2 breaker', 'breaker'), red, 'bay 2 does not follow bay 1');
     t.ok(await bay1.getByText('Closed').isVisible(), 'the position in words');
+    t.equal(await bay1.locator('[id$="-label"]').textContent(), 'Q1', "the faceplate's text placeholder, filled by the board");
     setPosition('SPCSO2', true);
     await until('bay 2 closed', async () => (await fillOf(page, 'Bay 2 breaker', 'breaker')) === red);
     setPosition('SPCSO2', false);

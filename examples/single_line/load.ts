@@ -1,7 +1,7 @@
 /**
  * The single-line-diagram example, posted through the public API: a project, a connection to the
  * simulator serving `substation.icd`, an alarm on the trip indication, two animations (the incoming
- * feeder, and a breaker symbol with a placeholder) and a dashboard of four boards: the feeder, the breaker
+ * feeder, and a breaker symbol drawing the faceplate `Breaker`, whose placeholders are a position and a label) and a dashboard of four boards: the feeder, the breaker
  * symbol twice (bay 1 on SPCSO1, bay 2 on SPCSO2: one symbol, two independent breakers) and a note.
  *
  *   npx tsx simulator/src/main.ts examples/single_line/substation.icd --port 10102   # the device
@@ -97,13 +97,20 @@ export async function loadExample(
       },
     ],
   });
+  // The breaker symbol is a faceplate: its placeholders (the position to follow, the label to show) are
+  // filled per board, so one drawing serves every bay.
+  const faceplate = await call<{ id: string }>('POST', '/api/faceplates', { name: 'Breaker', projectId: project.id });
+  await call('POST', `/api/faceplates/${faceplate.id}/placeholders`, { name: 'position', type: 'tag', order: 1 });
+  await call('POST', `/api/faceplates/${faceplate.id}/placeholders`, { name: 'label', type: 'text', order: 2 });
   const breaker = await call<{ id: string }>('POST', '/api/animations', {
     name: 'Breaker symbol',
     projectId: project.id,
-    dsc: 'One circuit breaker; its position is the placeholder `position`',
+    faceplateId: faceplate.id,
+    dsc: 'One circuit breaker, drawing the faceplate Breaker: its placeholders are the position and the label',
     svg: await read('breaker.svg'),
-    placeholders: ['position'],
+    placeholders: [],
     bindings: [
+      { elementId: 'label', source: { placeholder: 'label' }, kind: 'text' },
       {
         elementId: 'breaker',
         source: { placeholder: 'position' },
@@ -127,9 +134,9 @@ export async function loadExample(
     height: 6,
     animationId: substation.id,
   });
-  for (const [i, name, object] of [
-    [0, 'Bay 1 breaker', 'SPCSO1'],
-    [1, 'Bay 2 breaker', 'SPCSO2'],
+  for (const [i, name, object, label] of [
+    [0, 'Bay 1 breaker', 'SPCSO1', 'Q1'],
+    [1, 'Bay 2 breaker', 'SPCSO2', 'Q2'],
   ] as const) {
     await call('POST', boards, {
       name,
@@ -140,7 +147,7 @@ export async function loadExample(
       width: 2,
       height: 4,
       animationId: breaker.id,
-      animationParams: JSON.stringify({ position: at(`${D}.${object}.stVal[ST]`) }),
+      animationParams: JSON.stringify({ position: at(`${D}.${object}.stVal[ST]`), label }),
     });
   }
   await call('POST', boards, {

@@ -4,9 +4,9 @@
  * translation says its range. The animations of a project are listed as the other resources' are.
  */
 import { getAnimationsByProject, ProblemError, type AnimationBinding } from '@scada/contracts';
-import { implement, notFound, spaceOf, type Implementation } from '@scada/platform';
+import { implement, notFound, spaceOf, type HandlerContext, type Implementation } from '@scada/platform';
 import { checkSvg } from '../domain/svg_check.ts';
-import { animations, projects } from '../store/tables.ts';
+import { animations, faceplates, placeholders, projects } from '../store/tables.ts';
 import type { HandlerDeps } from './context.ts';
 
 /** A 400 naming the binding's field and the reason. */
@@ -14,17 +14,25 @@ function invalid(path: string, reason: string): ProblemError {
   return new ProblemError('validation_failed', reason, { errors: [{ path: `/body/${path}`, message: reason }] });
 }
 
-/** An animation's SVG is clean and its bindings fit it. */
-export function animationChecker() {
-  return async (body: Record<string, unknown>): Promise<void> => {
+/** The names of a faceplate's placeholders; 404 when the space has no such faceplate. */
+async function faceplatePlaceholders(deps: HandlerDeps, ctx: HandlerContext, faceplateId: unknown): Promise<string[]> {
+  if (typeof faceplateId !== 'string') return [];
+  const id = faceplateId.toLowerCase();
+  if (!(await faceplates.exists(deps.store, spaceOf(ctx), id))) throw notFound('faceplate', faceplateId);
+  return (await placeholders.list(deps.store, spaceOf(ctx), id)).map((p) => String(p.name));
+}
+
+/** An animation's SVG is clean and its bindings fit it and the placeholders it (or its faceplate) has. */
+export function animationChecker(deps: HandlerDeps) {
+  return async (body: Record<string, unknown>, ctx: HandlerContext): Promise<void> => {
     const { ids } = checkSvg(String(body.svg));
-    const placeholders = new Set(body.placeholders as string[]);
+    const named = new Set([...(body.placeholders as string[]), ...(await faceplatePlaceholders(deps, ctx, body.faceplateId))]);
     (body.bindings as AnimationBinding[]).forEach((b, i) => {
       if (!ids.has(b.elementId)) throw invalid(`bindings/${i}/elementId`, `Binding ${i}: the SVG has no element with id "${b.elementId}"`);
-      if ('placeholder' in b.source && !placeholders.has(b.source.placeholder)) {
+      if ('placeholder' in b.source && !named.has(b.source.placeholder)) {
         throw invalid(
           `bindings/${i}/source/placeholder`,
-          `Binding ${i}: placeholder "${b.source.placeholder}" is not among the animation's placeholders`,
+          `Binding ${i}: placeholder "${b.source.placeholder}" is not among the animation's placeholders or its faceplate's`,
         );
       }
       if ((b.kind === 'rotate' || b.kind === 'translate') && !b.range) {

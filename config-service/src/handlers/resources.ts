@@ -46,7 +46,7 @@ const resources = (deps: HandlerDeps): Resource[] => [
   bind(scriptResource, scripts),
   { ...bind(alarmGroupResource, alarmGroups), check: alarmGroupChecker(deps) },
   { ...bind(alarmResource, alarms), check: alarmChecker(deps) },
-  { ...bind(animationResource, animations), check: animationChecker() },
+  { ...bind(animationResource, animations), check: animationChecker(deps) },
 ];
 
 /** Every handler of the configuration resources. */

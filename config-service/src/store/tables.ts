@@ -65,7 +65,10 @@ export const faceplates = entityTable({
   reference: { field: 'projectId', column: 'project_id', label: 'project', table: 'config.projects' },
   columns: columnsOf(faceplateResource.fields),
   orderBy: `${byName}, id`,
-  children: [{ table: 'config.placeholders', column: 'faceplate_id', label: 'placeholder', plural: 'placeholders' }],
+  children: [
+    { table: 'config.placeholders', column: 'faceplate_id', label: 'placeholder', plural: 'placeholders' },
+    { table: 'config.animations', column: 'faceplate_id', label: 'animation', plural: 'animations' },
+  ],
 });
 
 /** Placeholders, each in a faceplate of the same space. */

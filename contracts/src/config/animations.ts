@@ -118,7 +118,9 @@ const svgRule =
   'not starting with `#` (except `data:image/…` in `<image>`), `javascript:` anywhere, other `data:` URLs and CSS ' +
   '`url()` are 400 `validation_failed` naming the element and its line; more than ' +
   `${maxAnimationElements} elements is 400; more than ${maxAnimationSvgBytes} bytes 413. Each binding's \`elementId\` ` +
-  'is an id of the SVG and each placeholder it names is in `placeholders` (400 otherwise).';
+  "is an id of the SVG and each placeholder it names is in `placeholders` or among its faceplate's (400 otherwise). " +
+  'A board fills the placeholders with its `animationParams`, a JSON object by name: a data attribute ' +
+  '`{connectionId, reference}` the binding then follows, or a constant (a number, a text, a colour `#rrggbb`) it shows.';
 
 /** Animations, each in a project of the same space. */
 export const animationResource = defineResource({
@@ -144,6 +146,14 @@ export const animationResource = defineResource({
     placeholders: required(
       Type.Array(PlaceholderName, { maxItems: 100, uniqueItems: true, description: 'The placeholders its bindings may name.' }),
       Type.Array(Type.String()),
+    ),
+    faceplateId: optional(
+      required(
+        ConfigIdOf(
+          "The faceplate this animation draws, as a symbol: its bindings may also name the faceplate's placeholders. A faceplate that does not exist, or is another space's, is 404; a faceplate an animation draws is not deleted (409).",
+        ),
+        ConfigId,
+      ),
     ),
   },
   describe: { request: `An animation: an SVG drawing and its bindings. ${svgRule}`, response: 'An animation.' },

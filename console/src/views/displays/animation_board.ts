@@ -40,8 +40,8 @@ export type Act = { kind: 'write' | 'control'; connectionId: string; reference: 
 /** One bound element, with the attribute it follows once its placeholder is filled. */
 type Target = { el: SVGElement; binding: Binding; connectionId: string; reference: string };
 
-/** A placeholder's value from `animationParams`: a data attribute of a connection. */
-export type Param = { connectionId?: unknown; reference?: unknown };
+/** A placeholder's value from `animationParams`: a data attribute of a connection, or a constant. */
+export type Param = { connectionId?: unknown; reference?: unknown } | string | number | boolean | null;
 
 /** The board's `animationParams` as placeholder values; a sentence when they are not JSON. */
 export function paramsOf(board: Board): { params: Record<string, Param>; problem: string | null } {
@@ -60,9 +60,26 @@ function targetsOf(animation: Animation, byId: Map<string, SVGElement>, params: 
   return animation.bindings.flatMap((binding) => {
     const el = byId.get(binding.elementId);
     const source = 'placeholder' in binding.source ? params[binding.source.placeholder] : binding.source;
-    if (!el || typeof source?.connectionId !== 'string' || typeof source.reference !== 'string') return [];
+    if (!el || typeof source !== 'object' || source === null) return [];
+    if (typeof source.connectionId !== 'string' || typeof source.reference !== 'string') return [];
     return [{ el, binding, connectionId: source.connectionId, reference: source.reference }];
   });
+}
+
+/**
+ * Shows the placeholders a board fills with a constant (a number, a text, a colour) rather than an
+ * attribute: a colour paints a `fill` or `stroke` binding as it is, anything else is applied as a value.
+ */
+function showConstants(animation: Animation, byId: Map<string, SVGElement>, params: Record<string, Param>): void {
+  for (const binding of animation.bindings) {
+    if (!('placeholder' in binding.source)) continue;
+    const value = params[binding.source.placeholder];
+    const el = byId.get(binding.elementId);
+    if (!el || value === undefined || (typeof value === 'object' && value !== null)) continue;
+    const colour = typeof value === 'string' && /^#[0-9a-fA-F]{6}$/.test(value);
+    if (colour && (binding.kind === 'fill' || binding.kind === 'stroke')) el.setAttribute(binding.kind, value);
+    else apply(el, binding, { value });
+  }
 }
 
 /**
@@ -166,6 +183,7 @@ export function drawAnimation(
   drawing.root.setAttribute('role', 'group');
   drawing.root.setAttribute('aria-label', animation.name);
   box.replaceChildren(drawing.root);
+  showConstants(animation, drawing.byId, params);
   const targets = targetsOf(animation, drawing.byId, params);
   const operable = onAct ? actionable(targets) : new Map<Element, Target>();
   const act = (e: Event) => {
