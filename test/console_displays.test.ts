@@ -95,6 +95,7 @@ async function run(): Promise<void> {
     const problems: string[] = [];
     const dialogs: string[] = [];
     const elsewhere: string[] = [];
+    const requested: string[] = [];
     page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()} (${m.location().url ?? ''})`));
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
     page.on('dialog', (d) => {
@@ -102,6 +103,7 @@ async function run(): Promise<void> {
       void d.dismiss();
     });
     page.on('request', (r) => {
+      requested.push(r.url());
       if (!r.url().startsWith(p.url) && !r.url().startsWith('data:')) elsewhere.push(r.url());
     });
     await page.addInitScript(() => {
@@ -112,7 +114,7 @@ async function run(): Promise<void> {
     await page.getByLabel('Password').fill(who.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Connections' }).waitFor();
-    return { page, problems, dialogs, elsewhere };
+    return { page, problems, dialogs, elsewhere, requested };
   };
 
   /** The fill of an element of a board, by the id the animation gave it. */
@@ -127,10 +129,13 @@ async function run(): Promise<void> {
 
   t.test('an editor watches the example move with the device and operates a breaker from the drawing', async (t) => {
     const engineer = await createUser(p, { role: 'editor' });
-    const { page, problems, elsewhere } = await open(t, engineer);
+    const { page, problems, elsewhere, requested } = await open(t, engineer);
+    const displayChunk = (url: string) => /\/console\/assets\/dashboard-[^/]+\.js$/.test(url);
+    t.notOk(requested.some(displayChunk), 'the display chunk is not loaded before a display is opened');
     await page.getByRole('link', { name: 'Displays' }).click();
     await page.getByRole('link', { name: 'Single-line example' }).click();
     await page.getByRole('heading', { name: 'Bay 2 breaker' }).waitFor();
+    t.ok(requested.some(displayChunk), 'and is loaded when one is');
     const bay1 = page.locator('section.board', { has: page.getByRole('heading', { name: 'Bay 1 breaker' }) });
     await bay1.locator('[id$="-breaker"]').waitFor();
 
