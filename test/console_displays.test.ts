@@ -245,6 +245,21 @@ async function run(): Promise<void> {
       body: JSON.stringify({ name: 'Hostile', type: 'Animation', header: true, animationId: id }),
     });
     t.equal(board.status, 200);
+    const html = await fetch(`${p.url}/api/dashboard/${group.id}/boards`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({
+        name: 'Hostile HTML',
+        type: 'Html',
+        header: true,
+        x: 0,
+        y: 4,
+        width: 6,
+        height: 2,
+        animationParams: `<p>Shift notes</p><img src="x" onerror="alert('img')"><script>alert('html')</script><iframe src="https://evil.example/"></iframe><a href="javascript:alert('a')">link</a>`,
+      }),
+    });
+    t.equal(html.status, 200);
 
     const operator = await createUser(p, { role: 'operator' });
     const { page, dialogs, elsewhere } = await open(t, operator);
@@ -256,6 +271,12 @@ async function run(): Promise<void> {
     });
     await rect.click({ force: true }).catch(() => {});
     await page.waitForTimeout(300);
+    await page.getByText('Shift notes').waitFor();
+    t.notMatch(
+      await page.locator('.board-html').innerHTML(),
+      /onerror|<script|<iframe|javascript:|evil\.example/i,
+      'the HTML board holds no script',
+    );
     const inserted = await page.locator('.board .animation').innerHTML();
     t.notMatch(
       inserted,
