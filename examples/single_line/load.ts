@@ -180,6 +180,8 @@ async function main(): Promise<void> {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ username: values.user, password: values.password }),
+  }).catch(() => {
+    throw new Error(`The platform does not answer at ${values.url}: start it (npm start) or pass --url`);
   });
   if (login.status !== 200) throw new Error(`signing in answered ${login.status}: ${await login.text()}`);
   const { access_token } = (await login.json()) as { access_token: string };
