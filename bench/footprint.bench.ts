@@ -242,8 +242,12 @@ const ratio = (a: number, b: number) => (a / b).toFixed(2);
 const lines = [
   `Footprint, ${new Date().toISOString().slice(0, 10)}, Node ${nodeVersion}, median of ${rounds} alternating rounds, RSS after ${idleMs / 1000} s idle; bundles run as \`node ${[...imageFlags, 'main.mjs'].join(' ')}\``,
   '',
-  '| process | ready, tsx | ready, bundle | CPU to ready, tsx | CPU to ready, bundle | ratio | idle RSS (anonymous), tsx | idle RSS (anonymous), bundle | ratio |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...(rows.length === 0
+    ? []
+    : [
+        '| process | ready, tsx | ready, bundle | CPU to ready, tsx | CPU to ready, bundle | ratio | idle RSS (anonymous), tsx | idle RSS (anonymous), bundle | ratio |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ]),
 ];
 for (const row of rows) {
   const m = (v: Variant, f: (x: Sample) => number) => median(row.samples[v].map(f));
