@@ -93,7 +93,7 @@ const closers: (() => void)[] = [];
 try {
   await waitReady(`${p.url}/readyz`, 120_000);
   // The setting up is not measured: on a machine this busy a first sign-in may pass the gateway's deadline.
-  const c = await until('the connection is made', () => liveConnection(p, sim.port, { scl: FIXTURE_SCL }).catch(() => undefined), 120_000);
+  const c = await until('the connection is made', () => liveConnection(p, sim.port, { scl: FIXTURE_SCL }).catch((err: Error) => void console.error(`setting up: ${err.message}`)), 120_000);
   await c.connect();
   const enabled = await c.api('POST', '/reports', {
     rcb: `${D}/LLN0$BR$brcb`,

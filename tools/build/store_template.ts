@@ -7,14 +7,18 @@ import { storeTemplateFile } from '@scada/platform';
 import { allParts } from '../../launch.ts';
 import type { Target } from './build.ts';
 
-/** The services whose schemas each target's embedded store holds: every one in the all-in-one, its own in a service's. */
+/**
+ * The services whose schemas a target's template holds: the targets that run on an edge box, on the
+ * embedded store: every service in the all-in-one, its own in the protocol service (an edge site's). The
+ * other services run on PostgreSQL; on the embedded store they create theirs at first start, as before.
+ */
 export function servicesOf(target: Target): ServiceName[] {
   if (target === 'edge') return Object.keys(allParts.services) as ServiceName[];
-  return target in allParts.services ? [target as ServiceName] : [];
+  return target === 'protocol' ? ['protocol'] : [];
 }
 
 /**
- * Writes `store_template.tar.gz` into a target's folder: the embedded store's data folder with every
+ * Writes `store_template.tar.gz` into the folder of a target that runs on an edge box: the embedded store's data folder with every
  * migration of the target's services applied, which a first start on a new `DATA_DIR` unpacks instead of
  * running initdb and the migrations (`PGliteStore.open`'s `templateFile`). `base` is a dump of a store
  * fresh from initdb, made once for every target. Nothing in it depends on the install: accounts, keys and
@@ -30,7 +34,7 @@ export async function writeStoreTemplate(target: Target, out: string, base: Blob
       await migrate(store, def.schema, await def.migrations());
     }
     const dump = await store.dump();
-    await writeFile(join(out, storeTemplateFile), gzipSync(Buffer.from(await dump.arrayBuffer()), { level: 9 }));
+    await writeFile(join(out, storeTemplateFile), gzipSync(Buffer.from(await dump.arrayBuffer())));
   } finally {
     await store.close();
   }

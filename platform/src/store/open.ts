@@ -19,7 +19,8 @@ export async function openStore(config: { databaseUrl?: string; dataDir: string;
 
 /**
  * The name of the embedded store's prepared data folder (a gzip-compressed tar of a database with every
- * migration of the bundle's services applied) that `npm run build` writes beside each bundle.
+ * migration of the bundle's services applied) that `npm run build` writes beside the bundles an edge box
+ * runs: the all-in-one and the protocol service.
  */
 export const storeTemplateFile = 'store_template.tar.gz';
 

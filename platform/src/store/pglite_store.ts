@@ -21,7 +21,7 @@ export type PGliteStoreOptions = {
   template?: Blob;
   /**
    * A file holding such a dump (`.tar`, or `.tar.gz` gzip-compressed), unpacked into the data folder when
-   * the database is new and the file exists: the bundles carry one made at build time with every
+   * the database is new and the file exists: the edge bundles carry one made at build time with every
    * migration applied (`storeTemplateFile`), so a first start neither runs initdb (seconds, and some
    * 800 MiB at its peak) nor the migrations. It is unpacked by Node onto the disk, not handed to PGlite as
    * `loadDataDir`, which would pass every file through its WebAssembly memory (90 MiB more, kept).
