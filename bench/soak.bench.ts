@@ -124,8 +124,10 @@ try {
   const lags: number[] = [];
   let drops = 0;
   let lastState = 'connected';
-  const signIns = { asked: 0, answered: 0 };
-  const reads = { asked: 0, answered: 0 };
+  const signIns = { asked: 0, answered: 0, other: new Map<string, number>() };
+  const reads = { asked: 0, answered: 0, other: new Map<string, number>() };
+  const tally = (m: Map<string, number>, what: string) => m.set(what, (m.get(what) ?? 0) + 1);
+  const outcomes = (m: Map<string, number>) => [...m].map(([k, n]) => `${k} × ${n}`).join(', ') || 'none';
   const ref = `${D}/GGIO1.AnIn1.mag.f[MX]`;
   const historyOf = async (fromMs: number, toMs: number) => {
     const q = new URLSearchParams({
@@ -138,7 +140,10 @@ try {
       headers: c.editor.headers,
       signal: AbortSignal.timeout(30_000),
     });
-    if (r.status !== 200) return null;
+    if (r.status !== 200) {
+      await r.body?.cancel();
+      throw new Error(String(r.status));
+    }
     return (await r.json()) as { resolution: string; points: { value: number }[] };
   };
   const every = (ms: number, f: () => Promise<void>) => {
@@ -160,7 +165,10 @@ try {
   });
   every(1000, async () => {
     reads.asked++;
-    if ((await historyOf(Date.now() - 60_000, Date.now())) !== null) reads.answered++;
+    await historyOf(Date.now() - 60_000, Date.now()).then(
+      () => reads.answered++,
+      (err: Error) => tally(reads.other, err.name === 'TimeoutError' ? 'no answer in 30 s' : err.message),
+    );
   });
   every(2000, async () => {
     signIns.asked++;
@@ -169,9 +177,10 @@ try {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ username: 'admin', password: testAdminPassword }),
       signal: AbortSignal.timeout(30_000),
-    });
-    if (r.status === 200) signIns.answered++;
-    await r.body?.cancel();
+    }).catch(() => null);
+    if (r?.status === 200) signIns.answered++;
+    else tally(signIns.other, r === null ? 'no answer in 30 s' : String(r.status));
+    await r?.body?.cancel();
   });
   await new Promise((r) => setTimeout(r, seconds * 1000));
   clearInterval(ticker);
@@ -188,7 +197,7 @@ try {
   await until(
     'the history has the last 10 s',
     async () => {
-      const h = await historyOf(windowStart, endedAt + 1000);
+      const h = await historyOf(windowStart, endedAt + 1000).catch(() => null);
       if (h === null || h.resolution !== 'raw') return false;
       const values = new Set(h.points.map((pt) => pt.value));
       // Counters set after the first mark inside the window carry a device time inside it.
@@ -212,8 +221,9 @@ try {
     `| session dropped (polled each second) | ${drops} | 0 |`,
     `| values lost, first live client | ${reported - received()} of ${reported} (second client: ${second.events()} events) | 0 |`,
     `| values lost, history of the last second | ${expected - inHistory} of ${expected} | 0 |`,
-    `| history reads answered | ${reads.answered} of ${reads.asked} | all |`,
-    `| sign-ins answered 200 | ${signIns.answered} of ${signIns.asked} | all |`,
+    `| history reads answered 200 | ${reads.answered} of ${reads.asked} (others: ${outcomes(reads.other)}) | all |`,
+    `| sign-ins answered 200 | ${signIns.answered} of ${signIns.asked} (others: ${outcomes(signIns.other)}) | all |`,
+    `| /metrics scrapes answered | ${lags.length} of ${Math.floor(seconds / 5)} | all |`,
   ];
   console.log(lines.join('\n'));
 } finally {
