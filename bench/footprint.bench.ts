@@ -17,6 +17,13 @@
  * bundles, run as the image runs them and with the candidate flags added, a read route through the
  * gateway, in alternating rounds. `BENCH_NODE` runs everything on another Node binary (the images run
  * Node 24).
+ *
+ * Then what an edge box runs (`footprint_edge.ts`): the all-in-one bundle's first start on a new data
+ * folder (peak and idle resident memory, time and CPU to ready) and an idle edge site (its NATS server and
+ * the protocol bundle with `SITE=`), each with the image's flags and with `BENCH_EDGE_FLAGS` added (by
+ * default `--liftoff-only`: the embedded store's WebAssembly kept to V8's baseline compiler). Goals: site
+ * ≤ 128 MiB together; all-in-one ≤ 200 MiB idle, ≤ 300 MiB at its peak, ready ≤ 3 s on a quiet machine.
+ * `BENCH_FOOTPRINT=edge` runs this part alone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -30,6 +37,7 @@ import { adminToken } from '@scada/testkit/faults/load';
 import { startNats, startPostgres } from '@scada/testkit/faults/servers';
 import { freePort, load, waitReady, type LoadResult } from './harness.ts';
 import { roleBusKeys } from '@scada/testkit/bus_keys';
+import { edgeFirstStart, edgeSite, type EdgeSample } from './footprint_edge.ts';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const idleMs = Number(process.env.BENCH_IDLE_MS ?? 5000);
@@ -38,8 +46,12 @@ const password = 'footprint-bench-admin-password';
 const imageFlags = bundleCommand('edge').slice(0, -1);
 const nodeBinary = process.env.BENCH_NODE ?? process.execPath;
 const candidateFlags = (process.env.BENCH_CANDIDATE_FLAGS ?? '--max-semi-space-size=1').split(/\s+/).filter(Boolean);
+const edgeOnly = process.env.BENCH_FOOTPRINT === 'edge';
+const edgeFlags = (process.env.BENCH_EDGE_FLAGS ?? '--liftoff-only').split(/\s+/).filter(Boolean);
 
 type Variant = 'tsx' | 'bundle';
+/** Thrown to leave out the services' part (`BENCH_FOOTPRINT=edge`). */
+class Skip extends Error {}
 type Sample = { readyMs: number; cpuMs: number; rssMiB: number; anonMiB: number };
 
 /** A field of /proc/<pid>/smaps_rollup (resident memory, whole or anonymous), in MiB. */
@@ -145,12 +157,24 @@ const nodeVersion = (
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 await ensureBuilt();
-const nats = await startNats();
-const postgres = await startPostgres();
-const dataDir = await mkdtemp(join(tmpdir(), 'scada-footprint-'));
 const rows: { label: string; samples: Record<Variant, Sample[]> }[] = [];
 const loaded: Record<'image' | 'candidate', (LoadResult & { rss: string })[]> = { image: [], candidate: [] };
+const edge: { label: string; first: EdgeSample[]; site: { service: EdgeSample; natsMiB: number }[] }[] = [
+  { label: 'image flags', first: [], site: [] },
+  ...(edgeFlags.length > 0 ? [{ label: edgeFlags.join(' '), first: [], site: [] }] : []),
+];
+for (let round = 0; round < rounds; round++) {
+  for (const e of round % 2 === 0 ? edge : [...edge].reverse()) {
+    const flags = e.label === 'image flags' ? [] : edgeFlags;
+    e.first.push(await edgeFirstStart(flags, idleMs));
+    e.site.push(await edgeSite(flags, idleMs));
+  }
+}
+const nats = edgeOnly ? null : await startNats();
+const postgres = edgeOnly ? null : await startPostgres();
+const dataDir = await mkdtemp(join(tmpdir(), 'scada-footprint-'));
 try {
+  if (nats === null || postgres === null) throw new Skip();
   const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'production', ADMIN_PASSWORD: password };
   const busKeys = roleBusKeys({ gateway: ['gateway'], auth: ['auth'], config: ['config'], protocol: ['protocol'], history: ['history'] });
   const cluster = { ...base, NATS_URL: nats.url, DATABASE_URL: postgres.url, SECRETS_KEY: randomBytes(32).toString('base64') };
@@ -205,9 +229,11 @@ try {
       }
     }
   }
+} catch (err) {
+  if (!(err instanceof Skip)) throw err;
 } finally {
-  await nats.remove();
-  await postgres.remove();
+  await nats?.remove();
+  await postgres?.remove();
   await rm(dataDir, { recursive: true, force: true });
 }
 
@@ -216,8 +242,12 @@ const ratio = (a: number, b: number) => (a / b).toFixed(2);
 const lines = [
   `Footprint, ${new Date().toISOString().slice(0, 10)}, Node ${nodeVersion}, median of ${rounds} alternating rounds, RSS after ${idleMs / 1000} s idle; bundles run as \`node ${[...imageFlags, 'main.mjs'].join(' ')}\``,
   '',
-  '| process | ready, tsx | ready, bundle | CPU to ready, tsx | CPU to ready, bundle | ratio | idle RSS (anonymous), tsx | idle RSS (anonymous), bundle | ratio |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...(rows.length === 0
+    ? []
+    : [
+        '| process | ready, tsx | ready, bundle | CPU to ready, tsx | CPU to ready, bundle | ratio | idle RSS (anonymous), tsx | idle RSS (anonymous), bundle | ratio |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ]),
 ];
 for (const row of rows) {
   const m = (v: Variant, f: (x: Sample) => number) => median(row.samples[v].map(f));
@@ -241,5 +271,22 @@ if (loaded.image.length > 0) {
     const mid = loaded[which].find((r) => r.rps === rps(which))!;
     lines.push(`| ${mid.name} | ${mid.rps} | ${mid.p99} | ${ratio(mid.rps, rps('image'))} | ${mid.rss} |`);
   }
+}
+const mib = (x: number) => `${x.toFixed(0)} MiB`;
+lines.push(
+  '',
+  `Edge box: median of ${rounds} rounds; the all-in-one bundle's first start on a new DATA_DIR, an idle edge site (site NATS + protocol bundle with SITE=) on a new one`,
+  '',
+  '| flags added | all-in-one: ready | CPU to ready | peak to ready | idle | peak | site: service idle (peak) | site NATS | site together |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+);
+for (const e of edge) {
+  const m = (f: (x: EdgeSample) => number) => median(e.first.map(f));
+  const svc = median(e.site.map((x) => x.service.idleMiB));
+  const svcPeak = median(e.site.map((x) => x.service.idlePeakMiB));
+  const nat = median(e.site.map((x) => x.natsMiB));
+  lines.push(
+    `| ${e.label} | ${s(m((x) => x.readyMs))} | ${s(m((x) => x.cpuMs))} | ${mib(m((x) => x.peakMiB))} | ${mib(m((x) => x.idleMiB))} | ${mib(m((x) => x.idlePeakMiB))} | ${mib(svc)} (${mib(svcPeak)}) | ${mib(nat)} | ${mib(median(e.site.map((x) => x.service.idleMiB + x.natsMiB)))} |`,
+  );
 }
 console.log(lines.join('\n'));

@@ -52,6 +52,11 @@ t.test('the whole platform in one process', async (t) => {
     t.equal((await fetch(`${platform.url}/healthz`, { method: 'POST' })).status, 405, 'another method is not taken');
     const metrics = await (await fetch(`${platform.url}/metrics`)).text();
     t.match(metrics, /http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/, 'counted under its route');
+    t.match(
+      metrics,
+      /^nodejs_eventloop_lag_p99_seconds \d/m,
+      "the event loop's delay (perf_hooks.monitorEventLoopDelay), p99 since the last scrape",
+    );
   });
 
   t.test('/readyz answers 200 and lists the live replica of every service', async (t) => {

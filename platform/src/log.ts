@@ -49,6 +49,12 @@ export async function createLogger(options: { level: string; pretty?: boolean; n
 type Destination = ReturnType<typeof pino.destination>;
 
 /**
+ * The most bytes of log lines waiting for a standard output that is not read (a stopped pager, a full pipe):
+ * past it whole blocks of lines are dropped, and a warn line says how many once the output takes lines again.
+ */
+export const maxUnwrittenBytes = 16 * 2 ** 20;
+
+/**
  * Lines gathered in memory and handed to a destination on `fd` as one string once `minChars` have gathered
  * or `maxDelayMs` have passed. The destination can gather by itself (`minLength`), but it measures the
  * UTF-8 length of everything it holds on every line it is given, which made a log line cost 2.5 µs
@@ -67,12 +73,18 @@ export class LineBatch {
   #timer: NodeJS.Timeout | undefined;
   /** Whether a block handed to the destination may not be written yet: it says `drain` once all is. */
   #unwritten = false;
+  /** Lines dropped since the output was last taken in, for the line that says so. */
+  #droppedLines = 0;
 
   constructor(fd: number, minChars: number, maxDelayMs: number) {
     this.#fd = fd;
-    this.#sink = pino.destination({ dest: fd, sync: false });
+    this.#sink = pino.destination({ dest: fd, sync: false, maxLength: maxUnwrittenBytes });
+    this.#sink.on('drop', (block: string) => {
+      this.#droppedLines += block.split('\n').length - 1;
+    });
     this.#sink.on('drain', () => {
       this.#unwritten = false;
+      if (this.#droppedLines > 0) this.#sayDropped();
     });
     this.#minChars = minChars;
     this.#maxDelayMs = maxDelayMs;
@@ -109,6 +121,15 @@ export class LineBatch {
     } catch {
       // Nowhere to write to (closed, or a pipe that takes nothing more): nothing else can be done at exit.
     }
+  }
+
+  /** One line, as pino writes a warn line, saying how many lines the full output made the process drop. */
+  #sayDropped(): void {
+    const dropped = this.#droppedLines;
+    this.#droppedLines = 0;
+    const msg = `log lines dropped: the process's output was not read and ${maxUnwrittenBytes / 2 ** 20} MiB waited`;
+    this.#unwritten = true;
+    this.#sink.write(`${JSON.stringify({ level: 40, time: Date.now(), pid: process.pid, dropped, msg })}\n`);
   }
 
   #hand(): void {

@@ -17,7 +17,7 @@ export * from './service_host.ts';
 export * from './migrations_dir.ts';
 export { PrefixedBus } from './bus/prefixed_bus.ts';
 export { NatsBus } from './bus/nats_bus.ts';
-export { openStore } from './store/open.ts';
+export { openStore, storeTemplateFile } from './store/open.ts';
 export { FolderLockedError } from './store/lock_file.ts';
 export * from './health_server.ts';
 export * from './launcher.ts';

@@ -4,6 +4,7 @@
  * delivered again; events of other subjects are not delivered; a consumer stopped and started again
  * under the same name on NATS gets what was published meanwhile.
  */
+import { pino } from 'pino';
 import t from 'tap';
 import { busTargets, uniqueToken } from '@scada/testkit/buses';
 import type { Bus } from '../src/bus/bus.ts';
@@ -82,5 +83,40 @@ for (const target of busTargets()) {
           'each once, in order',
         );
       });
+
+    if (target.name === 'memory')
+      t.test(
+        'in the process, a handler that has fallen behind holds at most maxQueued events: the oldest waiting go, said at warn',
+        async (t) => {
+          const seen: string[] = [];
+          const warnings: { msg: string; dropped: number }[] = [];
+          const log = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line)) });
+          let storeAway = true;
+          const consumer = await bus.consumeEvents({
+            name: 'bounded',
+            subjects: ['events.protocol.>'],
+            holdMs: 60_000,
+            retryMs: 20,
+            maxBatch: 2,
+            maxQueued: 5,
+            log,
+            handle: async (batch) => {
+              if (storeAway) throw new Error('the store is away');
+              seen.push(...batch.map(body));
+            },
+          });
+          t.teardown(() => consumer.stop());
+          for (let i = 1; i <= 9; i++) bus.publish('events.protocol.report', text(`v${i}`));
+          await bus.flush();
+          await waitFor(() => warnings.some((w) => /events dropped/.test(w.msg)), 10_000);
+          storeAway = false;
+          await waitFor(() => seen.includes('v9'), 10_000);
+          // Five wait at most, besides a batch (two) in the handler's hands when the queue filled.
+          const distinct = [...new Set(seen)];
+          t.ok(distinct.length <= 7, `at most maxQueued and a batch delivered (${distinct.join(' ')})`);
+          t.same(distinct.slice(-5), ['v5', 'v6', 'v7', 'v8', 'v9'], 'the newest kept, in order');
+          t.ok((warnings.find((w) => /events dropped/.test(w.msg))?.dropped ?? 0) >= 1, 'the drop is said with how many');
+        },
+      );
   });
 }

@@ -43,3 +43,21 @@ t.test('every line is written, whole and in order, to a pipe read slowly', async
     'numbered 1 to the last, none missing or repeated',
   );
 });
+
+t.test('an output not read holds at most 16 MiB of lines: whole blocks past it are dropped, and a line says how many', async (t) => {
+  const count = 200_000;
+  // Some 34 MB of lines, none read until the process has written them all.
+  const { code, lines, stderr } = await logThenExit(count, 3000);
+  t.equal(code, 0, stderr);
+  const parsed = lines.map((line) => JSON.parse(line) as { i?: number; dropped?: number; msg: string });
+  const notice = parsed.find((l) => l.dropped !== undefined);
+  t.ok(notice, 'a line says lines were dropped');
+  t.match(notice?.msg, /log lines dropped/);
+  const ids = parsed.flatMap((l) => (l.i === undefined ? [] : [l.i]));
+  t.ok(ids.length < count, `fewer lines than written (${ids.length} of ${count})`);
+  t.equal(ids.length + (notice?.dropped ?? 0), count, 'the lines written and the ones it counts as dropped make up all of them');
+  t.ok(
+    ids.every((id, at) => at === 0 || id > ids[at - 1]),
+    'what is written is whole lines, in order',
+  );
+});

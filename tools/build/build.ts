@@ -7,6 +7,7 @@ import { imagePackage, type Lockfile, type RootManifest } from './image_package.
 import { byRequire } from './by_require.ts';
 import { packageOf, packagesRequiredBy } from './imports.ts';
 import { runtimeFiles } from './runtime_files.ts';
+import { freshStoreDump, writeStoreTemplate } from './store_template.ts';
 import { readWorkspaces, resolveWorkspaceSpecifier, type Workspace } from './workspaces.ts';
 import { buildConsole } from '@scada/console/build';
 
@@ -31,8 +32,8 @@ export const targets = {
 export type Target = keyof typeof targets;
 
 /**
- * The oldest Node the bundles run on. Node 20, 22 and 24 are the supported releases; the images run 24,
- * CI runs the bundles on this machine's Node.
+ * The oldest Node the bundles run on. Node 22 and 24 are the supported releases (README); the images run
+ * 24, CI runs the bundles on this machine's Node 20, which still runs them.
  */
 const nodeTarget = 'node20';
 
@@ -211,8 +212,10 @@ export async function buildAll(distDir = join(repoRoot, 'dist')): Promise<void> 
   // The console's static files, which each gateway bundle carries beside it (gateway/src/routes/console.ts).
   await buildConsole();
   try {
+    const base = await freshStoreDump();
     for (const target of Object.keys(targets) as Target[]) {
       for (const file of await buildTarget(target, join(staging, target), workspaces)) inputs.add(file);
+      await writeStoreTemplate(target, join(staging, target), base);
     }
     for (const target of Object.keys(targets)) {
       await putInPlace(join(staging, target), join(distDir, target));

@@ -1,7 +1,9 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { storeTemplateFile } from '@scada/platform';
 import { buildAll, isBuilt, repoRoot } from '../build/build.ts';
 import { closureOf, imagePackage, type Lockfile } from '../build/image_package.ts';
 import { packagesImportedBy, packagesRequiredBy } from '../build/imports.ts';
@@ -122,6 +124,10 @@ t.test('each bundle carries its own part only, with its migrations beside it, an
   const edgeCode = await readFile(join(dist, 'edge', 'main.mjs'), 'utf8');
   t.match(edgeCode, /new URL\(["']\.\/config-service\/migrations\/["'],\s*import\.meta\.url\)/, 'the bundle reads them beside itself');
   t.notOk(isBuilt(join(dist, 'missing')), 'no build is not a fresh build');
+  // The embedded store's prepared data folder, beside each bundle that carries the store.
+  for (const target of ['edge', 'protocol'])
+    t.ok(existsSync(join(dist, target, storeTemplateFile)), `the ${target} bundle carries a store template`);
+  t.notOk(existsSync(join(dist, 'gateway', storeTemplateFile)), 'the gateway, with no store, carries none');
   // An ES import of node:http reads every export, and on Node 22 and later one of them loads fetch.
   for (const target of ['gateway', 'edge', 'auth']) {
     const code = await readFile(join(dist, target, 'main.mjs'), 'utf8');

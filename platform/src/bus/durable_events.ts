@@ -29,6 +29,12 @@ export type DurableEventsOptions = {
   maxBatch?: number;
   /** How long a failed batch waits before it is delivered again. */
   retryMs?: number;
+  /**
+   * In-process only: the most events waiting in memory (100,000 unless told). Past it the oldest waiting
+   * event is dropped for each new one, as the NATS event stream drops its oldest past its limits, and a
+   * warn line says how many were dropped (at most one line a second). On NATS the stream holds them.
+   */
+  maxQueued?: number;
   /** Handles a batch; resolving acknowledges every event of it, throwing has them delivered again. */
   handle(batch: DurableEvent[]): Promise<void>;
   log?: Logger;
@@ -40,19 +46,29 @@ export interface DurableEvents {
   stop(): Promise<void>;
 }
 
+/** The most events an in-process durable consumer keeps waiting, unless its options say otherwise. */
+export const defaultMaxQueued = 100_000;
+
 /** The in-process durable consumer: the bus's events of the subjects, queued and handled in order. */
 export class MemoryDurableEvents implements DurableEvents {
   readonly #options: DurableEventsOptions;
   readonly #queue: DurableEvent[] = [];
   readonly #unsubscribe: () => Promise<void>;
+  readonly #maxQueued: number;
+  /** Events at the front of the queue handed to the handler and not yet done with. */
+  #inHand = 0;
+  #dropped = 0;
+  #dropNoticeAt = 0;
   #pumping: Promise<void> | null = null;
   #stopped = false;
   #wake: (() => void) | null = null;
 
   constructor(options: DurableEventsOptions, subscribe: (push: (event: DurableEvent) => void) => () => Promise<void>) {
     this.#options = options;
+    this.#maxQueued = Math.max(options.maxQueued ?? defaultMaxQueued, (options.maxBatch ?? 500) + 1);
     this.#unsubscribe = subscribe((event) => {
       if (this.#stopped) return;
+      if (this.#queue.length >= this.#maxQueued) this.#dropOldestWaiting();
       this.#queue.push(event);
       this.#pumping ??= this.#pump().finally(() => {
         this.#pumping = null;
@@ -64,10 +80,13 @@ export class MemoryDurableEvents implements DurableEvents {
     const max = this.#options.maxBatch ?? 500;
     while (this.#queue.length > 0) {
       const batch = this.#queue.slice(0, max);
+      this.#inHand = batch.length;
       try {
         await this.#options.handle(batch);
         this.#queue.splice(0, batch.length);
+        this.#inHand = 0;
       } catch (err) {
+        this.#inHand = 0;
         this.#options.log?.warn({ err, events: batch.length }, 'handling events failed: they are tried again');
         if (this.#stopped) return;
         await new Promise<void>((resolve) => {
@@ -80,6 +99,20 @@ export class MemoryDurableEvents implements DurableEvents {
         this.#wake = null;
         if (this.#stopped) return;
       }
+    }
+  }
+
+  /** Drops the oldest event not in the handler's hands, and says so at most once a second. */
+  #dropOldestWaiting(): void {
+    this.#queue.splice(this.#inHand, 1);
+    this.#dropped++;
+    const now = Date.now();
+    if (now - this.#dropNoticeAt >= 1000) {
+      this.#dropNoticeAt = now;
+      this.#options.log?.warn(
+        { consumer: this.#options.name, dropped: this.#dropped, maxQueued: this.#maxQueued },
+        'events dropped: the in-process queue of a durable consumer is full (its handler has fallen behind or fails)',
+      );
     }
   }
 

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { Store } from './store.ts';
 
@@ -13,5 +14,21 @@ export async function openStore(config: { databaseUrl?: string; dataDir: string;
     return PgStore.connect(config.databaseUrl, { log, timeoutMs: config.timeoutMs });
   }
   const { PGliteStore } = await import('./pglite_store.ts');
-  return PGliteStore.open(config.dataDir, { log, timeoutMs: config.timeoutMs });
+  return PGliteStore.open(config.dataDir, { log, timeoutMs: config.timeoutMs, templateFile: storeTemplatePath() });
+}
+
+/**
+ * The name of the embedded store's prepared data folder (a gzip-compressed tar of a database with every
+ * migration of the bundle's services applied) that `npm run build` writes beside the bundles an edge box
+ * runs: the all-in-one and the protocol service.
+ */
+export const storeTemplateFile = 'store_template.tar.gz';
+
+/**
+ * Where the prepared data folder is looked for: beside the module, which in a bundle is the bundle's
+ * folder. Run from the sources there is none, and a first start runs initdb and the migrations.
+ */
+function storeTemplatePath(): string {
+  const name = storeTemplateFile;
+  return fileURLToPath(new URL(name, import.meta.url));
 }

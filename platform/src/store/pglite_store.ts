@@ -2,7 +2,9 @@ import { deadlines } from '@scada/contracts';
 import { PGlite, type PGliteOptions, type Results, type Transaction } from '@electric-sql/pglite';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { existsSync } from 'node:fs';
-import { privateFolder } from '../private_dir.ts';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { extract } from 'tar';
+import { privateFolder, tightenTree } from '../private_dir.ts';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { type FolderLock, lockFolder } from './lock_file.ts';
@@ -17,6 +19,14 @@ export type PGliteStoreOptions = {
    * new: about 0.4 s instead of 2.5 s. Tests use it; a service does not need it.
    */
   template?: Blob;
+  /**
+   * A file holding such a dump (`.tar`, or `.tar.gz` gzip-compressed), unpacked into the data folder when
+   * the database is new and the file exists: the edge bundles carry one made at build time with every
+   * migration applied (`storeTemplateFile`), so a first start neither runs initdb (seconds, and some
+   * 800 MiB at its peak) nor the migrations. It is unpacked by Node onto the disk, not handed to PGlite as
+   * `loadDataDir`, which would pass every file through its WebAssembly memory (90 MiB more, kept).
+   */
+  templateFile?: string;
   /** How long `ping()` waits; the process's standard deadline (`BUS_TIMEOUT_MS`), 5 s when not given. */
   timeoutMs?: number;
   /**
@@ -39,6 +49,47 @@ const pgCompatibleParsers: NonNullable<PGliteOptions['parsers']> = {
   17: (value: string) => Buffer.from(value.slice(2), 'hex'),
   1082: (value: string) => value,
 };
+
+/**
+ * PostgreSQL's memory settings for the embedded store, sized for one connection on a small box: its
+ * defaults (128 MB of shared buffers, 64 MB for index builds) are a server's, and every page PGlite's
+ * WebAssembly memory touches stays resident for the life of the process (bench/README.md, "Footprint").
+ */
+export const embeddedSettings = ['shared_buffers=16MB', 'work_mem=2MB', 'maintenance_work_mem=8MB', 'temp_buffers=2MB'];
+
+/** PGlite's own start parameters with {@link embeddedSettings} after them (a `-c` on the command line wins over the data folder's postgresql.conf). */
+function startParams(): string[] {
+  return [...PGlite.defaultStartParams, ...embeddedSettings.flatMap((s) => ['-c', s])];
+}
+
+/**
+ * Unpacks a template file, when one is named and exists, into the (empty) data folder, every file and
+ * folder owner-only; answers whether it did. It is unpacked beside the folder and renamed into place, so
+ * a start stopped half-way leaves no folder that looks like a database.
+ */
+async function unpackTemplate(file: string | undefined, pgdata: string): Promise<boolean> {
+  if (file === undefined || !existsSync(file)) return false;
+  const staging = `${pgdata}.unpacking`;
+  await rm(staging, { recursive: true, force: true });
+  await mkdir(staging, { mode: 0o700 });
+  try {
+    // PGlite's dumps name their entries from the root (`/base/...`): stripping that is the one notice expected.
+    const problems: string[] = [];
+    await extract({
+      file,
+      cwd: staging,
+      onwarn: (code, message) => void (code !== 'TAR_ENTRY_INFO' && problems.push(`${code}: ${String(message)}`)),
+    });
+    if (problems.length > 0) throw new Error(`the store template ${file} did not unpack: ${problems.join('; ')}`);
+    // The archive's modes are 0666 and 0777: narrowed before the folder is put in place.
+    await tightenTree(staging);
+    await rm(pgdata, { recursive: true, force: true });
+    await rename(staging, pgdata);
+    return true;
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
 
 /** The open transaction of the current async call chain, so a store call inside it fails fast. */
 type TxScope = { open: boolean };
@@ -97,13 +148,16 @@ export class PGliteStore implements Store {
       const fresh = !existsSync(join(pgdata, 'PG_VERSION'));
       const started = performance.now();
       await ownerOnlyDatabaseFolder(pgdata, options.log);
+      const unpacked = fresh && options.template === undefined && (await unpackTemplate(options.templateFile, pgdata));
       const db = await PGlite.create({
         fs: new OwnerOnlyNodeFS(pgdata),
         parsers: pgCompatibleParsers,
         loadDataDir: fresh ? options.template : undefined,
+        startParams: startParams(),
       });
       const ms = Math.round(performance.now() - started);
-      options.log?.info({ store: 'pglite', dataDir: pgdata, created: fresh, ms }, 'opened the embedded store');
+      const from = !fresh ? undefined : unpacked ? options.templateFile : options.template ? 'template' : 'initdb';
+      options.log?.info({ store: 'pglite', dataDir: pgdata, created: fresh, from, ms }, 'opened the embedded store');
       return new PGliteStore(db, lock, options);
     } catch (err) {
       await lock.release();
@@ -113,7 +167,7 @@ export class PGliteStore implements Store {
 
   /** A database in memory, gone when closed: for tests. */
   static async memory(options: PGliteStoreOptions = {}): Promise<PGliteStore> {
-    const db = await PGlite.create({ parsers: pgCompatibleParsers, loadDataDir: options.template });
+    const db = await PGlite.create({ parsers: pgCompatibleParsers, loadDataDir: options.template, startParams: startParams() });
     return new PGliteStore(db, undefined, options);
   }
 

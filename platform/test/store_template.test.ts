@@ -1,0 +1,72 @@
+/**
+ * The embedded store's first start from a prepared data folder (the template `npm run build` puts beside
+ * each bundle): unpacked onto the disk when the data folder is new, owner-only, never over a database that
+ * is already there; a template that does not unpack fails the open and leaves nothing that looks like a
+ * database. The store runs with the small memory settings of an edge box.
+ */
+import { lstat, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { PGliteStore } from '@scada/platform/testing';
+import t from 'tap';
+
+process.umask(0);
+const folder = await mkdtemp(join(tmpdir(), 'scada-store-template-'));
+t.teardown(() => rm(folder, { recursive: true, force: true }));
+
+// A template as the build makes one: a database with a schema of its own, dumped and gzip-compressed.
+const templateFile = join(folder, 'store_template.tar.gz');
+{
+  const source = await PGliteStore.memory();
+  await source.query('create schema prepared; create table prepared.things (id int primary key, name text)');
+  await source.query(`insert into prepared.things values (1, 'from the template')`);
+  await writeFile(templateFile, gzipSync(Buffer.from(await (await source.dump()).arrayBuffer())));
+  await source.close();
+}
+
+/** Every entry under a folder whose permission bits are not owner-only. */
+async function notOwnerOnly(path: string): Promise<string[]> {
+  const info = await lstat(path);
+  const mode = info.mode & 0o777;
+  const own = mode === (info.isDirectory() ? 0o700 : 0o600) ? [] : [`${path} ${mode.toString(8)}`];
+  if (!info.isDirectory()) return own;
+  const inner = await Promise.all((await readdir(path)).map((name) => notOwnerOnly(join(path, name))));
+  return [...own, ...inner.flat()];
+}
+
+t.test('a new data folder starts from the template, owner-only, and keeps its data on the next open', async (t) => {
+  const dataDir = join(folder, 'fresh');
+  const first = await PGliteStore.open(dataDir, { templateFile });
+  t.same((await first.query('select name from prepared.things')).rows, [{ name: 'from the template' }]);
+  await first.query(`insert into prepared.things values (2, 'written after')`);
+  t.same((await first.query('show shared_buffers')).rows, [{ shared_buffers: '16MB' }], 'the small settings are in force');
+  await first.close();
+  t.same(await notOwnerOnly(join(dataDir, 'pgdata')), [], 'every unpacked file 0600, every folder 0700');
+  t.notOk(existsSync(join(dataDir, 'pgdata.unpacking')), 'nothing left beside the folder');
+
+  const again = await PGliteStore.open(dataDir, { templateFile });
+  t.same((await again.query('select id from prepared.things order by id')).rows, [{ id: 1 }, { id: 2 }], 'not unpacked again');
+  await again.close();
+});
+
+t.test('without a template file the store is created as before', async (t) => {
+  const store = await PGliteStore.open(join(folder, 'plain'), { templateFile: join(folder, 'absent.tar.gz') });
+  t.same((await store.query(`select count(*)::int as n from pg_namespace where nspname = 'prepared'`)).rows, [{ n: 0 }]);
+  await store.close();
+});
+
+t.test('a template that does not unpack fails the open and leaves no half database', async (t) => {
+  const broken = join(folder, 'broken.tar.gz');
+  const empty = await PGliteStore.memory();
+  const whole = gzipSync(Buffer.from(await (await empty.dump()).arrayBuffer()));
+  await empty.close();
+  await writeFile(broken, whole.subarray(0, whole.length >> 1));
+  const dataDir = join(folder, 'broken');
+  await t.rejects(PGliteStore.open(dataDir, { templateFile: broken }));
+  t.notOk(existsSync(join(dataDir, 'pgdata', 'PG_VERSION')), 'no PG_VERSION: the next start begins again');
+  const store = await PGliteStore.open(dataDir, { templateFile });
+  t.same((await store.query('select count(*)::int as n from prepared.things')).rows, [{ n: 1 }], 'the next start unpacks a good one');
+  await store.close();
+});
