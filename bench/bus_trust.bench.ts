@@ -8,12 +8,13 @@
  * rounds (`BENCH_ROUNDS`, `BENCH_SECONDS` per case, 32 connections) it loads `GET /api/echo?text=hi` and
  * `GET /api/projects` on both and prints, per request, req/s and the ratio after/before of each round, with
  * the CPU per request of both processes of each platform. Then it measures, in this process, what a
- * context costs to sign and to verify (µs a request), against Ed25519 by `node:crypto` on the same bytes
- * and a request over the in-process bus with and without `SignedBus`. The platforms need BEFORE_TREE, NATS_URL
+ * context costs to make and to verify (µs a request, five keys trusted as a cluster's five roles), against
+ * the Ed25519 signature the contexts carried until 2026-11-29 (`node:crypto`, on the same bytes) and a
+ * request over the in-process bus with and without `SignedBus`. The platforms need BEFORE_TREE, NATS_URL
  * and DATABASE_URL; without them it says so and measures the contexts in this process only.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createPublicKey, randomBytes, randomUUID, sign as edSign, verify as edVerify } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomBytes, randomUUID, sign as edSign, verify as edVerify } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -138,10 +139,14 @@ async function perCall(ms: number, op: () => unknown): Promise<{ wallUs: number;
 /** Sign and verify of one context, as a gateway's request of a list carries it, and what they stand on. */
 async function micro(rounds: number): Promise<string> {
   const { identity } = await newBusKey();
-  const trusted = await parseTrustedKeys(JSON.stringify({ keys: [trustedKeyEntry(identity, ['gateway'])] }));
-  const signer = new ContextSigner(identity);
-  const verifier = new ContextVerifier(trusted);
-  const publicKey = createPublicKey(identity.privateKey);
+  const others = ['auth', 'config', 'protocol', 'history'] as const;
+  const cluster = [trustedKeyEntry(identity, ['gateway'])];
+  for (const role of others) cluster.push(trustedKeyEntry((await newBusKey()).identity, [role]));
+  const trusted = await parseTrustedKeys(JSON.stringify({ keys: cluster }));
+  const signer = new ContextSigner({ identity, trusted });
+  const verifier = new ContextVerifier({ identity, trusted });
+  const ed = generateKeyPairSync('ed25519').privateKey;
+  const publicKey = createPublicKey(ed);
   const encoder = new TextEncoder();
   const subject = 'scada.config.listProjects';
   const data = encoder.encode(JSON.stringify({ params: {}, query: {} }));
@@ -154,12 +159,12 @@ async function micro(rounds: number): Promise<string> {
     [busHeaders.timeout]: '5000',
   });
   const given = headers();
-  const token = await signer.sign(subject, data, given);
+  const token = signer.sign(subject, data, given);
   const message = { subject, data, headers: { ...given, [busHeaders.context]: token } };
-  const verdict = await verifier.verify(message);
+  const verdict = verifier.verify(message);
   if (!('headers' in verdict)) throw new Error(`the context does not verify: ${verdict.reason}`);
   const signingInput = Buffer.from(token.slice(0, token.lastIndexOf('.')));
-  const signature = Buffer.from(token.slice(token.lastIndexOf('.') + 1), 'base64url');
+  const signature = edSign(null, signingInput, ed);
 
   const log = pino({ level: 'silent' });
   const plain = new MemoryBus();
@@ -169,9 +174,9 @@ async function micro(rounds: number): Promise<string> {
     await bus.addService({ name: 'echo', version: '1.0.0' }, [{ name: 'e', subject, handler: async () => reply }]);
 
   const cases: [string, () => unknown][] = [
-    ['`ContextSigner.sign` (`node:crypto`, synchronous)', () => signer.sign(subject, data, headers())],
-    ['`ContextVerifier.verify` (jose reads, `node:crypto` checks the signature, then the claims)', () => verifier.verify(message)],
-    ['Ed25519 sign of the same bytes, `node:crypto` (synchronous)', () => edSign(null, signingInput, identity.privateKey)],
+    ['`ContextSigner.sign` (five HMAC-SHA-256 tags)', () => signer.sign(subject, data, headers())],
+    ['`ContextVerifier.verify` (its own tag, then the claims)', () => verifier.verify(message)],
+    ['Ed25519 sign of the same bytes, `node:crypto` (synchronous)', () => edSign(null, signingInput, ed)],
     ['Ed25519 verify of the same bytes, `node:crypto` (synchronous)', () => edVerify(null, signingInput, publicKey, signature)],
     ['request over `MemoryBus`, trivial service', () => plain.request(subject, data, { headers: headers() })],
     ['request over `SignedBus` on `MemoryBus`: sign + verify', () => signed.request(subject, data, { headers: headers() })],

@@ -27,6 +27,7 @@ export * from './private_dir.ts';
 export * from './secrets.ts';
 export {
   busRoles,
+  busTrustFrom,
   ContextSigner,
   contextLifetimeSeconds,
   identityFromPem,
