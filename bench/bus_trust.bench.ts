@@ -2,7 +2,8 @@
  * What signing every bus request costs at the edge. Starts the platform split over NATS + PostgreSQL as
  * `gateway_echo.bench.ts` does (a gateway process and a services process, `LOG_LEVEL=info`) twice at once:
  * from the tree before bus contexts were signed (`BEFORE_TREE`, a checkout of that commit with its own
- * `npm install`) and from this tree, with a key per process (`roleBusKeys`). Each platform has its own
+ * `npm install`; with `BEFORE_KEYS=ed25519`, a tree of the Ed25519 contexts, keyed as it was) and from this
+ * tree, with a key per process (`roleBusKeys`). Each platform has its own
  * database, subject prefix and 100 projects made through the HTTP API as the administrator, and runs with
  * the read cache off (`READ_CACHE_MAX_AGE_MS=0`), so that every list is a bus round trip. In interleaved
  * rounds (`BENCH_ROUNDS`, `BENCH_SECONDS` per case, 32 connections) it loads `GET /api/echo?text=hi` and
@@ -49,7 +50,23 @@ function startIn(tree: string, env: Record<string, string | undefined>): ChildPr
   });
 }
 
-async function startPlatform(tree: string, signed: boolean): Promise<Platform> {
+/** Ed25519 keys of a process each, as `npm run bus-keys` made them until 2026-11-29 (for a BEFORE_TREE of then). */
+function ed25519Keys(processes: Record<'gateway' | 'services', string[]>): Record<'gateway' | 'services', Record<string, string>> {
+  const pairs = Object.entries(processes).map(([name, roles]) => ({ name, roles, ...generateKeyPairSync('ed25519') }));
+  const trusted = JSON.stringify({ keys: pairs.map((p) => ({ ...p.publicKey.export({ format: 'jwk' }), roles: p.roles })) });
+  return Object.fromEntries(
+    pairs.map((p) => [
+      p.name,
+      { BUS_SIGNING_KEY: p.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), BUS_TRUSTED_KEYS: trusted },
+    ]),
+  ) as unknown as Record<'gateway' | 'services', Record<string, string>>;
+}
+
+/** How a platform's processes are keyed: not at all (before contexts), Ed25519 (before 2026-11-29), or as now. */
+type Keying = 'none' | 'ed25519' | 'x25519';
+
+async function startPlatform(tree: string, keying: Keying): Promise<Platform> {
+  const signed = keying !== 'none';
   const database = await createDatabase(process.env.DATABASE_URL as string);
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-trust-'));
   const port = await freePort();
@@ -68,7 +85,8 @@ async function startPlatform(tree: string, signed: boolean): Promise<Platform> {
     BUS_SIGNING_KEY: undefined,
     BUS_TRUSTED_KEYS: undefined,
   };
-  const keys = signed ? roleBusKeys({ gateway: ['gateway'], services: ['auth', 'config', 'protocol'] }) : { gateway: {}, services: {} };
+  const roles = { gateway: ['gateway'], services: ['auth', 'config', 'protocol'] };
+  const keys = keying === 'x25519' ? roleBusKeys(roles) : keying === 'ed25519' ? ed25519Keys(roles) : { gateway: {}, services: {} };
   const children = [
     startIn(tree, { ...common, SERVICES: 'auth,config,protocol', ...keys.services }),
     startIn(tree, { ...common, SERVICES: 'gateway', ...keys.gateway }),
@@ -218,17 +236,20 @@ if (!beforeTree || !process.env.NATS_URL || !process.env.DATABASE_URL) {
     throw new Error(`BEFORE_TREE=${beforeTree}: no main.ts or node_modules there`);
   const platforms: Platform[] = [];
   try {
-    const before = await startPlatform(resolve(beforeTree), false);
+    // BEFORE_KEYS=ed25519: a tree of the Ed25519 contexts (before 2026-11-29) rather than one before any context.
+    const beforeKeying: Keying = process.env.BEFORE_KEYS === 'ed25519' ? 'ed25519' : 'none';
+    const beforeName = beforeKeying === 'ed25519' ? 'before (Ed25519 contexts)' : 'before (unsigned)';
+    const before = await startPlatform(resolve(beforeTree), beforeKeying);
     platforms.push(before);
-    const after = await startPlatform(thisTree, true);
+    const after = await startPlatform(thisTree, 'x25519');
     platforms.push(after);
     const echo = (p: Platform, name: string) => () => load(name, `${p.url}/api/echo?text=hi`, { seconds, cpu: p.cpu });
     const list = (p: Platform, name: string) => () => load(name, `${p.url}/api/projects`, { seconds, headers: p.headers, cpu: p.cpu });
     const cases = [
-      echo(before, 'before (unsigned): GET /api/echo'),
-      echo(after, 'after (signed contexts): GET /api/echo'),
-      list(before, 'before (unsigned): GET /api/projects (100), no read cache'),
-      list(after, 'after (signed contexts): GET /api/projects (100), no read cache'),
+      echo(before, `${beforeName}: GET /api/echo`),
+      echo(after, 'after (HMAC contexts): GET /api/echo'),
+      list(before, `${beforeName}: GET /api/projects (100), no read cache`),
+      list(after, 'after (HMAC contexts): GET /api/projects (100), no read cache'),
     ];
     for (const p of [before, after]) {
       await load('warm-up', `${p.url}/api/echo?text=hi`, { seconds: 1 });
@@ -240,7 +261,7 @@ if (!beforeTree || !process.env.NATS_URL || !process.env.DATABASE_URL) {
       if (failed > 0) console.error(`${runs![0]?.name}: ${failed} failed requests`);
     }
     const title = (what: string) =>
-      `${what} before and after signed bus contexts, NATS + PostgreSQL, ${benchRounds} interleaved rounds of ${seconds} s per case, 32 connections, ${new Date().toISOString().slice(0, 10)}`;
+      `${what}, ${beforeName} and after (HMAC contexts), NATS + PostgreSQL, ${benchRounds} interleaved rounds of ${seconds} s per case, 32 connections, ${new Date().toISOString().slice(0, 10)}`;
     console.log(roundsTable(title('Echo'), echoBefore!, [echoAfter!]));
     console.log(`\nafter/before by round: ${perRound(echoBefore!, echoAfter!)}\n`);
     console.log(roundsTable(title('List of 100 projects'), listBefore!, [listAfter!]));
