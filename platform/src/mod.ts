@@ -33,9 +33,9 @@ export {
   identityFromPem,
   newBusKey,
   parseTrustedKeys,
-  SignedBus,
   trustedKeyEntry,
   type BusRole,
   type BusTrust,
 } from './bus/trust.ts';
+export { SignedBus } from './bus/signed_bus.ts';
 export { prefixToken } from './bus/subject.ts';

@@ -15,11 +15,11 @@ import {
   ContextVerifier,
   newBusKey,
   parseTrustedKeys,
-  SignedBus,
   trustedKeyEntry,
   type BusIdentity,
   type BusRole,
 } from '../src/bus/trust.ts';
+import { SignedBus } from '../src/bus/signed_bus.ts';
 import type { Bus, BusService } from '../src/bus/bus.ts';
 
 const protocolService: Actor = { id: 'service:protocol', name: 'protocol', roles: [], spaces: [] };

@@ -1,23 +1,7 @@
 import { createHash, createHmac, createSecretKey, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
-import { busHeaders, mayCall, operations, problemBody, type Operation } from '@scada/contracts';
-import type { Logger } from 'pino';
+import { busHeaders } from '@scada/contracts';
 import { pairKey, tagIdBytes, type BusRole, type BusTrust, type TrustedBusKey } from './bus_keys.ts';
-import type { DurableEvents, DurableEventsOptions } from './durable_events.ts';
-import type { EventLog, EventLogOptions } from './event_log.ts';
-import type { SpaceVersions } from './space_versions.ts';
-import type { SiteStreams } from './site_streams.ts';
-import type {
-  Bus,
-  BusHeaders,
-  BusMessage,
-  BusReply,
-  BusService,
-  BusSubscription,
-  EndpointSpec,
-  EventHandler,
-  RequestOptions,
-  ServiceSpec,
-} from './bus.ts';
+import type { BusHeaders, BusMessage } from './bus.ts';
 
 export {
   busRoles,
@@ -52,10 +36,11 @@ export {
  *   context of it. The origin carries a tag for every key, so whoever it is passed on to checks it too;
  * - a context without an actor (sign-in, key fetches) may come from a gateway only.
  *
- * A context is good for {@link contextLifetimeSeconds}, for one request (its id is remembered until it
- * expires), and only for the subject it names: a copy sent to another subject or again, a body changed
- * on the way, an unknown sender, a tag that does not check, a missing or expired context are refused with
- * 401 and a warn line. The in-process bus carries no contexts: what runs in one process trusts itself.
+ * A context is good for {@link contextLifetimeSeconds}, for one request (each process remembers the ids
+ * it took until they expire; a copy sent to another replica within its lifetime is left to the NATS
+ * permissions, which let only the service read its subjects), and only for the subject it names: a copy
+ * sent to another subject or again, a body changed on the way, an unknown sender, a tag that does not
+ * check, a missing or expired context are refused with 401 and a warn line. The in-process bus carries no contexts: what runs in one process trusts itself.
  *
  * Until 2026-11-29 contexts were Ed25519 signatures (a JWS): one signature made and one checked cost
  * 0.13 ms of CPU a request, a third of an echo over NATS; the tags cost microseconds (bench/README.md).
@@ -73,8 +58,6 @@ const tagBytes = 16;
 const entryBytes = tagIdBytes + tagBytes;
 /** What each tag's input starts with: no other MAC made with these secrets can pass for a context's. */
 const tagDomain = 'scada-bus-context.v1.';
-
-const encoder = new TextEncoder();
 
 function digest(data: Uint8Array): string {
   return createHash('sha256').update(data).digest('base64url');
@@ -300,100 +283,4 @@ function vouchesFor(signer: TrustedBusKey, actorJson: string): boolean {
   // What a service says of itself or of its scripts never makes an administrator.
   if (!rolesWithin(actorJson, ['editor', 'viewer'])) return false;
   return signer.roles.some((role) => (kind === 'service' && rest === role) || (ownActorKinds[role] ?? []).includes(kind));
-}
-
-/**
- * A bus that signs every request it sends and verifies every request its services receive (see above).
- * It sits directly on the transport, under any subject prefix, so a context names the subject as it
- * travels. Publications and subscriptions pass through: who may publish an event is NATS's to say.
- */
-export class SignedBus implements Bus {
-  readonly kind: Bus['kind'];
-  readonly maxPayload: number;
-  readonly #inner: Bus;
-  readonly #signer: ContextSigner;
-  readonly #verifier: ContextVerifier;
-  readonly #log: Logger;
-
-  constructor(inner: Bus, trust: BusTrust, log: Logger) {
-    this.#inner = inner;
-    this.kind = inner.kind;
-    this.maxPayload = inner.maxPayload;
-    this.#signer = new ContextSigner(trust);
-    this.#verifier = new ContextVerifier(trust);
-    this.#log = log;
-  }
-
-  async request(subject: string, data: Uint8Array, options?: RequestOptions): Promise<BusMessage> {
-    const given = options?.headers ?? {};
-    const headers: BusHeaders = { ...given, [busHeaders.requestId]: given[busHeaders.requestId] ?? randomUUID() };
-    const context = this.#signer.sign(subject, data, headers);
-    delete headers[busHeaders.actor];
-    delete headers[busHeaders.space];
-    delete headers[busHeaders.clientIp];
-    headers[busHeaders.context] = context;
-    return this.#inner.request(subject, data, { ...options, headers });
-  }
-
-  publish(subject: string, data: Uint8Array, headers?: BusHeaders): void {
-    this.#inner.publish(subject, data, headers);
-  }
-
-  subscribe(subject: string, handler: EventHandler, options?: { queue?: string }): BusSubscription {
-    return this.#inner.subscribe(subject, handler, options);
-  }
-
-  addService(spec: ServiceSpec, endpoints: EndpointSpec[]): Promise<BusService> {
-    return this.#inner.addService(
-      spec,
-      endpoints.map((e) => {
-        const op = e.metadata?.operationId ? operations.find((o) => o.operationId === e.metadata?.operationId) : undefined;
-        return { ...e, handler: (m: BusMessage) => this.#verified(m, e, op) };
-      }),
-    );
-  }
-
-  async #verified(msg: BusMessage, endpoint: EndpointSpec, op: Operation | undefined): Promise<BusReply> {
-    // A message the endpoint did not get from its own subject (a JetStream delivery, say) is no request.
-    const verdict: { headers: BusHeaders; roles: readonly BusRole[] } | Refusal =
-      msg.subject !== endpoint.subject ? { reason: `it came on ${msg.subject}, not the endpoint's subject` } : this.#verifier.verify(msg);
-    const refusal =
-      'reason' in verdict
-        ? verdict.reason
-        : op && !verdict.roles.some((role) => mayCall(role, op))
-          ? `a ${verdict.roles.join('/')} key may not ask for ${op.operationId}`
-          : null;
-    if (refusal === null && 'headers' in verdict) return endpoint.handler({ ...msg, headers: verdict.headers });
-    this.#log.warn({ subject: msg.subject, reqId: msg.headers[busHeaders.requestId], reason: refusal }, 'bus request refused');
-    const body = problemBody('unauthenticated', 'The request carries no valid signed context');
-    return { data: encoder.encode(JSON.stringify(body)), error: { code: 401, description: 'unauthenticated' } };
-  }
-
-  flush(): Promise<void> {
-    return this.#inner.flush();
-  }
-
-  isConnected(): boolean {
-    return this.#inner.isConnected();
-  }
-
-  openEventLog(options: EventLogOptions & { prefix?: string }): Promise<EventLog> {
-    return this.#inner.openEventLog(options);
-  }
-
-  consumeEvents(options: DurableEventsOptions): Promise<DurableEvents> {
-    return this.#inner.consumeEvents(options);
-  }
-
-  siteStreams(prefix?: string): SiteStreams {
-    return this.#inner.siteStreams(prefix);
-  }
-
-  spaceVersions(prefix?: string): SpaceVersions {
-    return this.#inner.spaceVersions(prefix);
-  }
-
-  close(): Promise<void> {
-    return this.#inner.close();
-  }
 }
