@@ -107,7 +107,7 @@ async function run(): Promise<void> {
     const fromModel = await page.getByRole('link', { name: `Trend of ${status}` }).getAttribute('href');
     t.match(decodeURIComponent(fromModel ?? ''), `s=${c.id}:${status}`, 'the model offers the trend of a status attribute');
     await page.goto(`${p.url}/console/#/connections/${c.id}/values`);
-    await page.getByRole('link', { name: `Trend of ${D}/GGIO1.AnIn1[MX]` }).click();
+    await page.getByRole('link', { name: `Trend of ${analogue}` }).click();
     await page.getByRole('heading', { name: 'Trends' }).waitFor();
     const rows = page.locator('table.trend-series tbody tr');
     await rows.filter({ hasText: analogue }).waitFor();
@@ -137,7 +137,7 @@ async function run(): Promise<void> {
     t.equal(got.status(), 200, 'the CSV link answers');
     t.match(got.headers()['content-type'], /text\/csv/);
     const lines = (await got.text()).trim().split('\r\n');
-    t.equal(lines[0], 'receivedAt,timestamp,value,validity,quality,rcb,seqNum', 'with its header');
+    t.equal(lines[0], 't,receivedAt,timestamp,value,validity,quality,rcb,seqNum', 'with its header');
     t.ok(lines.length - 1 >= 2, `and the recorded values (${lines.length - 1})`);
 
     // The live tail: a new value is added while the period ends now.

@@ -2,7 +2,8 @@
  * A device's file store through the gateway, against the simulator's: directories listed with their
  * COMTRADE records and followed past the device's pages, a disturbance record downloaded byte for byte in
  * chunks, a file past MAX_FILE_DOWNLOAD_BYTES refused and closed on the device, names refused before the
- * device is asked, the device's own refusal, and every download in the control log.
+ * device is asked, the device's own refusal, and every download in the control log; files deleted
+ * (MMS FileDelete) by editors, with the same name rules, refusals and control log.
  */
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
@@ -27,6 +28,9 @@ const sim = await startSimulator({
     'COMTRADE/DR_0001.HDR': { data: 'feeder 1 trip' },
     'COMTRADE/DR_0002.CFG': { data: cfg },
     'big.bin': { data: randomBytes(300_000) },
+    'LOG/events_1.log': { data: 'trip 1' },
+    'LOG/events_2.log': { data: 'trip 2' },
+    'LOG/IEDSERVER.BIN': { data: 'firmware' },
     ...many,
   },
 });
@@ -61,11 +65,16 @@ t.test(`a device's file store (${p.mode})`, async (t) => {
   const q = (path: string) => encodeURIComponent(path);
   const list = (query = '') => c.api('GET', `/files${query}`);
   const download = (path: string) => c.api('GET', `/files/content?path=${q(path)}`);
+  const remove = (path: string) => c.api('DELETE', `/files?path=${q(path)}`);
+  const names = async (path: string) => ((await (await list(`?path=${q(path)}`)).json()) as Listing).entries.map((e) => e.name);
   const lastLogRow = async () => ((await (await c.api('GET', '/control-log?size=1')).json()) as { content: LogRow[] }).content[0];
 
   t.test('a connection that is not connected answers 409', async (t) => {
     t.equal((await list()).status, 409);
     t.equal((await download('COMTRADE/DR_0001.CFG')).status, 409);
+    const stopped = await remove('LOG/events_1.log');
+    t.equal(stopped.status, 409);
+    t.equal(((await stopped.json()) as Problem).code, 'not_connected');
     await c.connect();
   });
 
@@ -77,6 +86,7 @@ t.test(`a device's file store (${p.mode})`, async (t) => {
       body.entries.map((e) => [e.name, e.kind]),
       [
         ['COMTRADE/', 'directory'],
+        ['LOG/', 'directory'],
         ['big.bin', 'file'],
         ['many/', 'directory'],
       ],
@@ -192,11 +202,96 @@ t.test(`a device's file store (${p.mode})`, async (t) => {
     );
   });
 
-  t.test('viewers may not list or download', async (t) => {
+  t.test('viewers may not list, download or delete', async (t) => {
     const viewer = await signIn(p, { role: 'viewer' });
     for (const path of ['/files', `/files/content?path=${q('COMTRADE/DR_0001.CFG')}`]) {
       const res = await fetch(`${p.url}/api/connections/${c.id}${path}`, { headers: viewer.headers });
       t.equal(res.status, 403, path);
     }
+    const res = await fetch(`${p.url}/api/connections/${c.id}/files?path=${q('LOG/events_1.log')}`, {
+      method: 'DELETE',
+      headers: viewer.headers,
+    });
+    t.equal(res.status, 403, 'delete');
+    t.ok((await names('LOG')).includes('LOG/events_1.log'), 'the file is still there');
+  });
+
+  t.test('an editor deletes a file: 204, gone from the directory, and in the control log', async (t) => {
+    const res = await remove('LOG/events_1.log');
+    t.equal(res.status, 204);
+    t.same(await names('LOG'), ['LOG/IEDSERVER.BIN', 'LOG/events_2.log']);
+    t.match(await lastLogRow(), {
+      action: 'file-delete',
+      reference: 'LOG/events_1.log',
+      value: null,
+      outcome: 'ok',
+      status: 204,
+      deviceError: null,
+    });
+    t.equal((await remove('/LOG/events_2.log')).status, 204, 'a name with a leading / as some devices write it');
+  });
+
+  t.test('a file the device has no file of is 404, and kept in the control log', async (t) => {
+    const res = await remove('LOG/events_1.log');
+    t.equal(res.status, 404);
+    t.equal(((await res.json()) as Problem).code, 'not_found');
+    t.match(await lastLogRow(), { action: 'file-delete', reference: 'LOG/events_1.log', outcome: 'not_found', status: 404 });
+  });
+
+  t.test("the device's refusal of a deletion is 502 device_refused with its reason, and kept in the control log", async (t) => {
+    faults.refuseFileDeletes = { 'LOG/IEDSERVER.BIN': 6 };
+    t.teardown(() => delete faults.refuseFileDeletes);
+    const res = await remove('LOG/IEDSERVER.BIN');
+    t.equal(res.status, 502);
+    t.match((await res.json()) as Problem, {
+      code: 'device_refused',
+      detail: /file-access-denied/,
+      deviceError: { service: 'file-delete', error: 'file-access-denied' },
+    });
+    t.match(await lastLogRow(), {
+      action: 'file-delete',
+      reference: 'LOG/IEDSERVER.BIN',
+      outcome: 'device_refused',
+      status: 502,
+      deviceError: { service: 'file-delete', error: 'file-access-denied' },
+    });
+    t.same(await names('LOG'), ['LOG/IEDSERVER.BIN'], 'still there');
+  });
+
+  t.test('a deletion without a name, or with a name outside the rules, is 400 before the device is asked', async (t) => {
+    const asked: string[] = [];
+    const count = (e: { request: { service: string } }) => void asked.push(e.request.service);
+    sim.on('request', count);
+    const bad = [
+      '',
+      '../etc/passwd',
+      'LOG/../big.bin',
+      'LOG/./IEDSERVER.BIN',
+      '..',
+      'a\\b',
+      'x\u0001y',
+      'x\u007fy',
+      `LOG/${'a'.repeat(252)}`,
+    ];
+    for (const path of bad) {
+      const res = await remove(path);
+      t.equal(res.status, 400, JSON.stringify(path));
+      t.equal(((await res.json()) as Problem).code, 'validation_failed');
+    }
+    t.equal((await c.api('DELETE', '/files')).status, 400, 'no path');
+    t.equal((await c.api('DELETE', `/files?path=${q('LOG/x')}&recursive=true`)).status, 400, 'an unknown parameter');
+    sim.off('request', count);
+    t.same(asked, [], 'the device was asked nothing');
+  });
+
+  t.test('a connection the space does not have is 404', async (t) => {
+    const res = await fetch(`${p.url}/api/connections/00000000-0000-4000-8000-000000000000/files?path=${q('LOG/x')}`, {
+      method: 'DELETE',
+      headers: c.editor.headers,
+    });
+    t.equal(res.status, 404);
+    t.equal(((await res.json()) as Problem).code, 'not_found');
+    const notUuid = await fetch(`${p.url}/api/connections/nope/files?path=${q('LOG/x')}`, { method: 'DELETE', headers: c.editor.headers });
+    t.equal(notUuid.status, 400, 'a connection id that is no UUID');
   });
 });

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { freePort, startMain, waitFor } from '@scada/testkit/processes';
+import { freePort, platformRuntime, startCommand, startMain, waitFor } from '@scada/testkit/processes';
 
 // Each case starts whole platform processes (an embedded store each): more than tap's two minutes per file
 // on a busy two-core machine.
@@ -49,7 +49,9 @@ t.test("a service's own entry runs that service alone and refuses SERVICES namin
   t.match(run.output().stdout, /"services":\["config"\]/, 'SERVICES defaults to the one service the entry carries');
 });
 
-t.test('npm start comes up on embedded defaults and SIGTERM stops it cleanly', async (t) => {
+const starting = [startCommand[0].replace(/^.*\/deno$/, 'deno'), ...startCommand[1]].join(' ');
+
+t.test(`the platform comes up on embedded defaults and SIGTERM stops it cleanly (${platformRuntime})`, async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-main-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const [httpPort, httpsPort] = [await freePort(), await freePort()];
@@ -64,7 +66,7 @@ t.test('npm start comes up on embedded defaults and SIGTERM stops it cleanly', a
 });
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  t.test(`${signal} to the npm process of npm start stops the platform with it: nothing is left running`, async (t) => {
+  t.test(`${signal} to the process of ${starting} stops the platform with it: nothing is left running`, async (t) => {
     const dataDir = await mkdtemp(join(tmpdir(), 'scada-npm-'));
     t.teardown(() => rm(dataDir, { recursive: true, force: true }));
     const httpPort = await freePort();
@@ -79,14 +81,19 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       LOG_LEVEL: 'warn',
     };
     // A process group of its own, so that whatever npm started can be looked for afterwards.
-    const npm = spawn('npm', ['start'], { cwd: new URL('..', import.meta.url).pathname, env, detached: true, stdio: 'ignore' });
+    const npm = spawn(startCommand[0], startCommand[1], {
+      cwd: new URL('..', import.meta.url).pathname,
+      env,
+      detached: true,
+      stdio: 'ignore',
+    });
     const exited = new Promise<void>((resolve) => npm.once('exit', () => resolve()));
     t.teardown(() => groupAlive(npm.pid as number) && process.kill(-(npm.pid as number), 'SIGKILL'));
     t.equal((await waitFor(`http://127.0.0.1:${httpPort}/healthz`, 60_000)).status, 200, 'up');
     npm.kill(signal);
     await exited;
     for (const end = Date.now() + 30_000; groupAlive(npm.pid as number) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100));
-    t.notOk(groupAlive(npm.pid as number), 'no process of npm start is left');
+    t.notOk(groupAlive(npm.pid as number), `no process of ${starting} is left`);
     await t.rejects(fetch(`http://127.0.0.1:${httpPort}/healthz`), 'nothing answers on its port');
   });
 }

@@ -3,7 +3,8 @@
  * of the hub's, the link through a relay the test cuts for 10 s. During the cut a control is refused at
  * once (503 `site_unreachable`, `Retry-After`) and the site's protocol service is killed with SIGKILL and
  * started again from what its own store kept; afterwards every counter the device reported is at the
- * hub's live channel and history exactly once, within 30 s of the link's return. The bench
+ * hub's live channel and history exactly once, within 30 s of the link's return, and all of it within the
+ * NATS permissions `npm run nats-config` renders for the hub, its user of the site and the site. The bench
  * (`npm run bench sites`) runs the same with a 60 s cut and reports the drain rate.
  */
 import t from 'tap';
@@ -54,6 +55,11 @@ t.test(
     t.ok(s1?.lastSeen, 'seen lately');
     t.equal(r.inSyncDuringCut, false, 'a change made at the hub during the cut: the site is out of step (inSync false)');
     t.ok(r.configSyncMs <= 5000, `and has it within 5 s of the link's return (${r.configSyncMs} ms)`);
+    t.same(
+      r.violations,
+      [],
+      "all of it within the shipped permissions: the hub's roles, its user of the site, the site's protocol service",
+    );
   },
 );
 

@@ -28,8 +28,15 @@ export type EventDefinition<S extends TSchema = TSchema, K extends string = stri
   readonly kinds: readonly K[];
   /** The subject of one kind (of the event itself when it has no kinds). */
   subject(kind?: K): string;
-  /** The subject a follower subscribes to: every kind of it. */
+  /** Every subject it is published on: one per kind (the event's own when it has none). Followers subscribe to these. */
+  readonly subjects: readonly string[];
+  /**
+   * The wildcard covering every kind of it, for permissions. It may cover another event's subject too
+   * (`events.config.script.*` covers `events.config.script.ran`), so followers subscribe to `subjects`.
+   */
   readonly pattern: string;
+  /** A body as its followers receive it, `at` included: what the registry's tests publish of it. */
+  readonly example: Static<S>;
 };
 
 /** The body of an event as its followers receive it. */
@@ -46,6 +53,7 @@ export function defineEvent<S extends TSchema, const K extends string = never>(d
   summary: string;
   schema: S;
   kinds?: readonly K[];
+  example: Static<S>;
 }): EventDefinition<S, K> {
   const base = `${eventRoot}.${def.name}`;
   const kinds = def.kinds ?? [];
@@ -61,7 +69,9 @@ export function defineEvent<S extends TSchema, const K extends string = never>(d
       if (kind === undefined || !kinds.includes(kind)) throw new Error(`event ${def.name} has no kind ${String(kind)}`);
       return `${base}.${kind}`;
     },
+    subjects: kinds.length === 0 ? [base] : kinds.map((k) => `${base}.${k}`),
     pattern: kinds.length === 0 ? base : `${base}.*`,
+    example: def.example,
   };
 }
 
@@ -73,15 +83,21 @@ export class EventShapeError extends Error {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** An event's message: its body (with `at` set to now unless given), checked against the definition. */
+/**
+ * An event's message: its body (with `at` set to now unless given), checked against the definition as its
+ * followers will read it, after JSON: a body the schema takes only before (a required value that is
+ * `undefined`, a `Date` where a string belongs) would be refused by every follower, so it is the
+ * publisher's error.
+ */
 export function encodeEvent<E extends EventDefinition>(event: E, body: EventBody<E>): Uint8Array {
-  const full = { at: new Date().toISOString(), ...body };
+  const json = JSON.stringify({ at: new Date().toISOString(), ...body });
+  const sent: unknown = JSON.parse(json);
   const check = checkerOf(event.schema);
-  if (!check.Check(full)) {
-    const first = check.Errors(full).First();
+  if (!check.Check(sent)) {
+    const first = check.Errors(sent).First();
     throw new EventShapeError(`${event.name}: ${first ? `${first.path} ${first.message}` : 'does not match its schema'}`);
   }
-  return encoder.encode(JSON.stringify(full));
+  return encoder.encode(json);
 }
 
 /** A received event's body, checked against its definition; null when it is not JSON or not of that shape. */

@@ -47,8 +47,13 @@ export function mayCall(role: 'gateway' | ServiceName, op: Operation): boolean {
 /**
  * The inbox prefix of a process on NATS, by the role it plays (`platform` for one process of every part):
  * replies reach a process under its own prefix, and NATS lets each role read its own inboxes only, so no
- * service reads the answers meant for a gateway (sign-in answers carry tokens).
+ * service reads the answers meant for a gateway (sign-in answers carry tokens). A protocol service at an
+ * edge site (`SITE`) takes its replies under `_INBOX_site.<name>`: the hub's leaf user for that site lets
+ * replies down to those inboxes only, so no site hears the answers meant for another.
  */
-export function busInboxPrefix(role: 'gateway' | ServiceName | 'platform'): string {
-  return `_INBOX_${role}`;
+export function busInboxPrefix(role: 'gateway' | ServiceName | 'platform', site?: string): string {
+  return site ? `${siteInboxRoot}.${site}` : `_INBOX_${role}`;
 }
+
+/** The first token of every edge site's inboxes (`_INBOX_site.<name>`). */
+export const siteInboxRoot = '_INBOX_site';

@@ -28,6 +28,7 @@ import {
   serviceCalls,
 } from '@scada/contracts';
 import { eventStreamName, spaceVersionsBucket } from '@scada/platform';
+import { siteLeafPermissions, sitePasswordVariable, siteUser } from './site_permissions.ts';
 
 export const natsRoles = ['gateway', 'auth', 'config', 'protocol', 'history', 'platform'] as const;
 export type NatsRole = (typeof natsRoles)[number];
@@ -139,44 +140,81 @@ export function passwordVariable(role: NatsRole): string {
   return `NATS_${role.toUpperCase()}_PASSWORD`;
 }
 
-/** The `authorization` block of a nats-server configuration: one user per role, passwords from the environment. */
-export function authorizationBlock(prefix: string, extraUsers: { user: string; password: string }[] = []): string {
+/** A user of a nats-server configuration: its password from the environment (`$NAME`) or given literally. */
+export type ConfigUser = {
+  user: string;
+  password: { variable: string } | { literal: string };
+  permissions: Permissions | 'all';
+  leafOnly?: boolean;
+};
+
+/** The `authorization` block of a nats-server configuration for these users. */
+export function usersBlock(users: ConfigUser[]): string {
   const quote = (s: string) => JSON.stringify(s);
   const list = (items: string[]) => `[\n${items.map((i) => `          ${quote(i)}`).join(',\n')}\n        ]`;
-  const users = natsRoles.map((role) => {
-    const perms = permissionsOf(role, prefix);
+  const entries = users.map((u) => {
+    const password = 'variable' in u.password ? `$${u.password.variable}` : quote(u.password.literal);
+    // Users outside the platform's roles with every right (a test harness's own connection).
+    if (u.permissions === 'all')
+      return `    { user: ${quote(u.user)}, password: ${password}, permissions: { publish: ">", subscribe: ">" } }`;
     return [
       '    {',
-      `      user: ${quote(role)}`,
-      `      password: $${passwordVariable(role)}`,
+      `      user: ${quote(u.user)}`,
+      `      password: ${password}`,
+      // A site's user signs in as a leaf node only, never as a client of the hub.
+      ...(u.leafOnly ? ['      allowed_connection_types: ["LEAFNODE"]'] : []),
       '      permissions: {',
-      `        publish: { allow: ${list(perms.publish)} }`,
-      `        subscribe: { allow: ${list(perms.subscribe)} }`,
-      ...(perms.allowResponses ? ['        allow_responses: true'] : []),
+      `        publish: { allow: ${list(u.permissions.publish)} }`,
+      `        subscribe: { allow: ${list(u.permissions.subscribe)} }`,
+      ...(u.permissions.allowResponses ? ['        allow_responses: true'] : []),
       '      }',
       '    }',
     ].join('\n');
   });
-  // Users outside the platform's roles with every right (a test harness's own connection).
-  for (const extra of extraUsers)
-    users.push(`    { user: ${quote(extra.user)}, password: ${quote(extra.password)}, permissions: { publish: ">", subscribe: ">" } }`);
-  return `authorization {\n  users: [\n${users.join('\n')}\n  ]\n}\n`;
+  return `authorization {\n  users: [\n${entries.join('\n')}\n  ]\n}\n`;
+}
+
+/**
+ * The `authorization` block of the platform's (the hub's) nats-server: one user per role, passwords from
+ * the environment, and one leaf user per edge site in `sites`.
+ */
+export function authorizationBlock(
+  prefix: string,
+  extraUsers: { user: string; password: string }[] = [],
+  sites: readonly string[] = [],
+): string {
+  return usersBlock([
+    ...natsRoles.map(
+      (role): ConfigUser => ({ user: role, password: { variable: passwordVariable(role) }, permissions: permissionsOf(role, prefix) }),
+    ),
+    ...sites.map(
+      (site): ConfigUser => ({
+        user: siteUser(site),
+        password: { variable: sitePasswordVariable(site) },
+        permissions: siteLeafPermissions(site, prefix),
+        leafOnly: true,
+      }),
+    ),
+    ...extraUsers.map((e): ConfigUser => ({ user: e.user, password: { literal: e.password }, permissions: 'all' })),
+  ]);
 }
 
 /** The same users as the NATS Helm chart's `config.merge` takes them (passwords from the container's environment). */
-export function helmAuthorization(prefix: string): Record<string, unknown> {
+export function helmAuthorization(prefix: string, sites: readonly string[] = []): Record<string, unknown> {
+  const entry = (user: string, variable: string, perms: Permissions, leafOnly = false) => ({
+    user,
+    password: `<< $${variable} >>`,
+    ...(leafOnly ? { allowed_connection_types: ['LEAFNODE'] } : {}),
+    permissions: {
+      publish: { allow: perms.publish },
+      subscribe: { allow: perms.subscribe },
+      ...(perms.allowResponses ? { allow_responses: true } : {}),
+    },
+  });
   return {
-    users: natsRoles.map((role) => {
-      const perms = permissionsOf(role, prefix);
-      return {
-        user: role,
-        password: `<< $${passwordVariable(role)} >>`,
-        permissions: {
-          publish: { allow: perms.publish },
-          subscribe: { allow: perms.subscribe },
-          ...(perms.allowResponses ? { allow_responses: true } : {}),
-        },
-      };
-    }),
+    users: [
+      ...natsRoles.map((role) => entry(role, passwordVariable(role), permissionsOf(role, prefix))),
+      ...sites.map((site) => entry(siteUser(site), sitePasswordVariable(site), siteLeafPermissions(site, prefix), true)),
+    ],
   };
 }

@@ -1,5 +1,5 @@
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
-import { deadlines } from '@scada/contracts';
+import { centralSite, deadlines } from '@scada/contracts';
 import type { EnvReader } from './env.ts';
 
 /** The parts a platform process can run. */
@@ -17,6 +17,8 @@ export type PlatformConfig = {
   busSubjectPrefix?: string;
   /** How this process proves itself to NATS. */
   natsAuth: NatsAuth;
+  /** The edge site a protocol service runs at (`SITE`, validated by that service), for its replies' inbox; none at the hub. */
+  site?: string;
   /** This process's key for signing bus contexts and the keys it trusts (PEM and JWK Set text), when configured. */
   busKeys: { signingKeyPem: string; trustedKeysJson: string } | null;
   logLevel: string;
@@ -49,6 +51,7 @@ export function readPlatformConfig(env: EnvReader, available: readonly ServiceKe
     natsUrl: env.optionalUrl('NATS_URL', ['nats', 'tls', 'ws', 'wss']),
     busSubjectPrefix: readPrefix(env),
     natsAuth: readNatsAuth(env),
+    site: readSite(env),
     busKeys: readBusKeys(env),
     logLevel: env.oneOf('LOG_LEVEL', 'info', logLevels),
     busTimeoutMs: env.int('BUS_TIMEOUT_MS', deadlines.standardMs, { min: 100, max: 120000 }),
@@ -56,6 +59,11 @@ export function readPlatformConfig(env: EnvReader, available: readonly ServiceKe
     shutdownDrainMs: env.int('SHUTDOWN_DRAIN_MS', 0, { min: 0, max: 60000 }),
     healthPort: env.port('HEALTH_PORT', 0),
   };
+}
+
+function readSite(env: EnvReader): string | undefined {
+  const site = env.optionalString('SITE');
+  return site === undefined || site === centralSite ? undefined : site;
 }
 
 function readPrefix(env: EnvReader): string | undefined {

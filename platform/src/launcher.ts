@@ -218,7 +218,10 @@ async function openTransport(platform: PlatformConfig, log: Logger): Promise<Bus
       defaultTimeoutMs: platform.busTimeoutMs,
       log,
       auth: platform.natsAuth,
-      inboxPrefix: busInboxPrefix(platform.services.length === 1 ? platform.services[0]! : 'platform'),
+      inboxPrefix:
+        platform.services.length === 1
+          ? busInboxPrefix(platform.services[0]!, platform.services[0] === 'protocol' ? platform.site : undefined)
+          : busInboxPrefix('platform'),
     });
     return new SignedBus(nats, trust, log);
   }

@@ -372,8 +372,10 @@ export function publishEvent<E extends EventDefinition>(
 }
 
 /**
- * Follows an event of the registry: every kind of it, each body checked against the event's schema. One
- * that is not (an older or foreign publisher) is logged and skipped.
+ * Follows an event of the registry: every kind of it, each body checked against the event's schema. It
+ * subscribes to the event's own subjects, not its wildcard, which may cover another event's subject
+ * (`events.config.script.*` covers `events.config.script.ran`). A body that is not of the shape (an older
+ * or foreign publisher) is logged and skipped.
  */
 export function subscribeEvent<E extends EventDefinition>(
   bus: Bus,
@@ -381,12 +383,14 @@ export function subscribeEvent<E extends EventDefinition>(
   handle: (body: EventMessage<E>, kind: KindOf<E> | undefined) => void | Promise<void>,
   log: Logger,
 ): BusSubscription {
-  return bus.subscribe(event.pattern, (msg) => {
+  const receive = (msg: BusMessage) => {
     const kind = kindOf(event, msg.subject);
     const body = kind === null ? null : decodeEvent(event, msg.data);
     if (body === null) return void log.warn({ subject: msg.subject, event: event.name }, 'an event not of its defined shape; skipped');
     return handle(body, kind as KindOf<E> | undefined);
-  });
+  };
+  const subscriptions = event.subjects.map((subject) => bus.subscribe(subject, receive));
+  return { unsubscribe: async () => void (await Promise.all(subscriptions.map((s) => s.unsubscribe()))) };
 }
 
 /** The body of a problem for a code, re-exported for boundaries that build one directly. */

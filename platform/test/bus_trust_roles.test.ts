@@ -7,7 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import t from 'tap';
-import { busHeaders, getConnectionValues, ProblemError, siteConnections, sitePing, type Actor } from '@scada/contracts';
+import { busHeaders, getConnectionValues, ProblemError, siteConnections, sitePing, siteSubject, type Actor } from '@scada/contracts';
 import { busTargets, uniqueToken } from '@scada/testkit/buses';
 import { call, implement, onBehalfOf, serve, type Implementation } from '../src/rpc.ts';
 import {
@@ -65,7 +65,7 @@ for (const target of busTargets()) {
     const refusedWith = async (p: Promise<unknown>) => Number((await failure(p))?.toString().split(' ')[0]);
 
     const site = uniqueToken('s');
-    const pingAt = { ...sitePing, subject: `${sitePing.subject}.site.${site}` } as typeof sitePing;
+    const pingAt = { ...sitePing, subject: siteSubject(sitePing.subject, site) } as typeof sitePing;
     const hub = as('protocol');
     const atSite = as('protocol');
     await start(atSite, 'site', [

@@ -88,6 +88,7 @@ for (const target of busTargets()) {
         name: 'test.entry',
         publisher: 'protocol',
         schema: Type.Object({ n: Type.Integer(), at: Type.String() }),
+        example: { n: 0, at: '2026-04-22T09:30:00.000Z' },
         summary: 'An entry of a test.',
       });
       publishEvent(bus, entry, { n: 1 }, { requestId: 'first-holder', eventId: id });

@@ -58,6 +58,8 @@ export type Faults = {
   fixedRptIds?: boolean;
   /** Refuse FileOpen of these files (`COMTRADE/DR_0001.CFG`) with this FileProblem code (6 file-access-denied, 2 file-busy). */
   refuseFiles?: Record<string, number>;
+  /** Refuse FileDelete of these files with this FileProblem code (6 file-access-denied), as libiec61850's `server_example_files` refuses `IEDSERVER.BIN`. */
+  refuseFileDeletes?: Record<string, number>;
   /** Refuse every ReadJournal of a log that exists (access: object-access-denied). */
   refuseJournals?: boolean;
   /** A selection of a setting group for edit ends after this many ms (default: the SCL's `resvTms` seconds, else 300 s as libiec61850). */

@@ -3,8 +3,8 @@
  * protection relay's disturbance records, say), listed by FileDirectory as relays list theirs: the
  * entries directly in the directory named, each with its full name, a directory as its name with a `/`,
  * a page at a time (continueAfter, moreFollows); files read by FileOpen, FileRead in pieces of the PDU
- * size, FileClose. Each association has its own open files (FRSMs), closed with it. A name with `..`
- * is file-non-existent, as libiec61850 answers it.
+ * size, FileClose; files deleted by FileDelete. Each association has its own open files (FRSMs), closed
+ * with it. A name with `..` is file-non-existent, as libiec61850 answers it.
  */
 import type { DirectoryEntry, FileRequest, FileResponse } from '@scada/iec61850/wire';
 import type { ServerError } from './server_pdus.ts';
@@ -34,21 +34,29 @@ export class FileStore {
   readonly #pageSize: () => number;
   readonly #pieceBytes: number;
   readonly #refusals: () => Record<string, number> | undefined;
+  readonly #deleteRefusals: () => Record<string, number> | undefined;
   #nextFrsm = 1;
 
   /**
    * `files` by name (`COMTRADE/DR_0001.CFG`); `pageSize` entries at most in one FileDirectory answer;
    * `pieceBytes` of data at most in one FileRead answer; `refusals` names files whose opening is refused,
-   * with the FileProblem code (read at every request: tests change it while the simulator runs).
+   * with the FileProblem code, and `deleteRefusals` those whose deletion is (each read at every request:
+   * tests change them while the simulator runs).
    */
   constructor(
     files: Map<string, StoredFile>,
-    options: { pageSize: () => number; pieceBytes: number; refusals: () => Record<string, number> | undefined },
+    options: {
+      pageSize: () => number;
+      pieceBytes: number;
+      refusals: () => Record<string, number> | undefined;
+      deleteRefusals?: () => Record<string, number> | undefined;
+    },
   ) {
     this.#files = files;
     this.#pageSize = options.pageSize;
     this.#pieceBytes = options.pieceBytes;
     this.#refusals = options.refusals;
+    this.#deleteRefusals = options.deleteRefusals ?? (() => undefined);
   }
 
   /** Answers a file service request of the association `owner`. */
@@ -65,6 +73,8 @@ export class FileStore {
         if (!files?.delete(r.frsmId)) return fileProblem(FILE_ERROR.other);
         return { ok: true, response: { service: 'fileClose' } };
       }
+      case 'fileDelete':
+        return this.#delete(r.fileName);
     }
   }
 
@@ -125,6 +135,16 @@ export class FileStore {
     files.set(frsmId, { file, position: 0 });
     this.#open.set(owner, files);
     return { ok: true, response: { service: 'fileOpen', frsmId, size: file.data.length, lastModified: file.lastModified } };
+  }
+
+  /** Deletes a file (not a directory), as libiec61850's server does: refused first, then looked for. */
+  #delete(fileName: string): FileOutcome {
+    const name = normalized(fileName);
+    if (fileName.includes('..')) return fileProblem(FILE_ERROR.fileNonExistent);
+    const refusal = this.#deleteRefusals()?.[name];
+    if (refusal !== undefined) return fileProblem(refusal);
+    if (!this.#files.delete(name)) return fileProblem(FILE_ERROR.fileNonExistent);
+    return { ok: true, response: { service: 'fileDelete' } };
   }
 
   #read(owner: object, frsmId: number): FileOutcome {

@@ -5,17 +5,20 @@
  * requests, controls and reports to stdout. With `--password` only associations with that ACSE password
  * are accepted; with `--tls-cert` and `--tls-key` it serves TLS (IEC 62351-3), asking for client
  * certificates signed by `--tls-ca` when given. With `--files DIR`, the files below DIR are its file
- * store (MMS file services), each named by its path under DIR (`COMTRADE/DR_0001.CFG`).
+ * store (MMS file services), each named by its path under DIR (`COMTRADE/DR_0001.CFG`). Each `--wander REF`
+ * (an MMS reference, `LD/LN$FC$DO$DA`, given once per attribute) keeps that attribute moving as a plant's
+ * would: a float follows a slow wave around its value (a period of a minute), a boolean turns over every
+ * 20 s, an integer steps up by one every second, so that values, trends and alarms can be watched.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseScl } from '@scada/iec61850';
-import { startSimulator } from './server.ts';
+import { startSimulator, wander } from './server.ts';
 
 const USAGE =
   'usage: main.ts <file.cid|icd|scd> [--ied NAME] [--port 10102] [--host 127.0.0.1] [--password PW] ' +
-  '[--tls-cert cert.pem --tls-key key.pem [--tls-ca ca.pem [--require-client-cert]]] [--files DIR]';
+  '[--tls-cert cert.pem --tls-key key.pem [--tls-ca ca.pem [--require-client-cert]]] [--files DIR] [--wander LD/LN$FC$DO$DA ...]';
 
 /** The files below `dir`, by their path under it, with their times: a simulator's file store. */
 async function filesOf(dir: string): Promise<Record<string, { data: Uint8Array; lastModified: string }>> {
@@ -41,6 +44,7 @@ async function main(): Promise<number> {
       'tls-ca': { type: 'string' },
       'require-client-cert': { type: 'boolean' },
       files: { type: 'string' },
+      wander: { type: 'string', multiple: true },
       help: { type: 'boolean' },
     },
   });
@@ -91,10 +95,19 @@ async function main(): Promise<number> {
   sim.on('protocolError', (e) => log(`#${e.id} closed: ${e.message}`));
   sim.on('disconnect', (e) => log(`#${e.id} disconnected`));
   log(`simulating IED ${sim.iedName} (domains ${sim.domains.join(', ')}) on ${values.host}:${sim.port}${tls ? ' (TLS)' : ''}`);
+  let stopWandering = () => {};
+  try {
+    stopWandering = wander(sim, values.wander ?? []);
+  } catch (err) {
+    console.error((err as Error).message);
+    await sim.stop();
+    return 2;
+  }
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
+  stopWandering();
   await sim.stop();
   return 0;
 }

@@ -133,6 +133,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     pageSize: () => options.fileDirectoryPageSize ?? 100,
     pieceBytes: LIMITS.maxPduSize - 20,
     refusals: () => faults.refuseFiles,
+    deleteRefusals: () => faults.refuseFileDeletes,
   });
   const journals = new Journals(device, options.logs ?? [], {
     pageSize: () => options.journalPageSize ?? 100,
@@ -276,3 +277,5 @@ function rootOf(node: DataNode): DataNode {
   while (at.parent) at = at.parent;
   return at;
 }
+
+export { wander, wanderPace, type WanderPace } from './wander.ts';

@@ -55,6 +55,7 @@ export function encodeConfirmedResponse(r: ConfirmedResponse): Uint8Array {
     case 'fileOpen':
     case 'fileRead':
     case 'fileClose':
+    case 'fileDelete':
       return encodeFileResponse(r);
     case 'readJournal':
       return encodeReadJournalResponse(r);

@@ -1,11 +1,11 @@
 /**
  * The simulator's file store and logs, through the platform's own MMS client: directories listed page by
- * page, a COMTRADE pair recognised, a file read piece by piece to its last octet and closed, refusals with
- * their FileProblem, and a log that keeps an entry per change of its data set, read by time and after an
+ * page, a COMTRADE pair recognised, a file read piece by piece to its last octet and closed, a file
+ * deleted, refusals with their FileProblem, and a log that keeps an entry per change of its data set, read by time and after an
  * entry, a page at a time.
  */
 import t from 'tap';
-import { comtradeRecords, DeviceFile, fileDirectory, Iec61850Device, MmsError, queryLog } from '@scada/iec61850';
+import { comtradeRecords, deleteFile, DeviceFile, fileDirectory, Iec61850Device, MmsError, queryLog } from '@scada/iec61850';
 import { startSimulator, type Faults } from '../src/server.ts';
 import { fixtureModel } from '@scada/testkit/simulator_fixture';
 
@@ -106,6 +106,20 @@ t.test('a refused file answers its FileProblem', async (t) => {
   const err = await DeviceFile.open(client, '/readme.txt').catch((e: unknown) => e);
   t.match(err, { errorClass: 'file', code: 6, text: 'file: file-access-denied' });
   delete faults.refuseFiles;
+});
+
+t.test('a file is deleted once; a refused deletion and a second one answer their FileProblem', async (t) => {
+  faults.refuseFileDeletes = { 'readme.txt': 6 };
+  t.match(await deleteFile(client, 'readme.txt').catch((e: unknown) => e), {
+    errorClass: 'file',
+    code: 6,
+    text: 'file: file-access-denied',
+  });
+  delete faults.refuseFileDeletes;
+  await deleteFile(client, '/readme.txt');
+  t.same((await all()).names, ['COMTRADE/:directory:0', 'empty.bin:file:0'], 'gone from the store');
+  t.match(await deleteFile(client, 'readme.txt').catch((e: unknown) => e), { errorClass: 'file', code: 7 }, 'a second time: no such file');
+  t.match(await deleteFile(client, '../x').catch((e: unknown) => e), { errorClass: 'file', code: 7 }, 'a name with .. is no file');
 });
 
 t.test('a log keeps an entry per change, read by time and after an entry, page by page', async (t) => {

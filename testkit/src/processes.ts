@@ -4,6 +4,19 @@ import { testHashing } from './platform.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
+/**
+ * The runtime the process tests start the platform with: Node through tsx as `npm start` does, or Deno as
+ * `deno task start` does when `PLATFORM_RUNTIME=deno` (CI runs the process tests both ways).
+ */
+export const platformRuntime: 'node' | 'deno' = process.env.PLATFORM_RUNTIME === 'deno' ? 'deno' : 'node';
+
+/** Deno as the project installs it (the `deno` package), and the permissions `deno task start` runs main.ts with. */
+export const denoBinary = `${root}node_modules/deno/deno`;
+const denoRun = ['run', '--allow-env', '--allow-net', '--allow-read', '--allow-write', '--allow-sys', '--allow-ffi'];
+
+/** How the platform is started by its users on the runtime under test: `npm start`, or `deno task start`. */
+export const startCommand: [string, string[]] = platformRuntime === 'deno' ? [denoBinary, ['task', 'start']] : ['npm', ['start']];
+
 /** A platform process started as `npm start` starts it. */
 export type MainProcess = { child: ChildProcess; exited: Promise<number | null>; output(): { stdout: string; stderr: string } };
 
@@ -12,7 +25,8 @@ export type MainProcess = { child: ChildProcess; exited: Promise<number | null>;
  * the given environment on top of PATH.
  */
 export function startMain(env: Record<string, string>, entry = 'main.ts'): MainProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const [command, args] = platformRuntime === 'deno' ? [denoBinary, [...denoRun, entry]] : [process.execPath, ['--import', 'tsx', entry]];
+  const child = spawn(command, args, {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...testHashing, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -52,6 +52,8 @@ export type SiteOutageResult = {
   configSyncMs: number;
   /** Whether the hub saw the site reachable at the end of the cut (it must not). */
   reachableAtCutEnd: boolean | null;
+  /** Permission violations the hub's and the site's NATS servers logged (the shipped permissions must leave none). */
+  violations: string[];
 };
 
 const quantile = (sorted: number[], q: number) =>
@@ -75,7 +77,7 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
     // Keyed as a cluster is: the hub's process plays every role, the site's holds the protocol role's key
     // alone, so what the site asks of the hub is believed only for what that role may say.
     const keys = roleBusKeys({ hub: ['gateway', 'auth', 'config', 'protocol', 'history'], site: ['protocol'] });
-    const p = await startTestPlatform({ ...lease, ...keys.hub }, { nats: link.hub.url });
+    const p = await startTestPlatform({ ...lease, ...keys.hub, ...link.hubEnv('platform') }, { nats: link.hub.url });
     cleanup.push(() => p.stop());
 
     // The site's protocol service: its own store (a database of its own, or the embedded store in its folder).
@@ -86,7 +88,7 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
     const siteEnv = {
       SERVICES: 'protocol',
       SITE: site,
-      NATS_URL: link.site.url,
+      ...link.siteEnv(),
       ...keys.site,
       SECRETS_KEY: secretsKeyOf(p).toString('base64'),
       DATA_DIR: dataDir,
@@ -100,7 +102,7 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
     cleanup.push(() => siteProc.child.kill('SIGKILL'));
 
     // What the site's stream holds, read on the site's own server.
-    const siteNc = await connect({ servers: link.site.url });
+    const siteNc = await connect({ servers: link.site.url, user: link.users.harness.user, pass: link.users.harness.pass });
     cleanup.push(() => siteNc.close());
     const siteJsm = await jetstreamManager(siteNc);
     const siteStream = async () => (await siteJsm.streams.info('EVENTS').catch(() => null))?.state ?? null;
@@ -271,6 +273,7 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
       inSyncDuringCut,
       configSyncMs,
       reachableAtCutEnd: reachableBeforeRestore?.reachable ?? null,
+      violations: [...link.hub.violations(), ...link.site.violations()],
     };
   } finally {
     for (const step of cleanup.reverse()) await Promise.resolve(step()).catch(() => undefined);

@@ -163,11 +163,13 @@ export class ScriptPool {
     return new Promise((resolve, reject) => this.#enqueue({ type: 'run', job, host: async () => null, resolve, reject, hang: true }));
   }
 
-  /** Starts every worker now, so that the first runs do not wait for a thread to load QuickJS. */
-  warm(): void {
-    if (this.#warm || this.#stopped) return;
-    this.#warm = true;
-    void this.#pump();
+  /** Starts every worker now, so that the first runs do not wait for a thread to load QuickJS; settles once they are ready. */
+  async warm(): Promise<void> {
+    if (!this.#warm && !this.#stopped) {
+      this.#warm = true;
+      await this.#pump();
+    }
+    await Promise.all(this.#slots.map((s) => s.ready));
   }
 
   /** Terminates every worker; queued and running jobs end as errors. */

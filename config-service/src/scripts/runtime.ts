@@ -78,7 +78,7 @@ export function startScriptRuntime(deps: {
     timeZone: config.timeZone,
     load: (space, ids) => loadScripts(store, space, ids),
     fire: async (script) => void (await runner.run(script, { trigger: 'schedule', by: instance }, config.limits.deadlineMs)),
-    onTake: () => pool.warm(),
+    onTake: () => void pool.warm(),
     onDrop: (space, id) => runner.forgetState(space, id),
   });
   // What another request or replica did to a script, as its events say.

@@ -32,6 +32,14 @@ export const ScriptRanEvent = Type.Object({
 });
 export type ScriptRanEvent = Static<typeof ScriptRanEvent>;
 
+/** The body the registry's tests publish of every config event. */
+const configExample: ConfigEvent = {
+  space: 'default',
+  id: '0b9f3c1e-5d2a-4c7e-9a41-2f6d8e0c7b13',
+  actor: 'admin',
+  at: '2026-04-22T09:30:00.000Z',
+};
+
 const verbs = ['created', 'updated', 'deleted'] as const;
 const entityEvent = <N extends string>(name: N, followers: readonly ServiceName[] = []) =>
   defineEvent({
@@ -40,6 +48,7 @@ const entityEvent = <N extends string>(name: N, followers: readonly ServiceName[
     followers,
     kinds: verbs,
     schema: ConfigEvent,
+    example: configExample,
     summary: `A ${name.replace('_', ' ')} was created, changed or deleted (committed).`,
   });
 
@@ -59,6 +68,7 @@ export const configEvents = {
     followers: ['config'],
     kinds: [...verbs, 'scheduled', 'unscheduled'],
     schema: ConfigEvent,
+    example: configExample,
     summary: 'A script was created, changed, deleted, scheduled or unscheduled; the config replicas holding scripts follow these.',
   }),
   scriptRan: defineEvent({
@@ -66,6 +76,15 @@ export const configEvents = {
     publisher: 'config',
     followers: ['config'],
     schema: ScriptRanEvent,
+    example: {
+      space: 'default',
+      id: '0b9f3c1e-5d2a-4c7e-9a41-2f6d8e0c7b13',
+      outcome: 'ok',
+      durationMs: 3.25,
+      by: 'config-1',
+      stateChanged: true,
+      at: '2026-04-22T09:30:00.000Z',
+    },
     summary: "A script's run ended (on the live channel, `event: script`).",
   }),
 };

@@ -90,6 +90,23 @@ export const alarmEvent = defineEvent({
   name: 'protocol.alarm',
   publisher: 'protocol',
   schema: AlarmEvent,
+  example: {
+    space: 'default',
+    alarmId: '9d3e7f21-4a6b-4c58-8e0f-1b2a3c4d5e6f',
+    connectionId: '3f2a9c4e-8b1d-4e7a-a6c5-0d9e8f7a6b5c',
+    groupId: '2c4e6a8b-0d1f-4a3c-9e5b-7d9f1b3d5f7a',
+    projectId: '8e1a3c5e-7b9d-4f2a-8c4e-6a8c0e2a4c6e',
+    priority: 2,
+    message: 'Feeder 3 overcurrent',
+    seq: '17',
+    from: 'normal',
+    to: 'unacknowledged',
+    at: '2026-04-22T09:30:00.120Z',
+    by: null,
+    value: 412.5,
+    comment: null,
+    transitionAt: '2026-04-22T09:30:00.100Z',
+  },
   summary: "An alarm's state changed (ISA-18.2): raised, acknowledged, cleared, shelved, unshelved, out of or back in service.",
 });
 

@@ -6,8 +6,9 @@ import { binding, connectionParams, notConnected, refused } from './session_bind
 /**
  * What a connected device keeps of its past: its file store (a protection relay's disturbance records,
  * COMTRADE), read with MMS file services, and its logs (IEC 61850-7-2 LOG), read as MMS journals
- * (IEC 61850-8-1). Both are answered by the replica holding the connection; a file comes to the client in
- * chunks the gateway asks for one after the other, each well inside a bus message.
+ * (IEC 61850-8-1); a file is deleted with MMS FileDelete. Each is answered by the replica holding the
+ * connection; a file comes to the client in chunks the gateway asks for one after the other, each well
+ * inside a bus message.
  */
 const tags = ['IEC 61850 sessions'];
 
@@ -120,6 +121,27 @@ export const downloadConnectionFile = defineOperation({
     gatewayRoute: 'device-file-download',
     produces: 'application/octet-stream',
   },
+});
+
+export const deleteConnectionFile = defineOperation({
+  operationId: 'deleteConnectionFile',
+  service: 'protocol',
+  deadlineMs: deadlines.deviceMs,
+  summary: "Delete a file of the device's file store",
+  tags,
+  description: `Deletes one file of the device's file store (MMS FileDelete): a disturbance record's part or a log the protocol engineer has fetched and wants gone from the relay. The device decides: many relays refuse to delete some files (libiec61850's example server refuses \`IEDSERVER.BIN\`), and that refusal is answered as it is. Each deletion is kept in the control log (\`action: file-delete\`, \`reference\` the name) with its outcome, refused or not. A name the device has no file of is 404. ${notConnected} ${refused}`,
+  request: requestSchema({
+    params: connectionParams,
+    query: Type.Object({ path: DevicePath({ minLength: 1, description: 'The file to delete.' }) }, { additionalProperties: false }),
+  }),
+  response: NoContent,
+  http: binding('DELETE', '/api/connections/:connectionId/files', 204, 'editor', [
+    'not_found',
+    'not_connected',
+    'site_unreachable',
+    'device_refused',
+    'validation_failed',
+  ]),
 });
 
 const downloadId = Type.String({
@@ -249,6 +271,7 @@ export const queryConnectionLog = defineOperation({
 export const deviceRecordOperations = [
   listConnectionFiles,
   downloadConnectionFile,
+  deleteConnectionFile,
   openConnectionFile,
   readConnectionFileChunk,
   closeConnectionFile,

@@ -118,6 +118,24 @@ export const ConnectionEvent = Type.Object({
 });
 export type ConnectionEvent = Static<typeof ConnectionEvent>;
 
+const connectionId = '3f2a9c4e-8b1d-4e7a-a6c5-0d9e8f7a6b5c';
+const at = '2026-04-22T09:30:00.120Z';
+const quality: ValueQuality = { validity: 'good', detail: [], source: 'process', test: false, operatorBlocked: false };
+
+/** A value of a report as the registry's tests publish it. */
+const reportedExample: ReportedValue = {
+  connectionId,
+  reference: 'simpleIOGenericIO/GGIO1.AnIn1.mag.f[MX]',
+  value: 230.4,
+  quality,
+  timestamp: '2026-04-22T09:30:00.080Z',
+  timestampSource: 'attribute',
+  receivedAt: at,
+  rcb: 'simpleIOGenericIO/LLN0$RP$EventsRCB01',
+  reason: ['data-change'],
+  seqNum: 7,
+};
+
 /**
  * Events the protocol service publishes. Every event carries its `space`, so a follower (the gateway's
  * live channel) filters without asking the service.
@@ -127,18 +145,37 @@ export const protocolEvents = {
     name: 'protocol.report',
     publisher: 'protocol',
     schema: ReportEvent,
+    example: {
+      space: 'default',
+      connectionId,
+      rcb: 'simpleIOGenericIO/LLN0$RP$EventsRCB01',
+      rptId: 'Events',
+      seqNum: 7,
+      entryId: null,
+      values: [reportedExample],
+      at,
+    },
     summary: 'A report a device sent (or values read on a poll), with every attribute it carried.',
   }),
   read: defineEvent({
     name: 'protocol.read',
     publisher: 'protocol',
     schema: ReadEvent,
+    example: {
+      space: 'default',
+      connectionId,
+      values: [
+        { connectionId, reference: 'simpleIOGenericIO/GGIO1.AnIn1.mag.f[MX]', value: 230.4, quality, timestamp: null, receivedAt: at },
+      ],
+      at,
+    },
     summary: 'Values read from a device on request (`POST …/read`), by the replica that asked it.',
   }),
   session: defineEvent({
     name: 'protocol.session',
     publisher: 'protocol',
     schema: SessionEvent,
+    example: { space: 'default', connectionId, state: 'connected', since: '2026-04-22T09:29:58.000Z', lastError: null, warnings: [], at },
     summary: "A live session's state, last error or warnings changed.",
   }),
   connection: defineEvent({
@@ -146,6 +183,7 @@ export const protocolEvents = {
     publisher: 'protocol',
     kinds: ['created', 'updated', 'deleted'],
     schema: ConnectionEvent,
+    example: { space: 'default', id: connectionId, actor: 'admin', at },
     summary: 'A connection was created, changed or deleted (committed).',
   }),
 };

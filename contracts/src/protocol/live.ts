@@ -318,12 +318,19 @@ export const ControlLogEntry = Type.Object({
   userId: Type.Union([Type.String(), Type.Null()]),
   username: Type.Union([Type.String(), Type.Null()]),
   action: Type.Union(
-    ['write', 'control', 'select-active-sg', 'select-edit-sg', 'set-edit-sg-values', 'confirm-edit-sg-values', 'file-download'].map((a) =>
-      Type.Literal(a),
-    ),
+    [
+      'write',
+      'control',
+      'select-active-sg',
+      'select-edit-sg',
+      'set-edit-sg-values',
+      'confirm-edit-sg-values',
+      'file-download',
+      'file-delete',
+    ].map((a) => Type.Literal(a)),
     {
       description:
-        "`write`, `control`, or a setting group service (IEC 61850-7-2): `select-active-sg`, `select-edit-sg` (group 0: the edit cancelled), `set-edit-sg-values`, `confirm-edit-sg-values`. `reference` is then the block (`LD/LLN0.SGCB`). `file-download`: a file of the device's file store (`reference` its name, `value` `{size}`).",
+        "`write`, `control`, or a setting group service (IEC 61850-7-2): `select-active-sg`, `select-edit-sg` (group 0: the edit cancelled), `set-edit-sg-values`, `confirm-edit-sg-values`. `reference` is then the block (`LD/LLN0.SGCB`). `file-download`: a file of the device's file store (`reference` its name, `value` `{size}`); `file-delete`: a file deleted from it (`reference` its name, `value` null).",
     },
   ),
   reference: Type.String(),

@@ -6,7 +6,7 @@ import { SessionWarning } from './events.ts';
 /*
  * Sites: a protocol service at a substation (SITE=<name>) holds the connections of its site, on a NATS
  * server of its own that is a leaf node of the hub's. The hub's protocol service forwards device requests
- * to it (`<subject>.site.<name>`), watches whether it answers (`sitePing`), and hands it its site's
+ * to it (`protocol.v1.site.<name>.<operation>`), watches whether it answers (`sitePing`), and hands it its site's
  * connections (`siteConnections`, `siteConnectionCopy`, `siteConnectionChunk`), which the site keeps in a
  * store of its own so that it works, and restarts, while the uplink is down.
  */
@@ -61,7 +61,7 @@ export const sitePing = defineOperation({
   service: 'protocol',
   summary: "A site's protocol service answering the hub",
   tags,
-  description: 'Between services only: served by a site on `protocol.v1.sitePing.site.<name>`.',
+  description: 'Between services only: served by a site on `protocol.v1.site.<name>.sitePing`.',
   request: requestSchema({}),
   response: Type.Object({
     site: SiteName,
@@ -126,3 +126,15 @@ export const siteConnectionChunk = defineOperation({
 });
 
 export const siteOperations = [listSites, sitePing, siteConnections, siteConnectionCopy, siteConnectionChunk];
+
+/**
+ * The subject an operation of the protocol service has at a site: `protocol.v1.site.<name>.<operation>`.
+ * The site's name comes before the operation so that one pattern with a last wildcard
+ * (`protocol.v1.site.<name>.*`) is every subject of that site: the hub's NATS user of the site allows that
+ * pattern, and a site server before nats-server 2.10.25 checks a queue subscription's interest against it
+ * with the queue group's name appended to the last token, which only a last `*` matches.
+ */
+export function siteSubject(subject: string, site: string): string {
+  const [context, version, ...rest] = subject.split('.');
+  return [context, version, 'site', site, ...rest].join('.');
+}

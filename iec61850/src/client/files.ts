@@ -2,7 +2,7 @@
  * A device's file store through MMS file services (IEC 61850-8-1 §23): a directory a page at a time, what
  * each entry is (a directory, a part of a COMTRADE record, another file), COMTRADE records grouped by their
  * base name (IEEE C37.111 / IEC 60255-24: `.cfg` and `.dat`, with `.hdr` and `.inf` where written, or one
- * `.cff`), and a file read in the device's pieces from FileOpen to FileClose.
+ * `.cff`), a file read in the device's pieces from FileOpen to FileClose, and a file deleted (FileDelete).
  */
 import type { MmsClient } from '../mms/client.ts';
 import type { DirectoryEntry, FileAttributes } from '../mms/mms_files.ts';
@@ -63,6 +63,11 @@ export async function fileDirectory(
     ...(continueAfter === undefined ? {} : { continueAfter }),
   });
   return { entries: entries.map((e) => ({ ...e, kind: fileKind(e.name) })), moreFollows };
+}
+
+/** Deletes a file of the device's file store (FileDelete); the device's refusal is an `MmsError` of class `file`. */
+export async function deleteFile(client: MmsClient, name: string): Promise<void> {
+  await client.request({ service: 'fileDelete', fileName: name });
 }
 
 /** One piece of a file as FileRead answers it, and whether more follow. */

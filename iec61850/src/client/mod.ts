@@ -43,6 +43,7 @@ export type { QualityJson, TimestampJson } from './values_bits.ts';
 export {
   comtradeRecords,
   DeviceFile,
+  deleteFile,
   fileDirectory,
   fileKind,
   type ComtradeRecord,

@@ -1,7 +1,7 @@
 /**
  * The MMS file services a client uses to fetch files from a device's file store (ISO 9506-2, as IEC
  * 61850-8-1 maps them): FileDirectory (one page of entries, with continueAfter and moreFollows), FileOpen,
- * FileRead and FileClose. Requests and responses are encoded and decoded both ways (a client sends the
+ * FileRead, FileClose and FileDelete. Requests and responses are encoded and decoded both ways (a client sends the
  * one and reads the other; a server and the tests the reverse). Byte layouts follow libiec61850's client
  * and server: a FileName is a SEQUENCE OF GraphicString sent as one string, the directory's entries sit in
  * a SEQUENCE inside `[0]`, times are GeneralizedTime `YYYYMMDDhhmmss.fffZ`.
@@ -22,17 +22,19 @@ export type FileRequest =
   | { service: 'fileDirectory'; fileSpecification?: string; continueAfter?: string }
   | { service: 'fileOpen'; fileName: string; initialPosition: number }
   | { service: 'fileRead'; frsmId: number }
-  | { service: 'fileClose'; frsmId: number };
+  | { service: 'fileClose'; frsmId: number }
+  | { service: 'fileDelete'; fileName: string };
 
 /** The file service responses. */
 export type FileResponse =
   | { service: 'fileDirectory'; entries: DirectoryEntry[]; moreFollows: boolean }
   | ({ service: 'fileOpen'; frsmId: number } & FileAttributes)
   | { service: 'fileRead'; data: Uint8Array; moreFollows: boolean }
-  | { service: 'fileClose' };
+  | { service: 'fileClose' }
+  | { service: 'fileDelete' };
 
 /** Context tags of the file services in ConfirmedServiceRequest/-Response. */
-export const FILE_SERVICE_TAGS = { fileOpen: 72, fileRead: 73, fileClose: 74, fileDirectory: 77 } as const;
+export const FILE_SERVICE_TAGS = { fileOpen: 72, fileRead: 73, fileClose: 74, fileDelete: 76, fileDirectory: 77 } as const;
 
 const GRAPHIC_STRING = 25;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -143,6 +145,9 @@ export function encodeFileRequest(r: FileRequest): Uint8Array {
     case 'fileRead':
     case 'fileClose':
       return intTlv('context', FILE_SERVICE_TAGS[r.service], r.frsmId);
+    case 'fileDelete':
+      // [76] IMPLICIT FileName: the GraphicString straight inside the service's tag
+      return encodeFileName(FILE_SERVICE_TAGS.fileDelete, r.fileName);
   }
 }
 
@@ -174,6 +179,8 @@ export function decodeFileRequest(t: Tlv): FileRequest {
       return { service: 'fileRead', frsmId: intOf(t) };
     case FILE_SERVICE_TAGS.fileClose:
       return { service: 'fileClose', frsmId: intOf(t) };
+    case FILE_SERVICE_TAGS.fileDelete:
+      return { service: 'fileDelete', fileName: decodeFileName(t) };
     default:
       throw fileError('unknown_tag', `${tagName(t)} is not a file service`);
   }
@@ -199,7 +206,8 @@ export function encodeFileResponse(r: FileResponse): Uint8Array {
         r.moreFollows ? new Uint8Array(0) : boolTlv('context', 1, false),
       );
     case 'fileClose':
-      return nullTlv('context', FILE_SERVICE_TAGS.fileClose);
+    case 'fileDelete':
+      return nullTlv('context', FILE_SERVICE_TAGS[r.service]);
   }
 }
 
@@ -229,6 +237,9 @@ export function decodeFileResponse(t: Tlv): FileResponse {
     case FILE_SERVICE_TAGS.fileClose:
       primitiveOf(t);
       return { service: 'fileClose' };
+    case FILE_SERVICE_TAGS.fileDelete:
+      primitiveOf(t);
+      return { service: 'fileDelete' };
     default:
       throw fileError('unknown_tag', `${tagName(t)} is not a file service`);
   }

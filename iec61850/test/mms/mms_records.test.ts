@@ -38,6 +38,11 @@ t.test('file service requests are the octets libiec61850 sends', async (t) => {
     'FileDirectory: specification [0], continueAfter [1]',
   );
   t.equal(toHex(request(5, { service: 'fileDirectory' })), 'a006020105bf4d00', 'the root: no specification');
+  t.equal(
+    toHex(request(6, { service: 'fileDelete', fileName: 'test' })),
+    'a00c020106bf4c06190474657374',
+    'FileDelete: the name straight inside [76], as libiec61850 writes it',
+  );
 });
 
 t.test('every file and journal request reads back as sent', async (t) => {
@@ -45,6 +50,7 @@ t.test('every file and journal request reads back as sent', async (t) => {
     { service: 'fileOpen', fileName: 'COMTRADE/DR_0001.DAT', initialPosition: 1000 },
     { service: 'fileRead', frsmId: 70000 },
     { service: 'fileClose', frsmId: 3 },
+    { service: 'fileDelete', fileName: 'COMTRADE/DR_0001.CFG' },
     { service: 'fileDirectory' },
     { service: 'fileDirectory', fileSpecification: '/COMTRADE/' },
     { service: 'fileDirectory', continueAfter: 'x' },
@@ -101,6 +107,7 @@ t.test('file responses as libiec61850 writes them read back', async (t) => {
     { service: 'fileRead', data: Uint8Array.of(1, 2, 3), moreFollows: true },
     { service: 'fileRead', data: new Uint8Array(0), moreFollows: false },
     { service: 'fileClose' },
+    { service: 'fileDelete' },
   ];
   for (const r of responses) {
     const bytes = response(9, r);
@@ -108,6 +115,11 @@ t.test('file responses as libiec61850 writes them read back', async (t) => {
   }
   // libiec61850's server: a FileRead that ends carries moreFollows FALSE; its directory wraps the entries in a SEQUENCE
   t.match(toHex(response(1, { service: 'fileRead', data: Uint8Array.of(0xaa), moreFollows: false })), /bf49068001aa810100$/);
+  t.equal(
+    toHex(response(1, { service: 'fileDelete' })),
+    'a1060201019f4c00',
+    "FileDelete's answer: an empty [76], as libiec61850's server sends it",
+  );
   t.match(
     toHex(response(1, { service: 'fileDirectory', entries: [{ name: 'a', size: 1 }], moreFollows: false })),
     /bf4d10a00e300c300aa003190161a103800101$/,

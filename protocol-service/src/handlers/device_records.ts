@@ -2,10 +2,12 @@
  * The device's records: its file store (a directory listed, a file downloaded in chunks) and its logs (a
  * page of entries by time or after an entry). Each runs on the replica holding the connection, as every
  * device operation does (`device_ops.ts`); a download's chunks find their way to the same replica by the
- * connection they name. The opening of each download is kept in the control log, refused or not.
+ * connection they name. The opening of each download, and each file deleted, is kept in the control log,
+ * refused or not.
  */
 import {
   closeConnectionFile,
+  deleteConnectionFile,
   listConnectionFiles,
   openConnectionFile,
   ProblemError,
@@ -132,6 +134,19 @@ export function deviceRecordOperations(deps: DeviceRecordDeps, forward: boolean)
         req.params.connectionId,
         200,
         (opened) => ({ action: 'file-download', reference: req.query.path, value: opened ? { size: opened.size } : null }),
+        run,
+      );
+    }),
+    implement(deleteConnectionFile, (req, ctx) => {
+      const run = () =>
+        onDevice(deleteConnectionFile, req, ctx, async (device) => (await device.deleteFile(req.query.path), null), forward);
+      if (!forward) return run();
+      return withControlLog(
+        deps.store,
+        ctx,
+        req.params.connectionId,
+        204,
+        () => ({ action: 'file-delete', reference: req.query.path, value: null }),
         run,
       );
     }),

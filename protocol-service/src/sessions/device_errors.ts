@@ -27,6 +27,7 @@ export type DeviceService =
   | 'file-directory'
   | 'file-open'
   | 'file-read'
+  | 'file-delete'
   | 'read-journal';
 
 /** The device's reason, as `deviceError` of a `device_refused` problem carries it. */

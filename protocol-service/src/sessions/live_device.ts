@@ -138,6 +138,8 @@ export interface LiveDevice {
   listFiles(path: string, continueAfter?: string): Promise<DeviceDirectory>;
   /** Opens a file of the file store for reading. */
   openFile(path: string): Promise<OpenDeviceFile>;
+  /** Deletes a file of the file store. */
+  deleteFile(path: string): Promise<void>;
   /** One page of a log's entries (`LD/LN$LogName`). */
   queryLog(log: string, query: DeviceLogQuery): Promise<DeviceLogPage>;
   /** Concludes the association (abort when the device does not answer); resolves once the socket is closed. */

@@ -1,9 +1,10 @@
 /**
  * What a device keeps of its past, through the platform's IEC 61850 client: its file store (MMS file
- * services) and its logs (MMS journals). Whatever the device answers in refusal becomes the problem the API
- * answers (`device_errors.ts`): a name it has no file of is 404, a refusal `device_refused` with its reason.
+ * services, deletion included) and its logs (MMS journals). Whatever the device answers in refusal
+ * becomes the problem the API answers (`device_errors.ts`): a name it has no file of is 404, a refusal
+ * `device_refused` with its reason.
  */
-import { DeviceFile, fileDirectory, queryLog, type Iec61850Device } from '@scada/iec61850';
+import { deleteFile, DeviceFile, fileDirectory, queryLog, type Iec61850Device } from '@scada/iec61850';
 import { answer } from './device_errors.ts';
 import type { LiveDevice } from './live_device.ts';
 
@@ -12,7 +13,7 @@ function fromHex(hex: string): Uint8Array {
 }
 
 /** The file store and the logs of a device on one association. */
-export function deviceRecords(device: Iec61850Device): Pick<LiveDevice, 'listFiles' | 'openFile' | 'queryLog'> {
+export function deviceRecords(device: Iec61850Device): Pick<LiveDevice, 'listFiles' | 'openFile' | 'deleteFile' | 'queryLog'> {
   const client = device.client;
   return {
     listFiles: (path, continueAfter) => answer('file-directory', path || '/', () => fileDirectory(client, path, continueAfter)),
@@ -26,6 +27,7 @@ export function deviceRecords(device: Iec61850Device): Pick<LiveDevice, 'listFil
           close: () => file.close(),
         };
       }),
+    deleteFile: (path) => answer('file-delete', path, () => deleteFile(client, path)),
     queryLog: (log, query) =>
       answer('read-journal', log, () =>
         queryLog(client, log, 'after' in query ? { after: fromHex(query.after), entryTime: query.entryTime } : query, (ref) =>

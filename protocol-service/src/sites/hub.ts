@@ -15,7 +15,7 @@ import { centralSite, decodeEvent, ProblemError, protocolEvents, sitePing, type 
 import { BusError, call, type Bus, type DurableEvents, type Store } from '@scada/platform';
 import { saveSessionState } from '../store/sessions.ts';
 import { configurationDigest, siteVersions } from '../store/site_copies.ts';
-import { protocolService } from './site.ts';
+import { atSite, protocolService } from './site.ts';
 
 /** How often the hub pings each site, and how long it waits for the answer. */
 const pingEveryMs = 1000;
@@ -94,7 +94,7 @@ export async function startSiteHub(deps: { store: Store; bus: Bus; log: Logger; 
     const link = links.get(site) ?? { configuration: null, reachable: false, lastSeen: null, warnings: [], overflow: overflowWatch(site) };
     links.set(site, link);
     try {
-      const pong = await call(deps.bus, { ...sitePing, subject: `${sitePing.subject}.site.${site}` }, { params: {}, query: {} } as never, {
+      const pong = await call(deps.bus, atSite(sitePing, site), { params: {}, query: {} } as never, {
         requestId: `site-ping-${randomUUID()}`,
         actor: protocolService,
         timeoutMs: pingTimeoutMs,

@@ -1,6 +1,6 @@
 /**
  * The protocol service at a site (SITE=<name>): it holds the site's connections only, from a copy of
- * them in its own store, and serves the hub on subjects of the site (`<subject>.site.<name>`): the device
+ * them in its own store, and serves the hub on subjects of the site (`protocol.v1.site.<name>.<operation>`): the device
  * operations the hub forwards and the hub's ping. Nothing of the general API is served here, so a request
  * of the hub's never lands at a site by the queue group.
  *
@@ -21,6 +21,7 @@ import {
   siteConnectionCopy,
   siteConnections,
   sitePing,
+  siteSubject,
   type Actor,
   type Operation,
 } from '@scada/contracts';
@@ -35,7 +36,7 @@ export const protocolService: Actor = { id: 'service:protocol', name: 'protocol'
 
 /** The operation as a site serves it. */
 export function atSite<O extends Operation>(op: O, site: string): O {
-  return { ...op, subject: `${op.subject}.site.${site}` };
+  return { ...op, subject: siteSubject(op.subject, site) };
 }
 
 const copyEveryMs = 2000;

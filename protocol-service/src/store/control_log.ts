@@ -11,7 +11,8 @@ export type ControlLogAction =
   | 'select-edit-sg'
   | 'set-edit-sg-values'
   | 'confirm-edit-sg-values'
-  | 'file-download';
+  | 'file-download'
+  | 'file-delete';
 
 /** One write, control or setting group change as the control log keeps it. */
 export type ControlLogRecord = {

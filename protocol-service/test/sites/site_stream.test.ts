@@ -5,6 +5,7 @@
  * is not.
  */
 import t from 'tap';
+import { busInboxPrefix } from '@scada/contracts';
 import { NatsBus } from '@scada/platform';
 import { hasNatsServer, startSiteLink } from '@scada/testkit/sites';
 import { until } from '@scada/testkit/live';
@@ -16,9 +17,20 @@ t.test('the site stream, sourced by the hub, and its overflow', { skip: hasNats 
   const site = 'bay-7';
   const link = await startSiteLink(site);
   t.teardown(() => link.stop());
-  const siteBus = await NatsBus.connect({ servers: link.site.url, name: 'site' });
+  // Signed in as the site's protocol service and the hub's, with the inboxes each takes its replies in.
+  const siteBus = await NatsBus.connect({
+    servers: link.site.url,
+    name: 'site',
+    auth: { user: 'protocol', password: link.users.protocol },
+    inboxPrefix: busInboxPrefix('protocol', site),
+  });
   t.teardown(() => siteBus.close());
-  const hubBus = await NatsBus.connect({ servers: link.hub.url, name: 'hub' });
+  const hubBus = await NatsBus.connect({
+    servers: link.hub.url,
+    name: 'hub',
+    auth: { user: 'protocol', password: link.users.roles.protocol },
+    inboxPrefix: busInboxPrefix('protocol'),
+  });
   t.teardown(() => hubBus.close());
   const maxBytes = 1024 * 1024;
   const state = await siteBus.siteStreams().keepLocal(maxBytes);
@@ -55,4 +67,9 @@ t.test('the site stream, sourced by the hub, and its overflow', { skip: hasNats 
   link.relay.restore();
   await until('the hub took what the site still holds', async () => (await seen()).backlog === 0, 20_000);
   t.equal(watch(await seen()), null, 'and nothing more once the link is back');
+  t.same(
+    [...link.hub.violations(), ...link.site.violations()],
+    [],
+    'within the shipped permissions of the hub, the site and its leaf user',
+  );
 });

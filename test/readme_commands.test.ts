@@ -1,0 +1,262 @@
+/**
+ * Every ```sh block of the READMEs is what a reader types, so each one is run: here, or by a named test or
+ * CI step, which this test holds to its word (the file exists and still does what the block says). A block
+ * nobody accounts for fails the test, and so does an account of a block that is gone.
+ *
+ * The blocks run here run as written, in a folder of their own that links to the repository (so `keys/` and
+ * `./data` land there), with three substitutions that keep them off what others on the machine use: their
+ * NATS URL becomes a nats-server of the test's own, their database a database of the test's own, their
+ * fixed ports free ones. A command that starts a long-running process (`npm start`, the simulator) is started
+ * in the background, probed (`/readyz`, the listening port) and stopped with its whole process group.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { lexer, type Token, type Tokens } from 'marked';
+import t from 'tap';
+import { until } from '@scada/testkit/live';
+import { createDatabase } from '@scada/testkit/platform';
+import { freePort } from '@scada/testkit/processes';
+import { hasNatsServer } from '@scada/testkit/sites';
+import { ownNats, portOpen, runBlock, workFolder } from '@scada/testkit/readme_blocks';
+
+const root = new URL('..', import.meta.url).pathname;
+t.setTimeout(600_000);
+
+type Block = { file: string; first: string; text: string };
+
+/** The ```sh blocks of a Markdown file, each named by its first line (its spaces collapsed). */
+function shBlocks(file: string): Block[] {
+  const out: Block[] = [];
+  const walk = (tokens: Token[]) => {
+    for (const token of tokens) {
+      if (token.type === 'code' && (token as Tokens.Code).lang === 'sh') {
+        const text = (token as Tokens.Code).text;
+        out.push({ file, first: text.split('\n')[0].trim().replace(/\s+/g, ' '), text });
+      }
+      const nested = (token as { tokens?: Token[]; items?: Token[] }).tokens ?? (token as { items?: Token[] }).items;
+      if (nested) walk(nested);
+    }
+  };
+  walk(lexer(readFileSync(join(root, file), 'utf8')));
+  return out;
+}
+
+const readmes = [
+  'README.md',
+  ...readdirSync(root)
+    .filter((d) => existsSync(join(root, d, 'README.md')))
+    .map((d) => `${d}/README.md`),
+];
+
+/** Where a block is run besides this test: a file that does it, and what in that file shows it. */
+type Elsewhere = { by: string; showing: string; why: string };
+/** A block run here: what it showed, or why it could not run on this machine. */
+type Here = { run: (block: Block) => Promise<{ shown: string } | { skip: string }> };
+/** An account names its block by the README and how the block's first line begins. */
+type Account = { file: string; first: string } & (Elsewhere | Here);
+
+const names = (a: Account, b: Block) => a.file === b.file && b.first.startsWith(a.first);
+
+const elsewhere = (file: string, first: string, by: string, showing: string, why: string): Account => ({ file, first, by, showing, why });
+
+/** Every block, by its README and first line, and who runs it. */
+const accounts: Account[] = [
+  elsewhere(
+    'README.md',
+    'npm install && npm start',
+    'test/process.test.ts',
+    "spawn('npm', ['start']",
+    '`npm start` on embedded defaults, up and stopped',
+  ),
+  elsewhere('README.md', 'npm install && npm start', '.ci/run', 'npm test -- --reporter=tap', 'CI runs `npm install` and `npm test`'),
+  elsewhere(
+    'README.md',
+    'npm run admin -- reset-password admin',
+    'test/first_start.test.ts',
+    "'reset-password', 'admin', '--stdin'",
+    'the admin command, with and without --stdin',
+  ),
+  elsewhere(
+    'README.md',
+    'npm run admin -- reset-password admin',
+    '.ci/run',
+    'deno task admin reset-password admin',
+    'its Deno form, in the Deno smoke step',
+  ),
+  { file: 'README.md', first: 'npm run bus-keys -- keys # once', run: (b) => runServicesApart(b) },
+  { file: 'deploy/README.md', first: 'npm run bus-keys -- keys # once', run: (b) => runServicesApart(b) },
+  elsewhere(
+    'deploy/README.md',
+    'npm run build',
+    'deploy/smoke_bundles.ts',
+    'dist/',
+    'CI builds the bundles and starts each as the block does',
+  ),
+  elsewhere(
+    'deploy/README.md',
+    'docker build -f deploy/Dockerfile --build-arg TARGET=gateway -t',
+    '.ci/deploy_check',
+    'deploy/image_recipe.ts',
+    'no Docker engine in CI: each image’s stages are performed as the Dockerfile says',
+  ),
+  elsewhere(
+    'deploy/README.md',
+    'helm repo add nats',
+    '.ci/deploy_check',
+    'kubectl kustomize',
+    'no cluster in CI: the overlays are rendered and validated; the Helm values are held to their rendering by test/bus_trust.test.ts',
+  ),
+  elsewhere(
+    'deploy/README.md',
+    'npm run bus-keys -- keys # keys/gateway.pem',
+    '.ci/deploy_check',
+    'npm run --silent bus-keys',
+    'no cluster in CI: the keys are made as the block makes them, and deploy/check_manifests.ts checks the names the manifests read',
+  ),
+  elsewhere(
+    'deploy/README.md',
+    'npm install && npm run build',
+    '.ci/deploy_check',
+    'image_recipe.ts "$target"',
+    'needs root and systemd: what it installs is the edge bundle, which CI installs and starts as the edge image',
+  ),
+  elsewhere(
+    'auth-service/README.md',
+    'curl -si -c jar',
+    'test/access.test.ts',
+    'cookie',
+    'sign-in with cookies, the current user, sign-out',
+  ),
+  elsewhere(
+    'auth-service/README.md',
+    'tokens=$(curl -s -d username=admin',
+    'test/access_edges.test.ts',
+    'refresh_token',
+    'form sign-in, bearer requests, refresh',
+  ),
+  elsewhere(
+    'auth-service/README.md',
+    'curl -s -d username=operator -d otp_code=123456',
+    'test/access_edges.test.ts',
+    'otp_code',
+    'the second factor',
+  ),
+  elsewhere('gateway/README.md', 'curl -N -H "$auth"', 'test/live.test.ts', 'topics=values', 'the live channel'),
+  elsewhere(
+    'protocol-service/README.md',
+    'npx tsx simulator/src/main.ts test/fixtures/scl/feeder_relay.icd',
+    'test/connections_api.test.ts',
+    'feeder_relay.icd',
+    'connections, start, session, browse, read and report blocks against the simulator',
+  ),
+  elsewhere(
+    'protocol-service/README.md',
+    'npx tsx simulator/src/main.ts test/fixtures/scl/protection_settings.icd',
+    'test/setting_groups.test.ts',
+    'setting-groups',
+    'setting groups against the simulator',
+  ),
+  elsewhere(
+    'protocol-service/README.md',
+    'curl -H "$auth" "http://localhost:8081/api/connections/$id/files?path=COMTRADE"',
+    'test/device_files.test.ts',
+    'files/content',
+    'file listing and download; the logs in test/device_logs.test.ts',
+  ),
+  {
+    file: 'simulator/README.md',
+    first: 'npx tsx simulator/src/main.ts test/fixtures/scl/feeder_relay.icd --port 10102',
+    run: (b) => runSimulator(b),
+  },
+];
+
+t.test('every sh block of the READMEs is accounted for, and every account names a block', async (t) => {
+  const blocks = readmes.flatMap(shBlocks);
+  t.ok(blocks.length > 10, `${blocks.length} blocks found`);
+  for (const b of blocks)
+    t.ok(
+      accounts.some((a) => names(a, b)),
+      `${b.file}: "${b.first}" is run here or by a named test or CI step`,
+    );
+  for (const a of accounts)
+    t.ok(blocks.filter((b) => names(a, b)).length === 1, `the account of ${a.file}: "${a.first}" names one block that is there`);
+  for (const a of accounts) {
+    if (!('by' in a)) continue;
+    const text = existsSync(join(root, a.by)) ? readFileSync(join(root, a.by), 'utf8') : '';
+    t.ok(text.includes(a.showing), `${a.file}: "${a.first}" is run by ${a.by} (${a.why})`);
+  }
+});
+
+for (const a of accounts) {
+  if (!('run' in a)) continue;
+  t.test(`${a.file}: the block "${a.first}" runs as written`, async (t) => {
+    const block = shBlocks(a.file).find((b) => names(a, b));
+    if (!block) throw new Error('no such block');
+    const result = await a.run(block);
+    if ('skip' in result) t.ok(true, result.skip, { skip: result.skip });
+    else t.pass(result.shown);
+  });
+}
+
+/** "Running services apart": keys made, a protocol service and a gateway started, the gateway ready and seeing the service. */
+async function runServicesApart(block: Block): Promise<{ shown: string } | { skip: string }> {
+  if (!hasNatsServer()) return { skip: 'nats-server is not installed' };
+  const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const db = await createDatabase(base).catch(() => null);
+  if (!db) return { skip: `no PostgreSQL at ${base}` };
+  const dir = await workFolder(root);
+  const nats = await ownNats(dir);
+  const httpPort = await freePort();
+  const text = block.text
+    .replaceAll('nats://127.0.0.1:4222', nats.url)
+    .replaceAll('postgres://postgres@127.0.0.1:5432/scada', db.url)
+    .replaceAll('HTTP_PORT=8081', `HTTP_PORT=${httpPort}`);
+  // Not in the block: the HTTPS listener's fixed port stays off; the log is quiet.
+  const run = runBlock(dir, text, { HTTPS_PORT: '0', LOG_LEVEL: 'warn' });
+  try {
+    const ready = await until(
+      "the gateway's /readyz lists the protocol service",
+      async () => {
+        if (run.failed()) throw new Error('a command of the block failed');
+        const res = await fetch(`http://127.0.0.1:${httpPort}/readyz`).catch(() => null);
+        const body = res?.ok ? ((await res.json()) as { services?: Record<string, unknown[]> }) : null;
+        return (body?.services?.protocol?.length ?? 0) > 0 ? body : undefined;
+      },
+      240_000,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${run.output().slice(-3000)}`);
+    });
+    if (!existsSync(join(dir, 'keys', 'secrets.key')) || !existsSync(join(dir, 'keys', 'trusted-keys.json')))
+      throw new Error('no keys in keys/');
+    return {
+      shown: `its keys made, a protocol service and a gateway whose /readyz lists it (${ready?.services?.protocol?.length} replica)`,
+    };
+  } finally {
+    await run.stop();
+    await nats.stop();
+    await db.drop().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The simulator's own block: it listens on its port until stopped. */
+async function runSimulator(block: Block): Promise<{ shown: string }> {
+  const dir = await workFolder(root);
+  const port = await freePort();
+  const run = runBlock(dir, block.text.replaceAll('--port 10102', `--port ${port}`), {});
+  try {
+    await until(
+      'the simulator listens',
+      async () => {
+        if (run.failed()) throw new Error(`the simulator did not start: ${run.output().slice(-2000)}`);
+        return portOpen(port);
+      },
+      120_000,
+    );
+    return { shown: `the simulator serves MMS on its port (${port}) until stopped` };
+  } finally {
+    await run.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
