@@ -66,7 +66,7 @@ const accounts: Account[] = [
     'README.md',
     'npm install && npm start',
     'test/process.test.ts',
-    "spawn('npm', ['start']",
+    'spawn(startCommand[0], startCommand[1]',
     '`npm start` on embedded defaults, up and stopped',
   ),
   elsewhere('README.md', 'npm install && npm start', '.ci/run', 'npm test -- --reporter=tap', 'CI runs `npm install` and `npm test`'),
@@ -164,9 +164,16 @@ const accounts: Account[] = [
     'files/content',
     'file listing and download; the logs in test/device_logs.test.ts',
   ),
+  elsewhere(
+    'protocol-service/README.md',
+    'curl -X PUT -H "$auth" -H "$json" http://localhost:8081/api/connections/$id \\',
+    'test/connection_model.test.ts',
+    'enableReports',
+    'report blocks listed on the connection are enabled when its session starts, without a call to enable them',
+  ),
   {
     file: 'simulator/README.md',
-    first: 'npx tsx simulator/src/main.ts test/fixtures/scl/feeder_relay.icd --port 10102',
+    first: 'npm run simulator -- test/fixtures/scl/feeder_relay.icd --port 10102',
     run: (b) => runSimulator(b),
   },
 ];

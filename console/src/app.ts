@@ -4,7 +4,7 @@ import { useEffect } from 'preact/hooks';
 import { currentSpace, sessionEnded } from './api.ts';
 import { follow, liveStatus, stopFollowing } from './live.ts';
 import { route, href, routeQuery } from './router.ts';
-import { chooseSpace, isAdmin, signOut, stage, startSession, type Space } from './session.ts';
+import { canEdit, chooseSpace, isAdmin, signOut, stage, startSession, type Space } from './session.ts';
 import { lazyView } from './views/lazy.ts';
 import { ConnectionForm, Connections } from './views/connections.ts';
 import { AlarmBanner } from './views/alarm_banner.ts';
@@ -18,6 +18,9 @@ const Alarms = lazyView<{ tab: string }>(() => import('./views/alarms.ts').then(
 // A connection's screen (model tree, live values, write and control dialogs) opens from the list.
 const ConnectionView = lazyView<{ id: string; tab: string }>(() => import('./views/connection.ts').then((m) => m.ConnectionView));
 const Trends = lazyView<{ query: string }>(() => import('./views/trends.ts').then((m) => m.Trends));
+const Displays = lazyView(() => import('./views/displays/dashboard.ts').then((m) => m.Displays));
+const Dashboard = lazyView<{ id: string }>(() => import('./views/displays/dashboard.ts').then((m) => m.Dashboard));
+const Author = lazyView(() => import('./views/displays/dashboard.ts').then((m) => m.Author));
 
 /** The whole console. */
 export function App() {
@@ -49,6 +52,7 @@ export function App() {
         <a href=${href('scripts')} aria-current=${route.value[0] === 'scripts' ? 'page' : undefined}>Scripts</a>
         <a href=${href('alarms')} aria-current=${route.value[0] === 'alarms' ? 'page' : undefined}>Alarms</a>
         <a href=${href('trends')} aria-current=${route.value[0] === 'trends' ? 'page' : undefined}>Trends</a>
+        <a href=${href('displays')} aria-current=${route.value[0] === 'displays' ? 'page' : undefined}>Displays</a>
         ${isAdmin() ? html`<a href=${href('admin')} aria-current=${route.value[0] === 'admin' ? 'page' : undefined}>Administration</a>` : null}
       </nav>
       <${SpacePicker} spaces=${s.spaces} />
@@ -83,5 +87,8 @@ function Screen() {
   if (first === 'alarms') return html`<${Alarms} tab=${second ?? 'active'} />`;
   if (first === 'admin' && isAdmin()) return html`<${Admin} />`;
   if (first === 'trends') return html`<${Trends} key=${routeQuery.value} query=${routeQuery.value} />`;
+  if (first === 'displays' && second === 'author' && canEdit()) return html`<${Author} />`;
+  if (first === 'displays' && second) return html`<${Dashboard} id=${second} key=${second} />`;
+  if (first === 'displays') return html`<${Displays} />`;
   return html`<${Connections} />`;
 }

@@ -115,7 +115,7 @@ export function createGatewayApp(deps: GatewayAppDeps): GatewayApp {
       () => buildOpenApi(ops, {}),
       () => (consoleBuilt() ? '/console/' : '/docs'),
     ),
-    consoleRoutes(),
+    consoleRoutes(deps.config.frameOrigins),
     sessionRoutes({
       ...sessions,
       onHeldBack: metrics.countHeldBack,

@@ -20,7 +20,21 @@ export type GatewayConfig = {
   live?: LiveSettings;
   /** The read cache (`read_cache.ts`); off when absent. */
   readCache?: ReadCacheSettings;
+  /** Origins whose pages `Iframe` boards of displays may frame (the console's CSP `frame-src`); none when empty. */
+  frameOrigins?: string[];
 };
+
+/** Checks one origin an `Iframe` board may frame: `http(s)://host[:port]`, nothing after; null when it is one. */
+export function checkFrameOrigin(entry: string): string | null {
+  try {
+    const url = new URL(entry);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === entry
+      ? null
+      : 'is not an origin (http(s)://host[:port])';
+  } catch {
+    return 'is not an origin (http(s)://host[:port])';
+  }
+}
 
 /**
  * Checks one CIDR or address of a proxy list; null when it is valid. The rule is the IP filter's own
@@ -51,6 +65,7 @@ export function readGatewayConfig(env: EnvReader): GatewayConfig {
       retentionMs: env.int('LIVE_EVENT_RETENTION_SECONDS', 120, { min: 60, max: 86_400 }) * 1000,
       accessCheckMs: env.int('LIVE_ACCESS_CHECK_MS', 10_000, { min: 100, max: 60_000 }),
     },
+    frameOrigins: env.list('DISPLAY_FRAME_ORIGINS', [], checkFrameOrigin),
     readCache: {
       maxAgeMs: env.int('READ_CACHE_MAX_AGE_MS', 1000, { min: 0, max: 1000 }),
       maxChars: env.int('READ_CACHE_MB', 32, { min: 1, max: 4096 }) * 1024 * 1024,

@@ -7,7 +7,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Test } from 'tap';
 import { protocolPing } from '@scada/contracts';
 import { call, startService, type RunningService } from '@scada/platform';
 import { protocolService } from '@scada/protocol';
@@ -16,6 +15,9 @@ import { until } from './live.ts';
 import { platformNatsEnv } from './nats_auth.ts';
 import { secretsKeyOf, type TestPlatform } from './platform.ts';
 import { startMain, type MainProcess } from './processes.ts';
+
+/** What this module needs of a tap test: to run something when the test ends (the testkit does not depend on tap). */
+type Test = { teardown(fn: () => unknown): void };
 
 /** Settings a takeover test runs with: short leases and reconnects, so that a takeover takes seconds. */
 export const takeoverSettings = {

@@ -1,6 +1,7 @@
 import {
   alarmGroupResource,
   alarmResource,
+  animationResource,
   boardGroupResource,
   boardResource,
   faceplateResource,
@@ -12,8 +13,9 @@ import {
 } from '@scada/contracts';
 import type { Implementation } from '@scada/platform';
 import type { EntityTable } from '../store/entity_table.ts';
-import { alarmGroups, alarms, boardGroups, boards, faceplates, placeholders, projects, scripts } from '../store/tables.ts';
+import { alarmGroups, alarms, animations, boardGroups, boards, faceplates, placeholders, projects, scripts } from '../store/tables.ts';
 import { alarmChecker, alarmDefinitionHandlers, alarmGroupChecker } from './alarm_definitions.ts';
+import { animationChecker, animationHandlers } from './animations.ts';
 import type { HandlerDeps } from './context.ts';
 import { crudHandlers, type Resource } from './crud.ts';
 import { updateScriptCodeHandler } from './script_code.ts';
@@ -44,9 +46,15 @@ const resources = (deps: HandlerDeps): Resource[] => [
   bind(scriptResource, scripts),
   { ...bind(alarmGroupResource, alarmGroups), check: alarmGroupChecker(deps) },
   { ...bind(alarmResource, alarms), check: alarmChecker(deps) },
+  { ...bind(animationResource, animations), check: animationChecker(deps) },
 ];
 
 /** Every handler of the configuration resources. */
 export function resourceHandlers(deps: HandlerDeps): Implementation[] {
-  return [...resources(deps).flatMap((r) => crudHandlers(deps, r)), updateScriptCodeHandler(deps), ...alarmDefinitionHandlers(deps)];
+  return [
+    ...resources(deps).flatMap((r) => crudHandlers(deps, r)),
+    updateScriptCodeHandler(deps),
+    ...alarmDefinitionHandlers(deps),
+    ...animationHandlers(deps),
+  ];
 }

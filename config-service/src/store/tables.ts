@@ -1,6 +1,7 @@
 import {
   alarmGroupResource,
   alarmResource,
+  animationResource,
   boardGroupResource,
   boardResource,
   faceplateResource,
@@ -35,6 +36,7 @@ export const projects = entityTable({
     { table: 'config.faceplates', column: 'project_id', label: 'faceplate', plural: 'faceplates' },
     { table: 'config.scripts', column: 'project_id', label: 'script', plural: 'scripts' },
     { table: 'config.alarm_groups', column: 'project_id', label: 'alarm group', plural: 'alarm groups' },
+    { table: 'config.animations', column: 'project_id', label: 'animation', plural: 'animations' },
   ],
 });
 
@@ -63,7 +65,10 @@ export const faceplates = entityTable({
   reference: { field: 'projectId', column: 'project_id', label: 'project', table: 'config.projects' },
   columns: columnsOf(faceplateResource.fields),
   orderBy: `${byName}, id`,
-  children: [{ table: 'config.placeholders', column: 'faceplate_id', label: 'placeholder', plural: 'placeholders' }],
+  children: [
+    { table: 'config.placeholders', column: 'faceplate_id', label: 'placeholder', plural: 'placeholders' },
+    { table: 'config.animations', column: 'faceplate_id', label: 'animation', plural: 'animations' },
+  ],
 });
 
 /** Placeholders, each in a faceplate of the same space. */
@@ -108,5 +113,20 @@ export const alarms = entityTable({
   label: alarmResource.label,
   reference: { field: 'groupId', column: 'group_id', label: 'alarm group', table: 'config.alarm_groups' },
   columns: columnsOf(alarmResource.fields),
+  orderBy: `${byName}, id`,
+});
+
+/** A JSON column: sent as its text, read as the value the driver parsed. */
+const json: Partial<Column> = {
+  toDb: (value) => JSON.stringify(value),
+  fromDb: (value) => (typeof value === 'string' ? JSON.parse(value) : value),
+};
+
+/** Animations, each in a project of the same space. */
+export const animations = entityTable({
+  table: 'config.animations',
+  label: animationResource.label,
+  reference: { field: 'projectId', column: 'project_id', label: 'project', table: 'config.projects' },
+  columns: columnsOf(animationResource.fields, { bindings: json, placeholders: json }),
   orderBy: `${byName}, id`,
 });

@@ -3,7 +3,16 @@ import { defineEvent } from '../event.ts';
 import type { ServiceName } from '../operation.ts';
 
 /** The entities the config service publishes events about, as they appear in event subjects. */
-export type ConfigEntity = 'project' | 'board_group' | 'board' | 'faceplate' | 'placeholder' | 'script' | 'alarm_group' | 'alarm';
+export type ConfigEntity =
+  | 'project'
+  | 'board_group'
+  | 'board'
+  | 'faceplate'
+  | 'placeholder'
+  | 'script'
+  | 'alarm_group'
+  | 'alarm'
+  | 'animation';
 
 /** What happened to an entity. */
 export type ConfigVerb = 'created' | 'updated' | 'deleted';
@@ -62,6 +71,7 @@ export const configEvents = {
   /** The protocol service takes up a space's alarm definitions again after these. */
   alarm_group: entityEvent('alarm_group', ['protocol']),
   alarm: entityEvent('alarm', ['protocol']),
+  animation: entityEvent('animation'),
   script: defineEvent({
     name: 'config.script',
     publisher: 'config',

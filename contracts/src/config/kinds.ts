@@ -103,8 +103,8 @@ function registerKinds(): void {
 }
 
 /** One of the given strings. */
-export function OneOf<const T extends readonly string[]>(values: T): TUnsafe<T[number]> {
-  return Type.Unsafe<T[number]>({ [Kind]: enumKind, type: 'string', enum: [...values] });
+export function OneOf<const T extends readonly string[]>(values: T, options: { description?: string } = {}): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ [Kind]: enumKind, type: 'string', enum: [...values], ...options });
 }
 
 /** A value of `schema`, or null; in the OpenAPI document `anyOf: [schema, {type: null}]`. */

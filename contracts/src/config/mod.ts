@@ -1,4 +1,5 @@
 import { alarmDefinitionOperations } from './alarm_ops.ts';
+import { animationOperations } from './animations.ts';
 import { dashboardOperations } from './dashboard_ops.ts';
 import { faceplateOperations } from './faceplate_ops.ts';
 import { lookupOperations } from './lookup_ops.ts';
@@ -18,6 +19,7 @@ export * from './script_ops.ts';
 export * from './script_runtime_ops.ts';
 export * from './lookup_ops.ts';
 export * from './alarm_ops.ts';
+export * from './animations.ts';
 
 /** Every operation of the config service, for the registry. */
 export const configOperations = [
@@ -28,4 +30,5 @@ export const configOperations = [
   ...scriptRuntimeOperations,
   ...lookupOperations,
   ...alarmDefinitionOperations,
+  ...animationOperations,
 ];

@@ -146,7 +146,7 @@ export const faceplateResource = defineResource({
   },
   describe: { request: 'A faceplate.', response: 'A faceplate.' },
   bodyWrapper: 'faceplate',
-  children: 'placeholders',
+  children: 'placeholders or animations',
   missing: { create: missingProject, update: missingProject },
   docs: { list: byNameThenId, get: missingFaceplate },
 });

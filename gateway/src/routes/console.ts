@@ -14,7 +14,13 @@ const consoleDir = new URL('../../../console/dist/', import.meta.url);
 /**
  * Scripts only from the gateway, as modules; no inline script, no eval, no inline style sheet; data only
  * from the gateway's own API and live channel. Nothing is loaded from elsewhere: plant networks have no internet.
+ * Frames only from the origins an administrator allowed `Iframe` boards (`DISPLAY_FRAME_ORIGINS`), exactly those.
  */
+export function consoleCspOf(frameOrigins: readonly string[] = []): string {
+  return frameOrigins.length === 0 ? consoleCsp : `${consoleCsp}; frame-src ${frameOrigins.join(' ')}`;
+}
+
+/** The console's CSP when no origin may be framed. */
 export const consoleCsp = [
   "default-src 'none'",
   "script-src 'self'",
@@ -45,8 +51,9 @@ export function consoleBuilt(): boolean {
  * `Accept-Encoding` allows (`encoded_file.ts`). A name is looked up among the build's files, never joined
  * to a path as it came.
  */
-export function consoleRoutes(): Router {
+export function consoleRoutes(frameOrigins: readonly string[] = []): Router {
   const router = new Router();
+  const csp = consoleCspOf(frameOrigins);
   let files: Promise<Files> | null = null;
   const load = () => {
     if (!files) {
@@ -64,7 +71,7 @@ export function consoleRoutes(): Router {
   };
   router.get('/console/', async (ctx) => {
     const { page } = await built();
-    ctx.set('Content-Security-Policy', consoleCsp);
+    ctx.set('Content-Security-Policy', csp);
     ctx.set('Cache-Control', 'no-cache');
     sendEncoded(ctx, page);
   });
