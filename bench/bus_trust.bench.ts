@@ -2,18 +2,20 @@
  * What signing every bus request costs at the edge. Starts the platform split over NATS + PostgreSQL as
  * `gateway_echo.bench.ts` does (a gateway process and a services process, `LOG_LEVEL=info`) twice at once:
  * from the tree before bus contexts were signed (`BEFORE_TREE`, a checkout of that commit with its own
- * `npm install`) and from this tree, with a key per process (`roleBusKeys`). Each platform has its own
+ * `npm install`; with `BEFORE_KEYS=ed25519`, a tree of the Ed25519 contexts, keyed as it was) and from this
+ * tree, with a key per process (`roleBusKeys`). Each platform has its own
  * database, subject prefix and 100 projects made through the HTTP API as the administrator, and runs with
  * the read cache off (`READ_CACHE_MAX_AGE_MS=0`), so that every list is a bus round trip. In interleaved
  * rounds (`BENCH_ROUNDS`, `BENCH_SECONDS` per case, 32 connections) it loads `GET /api/echo?text=hi` and
  * `GET /api/projects` on both and prints, per request, req/s and the ratio after/before of each round, with
  * the CPU per request of both processes of each platform. Then it measures, in this process, what a
- * context costs to sign and to verify (µs a request), against Ed25519 by `node:crypto` on the same bytes
- * and a request over the in-process bus with and without `SignedBus`. The platforms need BEFORE_TREE, NATS_URL
+ * context costs to make and to verify (µs a request, five keys trusted as a cluster's five roles), against
+ * the Ed25519 signature the contexts carried until 2026-11-29 (`node:crypto`, on the same bytes) and a
+ * request over the in-process bus with and without `SignedBus`. The platforms need BEFORE_TREE, NATS_URL
  * and DATABASE_URL; without them it says so and measures the contexts in this process only.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createPublicKey, randomBytes, randomUUID, sign as edSign, verify as edVerify } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomBytes, randomUUID, sign as edSign, verify as edVerify } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -48,7 +50,23 @@ function startIn(tree: string, env: Record<string, string | undefined>): ChildPr
   });
 }
 
-async function startPlatform(tree: string, signed: boolean): Promise<Platform> {
+/** Ed25519 keys of a process each, as `npm run bus-keys` made them until 2026-11-29 (for a BEFORE_TREE of then). */
+function ed25519Keys(processes: Record<'gateway' | 'services', string[]>): Record<'gateway' | 'services', Record<string, string>> {
+  const pairs = Object.entries(processes).map(([name, roles]) => ({ name, roles, ...generateKeyPairSync('ed25519') }));
+  const trusted = JSON.stringify({ keys: pairs.map((p) => ({ ...p.publicKey.export({ format: 'jwk' }), roles: p.roles })) });
+  return Object.fromEntries(
+    pairs.map((p) => [
+      p.name,
+      { BUS_SIGNING_KEY: p.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), BUS_TRUSTED_KEYS: trusted },
+    ]),
+  ) as unknown as Record<'gateway' | 'services', Record<string, string>>;
+}
+
+/** How a platform's processes are keyed: not at all (before contexts), Ed25519 (before 2026-11-29), or as now. */
+type Keying = 'none' | 'ed25519' | 'x25519';
+
+async function startPlatform(tree: string, keying: Keying): Promise<Platform> {
+  const signed = keying !== 'none';
   const database = await createDatabase(process.env.DATABASE_URL as string);
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-trust-'));
   const port = await freePort();
@@ -67,7 +85,8 @@ async function startPlatform(tree: string, signed: boolean): Promise<Platform> {
     BUS_SIGNING_KEY: undefined,
     BUS_TRUSTED_KEYS: undefined,
   };
-  const keys = signed ? roleBusKeys({ gateway: ['gateway'], services: ['auth', 'config', 'protocol'] }) : { gateway: {}, services: {} };
+  const roles = { gateway: ['gateway'], services: ['auth', 'config', 'protocol'] };
+  const keys = keying === 'x25519' ? roleBusKeys(roles) : keying === 'ed25519' ? ed25519Keys(roles) : { gateway: {}, services: {} };
   const children = [
     startIn(tree, { ...common, SERVICES: 'auth,config,protocol', ...keys.services }),
     startIn(tree, { ...common, SERVICES: 'gateway', ...keys.gateway }),
@@ -138,10 +157,14 @@ async function perCall(ms: number, op: () => unknown): Promise<{ wallUs: number;
 /** Sign and verify of one context, as a gateway's request of a list carries it, and what they stand on. */
 async function micro(rounds: number): Promise<string> {
   const { identity } = await newBusKey();
-  const trusted = await parseTrustedKeys(JSON.stringify({ keys: [trustedKeyEntry(identity, ['gateway'])] }));
-  const signer = new ContextSigner(identity);
-  const verifier = new ContextVerifier(trusted);
-  const publicKey = createPublicKey(identity.privateKey);
+  const others = ['auth', 'config', 'protocol', 'history'] as const;
+  const cluster = [trustedKeyEntry(identity, ['gateway'])];
+  for (const role of others) cluster.push(trustedKeyEntry((await newBusKey()).identity, [role]));
+  const trusted = await parseTrustedKeys(JSON.stringify({ keys: cluster }));
+  const signer = new ContextSigner({ identity, trusted });
+  const verifier = new ContextVerifier({ identity, trusted });
+  const ed = generateKeyPairSync('ed25519').privateKey;
+  const publicKey = createPublicKey(ed);
   const encoder = new TextEncoder();
   const subject = 'scada.config.listProjects';
   const data = encoder.encode(JSON.stringify({ params: {}, query: {} }));
@@ -154,12 +177,12 @@ async function micro(rounds: number): Promise<string> {
     [busHeaders.timeout]: '5000',
   });
   const given = headers();
-  const token = await signer.sign(subject, data, given);
+  const token = signer.sign(subject, data, given);
   const message = { subject, data, headers: { ...given, [busHeaders.context]: token } };
-  const verdict = await verifier.verify(message);
+  const verdict = verifier.verify(message);
   if (!('headers' in verdict)) throw new Error(`the context does not verify: ${verdict.reason}`);
   const signingInput = Buffer.from(token.slice(0, token.lastIndexOf('.')));
-  const signature = Buffer.from(token.slice(token.lastIndexOf('.') + 1), 'base64url');
+  const signature = edSign(null, signingInput, ed);
 
   const log = pino({ level: 'silent' });
   const plain = new MemoryBus();
@@ -169,9 +192,9 @@ async function micro(rounds: number): Promise<string> {
     await bus.addService({ name: 'echo', version: '1.0.0' }, [{ name: 'e', subject, handler: async () => reply }]);
 
   const cases: [string, () => unknown][] = [
-    ['`ContextSigner.sign` (`node:crypto`, synchronous)', () => signer.sign(subject, data, headers())],
-    ['`ContextVerifier.verify` (jose reads, `node:crypto` checks the signature, then the claims)', () => verifier.verify(message)],
-    ['Ed25519 sign of the same bytes, `node:crypto` (synchronous)', () => edSign(null, signingInput, identity.privateKey)],
+    ['`ContextSigner.sign` (five HMAC-SHA-256 tags)', () => signer.sign(subject, data, headers())],
+    ['`ContextVerifier.verify` (its own tag, then the claims)', () => verifier.verify(message)],
+    ['Ed25519 sign of the same bytes, `node:crypto` (synchronous)', () => edSign(null, signingInput, ed)],
     ['Ed25519 verify of the same bytes, `node:crypto` (synchronous)', () => edVerify(null, signingInput, publicKey, signature)],
     ['request over `MemoryBus`, trivial service', () => plain.request(subject, data, { headers: headers() })],
     ['request over `SignedBus` on `MemoryBus`: sign + verify', () => signed.request(subject, data, { headers: headers() })],
@@ -213,17 +236,20 @@ if (!beforeTree || !process.env.NATS_URL || !process.env.DATABASE_URL) {
     throw new Error(`BEFORE_TREE=${beforeTree}: no main.ts or node_modules there`);
   const platforms: Platform[] = [];
   try {
-    const before = await startPlatform(resolve(beforeTree), false);
+    // BEFORE_KEYS=ed25519: a tree of the Ed25519 contexts (before 2026-11-29) rather than one before any context.
+    const beforeKeying: Keying = process.env.BEFORE_KEYS === 'ed25519' ? 'ed25519' : 'none';
+    const beforeName = beforeKeying === 'ed25519' ? 'before (Ed25519 contexts)' : 'before (unsigned)';
+    const before = await startPlatform(resolve(beforeTree), beforeKeying);
     platforms.push(before);
-    const after = await startPlatform(thisTree, true);
+    const after = await startPlatform(thisTree, 'x25519');
     platforms.push(after);
     const echo = (p: Platform, name: string) => () => load(name, `${p.url}/api/echo?text=hi`, { seconds, cpu: p.cpu });
     const list = (p: Platform, name: string) => () => load(name, `${p.url}/api/projects`, { seconds, headers: p.headers, cpu: p.cpu });
     const cases = [
-      echo(before, 'before (unsigned): GET /api/echo'),
-      echo(after, 'after (signed contexts): GET /api/echo'),
-      list(before, 'before (unsigned): GET /api/projects (100), no read cache'),
-      list(after, 'after (signed contexts): GET /api/projects (100), no read cache'),
+      echo(before, `${beforeName}: GET /api/echo`),
+      echo(after, 'after (HMAC contexts): GET /api/echo'),
+      list(before, `${beforeName}: GET /api/projects (100), no read cache`),
+      list(after, 'after (HMAC contexts): GET /api/projects (100), no read cache'),
     ];
     for (const p of [before, after]) {
       await load('warm-up', `${p.url}/api/echo?text=hi`, { seconds: 1 });
@@ -235,7 +261,7 @@ if (!beforeTree || !process.env.NATS_URL || !process.env.DATABASE_URL) {
       if (failed > 0) console.error(`${runs![0]?.name}: ${failed} failed requests`);
     }
     const title = (what: string) =>
-      `${what} before and after signed bus contexts, NATS + PostgreSQL, ${benchRounds} interleaved rounds of ${seconds} s per case, 32 connections, ${new Date().toISOString().slice(0, 10)}`;
+      `${what}, ${beforeName} and after (HMAC contexts), NATS + PostgreSQL, ${benchRounds} interleaved rounds of ${seconds} s per case, 32 connections, ${new Date().toISOString().slice(0, 10)}`;
     console.log(roundsTable(title('Echo'), echoBefore!, [echoAfter!]));
     console.log(`\nafter/before by round: ${perRound(echoBefore!, echoAfter!)}\n`);
     console.log(roundsTable(title('List of 100 projects'), listBefore!, [listAfter!]));

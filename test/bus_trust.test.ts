@@ -4,7 +4,7 @@
  * they can verify.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash, randomBytes, randomUUID, sign as edSign } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import { headers as natsHeaders, nkeys } from '@nats-io/nats-core';
 import { encodeAccount, encodeOperator, encodeUser, fmtCreds } from '@nats-io/jwt';
 import { SignJWT } from 'jose';
 import { busHeaders } from '@scada/contracts';
-import { ContextSigner, eventStreamName, identityFromPem, prefixToken, spaceVersionsBucket } from '@scada/platform';
+import { busTrustFrom, ContextSigner, eventStreamName, prefixToken, spaceVersionsBucket, type BusTrust } from '@scada/platform';
 import { authorizationFile, helmValuesFile, renderAuthorization, renderHelmValues } from '../deploy/nats/render.ts';
 import { roleBusKeys } from '@scada/testkit/bus_keys';
 import { startAuthNats, type AuthNats } from '@scada/testkit/nats_auth';
@@ -72,6 +72,16 @@ t.test('a process on NATS: bad credentials and missing keys stop the start with 
   t.equal(await badKey.exited, 2);
   t.match(badKey.output().stderr, /BUS_SIGNING_KEY \/ BUS_TRUSTED_KEYS/);
   const keys = roleBusKeys({ gateway: ['gateway'], protocol: ['protocol'] });
+  const oldKey = startMain({
+    NATS_URL: 'nats://127.0.0.1:1',
+    SERVICES: 'gateway',
+    HTTP_PORT: '0',
+    HTTPS_PORT: '0',
+    BUS_SIGNING_KEY: generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    BUS_TRUSTED_KEYS: keys.gateway.BUS_TRUSTED_KEYS!,
+  });
+  t.equal(await oldKey.exited, 2);
+  t.match(oldKey.output().stderr, /the bus key is an ed25519 key, not X25519 \(npm run bus-keys makes one\)/, 'an Ed25519 key of old');
   const wrongRole = startMain({
     NATS_URL: 'nats://127.0.0.1:1',
     SERVICES: 'gateway',
@@ -152,12 +162,14 @@ t.test('NATS with the shipped permissions', { skip: hasNatsServer ? false : 'nee
     const reply = await nc.request(subject, data, { headers: h, timeout: 5000 });
     return { code: reply.headers?.get('Nats-Service-Error-Code') ?? '', text: new TextDecoder().decode(reply.data) };
   };
-  const signed = async (key: string, subject: string, data: Uint8Array, fields: Record<string, string>) => {
-    const signer = new ContextSigner(await identityFromPem(key));
-    return { ...fields, [busHeaders.context]: await signer.sign(subject, data, fields) };
+  /** The trust of a process holding one of `keys`: its key, and the key set every process of the cluster trusts. */
+  const trustOf = (key: string, trusted = keys.platform.BUS_TRUSTED_KEYS!): Promise<BusTrust> => busTrustFrom(key, trusted);
+  const signed = async (key: string, subject: string, data: Uint8Array, fields: Record<string, string>, trusted?: string) => {
+    const signer = new ContextSigner(await trustOf(key, trusted));
+    return { ...fields, [busHeaders.context]: signer.sign(subject, data, fields) };
   };
 
-  await t.test('a context signed by a gateway key is believed (the control case)', async (t) => {
+  await t.test('a context made with a gateway key is believed (the control case)', async (t) => {
     const data = body('trusted-by-key');
     const fields = { [busHeaders.requestId]: randomUUID(), [busHeaders.actor]: adminActor };
     const answer = await send(createUser, data, await signed(keys.platform.BUS_SIGNING_KEY!, createUser, data, fields));
@@ -171,53 +183,65 @@ t.test('NATS with the shipped permissions', { skip: hasNatsServer ? false : 'nee
     const fields = { [busHeaders.requestId]: rid, [busHeaders.actor]: adminActor };
     const cases: [string, Record<string, string>, Uint8Array?][] = [];
     cases.push(['no context, only the actor header', fields]);
-    const stranger = roleBusKeys({ x: ['gateway'] }).x.BUS_SIGNING_KEY!;
-    cases.push(['signed by a key nobody trusts', await signed(stranger, createUser, data, fields)]);
-    cases.push(['signed by the protocol key for an admin', await signed(keys.protocol.BUS_SIGNING_KEY!, createUser, data, fields)]);
+    const stranger = roleBusKeys({ x: ['gateway'] }).x;
+    cases.push([
+      'made by a key nobody trusts',
+      await signed(stranger.BUS_SIGNING_KEY!, createUser, data, fields, stranger.BUS_TRUSTED_KEYS!),
+    ]);
+    cases.push(['made by the protocol key for an admin', await signed(keys.protocol.BUS_SIGNING_KEY!, createUser, data, fields)]);
     const other = `${prefix}.auth.v1.getUsers`;
-    cases.push(['signed for another subject', await signed(keys.platform.BUS_SIGNING_KEY!, other, data, fields)]);
-    cases.push(['signed for another body', await signed(keys.platform.BUS_SIGNING_KEY!, createUser, body('alice'), fields)]);
+    cases.push(['made for another subject', await signed(keys.platform.BUS_SIGNING_KEY!, other, data, fields)]);
+    cases.push(['made for another body', await signed(keys.platform.BUS_SIGNING_KEY!, createUser, body('alice'), fields)]);
     const forOther = await signed(keys.platform.BUS_SIGNING_KEY!, createUser, data, fields);
-    cases.push(['signed for another request', { ...forOther, [busHeaders.requestId]: randomUUID() }]);
-    const identity = await identityFromPem(keys.platform.BUS_SIGNING_KEY!);
+    cases.push(['made for another request', { ...forOther, [busHeaders.requestId]: randomUUID() }]);
+    // Made by hand with the platform's own key, each wrong in one thing.
+    const platformTrust = await trustOf(keys.platform.BUS_SIGNING_KEY!);
+    const platformId = platformTrust.trusted.get(platformTrust.identity.kid)!.tagId;
+    const seal = new ContextSigner(platformTrust);
     const now = Math.floor(Date.now() / 1000);
-    const expired = await new SignJWT({ rid, bdy: digestOf(data), act: adminActor })
-      .setProtectedHeader({ alg: 'EdDSA', kid: identity.kid, typ: 'scada-bus-context+jwt' })
-      .setSubject(createUser)
-      .setIssuedAt(now - 60)
-      .setExpirationTime(now - 30)
-      .sign(identity.privateKey);
-    cases.push(['expired', { ...fields, [busHeaders.context]: expired }]);
-    const longLived = await new SignJWT({ rid, bdy: digestOf(data), act: adminActor })
-      .setProtectedHeader({ alg: 'EdDSA', kid: identity.kid, typ: 'scada-bus-context+jwt' })
+    const claims = { sub: createUser, rid, bdy: digestOf(data), act: adminActor, jti: randomUUID(), iat: now, exp: now + 30 };
+    const context = (token: string) => ({ ...fields, [busHeaders.context]: token });
+    cases.push(['expired', context(seal.seal({ ...claims, iat: now - 60, exp: now - 30 }))]);
+    cases.push(['living an hour', context(seal.seal({ ...claims, exp: now + 3600 }))]);
+    cases.push(['issued a minute ahead', context(seal.seal({ ...claims, iat: now + 60, exp: now + 90 }))]);
+    cases.push(['not before a minute ahead', context(seal.seal({ ...claims, nbf: now + 60 }))]);
+    cases.push(['without its request id', context(seal.seal({ ...claims, rid: undefined }))]);
+    cases.push(['with a numeric body digest', context(seal.seal({ ...claims, bdy: 7 }))]);
+    cases.push(['not a context', context('garbage')]);
+    const ed = generateKeyPairSync('ed25519').privateKey;
+    const jws = await new SignJWT({ rid, bdy: digestOf(data), act: adminActor })
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'scada-bus-context+jwt' })
       .setSubject(createUser)
       .setIssuedAt(now)
-      .setExpirationTime(now + 3600)
-      .sign(identity.privateKey);
-    cases.push(['living an hour', { ...fields, [busHeaders.context]: longLived }]);
-    cases.push(['not a JWS', { ...fields, [busHeaders.context]: 'garbage' }]);
-    // Made by hand with the platform's own key, each wrong in one thing the header or times say.
-    const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
-    const claims = { sub: createUser, rid, bdy: digestOf(data), act: adminActor, jti: randomUUID(), iat: now, exp: now + 30 };
-    const header = { alg: 'EdDSA', kid: identity.kid, typ: 'scada-bus-context+jwt' };
-    const made = (h: object, c: object) => {
-      const input = `${part(h)}.${part(c)}`;
-      return `${input}.${edSign(null, Buffer.from(input), identity.privateKey).toString('base64url')}`;
+      .setExpirationTime(now + 30)
+      .sign(ed);
+    cases.push(['an Ed25519 JWS, as contexts were until 2026-11-29', context(jws)]);
+    // The protocol key naming the gateway's key as its maker: its tags are made with the protocol key's secrets.
+    const protocolSeal = new ContextSigner(await trustOf(keys.protocol.BUS_SIGNING_KEY!));
+    cases.push([
+      "naming the platform's key as its maker, made with the protocol key",
+      context(protocolSeal.seal({ ...claims, iss: platformId })),
+    ]);
+    // Tags for the other keys only: nothing the receiving service can check.
+    const othersOnly = {
+      ...platformTrust,
+      trusted: new Map([...platformTrust.trusted].filter(([kid]) => kid !== platformTrust.identity.kid)),
     };
-    const context = (token: string) => ({ ...fields, [busHeaders.context]: token });
-    cases.push(['typed as another kind of token', context(made({ ...header, typ: 'JWT' }, claims))]);
-    cases.push(['naming another algorithm', context(made({ ...header, alg: 'HS256' }, claims))]);
-    cases.push(['with a critical header extension', context(made({ ...header, crit: ['x'], x: 1 }, claims))]);
-    cases.push(['with an unencoded payload', context(made({ ...header, b64: false, crit: ['b64'] }, claims))]);
-    cases.push(['issued a minute ahead', context(made(header, { ...claims, iat: now + 60, exp: now + 90 }))]);
-    cases.push(['not before a minute ahead', context(made(header, { ...claims, nbf: now + 60 }))]);
-    cases.push(['without its request id', context(made(header, { ...claims, rid: undefined }))]);
-    cases.push(['with a numeric body digest', context(made(header, { ...claims, bdy: 7 }))]);
-    const good = made(header, claims);
-    const flipped = good.slice(0, -2) + (good.at(-2) === 'A' ? 'B' : 'A') + good.at(-1);
-    cases.push(['its signature altered', context(flipped)]);
-    cases.push(['its signature padded', context(`${good}=`)]);
-    cases.push(['a part too many', context(`${good}.${part({})}`)]);
+    cases.push([
+      "without a tag for the receiving service's key",
+      context(new ContextSigner(othersOnly).seal({ ...claims, iss: platformId })),
+    ]);
+    const good = seal.seal(claims);
+    const [goodClaims, goodTags] = good.split('.') as [string, string];
+    const otherClaims = seal.seal({ ...claims, act: JSON.stringify({ id: 'u-9', name: 'x', roles: ['admin'], spaces: ['default'] }) });
+    cases.push(["another context's tags on these claims", context(`${otherClaims.split('.')[0]}.${goodTags}`)]);
+    // The receiving key's entry comes first (the key set's order): one character of its tag changed.
+    const at = goodClaims.length + 1 + 20;
+    const flipped = good.slice(0, at) + (good[at] === 'A' ? 'B' : 'A') + good.slice(at + 1);
+    cases.push(["the receiving key's tag altered", context(flipped)]);
+    cases.push(['its tags padded', context(`${good}=`)]);
+    cases.push(['its tags cut short', context(`${goodClaims}.${goodTags.slice(0, -4)}`)]);
+    cases.push(['a part too many', context(`${good}.${goodTags}`)]);
     for (const [name, h] of cases) {
       const warnsBefore = p.logs.filter((l) => l.msg === 'bus request refused').length;
       const answer = await send(createUser, data, h);

@@ -1,10 +1,11 @@
 /**
- * `npm run bus-keys -- <folder> [name=role,role …]`: makes the keys that sign contexts on the bus. For
- * each name (by default one per role: gateway, auth, config, protocol) an Ed25519 private key
+ * `npm run bus-keys -- <folder> [name=role,role …]`: makes the keys that authenticate contexts on the bus.
+ * For each name (by default one per role: gateway, auth, config, protocol, history) an X25519 private key
  * `<name>.pem` (0600) for the processes of that name (`BUS_SIGNING_KEY_FILE`), and one public key set
  * `trusted-keys.json` for every process (`BUS_TRUSTED_KEYS_FILE`), which says the roles each key plays.
  * Existing files are never overwritten. `edge=gateway,auth,config,protocol` makes one key for a process
- * that runs every part.
+ * that runs every part; give each edge site a key of its own (`site-a=protocol`): every two keys share a
+ * secret only their holders can compute, so a site cannot make what the hub's services accept as another's.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -4,7 +4,8 @@ import type { Bus } from './bus/bus.ts';
 import { MemoryBus } from './bus/memory_bus.ts';
 import { NatsBus } from './bus/nats_bus.ts';
 import { PrefixedBus } from './bus/prefixed_bus.ts';
-import { busRoles, identityFromPem, ownTrust, parseTrustedKeys, SignedBus, type BusRole, type BusTrust } from './bus/trust.ts';
+import { busRoles, busTrustFrom, ownTrust, type BusRole, type BusTrust } from './bus/trust.ts';
+import { SignedBus } from './bus/signed_bus.ts';
 import { readPlatformConfig, serviceKeys, type PlatformConfig, type ServiceKey } from './config.ts';
 import { ConfigError, EnvReader, type EnvSource } from './env.ts';
 import { startHealthServer, type HealthServer } from './health_server.ts';
@@ -239,8 +240,7 @@ async function busTrustOf(platform: PlatformConfig, log: Logger): Promise<BusTru
   if (platform.busKeys) {
     let trust: BusTrust;
     try {
-      const identity = await identityFromPem(platform.busKeys.signingKeyPem);
-      trust = { identity, trusted: await parseTrustedKeys(platform.busKeys.trustedKeysJson) };
+      trust = await busTrustFrom(platform.busKeys.signingKeyPem, platform.busKeys.trustedKeysJson);
     } catch (err) {
       throw new ConfigError([`BUS_SIGNING_KEY / BUS_TRUSTED_KEYS: ${(err as Error).message}`]);
     }

@@ -27,14 +27,15 @@ export * from './private_dir.ts';
 export * from './secrets.ts';
 export {
   busRoles,
+  busTrustFrom,
   ContextSigner,
   contextLifetimeSeconds,
   identityFromPem,
   newBusKey,
   parseTrustedKeys,
-  SignedBus,
   trustedKeyEntry,
   type BusRole,
   type BusTrust,
 } from './bus/trust.ts';
+export { SignedBus } from './bus/signed_bus.ts';
 export { prefixToken } from './bus/subject.ts';

@@ -5,4 +5,4 @@
 export { migrate } from './store/migrate.ts';
 export { PGliteStore } from './store/pglite_store.ts';
 export { PgStore } from './store/pg_store.ts';
-export { ContextVerifier } from './bus/trust.ts';
+export { ContextVerifier, type ContextClaimsByHand } from './bus/trust.ts';

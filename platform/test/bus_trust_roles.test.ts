@@ -1,16 +1,25 @@
 /**
- * Signed contexts with a key per role, as a cluster is keyed (deploy/README.md): the calls the services
+ * Contexts with a key per role, as a cluster is keyed (deploy/README.md): the calls the services
  * make of each other on their own, and the requests they pass on, are answered; what a role may not vouch
  * for is refused. On each bus `busTargets()` gives, through `SignedBus` as every process on NATS runs it.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import t from 'tap';
-import { getConnectionValues, ProblemError, siteConnections, sitePing, siteSubject, type Actor } from '@scada/contracts';
+import { busHeaders, getConnectionValues, ProblemError, siteConnections, sitePing, siteSubject, type Actor } from '@scada/contracts';
 import { busTargets, uniqueToken } from '@scada/testkit/buses';
 import { call, implement, onBehalfOf, serve, type Implementation } from '../src/rpc.ts';
-import { newBusKey, parseTrustedKeys, SignedBus, trustedKeyEntry, type BusIdentity, type BusRole } from '../src/bus/trust.ts';
+import {
+  ContextSigner,
+  ContextVerifier,
+  newBusKey,
+  parseTrustedKeys,
+  trustedKeyEntry,
+  type BusIdentity,
+  type BusRole,
+} from '../src/bus/trust.ts';
+import { SignedBus } from '../src/bus/signed_bus.ts';
 import type { Bus, BusService } from '../src/bus/bus.ts';
 
 const protocolService: Actor = { id: 'service:protocol', name: 'protocol', roles: [], spaces: [] };
@@ -123,3 +132,56 @@ for (const target of busTargets()) {
     });
   });
 }
+
+t.test('a key per pair of holders: no holder makes what a third accepts as another key’s', async (t) => {
+  // A hub's gateway and protocol service, and an edge site's protocol service with a key of its own.
+  const names = ['gateway', 'hub', 'site'] as const;
+  const identities = Object.fromEntries(await Promise.all(names.map(async (n) => [n, (await newBusKey()).identity]))) as Record<
+    (typeof names)[number],
+    BusIdentity
+  >;
+  const trusted = await parseTrustedKeys(
+    JSON.stringify({
+      keys: [
+        trustedKeyEntry(identities.gateway, ['gateway']),
+        trustedKeyEntry(identities.hub, ['protocol']),
+        trustedKeyEntry(identities.site, ['protocol']),
+      ],
+    }),
+  );
+  const trustOf = (n: (typeof names)[number]) => ({ identity: identities[n], trusted });
+  const subject = 'scada.protocol.v1.getConnections';
+  const data = new TextEncoder().encode('{"params":{},"query":{}}');
+  const fields = { [busHeaders.requestId]: randomUUID(), [busHeaders.actor]: JSON.stringify(user), [busHeaders.space]: 'default' };
+  const message = (context: string) => ({ subject, data, headers: { ...fields, [busHeaders.context]: context } });
+  const hub = new ContextVerifier(trustOf('hub'));
+  const site = new ContextVerifier(trustOf('site'));
+
+  const fromGateway = new ContextSigner(trustOf('gateway')).sign(subject, data, fields);
+  t.match(hub.verify(message(fromGateway)), { roles: ['gateway'] }, "the hub believes the gateway's context");
+  t.match(site.verify(message(fromGateway)), { roles: ['gateway'] }, 'and so does the site: one tag for each key');
+
+  const gatewayId = trusted.get(identities.gateway.kid)!.tagId;
+  const claims = { sub: subject, rid: fields[busHeaders.requestId], act: fields[busHeaders.actor], spc: 'default' };
+  const now = Math.floor(Date.now() / 1000);
+  const made = (n: (typeof names)[number]) =>
+    new ContextSigner(trustOf(n)).seal({
+      ...claims,
+      iss: gatewayId,
+      bdy: createHash('sha256').update(data).digest('base64url'),
+      jti: randomUUID(),
+      iat: now,
+      exp: now + 30,
+    });
+  t.match(
+    hub.verify(message(made('site'))),
+    { reason: 'the context is not valid (its tag does not check)' },
+    'the site cannot pass for the gateway at the hub',
+  );
+  t.match(site.verify(message(made('hub'))), { reason: 'the context is not valid (its tag does not check)' }, 'nor the hub at the site');
+  const asItself = new ContextSigner(trustOf('hub')).sign(subject, data, {
+    ...fields,
+    [busHeaders.actor]: JSON.stringify(protocolService),
+  });
+  t.match(site.verify(message(asItself)), { roles: ['protocol'] }, 'the hub speaks as itself at the site');
+});

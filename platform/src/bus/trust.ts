@@ -1,39 +1,31 @@
-import {
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPairSync,
-  randomUUID,
-  sign as cryptoSign,
-  verify as cryptoVerify,
-  type KeyObject,
-} from 'node:crypto';
-import { busHeaders, mayCall, operations, problemBody, type Operation } from '@scada/contracts';
-import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, type JWK } from 'jose';
-import type { Logger } from 'pino';
-import type { DurableEvents, DurableEventsOptions } from './durable_events.ts';
-import type { EventLog, EventLogOptions } from './event_log.ts';
-import type { SpaceVersions } from './space_versions.ts';
-import type { SiteStreams } from './site_streams.ts';
-import type {
-  Bus,
-  BusHeaders,
-  BusMessage,
-  BusReply,
-  BusService,
-  BusSubscription,
-  EndpointSpec,
-  EventHandler,
-  RequestOptions,
-  ServiceSpec,
-} from './bus.ts';
+import { createHash, createHmac, createSecretKey, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { busHeaders } from '@scada/contracts';
+import { pairKey, tagIdBytes, type BusRole, type BusTrust, type TrustedBusKey } from './bus_keys.ts';
+import type { BusHeaders, BusMessage } from './bus.ts';
+
+export {
+  busRoles,
+  busTrustFrom,
+  identityFromPem,
+  newBusKey,
+  ownTrust,
+  parseTrustedKeys,
+  trustedKeyEntry,
+  type BusIdentity,
+  type BusRole,
+  type BusTrust,
+  type TrustedBusKey,
+  type TrustedKeySet,
+} from './bus_keys.ts';
 
 /**
  * Trust between the processes of a platform on NATS. A service acts on nobody's word for who asks: every
- * request carries a short-lived context (a JWS, Ed25519) signed by the process that sent it and bound to
- * the subject, the request id and the body. The receiving service checks the signature against the public
- * keys it trusts, each of which names the roles its holder plays (`gateway`, `auth`, `config`,
- * `protocol`), and takes the actor, space and client address from the context alone:
+ * request carries a short-lived context made by the process that sent it and bound to the subject, the
+ * request id and the body, authenticated with one HMAC-SHA-256 tag per key the sender trusts, each under
+ * the secret the sender shares with that key's holder (`bus_keys.ts`). The receiving service checks the
+ * tag made for its own key, which only the named sender could have made, and takes the actor, space and
+ * client address from the context alone. Each key names the roles its holder plays (`gateway`, `auth`,
+ * `config`, `protocol`, `history`):
  *
  * - a gateway's key vouches for any caller (it authenticated the user);
  * - a service's key vouches for the service itself (actor `service:<name>`), for the actors it runs
@@ -41,107 +33,42 @@ import type {
  *   service makes on a user's behalf carries the gateway's own context of that request (`via`), so a
  *   service can act for a user only while that user's request through a gateway is under way; likewise a
  *   script's request passed on (to the protocol replica holding the device) carries the config service's
- *   context of it;
- * - a context without an actor (sign-in, key fetches) may come from any trusted key.
+ *   context of it. The origin carries a tag for every key, so whoever it is passed on to checks it too;
+ * - a context without an actor (sign-in, key fetches) may come from a gateway only.
  *
- * A context is good for {@link contextLifetimeSeconds} and only for the subject it names: a copy sent to
- * another subject, a body changed on the way, an unknown key, a missing or expired context are refused
- * with 401 and a warn line. Reading a context off the bus needs the right to subscribe to the service's
- * subjects, which the NATS permissions give the service alone (deploy/README.md), so a replay on the same
- * subject within its lifetime is left to them. The in-process bus carries no contexts: what runs in one
- * process trusts itself.
+ * A context is good for {@link contextLifetimeSeconds}, for one request (each process remembers the ids
+ * it took until they expire; a copy sent to another replica within its lifetime is left to the NATS
+ * permissions, which let only the service read its subjects), and only for the subject it names: a copy
+ * sent to another subject or again, a body changed on the way, an unknown sender, a tag that does not
+ * check, a missing or expired context are refused with 401 and a warn line. The in-process bus carries no contexts: what runs in one process trusts itself.
+ *
+ * Until 2026-11-29 contexts were Ed25519 signatures (a JWS): one signature made and one checked cost
+ * 0.13 ms of CPU a request, a third of an echo over NATS; the tags cost microseconds (bench/README.md).
  */
 
-/** How long a signed context is good for, from its signing. */
+/** How long a context is good for, from its making. */
 export const contextLifetimeSeconds = 30;
 /** Clock difference between hosts that a context's times may show. */
 const clockToleranceSeconds = 5;
-/** The JWS `typ` of a bus context: never accepted as any other kind of token, nor another as it. */
-const contextType = 'scada-bus-context+jwt';
 /** Longer header values are refused before any parsing. */
 const maxContextLength = 16 * 1024;
-
-/** The roles a trusted key may play. */
-export const busRoles = ['gateway', 'auth', 'config', 'protocol', 'history'] as const;
-export type BusRole = (typeof busRoles)[number];
-
-/** This process's signing key, with the id receivers find its public half under. */
-export type BusIdentity = { kid: string; privateKey: KeyObject; publicJwk: JWK };
-
-/** A public key a process trusts, and the roles its holder plays. */
-export type TrustedBusKey = { kid: string; roles: BusRole[]; key: KeyObject };
-
-/** The keys of one process: its own, and those it accepts contexts from. */
-export type BusTrust = { identity: BusIdentity; trusted: Map<string, TrustedBusKey> };
-
-/** The public key set format of `BUS_TRUSTED_KEYS`: a JWK Set whose keys name their roles. */
-export type TrustedKeySet = { keys: (JWK & { roles: string[] })[] };
-
-/** Reads a PEM (PKCS #8) Ed25519 private key: this process's identity on the bus. */
-export async function identityFromPem(pem: string): Promise<BusIdentity> {
-  const privateKey = createPrivateKey(pem);
-  if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error('the bus signing key is not an Ed25519 key');
-  const publicJwk = createPublicKey(privateKey).export({ format: 'jwk' }) as JWK;
-  return { kid: await calculateJwkThumbprint(publicJwk), privateKey, publicJwk };
-}
-
-/** A new Ed25519 key pair, as PEM private key and its public JWK with its id. */
-export async function newBusKey(): Promise<{ pem: string; identity: BusIdentity }> {
-  const { privateKey } = generateKeyPairSync('ed25519');
-  const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
-  return { pem, identity: await identityFromPem(pem) };
-}
-
-/** The entry of a trusted key set for a public key and its roles. */
-export function trustedKeyEntry(identity: BusIdentity, roles: readonly BusRole[]): TrustedKeySet['keys'][number] {
-  return { ...identity.publicJwk, kid: identity.kid, alg: 'EdDSA', use: 'sig', roles: [...roles] };
-}
-
-/** Parses a trusted key set (JSON text); throws a message naming what is wrong. */
-export async function parseTrustedKeys(text: string): Promise<Map<string, TrustedBusKey>> {
-  let set: unknown;
-  try {
-    set = JSON.parse(text);
-  } catch {
-    throw new Error('is not JSON');
-  }
-  const keys = (set as { keys?: unknown })?.keys;
-  if (!Array.isArray(keys)) throw new Error('is not a JWK Set ({"keys": [...]})');
-  const out = new Map<string, TrustedBusKey>();
-  for (const [i, entry] of keys.entries()) {
-    const jwk = entry as JWK & { roles?: unknown };
-    if (jwk?.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string' || jwk.d !== undefined)
-      throw new Error(`key ${i} is not an Ed25519 public key`);
-    const roles = Array.isArray(jwk.roles) ? jwk.roles : [];
-    if (roles.length === 0 || !roles.every((r) => (busRoles as readonly unknown[]).includes(r)))
-      throw new Error(`key ${i} must name its roles, of ${busRoles.join(', ')}`);
-    const kid = await calculateJwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: jwk.x });
-    if (jwk.kid !== undefined && jwk.kid !== kid) throw new Error(`key ${i}: its kid is not its thumbprint (${kid})`);
-    let key: KeyObject;
-    try {
-      key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' });
-    } catch {
-      throw new Error(`key ${i} is not an Ed25519 public key`);
-    }
-    out.set(kid, { kid, roles: roles as BusRole[], key });
-  }
-  return out;
-}
-
-/** A one-process trust: a fresh key that only this process holds and trusts, in the roles it runs. */
-export async function ownTrust(roles: readonly BusRole[]): Promise<BusTrust> {
-  const { identity } = await newBusKey();
-  const trusted = await parseTrustedKeys(JSON.stringify({ keys: [trustedKeyEntry(identity, roles)] }));
-  return { identity, trusted };
-}
-
-const encoder = new TextEncoder();
+/** Bytes of each tag (HMAC-SHA-256 truncated to 128 bits, RFC 2104 section 5). */
+const tagBytes = 16;
+/** A tag entry: the receiving key's short id, then its tag. */
+const entryBytes = tagIdBytes + tagBytes;
+/** What each tag's input starts with: no other MAC made with these secrets can pass for a context's. */
+const tagDomain = 'scada-bus-context.v1.';
 
 function digest(data: Uint8Array): string {
   return createHash('sha256').update(data).digest('base64url');
 }
 
+function tagOf(secret: KeyObject, payload: string): Buffer {
+  return createHmac('sha256', secret).update(tagDomain).update(payload).digest().subarray(0, tagBytes);
+}
+
 type ContextClaims = {
+  iss: string;
   sub: string;
   rid: string;
   bdy: string;
@@ -154,26 +81,50 @@ type ContextClaims = {
   exp: number;
 };
 
+/** The claims of a context a test makes by hand, each of which may be wrong or missing. */
+export type ContextClaimsByHand = Partial<Record<keyof ContextClaims | 'nbf', unknown>>;
+
+/** A trusted key with the secret this process shares with its holder. */
+type Peer = TrustedBusKey & { secret: KeyObject; id: Buffer };
+
+function peersOf(trust: BusTrust): Peer[] {
+  return [...trust.trusted.values()].map((k) => ({
+    ...k,
+    secret: createSecretKey(pairKey(trust.identity, k)),
+    id: Buffer.from(k.tagId, 'base64url'),
+  }));
+}
+
 /**
- * Signs the context of an outgoing request: a compact JWS (RFC 7515) of EdDSA over the claims, made with
- * `node:crypto` directly and synchronously. Signing through jose's WebCrypto path cost four times the
- * signature itself on every request a gateway forwards. One call at a time a signature costs the same on
- * libuv's pool as here (37 µs of CPU, bench/bus_trust.bench.ts); under 32 connections the hand-overs to
- * the pool and back did not (bench/README.md, "Beside the peers").
+ * Makes a context from its claims: `<claims>.<tags>`, the claims as base64url JSON, the tags as base64url
+ * of one entry per trusted key (its 8-byte short id, then the 16-byte HMAC of the claims under the secret
+ * shared with it). `makeContext` in `@scada/platform/testing` makes one from any claims.
  */
 export class ContextSigner {
-  readonly #identity: BusIdentity;
-  /** The protected header, the same for every context of this process. */
-  readonly #header: string;
+  readonly #iss: string;
+  readonly #peers: Peer[];
 
-  constructor(identity: BusIdentity) {
-    this.#identity = identity;
-    this.#header = Buffer.from(JSON.stringify({ alg: 'EdDSA', kid: identity.kid, typ: contextType })).toString('base64url');
+  constructor(trust: BusTrust) {
+    const own = [...trust.trusted.values()].find((k) => k.kid === trust.identity.kid);
+    this.#iss = own?.tagId ?? Buffer.from(trust.identity.kid, 'base64url').subarray(0, tagIdBytes).toString('base64url');
+    this.#peers = peersOf(trust);
   }
 
-  async sign(subject: string, data: Uint8Array, headers: BusHeaders): Promise<string> {
+  /** A context of arbitrary claims (tests make wrong ones with it); `iss` defaults to this process's key. */
+  seal(claims: ContextClaimsByHand): string {
+    const payload = Buffer.from(JSON.stringify({ iss: this.#iss, ...claims })).toString('base64url');
+    const tags = Buffer.allocUnsafe(this.#peers.length * entryBytes);
+    this.#peers.forEach((peer, i) => {
+      peer.id.copy(tags, i * entryBytes);
+      tagOf(peer.secret, payload).copy(tags, i * entryBytes + tagIdBytes);
+    });
+    return `${payload}.${tags.toString('base64url')}`;
+  }
+
+  /** The context of an outgoing request. */
+  sign(subject: string, data: Uint8Array, headers: BusHeaders): string {
     const iat = Math.floor(Date.now() / 1000);
-    const claims: Record<string, string | number> = {
+    const claims: ContextClaimsByHand = {
       sub: subject,
       rid: headers[busHeaders.requestId] ?? '',
       bdy: digest(data),
@@ -185,9 +136,7 @@ export class ContextSigner {
     if (headers[busHeaders.space]) claims.spc = headers[busHeaders.space];
     if (headers[busHeaders.clientIp]) claims.ip = headers[busHeaders.clientIp];
     if (headers[busHeaders.context]) claims.via = headers[busHeaders.context];
-    const input = `${this.#header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-    const signature = cryptoSign(null, Buffer.from(input), this.#identity.privateKey);
-    return `${input}.${signature.toString('base64url')}`;
+    return this.seal(claims);
   }
 }
 
@@ -196,21 +145,26 @@ export type Refusal = { reason: string };
 
 /** Verifies the contexts of incoming requests. */
 export class ContextVerifier {
-  readonly #trusted: Map<string, TrustedBusKey>;
+  /** Trusted keys by the short id contexts name them by, with the secret shared with each. */
+  readonly #senders: Map<string, Peer>;
+  /** This process's own short id: the tag entry made for it. */
+  readonly #ownId: Buffer;
   /** Contexts already used, by id, until they expire: each one is good for one request. */
   readonly #used = new Map<string, number>();
   #nextSweep = 0;
 
-  constructor(trusted: Map<string, TrustedBusKey>) {
-    this.#trusted = trusted;
+  constructor(trust: BusTrust) {
+    const peers = peersOf(trust);
+    this.#senders = new Map(peers.map((p) => [p.tagId, p]));
+    this.#ownId = Buffer.from(trust.identity.kid, 'base64url').subarray(0, tagIdBytes);
   }
 
   /**
    * The headers a handler may believe (actor, space and client address taken from the verified context,
    * and the context to pass on when the handler calls on the caller's behalf) and the roles of the key
-   * that signed it. A refusal otherwise.
+   * that made it. A refusal otherwise.
    */
-  async verify(msg: BusMessage): Promise<{ headers: BusHeaders; roles: readonly BusRole[] } | Refusal> {
+  verify(msg: BusMessage): { headers: BusHeaders; roles: readonly BusRole[] } | Refusal {
     const token = msg.headers[busHeaders.context];
     if (!token) return { reason: 'the request carries no signed context' };
     const checked = this.#check(token, msg.subject);
@@ -259,39 +213,30 @@ export class ContextVerifier {
     return true;
   }
 
-  /**
-   * Signature, type, times and (unless null) subject of one context. jose reads the JWS (header and
-   * claims), `node:crypto` checks the Ed25519 signature synchronously, and the checks on the claims are
-   * the ones jose's `jwtVerify` made with this service's options. One call at a time jose's WebCrypto path
-   * costs what this does (95 µs of CPU); under 32 connections its job dispatch took a fifth of the
-   * service's main thread, and the echo over NATS cost 0.81–0.85 ms of CPU instead of 0.98–1.18
-   * (bench/README.md, "Beside the peers"). `test/bus_trust.test.ts` holds every refusal.
-   */
-  #check(token: string, subject: string | null): { claims: ContextClaims; signer: TrustedBusKey } | Refusal {
+  /** Tag, claims, times and (unless null) subject of one context. `test/bus_trust.test.ts` holds every refusal. */
+  #check(token: string, subject: string | null): { claims: ContextClaims; signer: Peer } | Refusal {
     if (token.length > maxContextLength) return { reason: 'the context is too long' };
     const parts = token.split('.');
-    if (parts.length !== 3) return { reason: 'the context is not a JWS' };
-    let header: ReturnType<typeof decodeProtectedHeader>;
-    let payload: ReturnType<typeof decodeJwt>;
+    if (parts.length !== 2) return { reason: 'the context is not a bus context' };
+    const [payloadPart, tagsPart] = parts as [string, string];
+    let payload: unknown;
     try {
-      header = decodeProtectedHeader(token);
-      payload = decodeJwt(token);
+      payload = JSON.parse(Buffer.from(payloadPart, 'base64url').toString());
     } catch {
-      return { reason: 'the context is not a JWS' };
+      return { reason: 'the context is not a bus context' };
     }
-    const signer = typeof header.kid === 'string' ? this.#trusted.get(header.kid) : undefined;
+    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return { reason: 'the context is not a bus context' };
+    const claims = payload as ContextClaims;
+    const signer = typeof claims.iss === 'string' ? this.#senders.get(claims.iss) : undefined;
     if (!signer) return { reason: 'the context is signed by a key this service does not trust' };
-    // The algorithm pinned, the type of a bus context only, and no header extension to honour.
-    if (header.alg !== 'EdDSA') return { reason: 'the context is not valid (ERR_JOSE_ALG_NOT_ALLOWED)' };
-    if (header.typ !== contextType) return { reason: 'the context is not valid (ERR_JWT_CLAIM_VALIDATION_FAILED)' };
-    if (header.crit !== undefined || header.b64 !== undefined) return { reason: 'the context is not valid (ERR_JWS_INVALID)' };
-    const [protectedPart, payloadPart, signaturePart] = parts as [string, string, string];
-    const signature = Buffer.from(signaturePart, 'base64url');
-    if (signature.length !== 64 || signature.toString('base64url') !== signaturePart)
-      return { reason: 'the context is not valid (ERR_JWS_SIGNATURE_VERIFICATION_FAILED)' };
-    if (!cryptoVerify(null, Buffer.from(`${protectedPart}.${payloadPart}`), signer.key, signature))
-      return { reason: 'the context is not valid (ERR_JWS_SIGNATURE_VERIFICATION_FAILED)' };
-    const claims = payload as unknown as ContextClaims;
+    const tags = Buffer.from(tagsPart, 'base64url');
+    if (tags.length === 0 || tags.length % entryBytes !== 0 || tags.toString('base64url') !== tagsPart)
+      return { reason: 'the context is not valid (its tags are malformed)' };
+    let tag: Buffer | undefined;
+    for (let at = 0; at < tags.length && !tag; at += entryBytes)
+      if (tags.compare(this.#ownId, 0, tagIdBytes, at, at + tagIdBytes) === 0) tag = tags.subarray(at + tagIdBytes, at + entryBytes);
+    if (!tag) return { reason: "the context carries no tag for this service's key" };
+    if (!timingSafeEqual(tag, tagOf(signer.secret, payloadPart))) return { reason: 'the context is not valid (its tag does not check)' };
     for (const name of ['sub', 'rid', 'bdy', 'jti'] as const)
       if (typeof claims[name] !== 'string') return { reason: `the context is not valid (its ${name} is missing or not text)` };
     for (const name of ['act', 'spc', 'ip', 'via'] as const)
@@ -338,102 +283,4 @@ function vouchesFor(signer: TrustedBusKey, actorJson: string): boolean {
   // What a service says of itself or of its scripts never makes an administrator.
   if (!rolesWithin(actorJson, ['editor', 'viewer'])) return false;
   return signer.roles.some((role) => (kind === 'service' && rest === role) || (ownActorKinds[role] ?? []).includes(kind));
-}
-
-/**
- * A bus that signs every request it sends and verifies every request its services receive (see above).
- * It sits directly on the transport, under any subject prefix, so a context names the subject as it
- * travels. Publications and subscriptions pass through: who may publish an event is NATS's to say.
- */
-export class SignedBus implements Bus {
-  readonly kind: Bus['kind'];
-  readonly maxPayload: number;
-  readonly #inner: Bus;
-  readonly #signer: ContextSigner;
-  readonly #verifier: ContextVerifier;
-  readonly #log: Logger;
-
-  constructor(inner: Bus, trust: BusTrust, log: Logger) {
-    this.#inner = inner;
-    this.kind = inner.kind;
-    this.maxPayload = inner.maxPayload;
-    this.#signer = new ContextSigner(trust.identity);
-    this.#verifier = new ContextVerifier(trust.trusted);
-    this.#log = log;
-  }
-
-  async request(subject: string, data: Uint8Array, options?: RequestOptions): Promise<BusMessage> {
-    const given = options?.headers ?? {};
-    const headers: BusHeaders = { ...given, [busHeaders.requestId]: given[busHeaders.requestId] ?? randomUUID() };
-    const context = await this.#signer.sign(subject, data, headers);
-    delete headers[busHeaders.actor];
-    delete headers[busHeaders.space];
-    delete headers[busHeaders.clientIp];
-    headers[busHeaders.context] = context;
-    return this.#inner.request(subject, data, { ...options, headers });
-  }
-
-  publish(subject: string, data: Uint8Array, headers?: BusHeaders): void {
-    this.#inner.publish(subject, data, headers);
-  }
-
-  subscribe(subject: string, handler: EventHandler, options?: { queue?: string }): BusSubscription {
-    return this.#inner.subscribe(subject, handler, options);
-  }
-
-  addService(spec: ServiceSpec, endpoints: EndpointSpec[]): Promise<BusService> {
-    return this.#inner.addService(
-      spec,
-      endpoints.map((e) => {
-        const op = e.metadata?.operationId ? operations.find((o) => o.operationId === e.metadata?.operationId) : undefined;
-        return { ...e, handler: (m: BusMessage) => this.#verified(m, e, op) };
-      }),
-    );
-  }
-
-  async #verified(msg: BusMessage, endpoint: EndpointSpec, op: Operation | undefined): Promise<BusReply> {
-    // A message the endpoint did not get from its own subject (a JetStream delivery, say) is no request.
-    const verdict: { headers: BusHeaders; roles: readonly BusRole[] } | Refusal =
-      msg.subject !== endpoint.subject
-        ? { reason: `it came on ${msg.subject}, not the endpoint's subject` }
-        : await this.#verifier.verify(msg);
-    const refusal =
-      'reason' in verdict
-        ? verdict.reason
-        : op && !verdict.roles.some((role) => mayCall(role, op))
-          ? `a ${verdict.roles.join('/')} key may not ask for ${op.operationId}`
-          : null;
-    if (refusal === null && 'headers' in verdict) return endpoint.handler({ ...msg, headers: verdict.headers });
-    this.#log.warn({ subject: msg.subject, reqId: msg.headers[busHeaders.requestId], reason: refusal }, 'bus request refused');
-    const body = problemBody('unauthenticated', 'The request carries no valid signed context');
-    return { data: encoder.encode(JSON.stringify(body)), error: { code: 401, description: 'unauthenticated' } };
-  }
-
-  flush(): Promise<void> {
-    return this.#inner.flush();
-  }
-
-  isConnected(): boolean {
-    return this.#inner.isConnected();
-  }
-
-  openEventLog(options: EventLogOptions & { prefix?: string }): Promise<EventLog> {
-    return this.#inner.openEventLog(options);
-  }
-
-  consumeEvents(options: DurableEventsOptions): Promise<DurableEvents> {
-    return this.#inner.consumeEvents(options);
-  }
-
-  siteStreams(prefix?: string): SiteStreams {
-    return this.#inner.siteStreams(prefix);
-  }
-
-  spaceVersions(prefix?: string): SpaceVersions {
-    return this.#inner.spaceVersions(prefix);
-  }
-
-  close(): Promise<void> {
-    return this.#inner.close();
-  }
 }
