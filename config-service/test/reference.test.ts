@@ -82,13 +82,14 @@ async function arrange(c: Caller) {
   };
 }
 
-/** The script runtime's operations the reference does not have, each documented as an extension. */
+/** The operations the reference does not have (the script runtime's, alarms, animations), each documented as an extension. */
 const extensions = new Set([
   'scheduleScript',
   'unscheduleScript',
   'runScript',
   'getScriptRuns',
   ...(ops.alarmDefinitionOperations as Operation[]).map((op) => op.operationId),
+  ...(ops.animationOperations as Operation[]).map((op) => op.operationId),
 ]);
 
 for (const h of harnesses) {

@@ -86,8 +86,13 @@ export const AnimationBinding = Type.Object(
     range: Type.Optional(
       Type.Object(
         {
-          in: Type.Tuple([Type.Number(), Type.Number()], { description: 'The value range.' }),
-          out: Type.Tuple([Type.Number(), Type.Number()], { description: 'Degrees (`rotate`) or user units along x (`translate`).' }),
+          // Pairs as arrays of two: OpenAPI 3.1 has no tuple `items` array (its `prefixItems` TypeBox does not write).
+          in: Type.Array(Type.Number(), { minItems: 2, maxItems: 2, description: 'The value range: from, to.' }),
+          out: Type.Array(Type.Number(), {
+            minItems: 2,
+            maxItems: 2,
+            description: 'Degrees (`rotate`) or user units along x (`translate`): from, to.',
+          }),
         },
         { additionalProperties: false, description: '`rotate`/`translate`: the value scaled linearly from `in` to `out`, clamped.' },
       ),
