@@ -41,7 +41,8 @@ export function runBlock(
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
-  const done = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+  // The shell's exit, not the close of its pipes: a process a block line started may outlive it holding them.
+  const done = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
   let exit: number | null = null;
   void done.then((code) => (exit = code));
   const started = () => (existsSync(join(dir, '.pids')) ? readFileSync(join(dir, '.pids'), 'utf8').split('\n').filter(Boolean) : []);
@@ -58,7 +59,12 @@ export function runBlock(
       await until("the block's processes stop", async () => alive().length === 0, 30_000).catch(() => {
         for (const pid of alive()) spawnSync('kill', ['-KILL', '--', `-${pid}`]);
       });
+      if (exit === null) child.kill('SIGTERM');
       await done;
+      // Whatever still holds the shell's output (a grandchild of a block's line) keeps this process no longer.
+      child.stdout.destroy();
+      child.stderr.destroy();
+      child.unref();
     },
   };
 }
