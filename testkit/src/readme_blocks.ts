@@ -27,7 +27,9 @@ export function runBlock(
   env: Record<string, string>,
 ): { done: Promise<number>; stop(): Promise<void>; output(): string; failed(): boolean } {
   const background = (line: string) => `${line.replace(/\s+#\s.*$/, '').replace(/\s*&\s*$/, '')} &\necho $! >> .pids`;
-  const lines = text.split('\n').map((line) => (/\b(npm start|simulator\/src\/main\.ts)\b/.test(line) ? background(line) : line));
+  const lines = text
+    .split('\n')
+    .map((line) => (/\b(npm start|npm run simulator|simulator\/src\/main\.ts)\b/.test(line) ? background(line) : line));
   const script = ['set -e', 'set -m', ...lines, 'wait'].join('\n');
   // The run's own platform settings stay out: the block says what it needs.
   const inherited = Object.entries(process.env).filter(
