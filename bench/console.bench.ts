@@ -165,14 +165,18 @@ if (!existsSync(chromiumPath)) {
       const known = new Set<number>();
       new MutationObserver(() => {
         const now = Date.now();
-        const cell = document.querySelector('tr[data-reference*="AnIn1"] td.value');
-        const m = /"f":(-?\d+(?:\.\d+)?)/.exec(cell?.textContent ?? '');
-        const n = m ? Number(m[1]) : null;
-        if (n !== null && !known.has(n)) {
-          known.add(n);
-          seen.push([n, now]);
+        // The table shows a number rounded, with the whole number in the cell's title; the magnitude is a row
+        // of its own (`…AnIn1…mag…f`) or, for a data object not split into rows, a field of its JSON.
+        for (const cell of document.querySelectorAll('tr[data-reference*="AnIn1"] td.value')) {
+          const full = cell.getAttribute('title') ?? '';
+          const m = /"f":(-?\d+(?:\.\d+)?)/.exec(full);
+          const n = m ? Number(m[1]) : /^-?\d+(?:\.\d+)?$/.test(full) ? Number(full) : null;
+          if (n !== null && !known.has(n)) {
+            known.add(n);
+            seen.push([n, now]);
+          }
         }
-      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+      }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['title'] });
     });
     const bare = new Map<number, number>();
     const stopBare = await bareClient(`${p.url}/api/live?connections=${id}&topics=values`, admin.headers, bare);
