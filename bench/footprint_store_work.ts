@@ -1,13 +1,14 @@
 /**
- * A fixed piece of the embedded store's work, run in a process of its own by `footprint.bench.ts` under
- * the Node flags it compares: what a flag that changes how PGlite's WebAssembly is compiled costs in CPU.
+ * A fixed piece of the embedded store's work, run in a process of its own by `footprint.bench.ts` with
+ * each `EMBEDDED_STORE_COMPILER` it compares: what compiling PGlite's WebAssembly with V8's baseline
+ * compiler only costs in CPU against compiling its hot code with the optimising compiler too.
  * The store is opened from the all-in-one bundle's template (every migration applied), then, after a
  * warm-up of the same work, timed: values ingested as the history does (batches through
  * `jsonb_to_recordset` into a day partition with its unique index), reads of one attribute's range with
  * an aggregate, and single-row reads and updates by key. Prints one JSON line: CPU ms of each part
  * (`process.cpuUsage`, which on a shared machine is steadier than wall time) and the resident memory.
  *
- * Run as `node [flags] --import tsx bench/footprint_store_work.ts <template file>`.
+ * Run as `EMBEDDED_STORE_COMPILER=baseline|optimizing node --import tsx bench/footprint_store_work.ts <template file>`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
@@ -33,7 +34,7 @@ async function cpuOf(fn: () => Promise<void>): Promise<number> {
 }
 
 const dataDir = await mkdtemp(join(tmpdir(), 'scada-store-work-'));
-const store = await PGliteStore.open(dataDir, { templateFile });
+const store = await PGliteStore.open(dataDir, { templateFile, baselineCompiler: process.env.EMBEDDED_STORE_COMPILER !== 'optimizing' });
 try {
   await store.query(
     `create table history.bench_points partition of history.points for values from ('${new Date(day).toISOString()}') to ('${new Date(day + 86_400_000).toISOString()}')`,
@@ -84,8 +85,7 @@ try {
   await reads();
   await keyed();
   const result = { ingestMs: await cpuOf(ingest), readsMs: await cpuOf(reads), keyedMs: await cpuOf(keyed) };
-  const rss = Number(/VmRSS:\s+(\d+)/.exec(await (await import('node:fs/promises')).readFile('/proc/self/status', 'utf8'))?.[1] ?? 0);
-  console.log(JSON.stringify({ ...result, rssMiB: rss / 1024 }));
+  console.log(JSON.stringify(result));
 } finally {
   await store.close();
   await rm(dataDir, { recursive: true, force: true });

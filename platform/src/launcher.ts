@@ -110,7 +110,12 @@ export async function launchProcess<C, R extends Stoppable>(
   const bus = await openBus(platform, log);
   const store = opener
     ? await opener(
-        { databaseUrl: platform.databaseUrl, dataDir: platform.dataDir, timeoutMs: platform.busTimeoutMs, compiler: platform.storeCompiler },
+        {
+          databaseUrl: platform.databaseUrl,
+          dataDir: platform.dataDir,
+          timeoutMs: platform.busTimeoutMs,
+          compiler: platform.storeCompiler,
+        },
         log,
       )
     : null;
