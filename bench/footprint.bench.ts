@@ -20,9 +20,10 @@
  *
  * Then what an edge box runs (`footprint_edge.ts`): the all-in-one bundle's first start on a new data
  * folder (peak and idle resident memory, time and CPU to ready) and an idle edge site (its NATS server and
- * the protocol bundle with `SITE=`), each with the image's flags and with `BENCH_EDGE_FLAGS` added (by
- * default `--liftoff-only`: the embedded store's WebAssembly kept to V8's baseline compiler). Goals: site
- * ≤ 128 MiB together; all-in-one ≤ 200 MiB idle, ≤ 300 MiB at its peak, ready ≤ 3 s on a quiet machine.
+ * the protocol bundle with `SITE=`), each with the embedded store's WebAssembly compiled as by default
+ * (`EMBEDDED_STORE_COMPILER=baseline`) and with `optimizing`, and the CPU a fixed piece of the store's
+ * work costs with each (`footprint_store_work.ts`), the default as the baseline. Goals: site ≤ 128 MiB
+ * together; all-in-one ≤ 200 MiB idle, ≤ 300 MiB at its peak, ready ≤ 3 s on a quiet machine.
  * `BENCH_FOOTPRINT=edge` runs this part alone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -37,7 +38,7 @@ import { adminToken } from '@scada/testkit/faults/load';
 import { startNats, startPostgres } from '@scada/testkit/faults/servers';
 import { freePort, load, waitReady, type LoadResult } from './harness.ts';
 import { roleBusKeys } from '@scada/testkit/bus_keys';
-import { edgeFirstStart, edgeSite, type EdgeSample } from './footprint_edge.ts';
+import { edgeFirstStart, edgeSite, storeWork, type EdgeSample } from './footprint_edge.ts';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const idleMs = Number(process.env.BENCH_IDLE_MS ?? 5000);
@@ -47,7 +48,6 @@ const imageFlags = bundleCommand('edge').slice(0, -1);
 const nodeBinary = process.env.BENCH_NODE ?? process.execPath;
 const candidateFlags = (process.env.BENCH_CANDIDATE_FLAGS ?? '--max-semi-space-size=1').split(/\s+/).filter(Boolean);
 const edgeOnly = process.env.BENCH_FOOTPRINT === 'edge';
-const edgeFlags = (process.env.BENCH_EDGE_FLAGS ?? '--liftoff-only').split(/\s+/).filter(Boolean);
 
 type Variant = 'tsx' | 'bundle';
 /** Thrown to leave out the services' part (`BENCH_FOOTPRINT=edge`). */
@@ -159,15 +159,25 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 await ensureBuilt();
 const rows: { label: string; samples: Record<Variant, Sample[]> }[] = [];
 const loaded: Record<'image' | 'candidate', (LoadResult & { rss: string })[]> = { image: [], candidate: [] };
-const edge: { label: string; first: EdgeSample[]; site: { service: EdgeSample; natsMiB: number }[] }[] = [
-  { label: 'image flags', first: [], site: [] },
-  ...(edgeFlags.length > 0 ? [{ label: edgeFlags.join(' '), first: [], site: [] }] : []),
-];
+type StoreWork = Awaited<ReturnType<typeof storeWork>>;
+const edge: {
+  label: string;
+  env: Record<string, string>;
+  first: EdgeSample[];
+  site: { service: EdgeSample; natsMiB: number }[];
+  work: StoreWork[];
+}[] = (['baseline', 'optimizing'] as const).map((compiler) => ({
+  label: `EMBEDDED_STORE_COMPILER=${compiler}${compiler === 'baseline' ? ' (default)' : ''}`,
+  env: { EMBEDDED_STORE_COMPILER: compiler },
+  first: [],
+  site: [],
+  work: [],
+}));
 for (let round = 0; round < rounds; round++) {
   for (const e of round % 2 === 0 ? edge : [...edge].reverse()) {
-    const flags = e.label === 'image flags' ? [] : edgeFlags;
-    e.first.push(await edgeFirstStart(flags, idleMs));
-    e.site.push(await edgeSite(flags, idleMs));
+    e.first.push(await edgeFirstStart(e.env, idleMs));
+    e.site.push(await edgeSite(e.env, idleMs));
+    e.work.push(await storeWork(e.env));
   }
 }
 const nats = edgeOnly ? null : await startNats();
@@ -275,18 +285,20 @@ if (loaded.image.length > 0) {
 const mib = (x: number) => `${x.toFixed(0)} MiB`;
 lines.push(
   '',
-  `Edge box: median of ${rounds} rounds; the all-in-one bundle's first start on a new DATA_DIR, an idle edge site (site NATS + protocol bundle with SITE=) on a new one`,
+  `Edge box: median of ${rounds} rounds; the all-in-one bundle's first start on a new DATA_DIR, an idle edge site (site NATS + protocol bundle with SITE=) on a new one; CPU of the store's work (ingest, reads, keyed) as a ratio to the default`,
   '',
-  '| flags added | all-in-one: ready | CPU to ready | peak to ready | idle | peak | site: service idle (peak) | site NATS | site together |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  '| setting | all-in-one: ready | CPU to ready | peak to ready | idle | peak | site: service idle (peak) | site NATS | site together | store work: ingest / reads / keyed |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
 );
+const workOf = (e: (typeof edge)[number], part: keyof StoreWork) => median(e.work.map((w) => w[part]));
 for (const e of edge) {
+  const work = (['ingestMs', 'readsMs', 'keyedMs'] as const).map((part) => ratio(workOf(e, part), workOf(edge[0], part))).join(' / ');
   const m = (f: (x: EdgeSample) => number) => median(e.first.map(f));
   const svc = median(e.site.map((x) => x.service.idleMiB));
   const svcPeak = median(e.site.map((x) => x.service.idlePeakMiB));
   const nat = median(e.site.map((x) => x.natsMiB));
   lines.push(
-    `| ${e.label} | ${s(m((x) => x.readyMs))} | ${s(m((x) => x.cpuMs))} | ${mib(m((x) => x.peakMiB))} | ${mib(m((x) => x.idleMiB))} | ${mib(m((x) => x.idlePeakMiB))} | ${mib(svc)} (${mib(svcPeak)}) | ${mib(nat)} | ${mib(median(e.site.map((x) => x.service.idleMiB + x.natsMiB)))} |`,
+    `| ${e.label} | ${s(m((x) => x.readyMs))} | ${s(m((x) => x.cpuMs))} | ${mib(m((x) => x.peakMiB))} | ${mib(m((x) => x.idleMiB))} | ${mib(m((x) => x.idlePeakMiB))} | ${mib(svc)} (${mib(svcPeak)}) | ${mib(nat)} | ${mib(median(e.site.map((x) => x.service.idleMiB + x.natsMiB)))} | ${work} |`,
   );
 }
 console.log(lines.join('\n'));

@@ -14,7 +14,33 @@ import { join } from 'node:path';
 import { roleBusKeys } from '@scada/testkit/bus_keys';
 import { startNats } from '@scada/testkit/faults/servers';
 import { bundleCommand, repoRoot } from '../tools/build/build.ts';
+import { storeTemplateFile } from '@scada/platform';
 import { freePort } from './harness.ts';
+
+const distDir = join(repoRoot, 'dist');
+
+/**
+ * What the embedded store's work costs in CPU with `extra` in its environment (`footprint_store_work.ts`
+ * in a process of its own, on the all-in-one bundle's template): CPU ms of each part.
+ */
+export async function storeWork(extra: Record<string, string>): Promise<{ ingestMs: number; readsMs: number; keyedMs: number }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join('bench', 'footprint_store_work.ts'), join(distDir, 'edge', storeTemplateFile)],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, ...extra },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += String(d)));
+  child.stderr.on('data', (d: Buffer) => (err = (err + String(d)).slice(-2000)));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`footprint_store_work.ts exited ${code}: ${err}`);
+  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as { ingestMs: number; readsMs: number; keyedMs: number };
+}
 
 /** One start measured: ms and CPU ms to ready, MiB at the peak until ready, MiB after idling. */
 export type EdgeSample = { readyMs: number; cpuMs: number; peakMiB: number; idleMiB: number; idlePeakMiB: number };
@@ -63,8 +89,8 @@ async function startAndMeasure(args: string[], env: Record<string, string>, port
   }
 }
 
-/** The all-in-one bundle on its embedded defaults, started on a new data folder (a first start). */
-export async function edgeFirstStart(flags: string[], idleMs: number): Promise<EdgeSample> {
+/** The all-in-one bundle on its embedded defaults and `extra`, started on a new data folder (a first start). */
+export async function edgeFirstStart(extra: Record<string, string>, idleMs: number): Promise<EdgeSample> {
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-footprint-first-'));
   try {
     const port = await freePort();
@@ -76,9 +102,9 @@ export async function edgeFirstStart(flags: string[], idleMs: number): Promise<E
       HTTP_PORT: String(port),
       HTTPS_PORT: String(await freePort()),
       DATA_DIR: dataDir,
+      ...extra,
     };
-    const [file] = bundleCommand('edge').slice(-1);
-    return await startAndMeasure([...bundleCommand('edge').slice(0, -1), ...flags, file], env, port, idleMs);
+    return await startAndMeasure(bundleCommand('edge'), env, port, idleMs);
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
@@ -99,7 +125,7 @@ function natsPid(port: number): number {
 }
 
 /** An idle edge site on a new data folder: its NATS server's resident memory and the site service's sample. */
-export async function edgeSite(flags: string[], idleMs: number): Promise<{ service: EdgeSample; natsMiB: number }> {
+export async function edgeSite(extra: Record<string, string>, idleMs: number): Promise<{ service: EdgeSample; natsMiB: number }> {
   const nats = await startNats();
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-footprint-site-'));
   try {
@@ -115,9 +141,9 @@ export async function edgeSite(flags: string[], idleMs: number): Promise<{ servi
       SECRETS_KEY: randomBytes(32).toString('base64'),
       DATA_DIR: dataDir,
       HEALTH_PORT: String(port),
+      ...extra,
     };
-    const [file] = bundleCommand('protocol').slice(-1);
-    const service = await startAndMeasure([...bundleCommand('protocol').slice(0, -1), ...flags, file], env, port, idleMs);
+    const service = await startAndMeasure(bundleCommand('protocol'), env, port, idleMs);
     return { service, natsMiB: statusMiB(natsPid(nats.port), 'VmRSS') };
   } finally {
     await nats.remove();

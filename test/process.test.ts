@@ -17,11 +17,13 @@ t.test('bad configuration stops start-up with one message naming every bad varia
     LOCKOUT_THRESHOLD: '-1',
     LOG_LEVEL: 'loud',
     DATABASE_URL: 'mysql://x',
+    EMBEDDED_STORE_COMPILER: 'fastest',
   });
   const code = await run.exited;
   t.equal(code, 2, 'exits non-zero');
   const { stderr } = run.output();
-  for (const name of ['HTTP_PORT', 'HTTPS_PORT', 'SERVICES', 'LOG_LEVEL', 'DATABASE_URL']) t.match(stderr, name, `names ${name}`);
+  for (const name of ['HTTP_PORT', 'HTTPS_PORT', 'SERVICES', 'LOG_LEVEL', 'DATABASE_URL', 'EMBEDDED_STORE_COMPILER'])
+    t.match(stderr, name, `names ${name}`);
   t.match(stderr, /^Invalid configuration:/);
   t.notMatch(stderr, /at .*\.ts:\d+/, 'no stack trace');
 });

@@ -30,7 +30,14 @@ export type PlatformConfig = {
   shutdownDrainMs: number;
   /** Port of the probe listener (`/healthz`, `/readyz`) of a process; 0 turns it off. */
   healthPort: number;
+  /** How V8 compiles the embedded store's WebAssembly: its baseline compiler only, or optimising hot code too. */
+  storeCompiler: StoreCompiler;
 };
+
+/** The choices of `EMBEDDED_STORE_COMPILER`. */
+export const storeCompilers = ['baseline', 'optimizing'] as const;
+/** One choice of `EMBEDDED_STORE_COMPILER`. */
+export type StoreCompiler = (typeof storeCompilers)[number];
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -58,6 +65,7 @@ export function readPlatformConfig(env: EnvReader, available: readonly ServiceKe
     shutdownGraceMs: env.int('SHUTDOWN_GRACE_MS', 10000, { min: 0, max: 300000 }),
     shutdownDrainMs: env.int('SHUTDOWN_DRAIN_MS', 0, { min: 0, max: 60000 }),
     healthPort: env.port('HEALTH_PORT', 0),
+    storeCompiler: env.oneOf('EMBEDDED_STORE_COMPILER', 'baseline', storeCompilers),
   };
 }
 

@@ -38,7 +38,8 @@ async function notOwnerOnly(path: string): Promise<string[]> {
 
 t.test('a new data folder starts from the template, owner-only, and keeps its data on the next open', async (t) => {
   const dataDir = join(folder, 'fresh');
-  const first = await PGliteStore.open(dataDir, { templateFile });
+  // As a platform process opens it: PostgreSQL's WebAssembly compiled by V8's baseline compiler only.
+  const first = await PGliteStore.open(dataDir, { templateFile, baselineCompiler: true });
   t.same((await first.query('select name from prepared.things')).rows, [{ name: 'from the template' }]);
   await first.query(`insert into prepared.things values (2, 'written after')`);
   t.same((await first.query('show shared_buffers')).rows, [{ shared_buffers: '16MB' }], 'the small settings are in force');
