@@ -60,6 +60,8 @@ export type Faults = {
   refuseFiles?: Record<string, number>;
   /** Refuse FileDelete of these files with this FileProblem code (6 file-access-denied), as libiec61850's `server_example_files` refuses `IEDSERVER.BIN`. */
   refuseFileDeletes?: Record<string, number>;
+  /** Keep FileRead answers back while true, as a device reading slowly from its flash; each leaves once it is false again. */
+  holdFileReads?: boolean;
   /** Refuse every ReadJournal of a log that exists (access: object-access-denied). */
   refuseJournals?: boolean;
   /** A selection of a setting group for edit ends after this many ms (default: the SCL's `resvTms` seconds, else 300 s as libiec61850). */
@@ -237,7 +239,8 @@ export class Association implements ReportSink {
           ? { pdu: 'confirmed-response', invokeId: pdu.invokeId, response: outcome.response }
           : { pdu: 'confirmed-error', invokeId: pdu.invokeId, error: { ...outcome.error, text: '' } };
         if (this.#cut(answer)) return;
-        this.send(answer);
+        if (pdu.request.service === 'fileRead') this.#sendUnheld(answer);
+        else this.send(answer);
         return;
       }
       case 'conclude-request':
@@ -249,6 +252,13 @@ export class Association implements ReportSink {
       default:
         this.send({ pdu: 'reject', reason: { pduType: 'pdu-error', code: 1, text: 'invalid-pdu' } });
     }
+  }
+
+  /** Sends a FileRead's answer once `holdFileReads` is off (looked at every 10 ms while it is on). */
+  #sendUnheld(answer: MmsPdu): void {
+    if (this.#state === 'closed') return;
+    if (this.#ctx.faults.holdFileReads) setTimeout(() => this.#sendUnheld(answer), 10);
+    else this.send(answer);
   }
 
   /** Counts a confirmed request; on the n-th of `closeAfterRequests`, sends half its answer and drops the connection. */
