@@ -108,12 +108,14 @@ export class Association implements ReportSink {
   readonly #reassembler = createDtReassembler();
   #state: State = 'transport';
   #tpduSize = 8192;
+  #pduSize: number;
   #requests = 0;
 
   constructor(id: number, socket: Socket, ctx: AssociationContext) {
     this.id = id;
     this.#socket = socket;
     this.#ctx = ctx;
+    this.#pduSize = ctx.limits.maxPduSize;
     socket.on('error', () => undefined);
     // as devices answer: an answer cut into several TPDUs leaves at once, not after the client's delayed ACK
     socket.setNoDelay(true);
@@ -121,6 +123,11 @@ export class Association implements ReportSink {
       this.#state = 'closed';
     });
     if (!ctx.faults.silent) socket.on('data', (chunk: Buffer) => this.#receive(chunk));
+  }
+
+  /** The largest MMS PDU of this association: the smaller of the client's proposal and the device's limit. */
+  get pduSize(): number {
+    return this.#pduSize;
   }
 
   /** True once the association is accepted and not closed. */
@@ -190,6 +197,7 @@ export class Association implements ReportSink {
       );
     }
     const initiate = negotiateInitiate(request.initiate, this.#ctx.limits);
+    this.#pduSize = initiate.localDetail ?? this.#pduSize;
     for (const frame of buildAssociationAccept({ request, initiate, tpduSize: this.#tpduSize })) this.#socket.write(frame);
     this.#state = 'open';
     this.#ctx.emit('association', { id: this.id, accepted: true });

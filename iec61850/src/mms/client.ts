@@ -19,6 +19,13 @@ import type { TlsOptions } from './tls_transport.ts';
 export { MmsConnectionError, MmsError } from './client_errors.ts';
 export type { Negotiated, Selectors } from './client_link.ts';
 
+/**
+ * The largest MMS PDU a client proposes unless told otherwise: 1 MiB, more than devices accept (libiec61850's
+ * servers 65000), so that the device's own limit decides: larger FileRead pieces and reads mean fewer round
+ * trips. It also bounds what one answer may make the client hold.
+ */
+export const PROPOSED_MAX_PDU_SIZE = 1024 * 1024;
+
 /** How to reach and talk to a server. Times are in milliseconds. */
 export type MmsClientOptions = {
   host: string;
@@ -30,7 +37,10 @@ export type MmsClientOptions = {
   requestTimeoutMs?: number;
   /** Requests proposed to have outstanding at once (the server may lower it); 5 by default. */
   maxOutstanding?: number;
-  /** Largest MMS PDU proposed; 65000 by default. */
+  /**
+   * Largest MMS PDU proposed; {@link PROPOSED_MAX_PDU_SIZE} by default, so that the association gets the
+   * largest the device accepts (a device answers the smaller of the proposal and its own limit).
+   */
   maxPduSize?: number;
   /** Largest TPDU proposed in the COTP CR; 8192 by default. */
   tpduSize?: number;
@@ -131,7 +141,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
       connectTimeoutMs: o.connectTimeoutMs ?? 10_000,
       selectors: o.selectors ?? {},
       tpduSize: o.tpduSize ?? 8192,
-      initiate: initiateFor(maxOutstanding, o.maxPduSize ?? 65000),
+      initiate: initiateFor(maxOutstanding, o.maxPduSize ?? PROPOSED_MAX_PDU_SIZE),
       ...(o.password === undefined ? {} : { password: o.password }),
       ...(o.tls === undefined ? {} : { tls: o.tls }),
       ...(o.signal === undefined ? {} : { signal: o.signal }),
