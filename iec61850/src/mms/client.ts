@@ -11,8 +11,14 @@ import type { PeeledTsdu } from './frames.ts';
 import { buildAbort, buildReleaseRequest } from './frames.ts';
 import type { MmsData } from './mms_data.ts';
 import { objectNameOf, objectNameText, type AccessResult, type NamedVariable } from './mms_access.ts';
-import { encodeMmsPdu, type InformationReport, type MmsPdu } from './mms_pdu.ts';
-import type { ConfirmedRequest, ConfirmedResponse, ObjectClass, WriteResult } from './mms_services.ts';
+import { encodeConfirmedRequestPdu, encodeMmsPdu, type InformationReport, type MmsPdu } from './mms_pdu.ts';
+import {
+  encodeConfirmedRequest,
+  type ConfirmedRequest,
+  type ConfirmedResponse,
+  type ObjectClass,
+  type WriteResult,
+} from './mms_services.ts';
 import type { MmsType } from './mms_types.ts';
 import type { TlsOptions } from './tls_transport.ts';
 
@@ -71,6 +77,8 @@ type Service = ConfirmedRequest['service'];
 type ResponseOf<S extends Service> = Extract<ConfirmedResponse, { service: S }>;
 type Pending = {
   request: ConfirmedRequest;
+  /** The request's service already encoded (a read kept by its reference). */
+  service?: Uint8Array;
   invokeId?: number;
   deadline: number;
   resolve(r: ConfirmedResponse): void;
@@ -94,6 +102,12 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefin
 
 const nameOf = (ref: VariableRef): NamedVariable => (typeof ref === 'string' ? objectNameOf(ref) : ref);
 
+/** A read of one reference, encoded once for an association that reads it again and again (polling). */
+type KeptRead = { request: Extract<ConfirmedRequest, { service: 'read' }>; service: Uint8Array };
+
+/** Reads of one reference an association keeps encoded; past this many, it starts over. */
+const KEPT_READS = 256;
+
 /** An MMS client association; make one with {@link MmsClient.connect}. */
 export class MmsClient extends EventEmitter<MmsClientEvents> {
   /** What the association settled. */
@@ -108,6 +122,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   readonly #live = new Set<Pending>();
   #deadlineTimer: NodeJS.Timeout | undefined;
   #nextInvokeId = 1;
+  readonly #keptReads = new Map<string, KeptRead>();
   #closeReason: MmsConnectionError | undefined;
   #idleTimer: NodeJS.Timeout | undefined;
   #concluding: { resolve(ok: boolean): void } | undefined;
@@ -196,13 +211,31 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     return (await this.request({ service: 'getVariableAccessAttributes', name: nameOf(ref) })).type;
   }
 
-  /** Reads variables; one result per reference, in order. */
+  /** Reads variables; one result per reference, in order. A read of one reference by its text is encoded once. */
   async read(refs: VariableRef[]): Promise<AccessResult[]> {
-    const names = refs.map(nameOf);
-    const { results } = await this.request({ service: 'read', specificationWithResult: false, variables: { kind: 'variables', names } });
-    if (results.length !== names.length)
-      throw new MmsConnectionError('protocol_error', `read of ${names.length} variables answered with ${results.length} results`);
+    const kept = refs.length === 1 && typeof refs[0] === 'string' ? this.#keptRead(refs[0]) : undefined;
+    const { results } = kept
+      ? await this.#ask(kept.request, kept.service)
+      : await this.request({ service: 'read', specificationWithResult: false, variables: { kind: 'variables', names: refs.map(nameOf) } });
+    if (results.length !== refs.length)
+      throw new MmsConnectionError('protocol_error', `read of ${refs.length} variables answered with ${results.length} results`);
     return results;
+  }
+
+  /** The read of `ref` as encoded the first time (only its invoke id differs from one read to the next). */
+  #keptRead(ref: string): KeptRead {
+    let kept = this.#keptReads.get(ref);
+    if (!kept) {
+      const request: KeptRead['request'] = {
+        service: 'read',
+        specificationWithResult: false,
+        variables: { kind: 'variables', names: [nameOf(ref)] },
+      };
+      kept = { request, service: encodeConfirmedRequest(request) };
+      if (this.#keptReads.size >= KEPT_READS) this.#keptReads.clear();
+      this.#keptReads.set(ref, kept);
+    }
+    return kept;
   }
 
   /** Reads the members of a named variable list (a data set). */
@@ -233,11 +266,16 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
 
   /** Sends any confirmed request and resolves with the response of the same service. */
   request<S extends Service>(request: Extract<ConfirmedRequest, { service: S }>): Promise<ResponseOf<S>> {
+    return this.#ask(request);
+  }
+
+  /** Sends `request` (its service already encoded, when given) and resolves with the response of the same service. */
+  #ask<S extends Service>(request: Extract<ConfirmedRequest, { service: S }>, service?: Uint8Array): Promise<ResponseOf<S>> {
     return new Promise<ConfirmedResponse>((resolve, reject) => {
       if (this.#closeReason)
         return reject(new MmsConnectionError('not_connected', `not connected: ${this.#closeReason.message}`, this.#closeReason));
       if (this.#concluding) return reject(new MmsConnectionError('not_connected', 'the association is concluding'));
-      const p: Pending = { request, resolve, reject, deadline: performance.now() + this.#requestTimeoutMs };
+      const p: Pending = { request, service, resolve, reject, deadline: performance.now() + this.#requestTimeoutMs };
       this.#live.add(p);
       if (!this.#deadlineTimer) this.#armDeadline(this.#requestTimeoutMs);
       if (this.#pending.size < this.negotiated.maxOutstanding) this.#send(p);
@@ -291,7 +329,9 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     this.#nextInvokeId = (this.#nextInvokeId + 1) >>> 0;
     let pdu: Uint8Array;
     try {
-      pdu = encodeMmsPdu({ pdu: 'confirmed-request', invokeId, request: p.request });
+      pdu = p.service
+        ? encodeConfirmedRequestPdu(invokeId, p.service)
+        : encodeMmsPdu({ pdu: 'confirmed-request', invokeId, request: p.request });
     } catch (e) {
       return this.#settle(p, () => p.reject(e instanceof Error ? e : new Error(String(e))));
     }
