@@ -115,7 +115,8 @@ export class FileDownloads {
       const data = this.#take(d);
       d.next++;
       const done = d.deviceDone && d.queued === 0;
-      if (done) await this.#end(d);
+      // the FileClose leaves now, but the last chunk does not wait for its answer
+      if (done) void this.#end(d);
       else this.#pump(d);
       return { data, done };
     } catch (err) {
