@@ -271,6 +271,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
 
   /** Sends `request` (its service already encoded, when given) and resolves with the response of the same service. */
   #ask<S extends Service>(request: Extract<ConfirmedRequest, { service: S }>, service?: Uint8Array): Promise<ResponseOf<S>> {
+    // resolved only with a response of the request's own service (`#mms` checks it)
     return new Promise<ConfirmedResponse>((resolve, reject) => {
       if (this.#closeReason)
         return reject(new MmsConnectionError('not_connected', `not connected: ${this.#closeReason.message}`, this.#closeReason));
@@ -280,11 +281,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
       if (!this.#deadlineTimer) this.#armDeadline(this.#requestTimeoutMs);
       if (this.#pending.size < this.negotiated.maxOutstanding) this.#send(p);
       else this.#queue.push(p);
-    }).then((response) => {
-      if (response.service !== request.service)
-        throw new MmsConnectionError('protocol_error', `${request.service} answered with a ${response.service} response`);
-      return response as ResponseOf<S>;
-    });
+    }) as Promise<ResponseOf<S>>;
   }
 
   /**
@@ -408,7 +405,12 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
               `${pdu.pdu} for invoke id ${pdu.invokeId ?? '(none)'} matches no request${pdu.pdu === 'reject' ? `: ${pdu.reason.text}` : ''}`,
             ),
           );
-        if (pdu.pdu === 'confirmed-response') return this.#settle(p, () => p.resolve(pdu.response));
+        if (pdu.pdu === 'confirmed-response') {
+          const { response } = pdu;
+          if (response.service === p.request.service) return this.#settle(p, () => p.resolve(response));
+          const wrong = new MmsConnectionError('protocol_error', `${p.request.service} answered with a ${response.service} response`);
+          return this.#settle(p, () => p.reject(wrong));
+        }
         const error = pdu.pdu === 'reject' ? MmsError.fromReject(pdu.reason) : MmsError.fromServiceError(pdu.error);
         return this.#settle(p, () => p.reject(error));
       }
