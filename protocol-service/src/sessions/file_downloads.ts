@@ -146,6 +146,8 @@ export class FileDownloads {
     for (;;) {
       if (d.failure !== undefined) throw d.failure;
       if (d.queued > 0 || d.deviceDone) return;
+      // ended meanwhile: nothing would be read any more, and waiting for it would spin
+      if (!this.#downloads.has(d.id)) throw new ProblemError('not_found', `Download ${d.id} ended while its chunk was awaited`);
       this.#pump(d);
       await d.reading;
     }
