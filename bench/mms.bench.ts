@@ -164,6 +164,9 @@ async function filesAgainstPeer(peer: string, file: string, command: string): Pr
       async () => {
         await p.disconnect(id);
         const timed = await downloadByCommand(command, bytes);
+        // the server lets the command's association go within moments of its exit, as it does the platform's
+        // (`disconnect` waits a second for it): until then, the platform's FileReads would be answered late
+        await new Promise((r) => setTimeout(r, 1000));
         await p.start(id);
         return timed;
       },

@@ -128,7 +128,7 @@ t.test(`a device's file store (${p.mode})`, async (t) => {
     t.equal(res.headers.get('content-disposition'), 'attachment; filename="DR_0001.DAT"');
     t.equal(res.headers.get('content-length'), String(dat.length));
     t.same(Buffer.from(await res.arrayBuffer()), dat, 'byte for byte');
-    t.equal(sim.openFiles(), 0, 'closed on the device after its last piece');
+    await until('closed on the device after its last piece', async () => sim.openFiles() === 0, 5000);
     t.match(await lastLogRow(), {
       action: 'file-download',
       reference: 'COMTRADE/DR_0001.DAT',
@@ -142,6 +142,34 @@ t.test(`a device's file store (${p.mode})`, async (t) => {
     const head = await c.api('HEAD', `/files/content?path=${q('COMTRADE/DR_0001.DAT')}`);
     t.same([head.status, head.headers.get('content-length')], [200, String(dat.length)], 'HEAD answers the headers');
     await until('closed after HEAD', async () => sim.openFiles() === 0, 5000);
+  });
+
+  t.test('a download streams as the device answers: its first piece reaches the client while the device holds the next', async (t) => {
+    let fileReads = 0;
+    const holdSecond = (e: { request: { service: string } }) => {
+      if (e.request.service === 'fileRead' && ++fileReads === 2) faults.holdFileReads = true;
+    };
+    sim.on('request', holdSecond);
+    t.teardown(() => {
+      sim.off('request', holdSecond);
+      delete faults.holdFileReads;
+    });
+    const res = await download('COMTRADE/DR_0001.DAT');
+    t.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    // The piece is passed on at once; the bound only turns a download that waits for more into a failure.
+    const stalled = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error('nothing arrived while the device held its second piece')), 10_000).unref(),
+    );
+    const first = await Promise.race([reader.read(), stalled]);
+    t.ok(first.value && first.value.length > 0, 'octets arrived');
+    t.equal(fileReads, 2, 'while the device holds its second FileRead');
+    t.same(Buffer.from(first.value!), dat.subarray(0, first.value!.length), 'the file from its start');
+    const parts = [Buffer.from(first.value!)];
+    delete faults.holdFileReads;
+    for (let r = await reader.read(); !r.done; r = await reader.read()) parts.push(Buffer.from(r.value));
+    t.same(Buffer.concat(parts), dat, 'then the rest, byte for byte');
+    await until('closed after its last piece', async () => sim.openFiles() === 0, 5000);
   });
 
   t.test('a file past MAX_FILE_DOWNLOAD_BYTES is 413 and closed on the device at once', async (t) => {

@@ -15,6 +15,8 @@ export const busHeaders = {
   timeout: 'x-timeout-ms',
   /** `gzip` on a reply whose body is compressed (large answers, so that they fit one bus message). */
   contentEncoding: 'x-content-encoding',
+  /** JSON of a reply's fields besides its octets, on the reply of an operation with `replyOctets`. */
+  replyFields: 'x-reply-fields',
   /**
    * On NATS, the signed context of a request (platform/src/bus/trust.ts): actor, space and client address
    * travel inside it, bound to the subject, the request id and the body. Handed to a handler, it is the

@@ -91,6 +91,12 @@ export type Operation<Req extends TObject = TObject, Res extends TSchema = TSche
    * standard deadline (`BUS_TIMEOUT_MS`, 5 s by default).
    */
   deadlineMs?: number;
+  /**
+   * The reply carries octets (a file's content): its `data` field, a `Uint8Array`, travels as the bus
+   * message's body as it is, and its other fields as JSON in the `x-reply-fields` header, so that no octet
+   * is base64'd, put in JSON and parsed back on its way. Only for operations without an HTTP binding.
+   */
+  replyOctets?: true;
 };
 
 /**

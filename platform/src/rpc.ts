@@ -250,9 +250,25 @@ function encodeResult(op: Operation, body: unknown): BusReply {
     throw new Error(`reply of ${op.operationId} does not match its schema: ${JSON.stringify(checked.errors)}`);
   }
   if (body === undefined || body === null) return { data: new Uint8Array() };
+  if (op.replyOctets) return octetsReply(body as { data: Uint8Array });
   const data = encoder.encode(JSON.stringify(body));
   if (data.byteLength <= compressRepliesOver) return { data };
   return { data: gzipSync(data), headers: { [busHeaders.contentEncoding]: 'gzip' } };
+}
+
+/** The reply of an operation with `replyOctets`: its octets as the body, its other fields in a header. */
+function octetsReply(body: { data: Uint8Array }): BusReply {
+  const { data, ...fields } = body;
+  return { data, headers: { [busHeaders.replyFields]: JSON.stringify(fields) } };
+}
+
+/** A reply of octets as its operation's response: the fields of its header with the body as `data`. */
+function octetsOf(op: Operation, reply: BusMessage): unknown {
+  try {
+    return { ...(JSON.parse(reply.headers[busHeaders.replyFields] ?? '') as object), data: reply.data };
+  } catch (err) {
+    throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} without the fields of its octets`, { cause: err });
+  }
 }
 
 /** A reply's body as sent: expanded when it travelled compressed. */
@@ -283,12 +299,16 @@ export function toProblem(err: unknown): ProblemError {
  * problem reply is rethrown as the same problem.
  */
 export async function call<O extends Operation>(bus: Bus, op: O, request: RequestOf<O>, ctx: CallContext): Promise<ResponseOf<O>> {
-  const text = await relay(bus, op, request, ctx);
+  const reply = await exchange(bus, op, request, ctx);
   let body: unknown = null;
-  try {
-    body = text === '' ? null : JSON.parse(text);
-  } catch (err) {
-    throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} with a body that is not JSON`, { cause: err });
+  if (op.replyOctets) body = octetsOf(op, reply);
+  else {
+    const text = replyText(op, reply);
+    try {
+      body = text === '' ? null : JSON.parse(text);
+    } catch (err) {
+      throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} with a body that is not JSON`, { cause: err });
+    }
   }
   const checked = validate(op.response, body);
   if (!checked.ok) throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} outside its schema`);
@@ -302,6 +322,11 @@ export async function call<O extends Operation>(bus: Bus, op: O, request: Reques
  * sending it (`serve`), so it is not parsed and checked a second time here. Failures as `call`.
  */
 export async function relay<O extends Operation>(bus: Bus, op: O, request: RequestOf<O>, ctx: CallContext): Promise<string> {
+  return replyText(op, await exchange(bus, op, request, ctx));
+}
+
+/** Sends a request and answers its reply; transport failures and a service's problem reply thrown as problems. */
+async function exchange<O extends Operation>(bus: Bus, op: O, request: RequestOf<O>, ctx: CallContext): Promise<BusMessage> {
   const headers: BusHeaders = { [busHeaders.requestId]: ctx.requestId };
   if (ctx.space) headers[busHeaders.space] = ctx.space;
   if (ctx.actor) headers[busHeaders.actor] = JSON.stringify(ctx.actor);
@@ -314,10 +339,9 @@ export async function relay<O extends Operation>(bus: Bus, op: O, request: Reque
   } catch (err) {
     throw transportProblem(op, err);
   }
-  const text = replyText(op, reply);
   const errorCode = reply.headers[serviceErrorCodeHeader];
-  if (errorCode) throw replyProblem(op, text, Number(errorCode));
-  return text;
+  if (errorCode) throw replyProblem(op, replyText(op, reply), Number(errorCode));
+  return reply;
 }
 
 function transportProblem(op: Operation, err: unknown): ProblemError {

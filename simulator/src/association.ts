@@ -60,6 +60,8 @@ export type Faults = {
   refuseFiles?: Record<string, number>;
   /** Refuse FileDelete of these files with this FileProblem code (6 file-access-denied), as libiec61850's `server_example_files` refuses `IEDSERVER.BIN`. */
   refuseFileDeletes?: Record<string, number>;
+  /** Keep FileRead answers back while true, as a device reading slowly from its flash; each leaves once it is false again. */
+  holdFileReads?: boolean;
   /** Refuse every ReadJournal of a log that exists (access: object-access-denied). */
   refuseJournals?: boolean;
   /** A selection of a setting group for edit ends after this many ms (default: the SCL's `resvTms` seconds, else 300 s as libiec61850). */
@@ -106,12 +108,14 @@ export class Association implements ReportSink {
   readonly #reassembler = createDtReassembler();
   #state: State = 'transport';
   #tpduSize = 8192;
+  #pduSize: number;
   #requests = 0;
 
   constructor(id: number, socket: Socket, ctx: AssociationContext) {
     this.id = id;
     this.#socket = socket;
     this.#ctx = ctx;
+    this.#pduSize = ctx.limits.maxPduSize;
     socket.on('error', () => undefined);
     // as devices answer: an answer cut into several TPDUs leaves at once, not after the client's delayed ACK
     socket.setNoDelay(true);
@@ -119,6 +123,11 @@ export class Association implements ReportSink {
       this.#state = 'closed';
     });
     if (!ctx.faults.silent) socket.on('data', (chunk: Buffer) => this.#receive(chunk));
+  }
+
+  /** The largest MMS PDU of this association: the smaller of the client's proposal and the device's limit. */
+  get pduSize(): number {
+    return this.#pduSize;
   }
 
   /** True once the association is accepted and not closed. */
@@ -188,6 +197,7 @@ export class Association implements ReportSink {
       );
     }
     const initiate = negotiateInitiate(request.initiate, this.#ctx.limits);
+    this.#pduSize = initiate.localDetail ?? this.#pduSize;
     for (const frame of buildAssociationAccept({ request, initiate, tpduSize: this.#tpduSize })) this.#socket.write(frame);
     this.#state = 'open';
     this.#ctx.emit('association', { id: this.id, accepted: true });
@@ -237,7 +247,8 @@ export class Association implements ReportSink {
           ? { pdu: 'confirmed-response', invokeId: pdu.invokeId, response: outcome.response }
           : { pdu: 'confirmed-error', invokeId: pdu.invokeId, error: { ...outcome.error, text: '' } };
         if (this.#cut(answer)) return;
-        this.send(answer);
+        if (pdu.request.service === 'fileRead') this.#sendUnheld(answer);
+        else this.send(answer);
         return;
       }
       case 'conclude-request':
@@ -249,6 +260,13 @@ export class Association implements ReportSink {
       default:
         this.send({ pdu: 'reject', reason: { pduType: 'pdu-error', code: 1, text: 'invalid-pdu' } });
     }
+  }
+
+  /** Sends a FileRead's answer once `holdFileReads` is off (looked at every 10 ms while it is on). */
+  #sendUnheld(answer: MmsPdu): void {
+    if (this.#state === 'closed') return;
+    if (this.#ctx.faults.holdFileReads) setTimeout(() => this.#sendUnheld(answer), 10);
+    else this.send(answer);
   }
 
   /** Counts a confirmed request; on the n-th of `closeAfterRequests`, sends half its answer and drops the connection. */

@@ -27,19 +27,24 @@ function normalized(name: string): string {
   return name.replace(/^\/+/, '').replace(/\/+$/, '');
 }
 
+/** An association as the file store sees it: its FileRead answers hold what its negotiated PDU size leaves room for. */
+export type FileClient = { readonly pduSize: number };
+
+/** Octets of a FileRead answer besides its data (invoke id, tags, lengths, moreFollows). */
+const FILE_READ_OVERHEAD = 20;
+
 /** The files of a device and the files its associations have open. */
 export class FileStore {
   readonly #files: Map<string, StoredFile>;
   readonly #open = new Map<object, Map<number, OpenFile>>();
   readonly #pageSize: () => number;
-  readonly #pieceBytes: number;
   readonly #refusals: () => Record<string, number> | undefined;
   readonly #deleteRefusals: () => Record<string, number> | undefined;
   #nextFrsm = 1;
 
   /**
    * `files` by name (`COMTRADE/DR_0001.CFG`); `pageSize` entries at most in one FileDirectory answer;
-   * `pieceBytes` of data at most in one FileRead answer; `refusals` names files whose opening is refused,
+   * a FileRead answers as much as the association's PDU size holds; `refusals` names files whose opening is refused,
    * with the FileProblem code, and `deleteRefusals` those whose deletion is (each read at every request:
    * tests change them while the simulator runs).
    */
@@ -47,20 +52,18 @@ export class FileStore {
     files: Map<string, StoredFile>,
     options: {
       pageSize: () => number;
-      pieceBytes: number;
       refusals: () => Record<string, number> | undefined;
       deleteRefusals?: () => Record<string, number> | undefined;
     },
   ) {
     this.#files = files;
     this.#pageSize = options.pageSize;
-    this.#pieceBytes = options.pieceBytes;
     this.#refusals = options.refusals;
     this.#deleteRefusals = options.deleteRefusals ?? (() => undefined);
   }
 
   /** Answers a file service request of the association `owner`. */
-  serve(owner: object, r: FileRequest): FileOutcome {
+  serve(owner: FileClient, r: FileRequest): FileOutcome {
     switch (r.service) {
       case 'fileDirectory':
         return this.#directory(r.fileSpecification ?? '', r.continueAfter);
@@ -147,10 +150,10 @@ export class FileStore {
     return { ok: true, response: { service: 'fileDelete' } };
   }
 
-  #read(owner: object, frsmId: number): FileOutcome {
+  #read(owner: FileClient, frsmId: number): FileOutcome {
     const open = this.#open.get(owner)?.get(frsmId);
     if (!open) return fileProblem(FILE_ERROR.other);
-    const data = open.file.data.subarray(open.position, open.position + this.#pieceBytes);
+    const data = open.file.data.subarray(open.position, open.position + owner.pduSize - FILE_READ_OVERHEAD);
     open.position += data.length;
     return { ok: true, response: { service: 'fileRead', data, moreFollows: open.position < open.file.data.length } };
   }

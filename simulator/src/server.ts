@@ -37,6 +37,11 @@ export type SimulatorOptions = {
   nameListPageSize?: number;
   /** The device's file store: files by name (`COMTRADE/DR_0001.CFG`), with their content and (ISO) time; none by default. */
   files?: Record<string, { data: Uint8Array | string; lastModified?: string }>;
+  /**
+   * The largest MMS PDU the device accepts (65000 by default, as libiec61850's servers): an association
+   * gets the smaller of this and the client's proposal, and a FileRead answers as much of a file as it holds.
+   */
+  maxPduSize?: number;
   /** Most entries in one FileDirectory response (default 100). */
   fileDirectoryPageSize?: number;
   /** The device's logs: each logs the changes of a data set's members. */
@@ -131,7 +136,6 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   };
   const files = new FileStore(storedFiles(options.files), {
     pageSize: () => options.fileDirectoryPageSize ?? 100,
-    pieceBytes: LIMITS.maxPduSize - 20,
     refusals: () => faults.refuseFiles,
     deleteRefusals: () => faults.refuseFileDeletes,
   });
@@ -179,7 +183,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     const association = new Association(nextId++, socket, {
       services,
       faults,
-      limits: LIMITS,
+      limits: { ...LIMITS, maxPduSize: options.maxPduSize ?? LIMITS.maxPduSize },
       emit,
       ...(options.authentication ? { authentication: options.authentication } : {}),
     });

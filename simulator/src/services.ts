@@ -25,7 +25,7 @@ import type { ReportSink } from './rcb_model.ts';
 import type { ReportEngine } from './reports.ts';
 import type { SettingGroupEngine } from './setting_groups.ts';
 import type { Faults } from './association.ts';
-import type { FileStore } from './file_store.ts';
+import type { FileClient, FileStore } from './file_store.ts';
 import type { Journals } from './journals.ts';
 
 /** What Identify answers. */
@@ -136,7 +136,7 @@ function write(ctx: ServiceContext, sink: ReportSink, r: Extract<ConfirmedReques
 }
 
 /** Answers one confirmed request of an association. */
-export function serve(ctx: ServiceContext, sink: ReportSink, r: ConfirmedRequest): ServiceOutcome {
+export function serve(ctx: ServiceContext, sink: ReportSink & FileClient, r: ConfirmedRequest): ServiceOutcome {
   switch (r.service) {
     case 'identify':
       return { ok: true, response: { service: 'identify', ...ctx.identity } };

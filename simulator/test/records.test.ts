@@ -5,7 +5,7 @@
  * entry, a page at a time.
  */
 import t from 'tap';
-import { comtradeRecords, deleteFile, DeviceFile, fileDirectory, Iec61850Device, MmsError, queryLog } from '@scada/iec61850';
+import { comtradeRecords, deleteFile, DeviceFile, fileDirectory, Iec61850Device, MmsClient, MmsError, queryLog } from '@scada/iec61850';
 import { startSimulator, type Faults } from '../src/server.ts';
 import { fixtureModel } from '@scada/testkit/simulator_fixture';
 
@@ -99,6 +99,29 @@ t.test('a file is read piece by piece to its last octet, then closed', async (t)
   const empty = await DeviceFile.open(client, 'empty.bin');
   t.same(await empty.read(), { data: new Uint8Array(0), moreFollows: false });
   await empty.close();
+});
+
+t.test('an association gets the largest PDU the device accepts, and FileRead pieces of that size', async (t) => {
+  const roomy = await startSimulator({ model: await fixtureModel(), port: 0, maxPduSize: 150_000, files: { 'big.bin': { data: big } } });
+  t.teardown(() => roomy.stop());
+  const pieces = async (c: MmsClient) => {
+    const file = await DeviceFile.open(c, 'big.bin');
+    const sizes: number[] = [];
+    for (let piece = await file.read(); ; piece = await file.read()) {
+      sizes.push(piece.data.length);
+      if (!piece.moreFollows) break;
+    }
+    await file.close();
+    return sizes;
+  };
+  const proposing = await MmsClient.connect({ host: '127.0.0.1', port: roomy.port });
+  t.teardown(() => proposing.conclude());
+  t.equal(proposing.negotiated.maxPduSize, 150_000, "by default the client takes the device's limit, not libiec61850's 65000");
+  t.same(await pieces(proposing), [149_980, 50_020], 'two FileReads where 65000-octet PDUs take four');
+  const modest = await MmsClient.connect({ host: '127.0.0.1', port: roomy.port, maxPduSize: 65_000 });
+  t.teardown(() => modest.conclude());
+  t.equal(modest.negotiated.maxPduSize, 65_000, 'a client proposing less gets what it proposed');
+  t.same(await pieces(modest), [64_980, 64_980, 64_980, 5_060], 'and pieces its PDUs hold');
 });
 
 t.test('a refused file answers its FileProblem', async (t) => {

@@ -14,6 +14,7 @@ import {
   type ConfirmedResponse,
   type MmsData,
 } from '@scada/iec61850/wire';
+import { MmsClient } from '@scada/iec61850';
 import { startSimulator, type Simulator } from '../src/server.ts';
 import { fixtureModel } from '@scada/testkit/simulator_fixture';
 import { eventually, RawClient } from './raw_client.ts';
@@ -222,3 +223,28 @@ t.test('conclude is answered, release answers DISCONNECT with an RLRE and closes
   await c.closed;
   t.ok(await eventually(() => sim.connections() === 0));
 });
+
+t.test(
+  "the platform's client reads one reference again and again: the same request but for its invoke id, and the value of the moment",
+  async (t) => {
+    const client = await MmsClient.connect({ host: '127.0.0.1', port: sim.port });
+    t.teardown(() => client.conclude());
+    const seen: { invokeId: number; request: unknown }[] = [];
+    const record = (e: { invokeId: number; request: unknown }) => void seen.push(e);
+    sim.on('request', record);
+    const ref = `${D}/GGIO1$ST$Ind1$stVal`;
+    const values: unknown[] = [];
+    for (const value of [true, false, true]) {
+      sim.setValue(ref, { type: 'boolean', value });
+      const [result] = await client.read([ref]);
+      values.push(result.ok && result.data.value);
+    }
+    sim.off('request', record);
+    t.same(values, [true, false, true], 'each read answers the value it finds');
+    t.same(
+      seen.map((s) => s.request),
+      [1, 2, 3].map(() => readOf('GGIO1$ST$Ind1$stVal')),
+    );
+    t.equal(new Set(seen.map((s) => s.invokeId)).size, 3, 'each with an invoke id of its own');
+  },
+);

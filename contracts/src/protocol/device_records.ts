@@ -21,10 +21,10 @@ export const maxFileDownloadBytesSetting = {
 } as const;
 
 /**
- * Bytes of a device file in one chunk on the bus, before base64: a chunk's reply stays under the size past
- * which replies are compressed (128 KiB), as base64 of a file's bytes gains little from gzip.
+ * Octets a download's chunk leaves for the reply's headers below the bus's largest message (`maxPayload`,
+ * NATS counts headers in it): a chunk holds at most `maxPayload` less this.
  */
-export const deviceFileChunkBytes = 96_000;
+export const deviceFileChunkHeadroom = 4096;
 
 /** A name in the device's file store, as MMS FileName carries it. */
 const pathRule =
@@ -165,7 +165,11 @@ export const openConnectionFile = defineOperation({
   }),
 });
 
-/** Internal: the next chunk of an open download (at most {@link deviceFileChunkBytes}, base64); the file is closed after the last. */
+/**
+ * Internal: the next chunk of an open download, the octets the device has sent since the chunk before (at
+ * least one, unless it is the last; at most one bus message less {@link deviceFileChunkHeadroom}), as the
+ * reply's body; the file is closed after the last.
+ */
 export const readConnectionFileChunk = defineOperation({
   operationId: 'readConnectionFileChunk',
   service: 'protocol',
@@ -179,7 +183,8 @@ export const readConnectionFileChunk = defineOperation({
       { additionalProperties: false },
     ),
   }),
-  response: Type.Object({ data: Type.String(), done: Type.Boolean() }),
+  response: Type.Object({ data: Type.Uint8Array(), done: Type.Boolean() }),
+  replyOctets: true,
 });
 
 /** Internal: ends a download before its last chunk (FileClose); a download already ended changes nothing. */

@@ -15,8 +15,9 @@ export type DeviceFileRouteDeps = { bus: Bus; busTimeoutMs: number; bodyLimitByt
  * Downloads of files from a connected device's file store (`gatewayRoute: device-file-download`): the file
  * is opened on the replica holding the connection (refusals, a file too large, a name the device has no
  * file of answer as problems before anything is sent), then streamed to the client chunk by chunk as the
- * client reads it, each chunk one bus request; the gateway never holds more than one. A client that goes
- * away, or a chunk that fails, ends the download and closes the file on the device.
+ * client reads it, each chunk one bus request answered with what the device has sent meanwhile; the
+ * gateway holds one chunk waiting for the client's socket and one on its way. A client that goes away, or
+ * a chunk that fails, ends the download and closes the file on the device.
  */
 export function deviceFileRoutes(ops: readonly Operation[], deps: DeviceFileRouteDeps): Router {
   const router = new Router();
@@ -47,7 +48,8 @@ async function download(ctx: Context, deps: DeviceFileRouteDeps, message: { para
   if (opened.lastModified) ctx.set('Last-Modified', new Date(opened.lastModified).toUTCString());
   ctx.status = 200;
   if (ctx.method === 'HEAD') return closeDownload(ctx, deps, connectionId, opened.download);
-  ctx.body = Readable.from(chunks(ctx, deps, connectionId, opened));
+  // One chunk waits for the socket at most: the next is asked for as soon as that one is written.
+  ctx.body = Readable.from(chunks(ctx, deps, connectionId, opened), { highWaterMark: 1 });
 }
 
 /**
@@ -63,7 +65,7 @@ async function* chunks(ctx: Context, deps: DeviceFileRouteDeps, connectionId: st
       const query = { download: opened.download, index };
       const chunk = await call(deps.bus, readConnectionFileChunk, { params, query }, callContext(ctx, deps, readConnectionFileChunk));
       done = chunk.done;
-      const data = Buffer.from(chunk.data, 'base64');
+      const data = Buffer.from(chunk.data.buffer, chunk.data.byteOffset, chunk.data.byteLength);
       sent += data.length;
       if (sent > opened.size || (done && sent < opened.size))
         throw new Error(`the device sent ${sent} octets of ${opened.name}, announced ${opened.size}`);

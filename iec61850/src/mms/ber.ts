@@ -76,10 +76,27 @@ export function readTlv(buf: Uint8Array, at = 0): { tlv: Tlv; next: number } {
   return { tlv, next: next + length };
 }
 
-/** Reads the TLVs that fill `buf` exactly (the content of a constructed value). */
+/**
+ * Reads the TLVs that fill `buf` exactly (the content of a constructed value). The usual TLV (a tag number
+ * below 31, a length below 128) is read in place, with no object but the TLV itself: a read's answer holds
+ * a dozen of them, each layer of the stack reads them, and the headers `readTlv` builds were a good share
+ * of what a read allocated. Anything else goes through `readTlv`, which also says what is wrong.
+ */
 export function readTlvs(buf: Uint8Array): Tlv[] {
   const out: Tlv[] = [];
   for (let at = 0; at < buf.length; ) {
+    const first = buf[at];
+    const length = buf[at + 1];
+    if ((first & 0x1f) !== 0x1f && length !== undefined && length < 0x80 && at + 2 + length <= buf.length) {
+      out.push({
+        cls: CLASSES[first >> 6],
+        constructed: (first & 0x20) !== 0,
+        tag: first & 0x1f,
+        value: buf.subarray(at + 2, at + 2 + length),
+      });
+      at += 2 + length;
+      continue;
+    }
     const { tlv, next } = readTlv(buf, at);
     out.push(tlv);
     at = next;

@@ -11,13 +11,26 @@ import type { PeeledTsdu } from './frames.ts';
 import { buildAbort, buildReleaseRequest } from './frames.ts';
 import type { MmsData } from './mms_data.ts';
 import { objectNameOf, objectNameText, type AccessResult, type NamedVariable } from './mms_access.ts';
-import { encodeMmsPdu, type InformationReport, type MmsPdu } from './mms_pdu.ts';
-import type { ConfirmedRequest, ConfirmedResponse, ObjectClass, WriteResult } from './mms_services.ts';
+import { encodeConfirmedRequestPdu, encodeMmsPdu, type InformationReport, type MmsPdu } from './mms_pdu.ts';
+import {
+  encodeConfirmedRequest,
+  type ConfirmedRequest,
+  type ConfirmedResponse,
+  type ObjectClass,
+  type WriteResult,
+} from './mms_services.ts';
 import type { MmsType } from './mms_types.ts';
 import type { TlsOptions } from './tls_transport.ts';
 
 export { MmsConnectionError, MmsError } from './client_errors.ts';
 export type { Negotiated, Selectors } from './client_link.ts';
+
+/**
+ * The largest MMS PDU a client proposes unless told otherwise: 1 MiB, more than devices accept (libiec61850's
+ * servers 65000), so that the device's own limit decides: larger FileRead pieces and reads mean fewer round
+ * trips. It also bounds what one answer may make the client hold.
+ */
+export const PROPOSED_MAX_PDU_SIZE = 1024 * 1024;
 
 /** How to reach and talk to a server. Times are in milliseconds. */
 export type MmsClientOptions = {
@@ -30,7 +43,10 @@ export type MmsClientOptions = {
   requestTimeoutMs?: number;
   /** Requests proposed to have outstanding at once (the server may lower it); 5 by default. */
   maxOutstanding?: number;
-  /** Largest MMS PDU proposed; 65000 by default. */
+  /**
+   * Largest MMS PDU proposed; {@link PROPOSED_MAX_PDU_SIZE} by default, so that the association gets the
+   * largest the device accepts (a device answers the smaller of the proposal and its own limit).
+   */
   maxPduSize?: number;
   /** Largest TPDU proposed in the COTP CR; 8192 by default. */
   tpduSize?: number;
@@ -61,6 +77,8 @@ type Service = ConfirmedRequest['service'];
 type ResponseOf<S extends Service> = Extract<ConfirmedResponse, { service: S }>;
 type Pending = {
   request: ConfirmedRequest;
+  /** The request's service already encoded (a read kept by its reference). */
+  service?: Uint8Array;
   invokeId?: number;
   deadline: number;
   resolve(r: ConfirmedResponse): void;
@@ -84,6 +102,12 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefin
 
 const nameOf = (ref: VariableRef): NamedVariable => (typeof ref === 'string' ? objectNameOf(ref) : ref);
 
+/** A read of one reference, encoded once for an association that reads it again and again (polling). */
+type KeptRead = { request: Extract<ConfirmedRequest, { service: 'read' }>; service: Uint8Array };
+
+/** Reads of one reference an association keeps encoded; past this many, it starts over. */
+const KEPT_READS = 256;
+
 /** An MMS client association; make one with {@link MmsClient.connect}. */
 export class MmsClient extends EventEmitter<MmsClientEvents> {
   /** What the association settled. */
@@ -98,6 +122,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   readonly #live = new Set<Pending>();
   #deadlineTimer: NodeJS.Timeout | undefined;
   #nextInvokeId = 1;
+  readonly #keptReads = new Map<string, KeptRead>();
   #closeReason: MmsConnectionError | undefined;
   #idleTimer: NodeJS.Timeout | undefined;
   #concluding: { resolve(ok: boolean): void } | undefined;
@@ -131,7 +156,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
       connectTimeoutMs: o.connectTimeoutMs ?? 10_000,
       selectors: o.selectors ?? {},
       tpduSize: o.tpduSize ?? 8192,
-      initiate: initiateFor(maxOutstanding, o.maxPduSize ?? 65000),
+      initiate: initiateFor(maxOutstanding, o.maxPduSize ?? PROPOSED_MAX_PDU_SIZE),
       ...(o.password === undefined ? {} : { password: o.password }),
       ...(o.tls === undefined ? {} : { tls: o.tls }),
       ...(o.signal === undefined ? {} : { signal: o.signal }),
@@ -186,13 +211,31 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     return (await this.request({ service: 'getVariableAccessAttributes', name: nameOf(ref) })).type;
   }
 
-  /** Reads variables; one result per reference, in order. */
+  /** Reads variables; one result per reference, in order. A read of one reference by its text is encoded once. */
   async read(refs: VariableRef[]): Promise<AccessResult[]> {
-    const names = refs.map(nameOf);
-    const { results } = await this.request({ service: 'read', specificationWithResult: false, variables: { kind: 'variables', names } });
-    if (results.length !== names.length)
-      throw new MmsConnectionError('protocol_error', `read of ${names.length} variables answered with ${results.length} results`);
+    const kept = refs.length === 1 && typeof refs[0] === 'string' ? this.#keptRead(refs[0]) : undefined;
+    const { results } = kept
+      ? await this.#ask(kept.request, kept.service)
+      : await this.request({ service: 'read', specificationWithResult: false, variables: { kind: 'variables', names: refs.map(nameOf) } });
+    if (results.length !== refs.length)
+      throw new MmsConnectionError('protocol_error', `read of ${refs.length} variables answered with ${results.length} results`);
     return results;
+  }
+
+  /** The read of `ref` as encoded the first time (only its invoke id differs from one read to the next). */
+  #keptRead(ref: string): KeptRead {
+    let kept = this.#keptReads.get(ref);
+    if (!kept) {
+      const request: KeptRead['request'] = {
+        service: 'read',
+        specificationWithResult: false,
+        variables: { kind: 'variables', names: [nameOf(ref)] },
+      };
+      kept = { request, service: encodeConfirmedRequest(request) };
+      if (this.#keptReads.size >= KEPT_READS) this.#keptReads.clear();
+      this.#keptReads.set(ref, kept);
+    }
+    return kept;
   }
 
   /** Reads the members of a named variable list (a data set). */
@@ -223,20 +266,22 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
 
   /** Sends any confirmed request and resolves with the response of the same service. */
   request<S extends Service>(request: Extract<ConfirmedRequest, { service: S }>): Promise<ResponseOf<S>> {
+    return this.#ask(request);
+  }
+
+  /** Sends `request` (its service already encoded, when given) and resolves with the response of the same service. */
+  #ask<S extends Service>(request: Extract<ConfirmedRequest, { service: S }>, service?: Uint8Array): Promise<ResponseOf<S>> {
+    // resolved only with a response of the request's own service (`#mms` checks it)
     return new Promise<ConfirmedResponse>((resolve, reject) => {
       if (this.#closeReason)
         return reject(new MmsConnectionError('not_connected', `not connected: ${this.#closeReason.message}`, this.#closeReason));
       if (this.#concluding) return reject(new MmsConnectionError('not_connected', 'the association is concluding'));
-      const p: Pending = { request, resolve, reject, deadline: performance.now() + this.#requestTimeoutMs };
+      const p: Pending = { request, service, resolve, reject, deadline: performance.now() + this.#requestTimeoutMs };
       this.#live.add(p);
       if (!this.#deadlineTimer) this.#armDeadline(this.#requestTimeoutMs);
       if (this.#pending.size < this.negotiated.maxOutstanding) this.#send(p);
       else this.#queue.push(p);
-    }).then((response) => {
-      if (response.service !== request.service)
-        throw new MmsConnectionError('protocol_error', `${request.service} answered with a ${response.service} response`);
-      return response as ResponseOf<S>;
-    });
+    }) as Promise<ResponseOf<S>>;
   }
 
   /**
@@ -281,7 +326,9 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     this.#nextInvokeId = (this.#nextInvokeId + 1) >>> 0;
     let pdu: Uint8Array;
     try {
-      pdu = encodeMmsPdu({ pdu: 'confirmed-request', invokeId, request: p.request });
+      pdu = p.service
+        ? encodeConfirmedRequestPdu(invokeId, p.service)
+        : encodeMmsPdu({ pdu: 'confirmed-request', invokeId, request: p.request });
     } catch (e) {
       return this.#settle(p, () => p.reject(e instanceof Error ? e : new Error(String(e))));
     }
@@ -358,7 +405,12 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
               `${pdu.pdu} for invoke id ${pdu.invokeId ?? '(none)'} matches no request${pdu.pdu === 'reject' ? `: ${pdu.reason.text}` : ''}`,
             ),
           );
-        if (pdu.pdu === 'confirmed-response') return this.#settle(p, () => p.resolve(pdu.response));
+        if (pdu.pdu === 'confirmed-response') {
+          const { response } = pdu;
+          if (response.service === p.request.service) return this.#settle(p, () => p.resolve(response));
+          const wrong = new MmsConnectionError('protocol_error', `${p.request.service} answered with a ${response.service} response`);
+          return this.#settle(p, () => p.reject(wrong));
+        }
         const error = pdu.pdu === 'reject' ? MmsError.fromReject(pdu.reason) : MmsError.fromServiceError(pdu.error);
         return this.#settle(p, () => p.reject(error));
       }

@@ -313,6 +313,11 @@ export function decodeMmsPdu(bytes: Uint8Array): MmsPdu {
   }
 }
 
+/** A Confirmed-RequestPDU around a service request already encoded (`encodeConfirmedRequest`). */
+export function encodeConfirmedRequestPdu(invokeId: number, service: Uint8Array): Uint8Array {
+  return cons('context', 0, intTlv('universal', 2, invokeId), service);
+}
+
 /** Encodes the PDUs a client sends (and reports and rejects, for tests); confirmed responses and errors are read-only here. */
 export function encodeMmsPdu(p: MmsPdu): Uint8Array {
   switch (p.pdu) {
@@ -321,7 +326,7 @@ export function encodeMmsPdu(p: MmsPdu): Uint8Array {
     case 'initiate-response':
       return encodeInitiate(9, p);
     case 'confirmed-request':
-      return cons('context', 0, intTlv('universal', 2, p.invokeId), encodeConfirmedRequest(p.request));
+      return encodeConfirmedRequestPdu(p.invokeId, encodeConfirmedRequest(p.request));
     case 'information-report':
       return cons(
         'context',

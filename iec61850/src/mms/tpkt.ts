@@ -60,30 +60,64 @@ export function decodeTpkt(frame: Uint8Array): Uint8Array {
   return read.tpdu;
 }
 
-/** A deframer for one TCP connection. */
+/**
+ * A deframer for one TCP connection. A frame that lies whole in one pushed chunk is a view of it, not a
+ * copy: a socket hands every read a buffer of its own, which nothing writes again. A frame that spans
+ * chunks is gathered into a buffer of its length as its octets arrive, copied once.
+ */
 export function createTpktDeframer(): TpktDeframer {
-  let pending: Uint8Array = new Uint8Array(0);
+  const header = new Uint8Array(TPKT_HEADER_LENGTH);
+  /** The frame being gathered across chunks, once its header is whole. */
+  let gathering: Uint8Array | undefined;
+  /** Octets of the header, then of the frame, gathered so far. */
+  let filled = 0;
   let failure: CodecError | undefined;
+
+  /** Adds octets of `chunk` from `at` to the frame being gathered; answers where the rest begins. */
+  const gather = (chunk: Uint8Array, at: number, frames: Uint8Array[]): number => {
+    if (gathering === undefined) {
+      const n = Math.min(TPKT_HEADER_LENGTH - filled, chunk.length - at);
+      header.set(chunk.subarray(at, at + n), filled);
+      filled += n;
+      at += n;
+      const length = headerLength(header.subarray(0, filled), 0);
+      if (length === undefined) return at;
+      gathering = new Uint8Array(length);
+      gathering.set(header);
+    }
+    const n = Math.min(gathering.length - filled, chunk.length - at);
+    gathering.set(chunk.subarray(at, at + n), filled);
+    filled += n;
+    if (filled === gathering.length) {
+      frames.push(gathering);
+      gathering = undefined;
+      filled = 0;
+    }
+    return at + n;
+  };
+
   return {
     get buffered() {
-      return pending.length;
+      return filled;
     },
-    push(chunk) {
+    push(input) {
       if (failure) throw failure;
-      pending = pending.length === 0 ? chunk.slice() : concat(pending, chunk);
+      // a plain view: the views taken of a Node Buffer are Buffers, each made by a constructor of its own
+      const chunk = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
       const frames: Uint8Array[] = [];
-      let at = 0;
       try {
-        for (let read = readTpkt(pending, at); read; read = readTpkt(pending, at)) {
-          frames.push(pending.slice(at, read.next));
+        let at = filled > 0 ? gather(chunk, 0, frames) : 0;
+        if (filled > 0) return frames;
+        for (let read = readTpkt(chunk, at); read; read = readTpkt(chunk, at)) {
+          frames.push(chunk.subarray(at, read.next));
           at = read.next;
         }
+        if (at < chunk.length) gather(chunk, at, frames);
       } catch (e) {
         // a stream with a bad header cannot be resynchronised: refuse everything from now on
         if (e instanceof CodecError) failure = e;
         throw e;
       }
-      pending = pending.slice(at);
       return frames;
     },
   };

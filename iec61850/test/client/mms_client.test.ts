@@ -191,6 +191,24 @@ t.test('a reject PDU becomes an MmsError and the association goes on', async (t)
   t.same(await client.identify(), { vendor: 'acme', model: 'fake', revision: '1.0' });
 });
 
+t.test("an answer of another service than the request's is a protocol error of that request; the association goes on", async (t) => {
+  let reads = 0;
+  const server = await serverFor(t, {
+    handle: (x) =>
+      x.request.service === 'read' && reads++ === 0
+        ? identifyResponse(x.invokeId)
+        : x.request.service === 'read'
+          ? readResponse(x.invokeId, [{ type: 'boolean', value: true }])
+          : identifyResponse(x.invokeId),
+  });
+  const client = await clientOf(t, server);
+  const error = await client.read(['a/b']).catch((e: unknown) => e);
+  t.ok(error instanceof MmsConnectionError);
+  t.match(error, { code: 'protocol_error', message: 'read answered with a identify response' });
+  t.match(await client.read(['a/b']), [{ ok: true, data: { type: 'boolean', value: true } }], 'the same read again, answered as it should');
+  t.same(await client.identify(), { vendor: 'acme', model: 'fake', revision: '1.0' });
+});
+
 t.test('a confirmed error carries class, code and text; a write refusal carries the data access error', async (t) => {
   const server = await serverFor(t, {
     handle: (x) => (x.request.service === 'read' ? confirmedError(x.invokeId, 2, 1) : writeResponse(x.invokeId, [3])),

@@ -4,6 +4,7 @@
  */
 import t from 'tap';
 import {
+  concat,
   childrenOf,
   cons,
   encodeLength,
@@ -147,4 +148,25 @@ t.test('shape errors name what was expected', async (t) => {
   const e = codecError(() => expectTag(readSingle(fromHex('a100')), 'context', 0, 'mode selector'));
   t.equal(e.code, 'unexpected_tag');
   t.match(e.message, /mode selector expected as \[C0\], got \[C1\]/);
+});
+
+t.test('readTlvs reads short, long-length and high-tag TLVs as readTlv reads them one by one', async (t) => {
+  const parts = [
+    prim('universal', 2, Uint8Array.of(5)),
+    prim('context', 40, Uint8Array.of(1, 2)),
+    prim('universal', 4, new Uint8Array(200).fill(9)),
+    cons('context', 3, prim('universal', 1, Uint8Array.of(0xff))),
+    prim('universal', 5, new Uint8Array(0)),
+  ];
+  const bytes = concat(...parts);
+  const oneByOne = [];
+  for (let at = 0; at < bytes.length; ) {
+    const { tlv, next } = readTlv(bytes, at);
+    oneByOne.push(tlv);
+    at = next;
+  }
+  t.same(readTlvs(bytes), oneByOne);
+  t.equal(oneByOne.length, 5);
+  t.equal(codecError(() => readTlvs(bytes.subarray(0, bytes.length - 1))).code, 'truncated', 'the last one cut short');
+  t.equal(codecError(() => readTlvs(fromHex('0405010203'))).code, 'length_past_end');
 });

@@ -59,12 +59,19 @@ t.test('the deframer keeps the partial tail of a coalesced segment for the next 
   t.same(deframer.push(READ.subarray(10)).map(toHex), [toHex(READ)]);
 });
 
-t.test('the frames a deframer returns are copies the caller may keep', async (t) => {
+t.test('a frame whole in one chunk is a view of it, no copy; one gathered from several chunks is a buffer of its own', async (t) => {
   const deframer = createTpktDeframer();
-  const chunk = CR.slice();
+  const chunk = new Uint8Array([...CR, ...READ.subarray(0, 3)]);
   const [frame] = deframer.push(chunk);
-  chunk.fill(0);
+  t.equal(frame.buffer, chunk.buffer, 'a view of the chunk');
   t.equal(toHex(frame), toHex(CR));
+  const rest = READ.slice(3);
+  const [gathered] = deframer.push(rest);
+  t.not(gathered.buffer, rest.buffer, 'gathered into its own buffer');
+  rest.fill(0);
+  chunk.fill(0);
+  t.equal(toHex(gathered), toHex(READ), 'whatever happens to the chunks after');
+  t.equal(deframer.buffered, 0);
 });
 
 t.test('after a bad header the deframer refuses every later push', async (t) => {

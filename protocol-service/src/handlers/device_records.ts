@@ -155,10 +155,7 @@ export function deviceRecordOperations(deps: DeviceRecordDeps, forward: boolean)
         readConnectionFileChunk,
         req,
         ctx,
-        async () => {
-          const chunk = await deps.downloads.chunk(ownerOf(ctx, req.params.connectionId), req.query.download, req.query.index);
-          return { data: Buffer.from(chunk.data.buffer, chunk.data.byteOffset, chunk.data.length).toString('base64'), done: chunk.done };
-        },
+        () => deps.downloads.chunk(ownerOf(ctx, req.params.connectionId), req.query.download, req.query.index),
         forward,
       ),
     ),

@@ -3,6 +3,7 @@
  * itself are in `device_ops.ts` and `setting_groups.ts`.
  */
 import {
+  deviceFileChunkHeadroom,
   browseConnectionDevice,
   getConnectionControlLog,
   getConnectionReports,
@@ -51,7 +52,11 @@ export function liveHandlers(deps: LiveDeps): {
 } {
   const router = deviceRouter(deps);
   const opsDeps = { store: deps.store, bus: deps.bus, router };
-  const recordDeps = { ...opsDeps, downloads: new FileDownloads({ maxBytes: deps.maxFileDownloadBytes }) };
+  const downloads = new FileDownloads({
+    maxBytes: deps.maxFileDownloadBytes,
+    chunkBytes: deps.bus.maxPayload - deviceFileChunkHeadroom,
+  });
+  const recordDeps = { ...opsDeps, downloads };
   const onDevice = deviceRunner(opsDeps);
 
   const startStop = (started: boolean) => async (req: { params: { connectionId: string } }, ctx: HandlerContext) => {

@@ -1,13 +1,14 @@
 /**
  * Downloads of device files under way on the replica holding their connections. A download is a file the
- * device opened (FileOpen) and hands over one FileRead at a time; the gateway asks for it in chunks, one
- * after the other, each at most `deviceFileChunkBytes`, and while it passes chunks on, the device is read
- * ahead, one FileRead after the other, up to {@link READ_AHEAD_CHUNKS} chunks. A file larger than the limit is closed at once (413); so is one whose
- * device sends more than it announced, one whose download the gateway ends, and one nobody asked a chunk
- * of for `idleMs`. The file is closed on the device after its last piece.
+ * device opened (FileOpen) and hands over one FileRead at a time, each read started as the one before is
+ * answered, while up to {@link READ_AHEAD_BYTES} wait to be asked for. The gateway asks for the file in
+ * chunks, one after the other: a chunk is what the device has sent since the chunk before (waited for only
+ * when nothing is there yet), at most one bus message. A file larger than the limit is closed at once
+ * (413); so is one whose device sends more than it announced, one whose download the gateway ends, and one
+ * nobody asked a chunk of for `idleMs`. The file is closed on the device after its last piece.
  */
 import { randomUUID } from 'node:crypto';
-import { deviceFileChunkBytes, ProblemError } from '@scada/contracts';
+import { ProblemError } from '@scada/contracts';
 import type { LiveDevice, OpenDeviceFile } from './live_device.ts';
 
 /** What the opening of a download answers. */
@@ -43,18 +44,27 @@ type Download = {
 /** Empty pieces a device may send in a row (with more following) before it is taken to be stuck. */
 const MAX_EMPTY_PIECES = 3;
 
-/** Chunks read ahead from the device at most, while the ones before travel to the client. */
-const READ_AHEAD_CHUNKS = 2;
+/**
+ * Octets read ahead from the device at most, while the ones before travel to the client: four pieces of
+ * the usual largest PDU (65,000), so that the device is never kept waiting by a chunk on its way, and a
+ * download holds no more than this (and one piece) however large its file.
+ */
+export const READ_AHEAD_BYTES = 256 * 1024;
 
 /** The downloads of one replica. */
 export class FileDownloads {
   readonly #downloads = new Map<string, Download>();
   readonly #maxBytes: number;
   readonly #idleMs: number;
+  readonly #chunkBytes: number;
 
-  /** `maxBytes`: MAX_FILE_DOWNLOAD_BYTES; `idleMs`: how long a download waits for its next chunk to be asked. */
-  constructor(options: { maxBytes: number; idleMs?: number }) {
+  /**
+   * `maxBytes`: MAX_FILE_DOWNLOAD_BYTES; `chunkBytes`: the most octets of a chunk (what one bus message
+   * carries, less room for its headers); `idleMs`: how long a download waits for its next chunk to be asked.
+   */
+  constructor(options: { maxBytes: number; chunkBytes: number; idleMs?: number }) {
     this.#maxBytes = options.maxBytes;
+    this.#chunkBytes = options.chunkBytes;
     this.#idleMs = options.idleMs ?? 30_000;
   }
 
@@ -105,7 +115,8 @@ export class FileDownloads {
       const data = this.#take(d);
       d.next++;
       const done = d.deviceDone && d.queued === 0;
-      if (done) await this.#end(d);
+      // the FileClose leaves now, but the last chunk does not wait for its answer
+      if (done) void this.#end(d);
       else this.#pump(d);
       return { data, done };
     } catch (err) {
@@ -130,11 +141,13 @@ export class FileDownloads {
     return d;
   }
 
-  /** Waits until a whole chunk is read ahead, or the device sent its last piece; a failure of reading is the chunk's. */
+  /** Waits until the device has sent something not handed over yet, or its last piece; a failure of reading is the chunk's. */
   async #fill(d: Download): Promise<void> {
     for (;;) {
       if (d.failure !== undefined) throw d.failure;
-      if (d.queued >= deviceFileChunkBytes || d.deviceDone) return;
+      if (d.queued > 0 || d.deviceDone) return;
+      // ended meanwhile: nothing would be read any more, and waiting for it would spin
+      if (!this.#downloads.has(d.id)) throw new ProblemError('not_found', `Download ${d.id} ended while its chunk was awaited`);
       this.#pump(d);
       await d.reading;
     }
@@ -156,7 +169,7 @@ export class FileDownloads {
 
   /** Starts the next FileRead unless one is under way, the device is done, or enough is read ahead. */
   #pump(d: Download): void {
-    if (d.reading || d.deviceDone || d.failure !== undefined || d.queued >= READ_AHEAD_CHUNKS * deviceFileChunkBytes) return;
+    if (d.reading || d.deviceDone || d.failure !== undefined || d.queued >= READ_AHEAD_BYTES) return;
     if (!this.#downloads.has(d.id)) return;
     d.reading = d.file.read().then(
       (piece) => {
@@ -176,9 +189,9 @@ export class FileDownloads {
     );
   }
 
-  /** At most one chunk's octets off the front of the queue. */
+  /** At most one chunk's octets off the front of the queue: the piece itself when it is the only one. */
   #take(d: Download): Uint8Array {
-    const size = Math.min(d.queued, deviceFileChunkBytes);
+    const size = Math.min(d.queued, this.#chunkBytes);
     const out = d.queue.length === 1 && d.queue[0].length === size ? d.queue[0] : new Uint8Array(size);
     if (out === d.queue[0]) d.queue.shift();
     else {
