@@ -49,6 +49,14 @@ function startBundle(target: Target, env: Record<string, string | undefined>): C
   });
 }
 
+function signIn(gateway: string): Promise<Response> {
+  return fetch(`${gateway}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password }),
+  });
+}
+
 const cpuOf = (children: ChildProcess[]) => () => children.reduce((sum, c) => sum + processCpuMs(c.pid ?? 0), 0);
 
 type Case = { key: string; name: string; url: string; options: LoadOptions };
@@ -155,11 +163,13 @@ if (!natsUrl || !databaseUrl) {
     await waitReady(`${mol}/api/echo?text=hi`);
 
     // The same rows for both: 100 projects and a board group, made through the platform.
-    const login = await fetch(`${gw}/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: 'admin', password }),
-    });
+    // Ready is not yet signed in to: the gateway answers 503 until it has heard the IP filter's settings.
+    let login = await signIn(gw);
+    for (let tries = 0; login.status === 503 && tries < 60; tries++) {
+      await new Promise((r) => setTimeout(r, 500));
+      login = await signIn(gw);
+    }
+    if (!login.ok) throw new Error(`signing in: ${login.status} ${await login.text()}`);
     const { access_token: token } = (await login.json()) as { access_token: string };
     const headers = { authorization: `Bearer ${token}`, 'x-space': 'default', 'content-type': 'application/json' };
     for (let i = 0; i < 100; i++) {

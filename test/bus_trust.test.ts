@@ -14,8 +14,16 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { headers as natsHeaders, nkeys } from '@nats-io/nats-core';
 import { encodeAccount, encodeOperator, encodeUser, fmtCreds } from '@nats-io/jwt';
 import { SignJWT } from 'jose';
-import { busHeaders } from '@scada/contracts';
-import { busTrustFrom, ContextSigner, eventStreamName, prefixToken, spaceVersionsBucket, type BusTrust } from '@scada/platform';
+import { busHeaders, getProjects } from '@scada/contracts';
+import {
+  busTrustFrom,
+  ContextSigner,
+  eventStreamName,
+  prefixToken,
+  requestFingerprint,
+  spaceVersionsBucket,
+  type BusTrust,
+} from '@scada/platform';
 import { authorizationFile, helmValuesFile, renderAuthorization, renderHelmValues } from '../deploy/nats/render.ts';
 import { roleBusKeys } from '@scada/testkit/bus_keys';
 import { startAuthNats, type AuthNats } from '@scada/testkit/nats_auth';
@@ -308,6 +316,36 @@ t.test('NATS with the shipped permissions', { skip: hasNatsServer ? false : 'nee
     const once = await signed(keys.platform.BUS_SIGNING_KEY!, read, empty, { ...fields, [busHeaders.requestId]: randomUUID() });
     t.equal((await send(read, empty, once)).code, '', 'a context serves its request');
     t.equal((await send(read, empty, once)).code, '401', 'the same context again: 401');
+  });
+
+  await t.test("that a message was checked at the edge is a gateway key's word only", async (t) => {
+    const read = `${prefix}.config.v1.getProjects`;
+    const message = { params: {}, query: {} };
+    const empty = encoder.encode(JSON.stringify(message));
+    const self = JSON.stringify({ id: 'service:config', name: 'config', roles: [], spaces: ['default'] });
+    const fields = () => ({ [busHeaders.requestId]: randomUUID(), [busHeaders.actor]: self, [busHeaders.space]: 'default' });
+    const fingerprint = requestFingerprint(getProjects);
+    t.not(
+      (await send(read, empty, await signed(keys.config.BUS_SIGNING_KEY!, read, empty, fields()))).code,
+      '401',
+      'the config key, for itself',
+    );
+    const warnsBefore = p.logs.filter((l) => l.msg === 'bus request refused').length;
+    const claiming = await signed(keys.config.BUS_SIGNING_KEY!, read, empty, { ...fields(), [busHeaders.checked]: fingerprint });
+    t.equal((await send(read, empty, claiming)).code, '401', 'the config key saying the message was checked: 401');
+    t.match(p.logs.filter((l) => l.msg === 'bus request refused').at(-1), { reason: 'only a gateway attests a checked message' });
+    t.ok(p.logs.filter((l) => l.msg === 'bus request refused').length > warnsBefore, 'a warn line');
+    // The gateway's word: a malformed message it says it checked is not checked again, one it does not is.
+    const bad = encoder.encode(JSON.stringify({ params: {}, query: { limit: 'many', extra: 1 } }));
+    const gatewayFields = { ...fields(), [busHeaders.actor]: adminActor };
+    const unchecked = await send(read, bad, await signed(keys.platform.BUS_SIGNING_KEY!, read, bad, gatewayFields));
+    t.equal(unchecked.code, '400', 'unchecked by the gateway: the service checks it');
+    const bare = await signed(keys.platform.BUS_SIGNING_KEY!, read, bad, { ...gatewayFields, [busHeaders.requestId]: randomUUID() });
+    t.equal(
+      (await send(read, bad, { ...bare, [busHeaders.checked]: fingerprint })).code,
+      '400',
+      'a bare header beside the context: checked',
+    );
   });
 
   await t.test("the protocol service's NATS user reads no one else's replies and administers no stream", async (t) => {

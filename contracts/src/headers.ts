@@ -23,6 +23,13 @@ export const busHeaders = {
    * context to pass on when calling on the caller's behalf.
    */
   context: 'x-context',
+  /**
+   * The fingerprint of the request schema a gateway checked the request's message against at its edge
+   * (`requestFingerprint` in the platform): the service that serves the request does not check it again.
+   * On NATS it travels inside the context, and only a gateway's key may attest it; a context of any other
+   * role that claims it is refused.
+   */
+  checked: 'x-checked',
 } as const;
 
 /** The authenticated caller as services see it. */

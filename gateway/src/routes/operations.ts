@@ -188,6 +188,8 @@ async function timedCall(deps: OperationRouteDeps, op: Operation, message: Recor
       actor: ctx.state.actor ?? null,
       clientIp: ctx.state.clientIp ?? ctx.ip,
       timeoutMs: deadlineOf(op, deps.busTimeoutMs),
+      // `buildMessage` checked it against the operation's request schema.
+      checked: true,
     });
   } catch (err) {
     const code = err instanceof ProblemError ? err.code : 'internal_error';

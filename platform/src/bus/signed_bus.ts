@@ -51,6 +51,7 @@ export class SignedBus implements Bus {
     delete headers[busHeaders.actor];
     delete headers[busHeaders.space];
     delete headers[busHeaders.clientIp];
+    delete headers[busHeaders.checked];
     headers[busHeaders.context] = context;
     return this.#inner.request(subject, data, { ...options, headers });
   }

@@ -34,7 +34,10 @@ export {
  *   service can act for a user only while that user's request through a gateway is under way; likewise a
  *   script's request passed on (to the protocol replica holding the device) carries the config service's
  *   context of it. The origin carries a tag for every key, so whoever it is passed on to checks it too;
- * - a context without an actor (sign-in, key fetches) may come from a gateway only.
+ * - a context without an actor (sign-in, key fetches) may come from a gateway only;
+ * - a context saying its message was checked against the operation's request schema (`chk`, the schema's
+ *   fingerprint: the service then does not check it again, `rpc.ts`) may come from a gateway only, which
+ *   checked it at its edge; any other key's is refused, and a bare header saying so is dropped.
  *
  * A context is good for {@link contextLifetimeSeconds}, for one request (each process remembers the ids
  * it took until they expire; a copy sent to another replica within its lifetime is left to the NATS
@@ -76,6 +79,8 @@ type ContextClaims = {
   spc?: string;
   ip?: string;
   via?: string;
+  /** The request schema's fingerprint, when the gateway that made the context checked the message against it. */
+  chk?: string;
   jti: string;
   iat: number;
   exp: number;
@@ -136,6 +141,7 @@ export class ContextSigner {
     if (headers[busHeaders.space]) claims.spc = headers[busHeaders.space];
     if (headers[busHeaders.clientIp]) claims.ip = headers[busHeaders.clientIp];
     if (headers[busHeaders.context]) claims.via = headers[busHeaders.context];
+    if (headers[busHeaders.checked]) claims.chk = headers[busHeaders.checked];
     return this.seal(claims);
   }
 }
@@ -172,6 +178,8 @@ export class ContextVerifier {
     const { claims, signer } = checked;
     if (claims.rid !== (msg.headers[busHeaders.requestId] ?? '')) return { reason: 'the context belongs to another request' };
     if (claims.bdy !== digest(msg.data)) return { reason: 'the body is not the one the context was signed for' };
+    // That the message was checked at the edge is a gateway's word: no service may spare another the check.
+    if (claims.chk !== undefined && !signer.roles.includes('gateway')) return { reason: 'only a gateway attests a checked message' };
     let root = token;
     if (claims.act === undefined) {
       // Sign-in, key and session look-ups: only what a gateway asks carries no caller.
@@ -195,7 +203,9 @@ export class ContextVerifier {
     delete headers[busHeaders.actor];
     delete headers[busHeaders.space];
     delete headers[busHeaders.clientIp];
+    delete headers[busHeaders.checked];
     if (claims.act !== undefined) headers[busHeaders.actor] = claims.act;
+    if (claims.chk !== undefined) headers[busHeaders.checked] = claims.chk;
     if (claims.spc !== undefined) headers[busHeaders.space] = claims.spc;
     if (claims.ip !== undefined) headers[busHeaders.clientIp] = claims.ip;
     return { headers, roles: signer.roles };
@@ -239,7 +249,7 @@ export class ContextVerifier {
     if (!timingSafeEqual(tag, tagOf(signer.secret, payloadPart))) return { reason: 'the context is not valid (its tag does not check)' };
     for (const name of ['sub', 'rid', 'bdy', 'jti'] as const)
       if (typeof claims[name] !== 'string') return { reason: `the context is not valid (its ${name} is missing or not text)` };
-    for (const name of ['act', 'spc', 'ip', 'via'] as const)
+    for (const name of ['act', 'spc', 'ip', 'via', 'chk'] as const)
       if (claims[name] !== undefined && typeof claims[name] !== 'string') return { reason: `the context's ${name} is not text` };
     if (!Number.isFinite(claims.iat) || !Number.isFinite(claims.exp)) return { reason: 'the context is not valid (its times are missing)' };
     const now = Math.floor(Date.now() / 1000);
