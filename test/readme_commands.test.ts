@@ -363,7 +363,9 @@ async function runQuickStart(start: Block): Promise<{ shown: string }> {
     if (exampleText === example.text) throw new Error("the example block no longer holds 'your-new-password'");
     const loading = runBlock(dir, exampleText, {});
     runs.push(loading);
-    const code = await Promise.race([loading.done, pause(180_000).then(() => -1)]);
+    let limit: NodeJS.Timeout | undefined;
+    const code = await Promise.race([loading.done, new Promise<number>((r) => (limit = setTimeout(() => r(-1), 180_000)))]);
+    clearTimeout(limit); // a pending limit would keep the test file alive after its last test
     if (code !== 0 || !loading.output().includes('Loaded. Open'))
       throw new Error(`npm run example ended ${code}:\n${loading.output().slice(-3000)}`);
     lap('example loaded');
