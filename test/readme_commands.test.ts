@@ -409,23 +409,22 @@ async function runQuickStart(start: Block): Promise<{ shown: string }> {
 }
 
 /**
- * Signs in as `admin`; answers the bearer header. A 503 or 504 is tried again, as a person would: the
- * password hash (scrypt at the default cost, 128 MiB) can outlast the gateway's deadline on a busy machine.
+ * Signs in as `admin`; answers the bearer header. A 503 or 504 is tried again after its `Retry-After` (a
+ * second when it names none), as a person would: the password hash (scrypt at the default cost, 128 MiB) can
+ * outlast the gateway's deadline on a busy machine. Three minutes of that is a sign-in that does not work.
  */
 async function signIn(url: string, password: string): Promise<Record<string, string>> {
-  const res = await until(
-    'a sign-in answered',
-    async () => {
-      const r = await fetch(`${url}/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: 'admin', password }),
-      });
-      if (r.status === 503 || r.status === 504) return void (await r.body?.cancel());
-      return r;
-    },
-    180_000,
-  );
-  if (res.status !== 200) throw new Error(`signing in answered ${res.status}: ${await res.text()}`);
-  return { authorization: `Bearer ${((await res.json()) as { access_token: string }).access_token}` };
+  const end = Date.now() + 180_000;
+  for (;;) {
+    const res = await fetch(`${url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password }),
+    });
+    if (res.status === 200) return { authorization: `Bearer ${((await res.json()) as { access_token: string }).access_token}` };
+    if ((res.status !== 503 && res.status !== 504) || Date.now() > end)
+      throw new Error(`signing in answered ${res.status}: ${await res.text()}`);
+    await res.body?.cancel();
+    await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get('retry-after') ?? 1)));
+  }
 }
