@@ -10,7 +10,7 @@
  * Options: `--url` [http://127.0.0.1:8081], `--device` [127.0.0.1:10102], `--space` (the space the user
  * signs in to when left out). Run it again and it answers 409 on the project's name: delete the project first.
  */
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 
@@ -204,7 +204,8 @@ async function main(): Promise<void> {
 }
 
 // Run as a command (not imported): the file node was started with, its links followed as Node follows them.
-if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+const entry = process.argv[1];
+if (entry && existsSync(entry) && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
   main().catch((err: Error) => {
     process.stderr.write(`${err.message}\n`);
     process.exitCode = 1;
