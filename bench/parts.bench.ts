@@ -24,7 +24,8 @@ import { benchRounds } from './harness.ts';
 
 const partMs = Number(process.env.BENCH_PART_MS ?? 200);
 /** proxy-addr has no types of its own; the one call used here. */
-const proxyaddr = createRequire(import.meta.url)('proxy-addr') as ((req: unknown, trust: unknown) => string) & {
+const require = createRequire(import.meta.url);
+const proxyaddr = require('proxy-addr') as ((req: unknown, trust: unknown) => string) & {
   compile(addresses: string[]): unknown;
 };
 

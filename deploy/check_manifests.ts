@@ -38,10 +38,12 @@ function sources(): string {
 
 type K8sObject = { apiVersion: string; kind: string; metadata: { name: string }; [k: string]: unknown };
 
+/** A module of kubernetes-models: the kind's class, by its name or as the default export. */
+type Models = Record<string, new (o: unknown) => { validate(): void }>;
+
 async function validateSchema(obj: K8sObject): Promise<string | null> {
   if (obj.apiVersion.includes('cnpg.io')) return 'skipped (custom resource of the CloudNativePG operator)';
-  const module = `kubernetes-models/${obj.apiVersion}/${obj.kind}`;
-  const loaded = (await import(module)) as Record<string, new (o: unknown) => { validate(): void }>;
+  const loaded = (await import(`kubernetes-models/${obj.apiVersion}/${obj.kind}`)) as Models;
   const Model = loaded[obj.kind] ?? loaded.default;
   if (!Model) throw new Error(`no schema for ${obj.apiVersion} ${obj.kind}`);
   new Model(obj).validate();

@@ -1,18 +1,20 @@
 /**
- * The README's settings table names every variable the configuration readers of the process read, and
- * nothing they do not: read by running every reader (the gateway's and each service's, through
- * `readProcessConfig`) on an environment that records the names asked for.
+ * The settings table (`docs/configuration.md`, linked from the README) names every variable the
+ * configuration readers of the process read, and nothing they do not: read by running every reader (the
+ * gateway's and each service's, through `readProcessConfig`) on an environment that records the names
+ * asked for. And the README stays a newcomer's page: a quick start first, short, the depth linked.
  */
 import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { readProcessConfig } from '../launch.ts';
 
-/** The variables named in the first column of the README's configuration table. */
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+/** The variables named in the first column of the configuration table. */
 function documented(): Set<string> {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1));
+  const table = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
   const names = new Set<string>();
-  for (const row of section.split('\n').filter((l) => l.startsWith('| `'))) {
+  for (const row of table.split('\n').filter((l) => l.startsWith('| `'))) {
     for (const m of (row.split('|')[1] ?? '').matchAll(/`([A-Z][A-Z0-9_]*)`/g)) names.add(m[1] as string);
   }
   return names;
@@ -31,7 +33,7 @@ function read(): Set<string> {
   return asked;
 }
 
-t.test('every setting the code reads is in the README table, and the table names no other', async (t) => {
+t.test('every setting the code reads is in the configuration table, and the table names no other', async (t) => {
   const table = documented();
   const code = read();
   t.ok(code.size > 20, `the readers were run (${code.size} variables)`);
@@ -40,6 +42,18 @@ t.test('every setting the code reads is in the README table, and the table names
 });
 
 t.test("the README stays a newcomer's page: how to run, configure, deploy and change the platform in at most 350 lines", async (t) => {
-  const lines = readFileSync(new URL('../README.md', import.meta.url), 'utf8').split('\n').length;
-  t.ok(lines <= 350, `${lines} lines (the depth is in each package's README, bench/README.md and deploy/README.md)`);
+  const lines = readme.split('\n').length;
+  t.ok(lines <= 350, `${lines} lines (the depth is in each package's README, bench/README.md, deploy/README.md and docs/)`);
+});
+
+t.test('the README opens with a quick start of at most 40 lines, and links the configuration and the design reasons', async (t) => {
+  const headings = readme.split('\n').filter((l) => l.startsWith('## '));
+  t.equal(headings[0], '## Quick start', 'the first section is the quick start');
+  const start = readme.indexOf('## Quick start');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const lines = section.trimEnd().split('\n').length;
+  t.ok(lines <= 40, `${lines} lines`);
+  t.ok(section.includes('npm install && npm start'), 'it starts with the two commands');
+  t.ok(readme.includes('(docs/configuration.md)'), 'the configuration table is linked');
+  t.ok(readme.includes('(docs/design.md)'), 'the design reasons are linked');
 });

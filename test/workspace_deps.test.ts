@@ -1,24 +1,40 @@
 /**
  * Each workspace declares what it imports: every package its sources import (type-only imports too: the
  * types come from the package) is in its `dependencies`, pinned as the root pins it, and nothing declared
- * there goes unused. Read from the sources, so a new import without its declaration fails here. And no
- * file reaches into another workspace by path: what one package needs of another is in its exports.
+ * there goes unused. Read from the sources, so a new import without its declaration fails here. The tool
+ * workspaces (`bench/`, `deploy/`: no `src/`, nothing of theirs runs in the product) declare what their
+ * files import as `devDependencies`, so that `npm ci --omit=dev` installs the product without them; what
+ * only they use is pinned there alone, and a package pinned in more than one place has one version
+ * everywhere. And no file reaches into another workspace by path: what one package needs of another is in
+ * its exports.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
 const root = new URL('..', import.meta.url).pathname;
-type Manifest = { name: string; version: string; workspaces?: string[]; dependencies?: Record<string, string> };
+type Manifest = {
+  name: string;
+  version: string;
+  workspaces?: string[];
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+};
 const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Manifest;
 
-/** The `.ts` files under a folder, tests excluded (they run from the repository root's dependencies). */
-function sources(dir: string): string[] {
+/**
+ * The `.ts` files under a folder, tests excluded (they run from the repository root's dependencies); with
+ * `mjs`, the `.mjs` files too (a tool's worker script is part of the tool; a product package's `.mjs` only loads
+ * its sources under tsx when run from the repository).
+ */
+function sources(dir: string, mjs = false): string[] {
   return readdirSync(dir).flatMap((name) => {
+    if (name === 'node_modules') return [];
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sources(path);
-    return name.endsWith('.ts') ? [path] : [];
+    if (statSync(path).isDirectory()) return sources(path, mjs);
+    return name.endsWith('.ts') || (mjs && name.endsWith('.mjs')) ? [path] : [];
   });
 }
 
@@ -29,7 +45,9 @@ function sources(dir: string): string[] {
 export function importedPackages(text: string): string[] {
   const specifier =
     /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"]((?:node:|@[a-z0-9-]+\/)?[a-z0-9][\w.-]*(?:\/[\w.-]+)*)['"](?!\.)/gm;
-  return [...text.matchAll(specifier)]
+  // A module loaded by a computed name (`import(`kubernetes-models/${apiVersion}/${kind}`)`) names its package first.
+  const computed = /\bimport\s*\(\s*`((?:@[a-z0-9-]+\/)?[a-z0-9][\w.-]*)\//g;
+  return [...text.matchAll(specifier), ...text.matchAll(computed)]
     .map((m) => m[1] as string)
     .filter((s) => !s.startsWith('node:'))
     .map((s) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : (s.split('/')[0] as string)));
@@ -39,11 +57,23 @@ const workspaces = (rootManifest.workspaces ?? []).map((dir) => ({
   dir,
   manifest: JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')) as Manifest,
 }));
+/** A tool workspace (`bench/`, `deploy/`): no `src/`; its files are the tool, its declarations development ones. */
+const isTool = (dir: string) => !existsSync(join(root, dir, 'src'));
+/** What a workspace declares: a product package its `dependencies`; a tool workspace its `devDependencies` as well. */
+const declaredBy = (dir: string, manifest: Manifest) => ({ ...manifest.dependencies, ...(isTool(dir) ? manifest.devDependencies : {}) });
 const versions = new Map<string, string>([
   ...Object.entries(rootManifest.dependencies ?? {}),
-  ...Object.entries((rootManifest as { devDependencies?: Record<string, string> }).devDependencies ?? {}),
+  ...Object.entries(rootManifest.devDependencies ?? {}),
   ...workspaces.map((w) => [w.manifest.name, w.manifest.version] as [string, string]),
 ]);
+// What only tool workspaces use is pinned by them alone: the first pin found is the one the others must match.
+for (const { dir, manifest } of workspaces)
+  for (const [name, version] of Object.entries(declaredBy(dir, manifest))) if (!versions.has(name)) versions.set(name, version);
+/** The peers a package asks its user to install (a client library it loads on the user's behalf), from its installed manifest. */
+function peersOf(name: string): string[] {
+  const file = join(root, 'node_modules', name, 'package.json');
+  return existsSync(file) ? Object.keys((JSON.parse(readFileSync(file, 'utf8')) as Manifest).peerDependencies ?? {}) : [];
+}
 
 t.test('the import scanner reads every form of import', async (t) => {
   const text = [
@@ -53,26 +83,39 @@ t.test('the import scanner reads every form of import', async (t) => {
     "export * from 'jose/jwt';",
     "const m = await import('pg');",
     "const dist = require('swagger-ui-dist/absolute-path.js');",
+    'const model = await import(`kubernetes-models/${apiVersion}/${kind}`);',
     'await tx.query(`create schema if not exists "${schema}"`); // select 1 from "auth".users',
     "import x from './local.ts';",
     "import { y } from 'node:fs';",
   ].join('\n');
-  t.same(importedPackages(text).sort(), ['@fastify/busboy', '@scada/platform', 'jose', 'koa', 'pg', 'swagger-ui-dist']);
+  t.same(importedPackages(text).sort(), [
+    '@fastify/busboy',
+    '@scada/platform',
+    'jose',
+    'koa',
+    'kubernetes-models',
+    'pg',
+    'swagger-ui-dist',
+  ]);
 });
 
 for (const { dir, manifest } of workspaces) {
   t.test(`${manifest.name} (${dir}) declares what it imports, and only that`, async (t) => {
-    const imported = new Set(sources(join(root, dir, 'src')).flatMap((file) => importedPackages(readFileSync(file, 'utf8'))));
+    const files = isTool(dir) ? sources(join(root, dir), true) : sources(join(root, dir, 'src'));
+    const imported = new Set(files.flatMap((file) => importedPackages(readFileSync(file, 'utf8'))));
     imported.delete(manifest.name);
-    const declared = manifest.dependencies ?? {};
+    const declared = declaredBy(dir, manifest);
     t.same([...imported].filter((p) => !(p in declared)).sort(), [], 'imported but not declared');
+    // A peer a declared package loads on the workspace's behalf (the NATS client of a broker's transporter) is used.
+    const peers = new Set([...imported].flatMap(peersOf));
     t.same(
       Object.keys(declared)
-        .filter((p) => !imported.has(p))
+        .filter((p) => !imported.has(p) && !peers.has(p))
         .sort(),
       [],
       'declared but not imported',
     );
+    if (isTool(dir)) t.same(Object.keys(manifest.dependencies ?? {}), [], 'a tool workspace has no production dependency');
     for (const [name, version] of Object.entries(declared)) {
       t.equal(version, versions.get(name), `${name} pinned as the repository pins it`);
     }

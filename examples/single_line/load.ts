@@ -10,7 +10,9 @@
  * Options: `--url` [http://127.0.0.1:8081], `--device` [127.0.0.1:10102], `--space` (the space the user
  * signs in to when left out). Run it again and it answers 409 on the project's name: delete the project first.
  */
+import { existsSync, realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
 
 const here = new URL('.', import.meta.url);
 const D = 'SIMLD0/GGIO1';
@@ -176,13 +178,22 @@ async function main(): Promise<void> {
     },
   });
   if (!values.password) throw new Error('--password is required (the user signs in to post the example)');
-  const login = await fetch(`${values.url}/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: values.user, password: values.password }),
-  }).catch(() => {
-    throw new Error(`The platform does not answer at ${values.url}: start it (npm start) or pass --url`);
-  });
+  const signIn = () =>
+    fetch(`${values.url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: values.user, password: values.password }),
+    }).catch(() => {
+      throw new Error(`The platform does not answer at ${values.url}: start it (npm start) or pass --url`);
+    });
+  // A busy machine can hash the password past the gateway's deadline (504) or have its checks queued full
+  // (503): tried again a few times, as a person at the sign-in page would.
+  let login = await signIn();
+  for (let attempt = 1; attempt < 5 && (login.status === 503 || login.status === 504); attempt++) {
+    await login.body?.cancel();
+    await new Promise((r) => setTimeout(r, 1000 * Number(login.headers.get('retry-after') ?? 1)));
+    login = await signIn();
+  }
   if (login.status !== 200) throw new Error(`signing in answered ${login.status}: ${await login.text()}`);
   const { access_token } = (await login.json()) as { access_token: string };
   const headers: Record<string, string> = { authorization: `Bearer ${access_token}`, ...(values.space ? { 'x-space': values.space } : {}) };
@@ -192,7 +203,9 @@ async function main(): Promise<void> {
   process.stdout.write(`Loaded. Open ${values.url}/console/#/displays/${loaded.boardGroupId}\n`);
 }
 
-if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+// Run as a command (not imported): the file node was started with, its links followed as Node follows them.
+const entry = process.argv[1];
+if (entry && existsSync(entry) && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
   main().catch((err: Error) => {
     process.stderr.write(`${err.message}\n`);
     process.exitCode = 1;
