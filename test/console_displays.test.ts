@@ -6,7 +6,8 @@
  * the device and greys with bad quality; an editor operates a breaker from the drawing through the
  * control dialog; a viewer or an operator finds nothing to click (writes and controls are an editor's). A hostile drawing written into the store directly,
  * past the API's check, is neutralized in the page: no script runs, no dialog opens, nothing is requested
- * from elsewhere. axe-core finds no serious or critical violation. Any console error or CSP violation fails
+ * from elsewhere. An editor places a board on a dashboard's grid by dragging it, by its corner handle and with
+ * the arrow keys, each place saved through the API. axe-core finds no serious or critical violation. Any console error or CSP violation fails
  * it. Without Chromium it skips, except in CI.
  */
 import { existsSync, mkdirSync } from 'node:fs';
@@ -338,6 +339,89 @@ async function run(): Promise<void> {
       problems.filter((m) => !/status of 400 .*\/api\/animations\)$/.test(m)),
       [],
     );
+  });
+
+  t.test('an editor places boards on the grid by dragging, by the corner handle and with the arrow keys', async (t) => {
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${p.url}${path}`, {
+        method: 'POST',
+        headers: { ...editor.headers, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return (await res.json()) as { id: string };
+    };
+    const group = await post('/api/dashboard', { name: 'Layout', rank: 5 });
+    const board = await post(`/api/dashboard/${group.id}/boards`, {
+      name: 'Notes to place',
+      type: 'Html',
+      header: true,
+      x: 0,
+      y: 0,
+      width: 2,
+      height: 2,
+      animationParams: '<p>Placed by hand.</p>',
+    });
+    const read = async () =>
+      (await (await fetch(`${p.url}/api/dashboard/${group.id}/boards/${board.id}`, { headers: editor.headers })).json()) as {
+        x: number;
+        y: number;
+        width: number;
+        height: number;
+      };
+    const engineer = await createUser(p, { role: 'editor' });
+    const { page, problems } = await open(t, engineer);
+    await page.goto(`${p.url}/console/#/displays/author`);
+    const box = page.getByRole('button', { name: /^Notes to place: column 0, row 0/ });
+    await box.waitFor();
+    const placed = page.locator('.layout-board', { hasText: 'Notes to place' });
+    // The mouse acts on the viewport: the board is brought to its middle (the authoring page is long).
+    await placed.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+    const layout = page.locator('.board-layout', { has: box });
+    const grid = (await layout.boundingBox()) as { x: number; y: number; width: number; height: number };
+    const columns = await layout.evaluate((el) => getComputedStyle(el).gridTemplateColumns.split(' ').length);
+    const rows = await layout.evaluate((el) => getComputedStyle(el).gridTemplateRows.split(' ').length);
+    const cell = { w: grid.width / columns, h: grid.height / rows };
+
+    // Three cells right and two down, pressed in the board's middle: it snaps to column 3, row 2.
+    const from = (await box.boundingBox()) as { x: number; y: number; width: number; height: number };
+    await page.mouse.move(from.x + from.width / 2, from.y + from.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(from.x + from.width / 2 + 1.5 * cell.w, from.y + from.height / 2 + cell.h, { steps: 5 });
+    await page.mouse.move(from.x + from.width / 2 + 3.2 * cell.w, from.y + from.height / 2 + 1.9 * cell.h, { steps: 5 });
+    await page.mouse.up();
+    await until('the move is saved', async () => (await read()).x === 3);
+    t.match(await read(), { x: 3, y: 2, width: 2, height: 2 }, 'dragged to column 3, row 2, through the API');
+
+    // The corner handle: one cell wider, two higher.
+    await placed.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+    const handle = (await page
+      .locator('.layout-board', { has: page.getByText('Notes to place') })
+      .locator('.layout-resize')
+      .boundingBox()) as {
+      x: number;
+      y: number;
+      width: number;
+      height: number;
+    };
+    await page.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(handle.x + handle.width / 2 + 1.1 * cell.w, handle.y + handle.height / 2 + 2.2 * cell.h, { steps: 5 });
+    await page.mouse.up();
+    await until('the resize is saved', async () => (await read()).width === 3);
+    t.match(await read(), { x: 3, y: 2, width: 3, height: 4 }, 'resized from its corner');
+
+    // The keyboard: left moves a cell, Shift+Down makes it a row higher.
+    await page.getByRole('button', { name: /^Notes to place: column 3, row 2/ }).focus();
+    await page.keyboard.press('ArrowLeft');
+    await until('the key move is saved', async () => (await read()).x === 2);
+    await page.getByRole('button', { name: /^Notes to place: column 2, row 2/ }).waitFor();
+    await page.keyboard.press('Shift+ArrowDown');
+    await until('the key resize is saved', async () => (await read()).height === 5);
+    t.match(await read(), { x: 2, y: 2, width: 3, height: 5 }, 'moved and resized with the keyboard');
+    const inputs = page.getByRole('group', { name: 'Notes to place (Html)' });
+    t.equal(await inputs.getByLabel('x', { exact: true }).inputValue(), '2', 'the place inputs show the new place');
+    await check(t, page, 'display-layout');
+    t.same(problems, [], 'no console error');
   });
 
   t.test('values of a connection that stopped are hatched as stale', async (t) => {

@@ -13,6 +13,8 @@ export const configService: ServiceDefinition<ConfigServiceConfig> = {
   description: 'Projects, dashboard board groups and boards, faceplates and placeholders, scripts and their runs',
   readConfig: readConfigServiceConfig,
   schema: 'config',
+  // An animation's SVG may be 2 MiB: its create and update, and its reads, are larger than one bus message.
+  stagesLargeMessages: true,
   migrations: () => loadMigrations(new URL('../migrations/', import.meta.url)),
   setup: async (deps) => {
     const handlerDeps = { store: deps.store, bus: deps.bus, now: () => new Date() };

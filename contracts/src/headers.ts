@@ -18,6 +18,11 @@ export const busHeaders = {
   /** JSON of a reply's fields besides its octets, on the reply of an operation with `replyOctets`. */
   replyFields: 'x-reply-fields',
   /**
+   * `1` on a request or reply whose body is a staged reference (`staging.ts`): the message itself was too
+   * large for one bus message and waits in parts in the receiving (or answering) service's store.
+   */
+  staged: 'x-staged',
+  /**
    * On NATS, the signed context of a request (platform/src/bus/trust.ts): actor, space and client address
    * travel inside it, bound to the subject, the request id and the body. Handed to a handler, it is the
    * context to pass on when calling on the caller's behalf.

@@ -7,6 +7,7 @@ export * from './headers.ts';
 export * from './operation.ts';
 export * from './system.ts';
 export * from './registry.ts';
+export * from './staging.ts';
 export * from './event.ts';
 export * from './events.ts';
 export * from './service_calls.ts';

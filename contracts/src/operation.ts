@@ -39,6 +39,11 @@ export type HttpBinding = {
    * connected device's file store.
    */
   gatewayRoute?: 'scl-upload' | 'file-download' | 'device-file-download' | 'history';
+  /**
+   * The largest body the gateway reads for this operation, in bytes, when it is not the standard 1 MiB
+   * (an animation with its 2 MiB SVG). A request larger than one bus message travels staged (`staging.ts`).
+   */
+  bodyLimitBytes?: number;
   /** The body as a client sends it, when the gateway turns it into another message (uploads). */
   documentedBody?: TSchema;
   /** The media type of a success answer that is not JSON (downloads). */

@@ -14,6 +14,7 @@ import { settingGroupOperations } from './protocol/setting_groups.ts';
 import { authPing, configPing, echo, historyPing, protocolPing } from './system.ts';
 import { historyOperations } from './history/ops.ts';
 import { siteOperations } from './protocol/sites.ts';
+import { allStagingOperations } from './staging.ts';
 
 /**
  * Every operation of the platform, in one list. The gateway routes from it, the services serve from it,
@@ -39,6 +40,7 @@ export const operations: readonly Operation[] = [
   ...historyOperations,
   ...alarmOperations,
   ...siteOperations,
+  ...allStagingOperations,
 ];
 
 /** The operations one service serves. */

@@ -29,9 +29,11 @@ const description = [
   '  (400 `validation_failed`); a body that is not UTF-8 or not JSON (400 `malformed_body`); nesting deeper',
   '  than 64 levels (400); a `Content-Encoding` other than identity, gzip or deflate (415) or a body that',
   '  does not decode under it (400); a multipart file part where the operation takes no file (400).',
+  '- A request body is at most 1 MiB (413 `payload_too_large` past it), unless its operation says otherwise',
+  '  (an animation: 6 MiB, for its SVG of up to 2 MiB; an SCL upload: `MAX_SCL_BYTES`).',
   "- A multipart part of type `application/json` is text even with a file name (a browser's FormData with",
   '  a JSON Blob): the `connection` part of the SCL uploads may come either way.',
-  "- Each operation has a deadline (device operations 30 s, the rest the platform's standard one); past it",
+  "- Each operation has a deadline (device operations 30 s, animations 15 s, the rest the platform's standard one); past it",
   '  the answer is 504 `upstream_timeout`.',
   "- Space-scoped operations take the space from the `X-Space` header, else the caller's default space.",
 ].join('\n');
@@ -147,11 +149,15 @@ function propertiesOf(schema: Json | undefined): Record<string, Json> {
 function requestBodyOf(schema: Json, required: boolean, http: HttpBinding): Json {
   const types = http.consumes && http.consumes.length > 0 ? http.consumes : ['application/json'];
   const wrapper = http.bodyWrapper;
-  if (!wrapper) return { required, content: Object.fromEntries(types.map((type) => [type, { schema }])) };
+  const limit = http.bodyLimitBytes;
+  // The standard 1 MiB bound is said once, in the document's description; a route with its own says it here.
+  const sized = limit ? { description: `At most ${limit} bytes (${limit / 1024 / 1024} MiB); a larger body is 413.` } : {};
+  if (!wrapper) return { ...sized, required, content: Object.fromEntries(types.map((type) => [type, { schema }])) };
   // The reference's wrapped form is accepted too: as JSON, and as a form whose part is JSON text.
   const wrapped = { type: 'object', required: [wrapper], properties: { [wrapper]: schema }, additionalProperties: false };
   const form = { type: 'object', required: [wrapper], properties: { [wrapper]: { type: 'string', contentMediaType: 'application/json' } } };
   return {
+    ...sized,
     required,
     content: Object.fromEntries(
       types.map((type) => [type, { schema: type === 'multipart/form-data' ? form : { oneOf: [schema, wrapped] } }]),

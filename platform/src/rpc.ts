@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import {
+  busEnvelopeBytes,
   busHeaders,
   decodeEvent,
   encodeEvent,
@@ -9,6 +10,8 @@ import {
   problemBody,
   problemFromBody,
   ProblemError,
+  StagedReference,
+  stagingOperations,
   validate,
   type Actor,
   type EventBody,
@@ -31,6 +34,7 @@ import {
 } from './bus/bus.ts';
 import { eventIdHeader } from './bus/event_log.ts';
 import type { SpaceVersions } from './bus/space_versions.ts';
+import { checkWhole, partsOf, type Staging } from './staging.ts';
 import { StoreUnavailableError } from './store/store.ts';
 
 const encoder = new TextEncoder();
@@ -135,27 +139,53 @@ export const retryAfterSeconds = 5;
  * Serves operations on the bus as one micro-service: each request is decoded and validated against the
  * operation's request schema, handled, and its reply validated against the response schema. Problems
  * travel back as service errors with a problem body; anything unexpected is logged once and answered as a
- * bare 500.
+ * bare 500. With `staging` (a service that `stagingOperations` lists), requests and replies larger than one
+ * bus message travel staged in parts (`@scada/contracts`' `staging.ts`), and its staging operations are served.
  */
 export async function serve(
   bus: Bus,
   service: { name: string; version: string; description?: string; instance: string },
   implementations: Implementation[],
   log: Logger,
+  staging?: Staging,
 ): Promise<BusService> {
+  const large = staging ? { staging, maxReplyBytes: bus.maxPayload - busEnvelopeBytes } : undefined;
+  const all = [...implementations, ...(staging ? stagingImplementations(service.name, staging) : [])];
   return bus.addService(
     { name: service.name, version: service.version, description: service.description, metadata: { instance: service.instance } },
-    implementations.map((impl) => {
+    all.map((impl) => {
       const versions = changesSpace(impl.op) ? bus.spaceVersions() : undefined;
       return {
         name: impl.op.operationId,
         subject: impl.op.subject,
         metadata: { operationId: impl.op.operationId },
-        handler: (msg) => handleOne(impl, msg, log, versions),
+        handler: (msg) => handleOne(impl, msg, log, versions, large),
       };
     }),
   );
 }
+
+/** What a service that stages large messages serves for its callers: parts of requests in, parts of replies out. */
+function stagingImplementations(service: string, staging: Staging): Implementation[] {
+  const ops = stagingOperations[service as keyof typeof stagingOperations];
+  if (!ops) throw new Error(`the ${service} service has no staging operations in the contract`);
+  return [
+    implement(ops.stage, async ({ body }, ctx) => {
+      const { id, index, data } = body as { id: string; index: number; data: string };
+      await staging.put(ctx.space ?? '', id.toLowerCase(), index, Buffer.from(data, 'base64'));
+      return null;
+    }),
+    implement(ops.read, async ({ body }, ctx) => {
+      const { id, index, parts } = body as { id: string; index: number; parts: number };
+      const data = await staging.read(ctx.space ?? '', id.toLowerCase(), index, parts);
+      if (data === null) throw new ProblemError('not_found', 'The staged reply is gone (read already, or kept too long)');
+      return { data: data.toString('base64') };
+    }),
+  ];
+}
+
+/** A service's staging and the largest reply that still travels as one bus message. */
+type LargeMessages = { staging: Staging; maxReplyBytes: number };
 
 /**
  * Whether serving the operation may change what a read of its space answers: every operation with an
@@ -167,15 +197,23 @@ export function changesSpace(op: Operation): boolean {
   return op.http !== undefined && op.http.method !== 'GET' && op.http.keepsConfiguration !== true;
 }
 
-async function handleOne(impl: Implementation, msg: BusMessage, baseLog: Logger, versions?: SpaceVersions): Promise<BusReply> {
+async function handleOne(
+  impl: Implementation,
+  msg: BusMessage,
+  baseLog: Logger,
+  versions?: SpaceVersions,
+  large?: LargeMessages,
+): Promise<BusReply> {
   const ctx = contextOf(msg, baseLog);
   const started = performance.now();
   try {
     checkDeadline(ctx);
-    // A message a gateway checked against this very schema is not checked again (one check a hop).
-    const request = decodeRequest(impl.op, msg.data, msg.headers[busHeaders.checked] === requestFingerprint(impl.op));
+    // A message a gateway checked against this very schema is not checked again (one check a hop); a staged
+    // request is the whole message the gateway checked, taken back from its parts.
+    const data = await requestData(msg, ctx, large);
+    const request = decodeRequest(impl.op, data, msg.headers[busHeaders.checked] === requestFingerprint(impl.op));
     const result = await impl.handle(request, ctx);
-    const reply = encodeResult(impl.op, result);
+    const reply = await stagedIfLarge(encodeResult(impl.op, result), ctx, large);
     // Routine traffic: the gateway's access line already says the request was answered.
     // Asked of the process's logger: asking the request's would build it, for every request.
     if (baseLog.isLevelEnabled('debug')) ctx.log.debug({ ms: round(performance.now() - started) }, 'request served');
@@ -244,6 +282,32 @@ function contextOf(msg: BusMessage, baseLog: Logger): HandlerContext {
       return (log ??= baseLog.child({ reqId: requestId, space, subject: msg.subject }));
     },
   };
+}
+
+/** The request's message: the one received, or the staged one its reference names (taken whole, then dropped). */
+async function requestData(msg: BusMessage, ctx: HandlerContext, large?: LargeMessages): Promise<Uint8Array> {
+  if (msg.headers[busHeaders.staged] !== '1') return msg.data;
+  if (!large) throw new ProblemError('payload_too_large', 'This service takes no request larger than one bus message');
+  let ref: unknown;
+  try {
+    ref = JSON.parse(decoder.decode(msg.data));
+  } catch {
+    throw new ProblemError('malformed_body', 'The staged reference is not JSON');
+  }
+  const checked = validate(StagedReference, ref);
+  if (!checked.ok)
+    throw new ProblemError('validation_failed', 'The staged reference does not match its schema', { errors: checked.errors });
+  return large.staging.take(ctx.space ?? '', {
+    ...(checked.value as StagedReference),
+    id: (checked.value as StagedReference).id.toLowerCase(),
+  });
+}
+
+/** A reply too large for one bus message, staged: its reference travels in its place, with its headers. */
+async function stagedIfLarge(reply: BusReply, ctx: HandlerContext, large?: LargeMessages): Promise<BusReply> {
+  if (!large || reply.data.byteLength <= large.maxReplyBytes) return reply;
+  const ref = await large.staging.stage(ctx.space ?? '', reply.data);
+  return { data: encoder.encode(JSON.stringify(ref)), headers: { ...reply.headers, [busHeaders.staged]: '1' } };
 }
 
 function decodeRequest(op: Operation, data: Uint8Array, checked: boolean): unknown {
@@ -358,15 +422,61 @@ async function exchange<O extends Operation>(bus: Bus, op: O, request: RequestOf
   if (ctx.origin) headers[busHeaders.context] = ctx.origin;
   if (ctx.timeoutMs !== undefined) headers[busHeaders.timeout] = String(Math.max(0, Math.round(ctx.timeoutMs)));
   if (ctx.checked) headers[busHeaders.checked] = requestFingerprint(op);
+  let data = encoder.encode(JSON.stringify(request));
+  const staging = stagingOperations[op.service];
+  if (staging && data.byteLength > bus.maxPayload - busEnvelopeBytes) {
+    data = encoder.encode(JSON.stringify(await stageRequest(bus, staging.stage, data, ctx)));
+    headers[busHeaders.staged] = '1';
+  }
   let reply: BusMessage;
   try {
-    reply = await bus.request(op.subject, encoder.encode(JSON.stringify(request)), { headers, timeoutMs: ctx.timeoutMs });
+    reply = await bus.request(op.subject, data, { headers, timeoutMs: ctx.timeoutMs });
   } catch (err) {
     throw transportProblem(op, err);
   }
+  if (staging && reply.headers[busHeaders.staged] === '1') reply = await readStagedReply(bus, op, staging.read, reply, ctx);
   const errorCode = reply.headers[serviceErrorCodeHeader];
   if (errorCode) throw replyProblem(op, replyText(op, reply), Number(errorCode));
   return reply;
+}
+
+/** Sends a request's message in parts to the service's staging; answers the reference to send in its place. */
+async function stageRequest(bus: Bus, stage: Operation, message: Uint8Array, ctx: CallContext): Promise<StagedReference> {
+  const { ref, parts } = partsOf(message);
+  for (const [index, part] of parts.entries()) {
+    const body = { id: ref.id, index, data: Buffer.from(part).toString('base64') };
+    await call(bus, stage, { params: {}, query: {}, body } as never, { ...ctx, checked: false });
+  }
+  return ref;
+}
+
+/** A staged reply read back part by part and put together, with the headers it came with. */
+async function readStagedReply(bus: Bus, op: Operation, read: Operation, reply: BusMessage, ctx: CallContext): Promise<BusMessage> {
+  let ref: StagedReference;
+  try {
+    const checked = validate(StagedReference, JSON.parse(decoder.decode(reply.data)));
+    if (!checked.ok) throw new Error('not a staged reference');
+    ref = checked.value as StagedReference;
+  } catch (err) {
+    throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} with a staged reply whose reference is broken`, {
+      cause: err,
+    });
+  }
+  const parts: Buffer[] = [];
+  for (let index = 0; index < ref.parts; index++) {
+    const body = { id: ref.id, index, parts: ref.parts };
+    const part = (await call(bus, read, { params: {}, query: {}, body } as never, { ...ctx, checked: false })) as { data: string };
+    parts.push(Buffer.from(part.data, 'base64'));
+  }
+  let whole: Buffer;
+  try {
+    whole = checkWhole(ref, Buffer.concat(parts));
+  } catch (err) {
+    throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} with a staged reply that is not whole`, { cause: err });
+  }
+  const headers = { ...reply.headers };
+  delete headers[busHeaders.staged];
+  return { ...reply, data: whole, headers };
 }
 
 function transportProblem(op: Operation, err: unknown): ProblemError {

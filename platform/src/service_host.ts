@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Bus } from './bus/bus.ts';
 import { implement, serve, type Implementation } from './rpc.ts';
 import { migrate } from './store/migrate.ts';
+import { storeStaging } from './staging.ts';
 import { announcePresence } from './presence.ts';
 import type { Migration, Store } from './store/store.ts';
 import type { EnvReader } from './env.ts';
@@ -28,6 +29,11 @@ export type ServiceDefinition<C = unknown> = {
   description: string;
   /** The PostgreSQL schema the service owns. */
   schema: string;
+  /**
+   * Takes requests and gives replies larger than one bus message, staged in parts in its schema's
+   * `staged_parts` table (a migration of its own makes it; `staging.ts`).
+   */
+  stagesLargeMessages?: true;
   /** Reads the service's own section of the environment. */
   readConfig(env: EnvReader): C;
   /** Reads the service's migrations (its `migrations/` folder). */
@@ -63,6 +69,7 @@ export async function startService<C>(
     { name: def.name, version: def.version, description: def.description, instance },
     [ping, ...built.implementations],
     log,
+    def.stagesLargeMessages ? storeStaging(deps.store, def.schema) : undefined,
   );
   await deps.bus.flush();
   const present = announcePresence({ bus: deps.bus, store: deps.store, log, service: def.name, version: def.version, instance });

@@ -16,6 +16,12 @@ export const maxAnimationSvgBytes = 2 * 1024 * 1024;
 /** Most elements an SVG document may hold; more is 400. */
 export const maxAnimationElements = 20_000;
 
+/**
+ * Largest request body of an animation's create and update: its SVG even if every character had to be
+ * escaped in JSON (`\"`), and room as large again for the bindings. Other routes keep the standard 1 MiB.
+ */
+export const maxAnimationBodyBytes = 3 * maxAnimationSvgBytes;
+
 /** Most bindings of one animation. */
 export const maxAnimationBindings = 5_000;
 
@@ -122,7 +128,8 @@ const svgRule =
   'attributes (`on…`), `foreignObject`, a `<!DOCTYPE`, entity references other than the predefined ones, `href` ' +
   'not starting with `#` (except `data:image/…` in `<image>`), `javascript:` anywhere, other `data:` URLs and CSS ' +
   '`url()` are 400 `validation_failed` naming the element and its line; more than ' +
-  `${maxAnimationElements} elements is 400; more than ${maxAnimationSvgBytes} bytes 413. Each binding's \`elementId\` ` +
+  `${maxAnimationElements} elements is 400; more than ${maxAnimationSvgBytes} bytes (2 MiB, counted as UTF-8) 413, and a body ` +
+  `larger than ${maxAnimationBodyBytes} bytes (6 MiB) is 413 before it is read. Each binding's \`elementId\` ` +
   "is an id of the SVG and each placeholder it names is in `placeholders` or among its faceplate's (400 otherwise). " +
   'A board fills the placeholders with its `animationParams`, a JSON object by name: a data attribute ' +
   '`{connectionId, reference}` the binding then follows, or a constant (a number, a text, a colour `#rrggbb`) it shows.';
@@ -179,6 +186,17 @@ export const {
   remove: deleteAnimation,
 } = animationResource.operations;
 
+/**
+ * How long a caller waits for an animation operation: an SVG of 2 MiB is checked at the gateway and in the
+ * service, parsed, and staged in parts both ways (`staging.ts`), about a second on a quiet machine.
+ */
+export const animationDeadlineMs = 15_000;
+
+// The create and the replace read a body of their own size; it reaches the config service staged when it is
+// larger than one bus message, as an answer with such an SVG comes back.
+for (const op of [createAnimation, updateAnimation]) if (op.http) op.http.bodyLimitBytes = maxAnimationBodyBytes;
+for (const op of Object.values(animationResource.operations)) op.deadlineMs = animationDeadlineMs;
+
 /** The animations of a project. */
 export const getAnimationsByProject = defineOperation({
   operationId: 'getAnimationsByProject',
@@ -194,6 +212,7 @@ export const getAnimationsByProject = defineOperation({
   }),
   response: Type.Array(animationResource.response),
   http: readBinding('/api/animations/by-project', ['not_found']),
+  deadlineMs: animationDeadlineMs,
 });
 
 /** The animation operations. */

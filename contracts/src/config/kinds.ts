@@ -36,7 +36,10 @@ export function unicodeLength(value: string): number {
 
 /** True when a string holds no lone surrogate, so that it has a UTF-8 form. */
 export function isWellFormedText(value: string): boolean {
-  return !/\p{Cs}/u.test(value);
+  // The runtime's own check where it has one (Node 20, Deno): its regular expression cost 0.2 s on a 2 MiB SVG,
+  // which a create checks four times (gateway, service, reply).
+  const native = (value as { isWellFormed?: () => boolean }).isWellFormed;
+  return native ? native.call(value) : !/\p{Cs}/u.test(value);
 }
 
 /** The constraints a text schema can carry; all of them appear in the OpenAPI document as written. */
@@ -67,6 +70,8 @@ export function textProblem(schema: TextSchema, value: unknown): string | null {
     const check = FormatRegistry.Get(schema.format);
     if (!check?.(value)) return `Expected string to match '${schema.format}' format`;
   }
+  // The commonest pattern, as a plain search: its regular expression cost half a second on an SVG of 2 MiB.
+  if (schema.pattern === noNulPattern) return value.includes('\u0000') ? `Expected string to match '${schema.pattern}'` : null;
   if (schema.pattern !== undefined) {
     let re = patterns.get(schema.pattern);
     if (!re) patterns.set(schema.pattern, (re = new RegExp(schema.pattern, 'u')));

@@ -98,7 +98,9 @@ function forgetChangedCaller(deps: OperationRouteDeps, op: Operation, ctx: Conte
  * when it does not match. Path and query texts become the types their schemas declare, an integer only
  * from decimal digits (`convertParameters`).
  */
-export async function buildMessage(ctx: Context, op: Operation, limit: number): Promise<Record<string, unknown>> {
+export async function buildMessage(ctx: Context, op: Operation, standardLimit: number): Promise<Record<string, unknown>> {
+  // An operation may declare a larger body of its own (an animation's SVG); every other keeps the standard one.
+  const limit = op.http?.bodyLimitBytes ?? standardLimit;
   const parts = op.request.properties as Record<string, TSchema>;
   const message: Record<string, unknown> = {
     params: convertParameters(parts.params as TObject, { ...ctx.params }),

@@ -1,7 +1,7 @@
 /**
  * Authoring (`#/displays/author`, editors): the animations of the space with their editor, and the boards
- * of a dashboard placed on its grid by `x`, `y`, `width` and `height` (each board saved on its own), a new
- * board or dashboard added. A full drawing editor is not the aim: drawings come from any SVG tool.
+ * of a dashboard placed on its grid by dragging (`author_layout.ts`) or by `x`, `y`, `width` and `height`
+ * (each board saved on its own), a new board or dashboard added. A full drawing editor is not the aim: drawings come from any SVG tool.
  */
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -10,15 +10,10 @@ import { href } from '../../router.ts';
 import { Alert } from '../common.ts';
 import type { Animation, Board } from './animation_board.ts';
 import { AnimationEditor } from './author_animation.ts';
+import { BoardLayout, boardBody } from './author_layout.ts';
 
 type BoardGroup = { id: string; name: string };
 const grid = ['x', 'y', 'width', 'height'] as const;
-
-/** The fields a board's replacement takes, from the board as read. */
-function boardBody(b: Board & Record<string, unknown>): Record<string, unknown> {
-  const fields = ['name', 'type', 'header', ...grid, 'iframeUrl', 'animationParams', 'animationId', 'customHtmlId'];
-  return Object.fromEntries(fields.filter((f) => b[f] !== undefined).map((f) => [f, b[f]]));
-}
 
 /** One board's place on the grid, saved on its own. */
 function BoardPlace({ groupId, board, onSaved }: { groupId: string; board: Board; onSaved: () => void }) {
@@ -28,7 +23,7 @@ function BoardPlace({ groupId, board, onSaved }: { groupId: string; board: Board
   const [error, setError] = useState<string | null>(null);
   const save = () =>
     api('PUT', `/api/dashboard/${groupId}/boards/${board.id}`, {
-      body: { ...boardBody(board as Board & Record<string, unknown>), ...place },
+      body: { ...boardBody(board), ...place },
     })
       .then(onSaved)
       .catch((e) => setError(messageOf(e)));
@@ -70,7 +65,8 @@ function Boards({ group, animations }: { group: BoardGroup; animations: Animatio
       .then(load)
       .catch((e) => setError(messageOf(e)));
   return html`<h3>${group.name} <a href=${href('displays', group.id)}>open</a></h3>
-    ${boards.map((b) => html`<${BoardPlace} key=${b.id} groupId=${group.id} board=${b} onSaved=${load} />`)}
+    <${BoardLayout} groupId=${group.id} boards=${boards} onSaved=${load} />
+    ${boards.map((b) => html`<${BoardPlace} key=${`${b.id} ${b.x} ${b.y} ${b.width} ${b.height}`} groupId=${group.id} board=${b} onSaved=${load} />`)}
     <fieldset><legend>New animation board</legend>
       <div class="field"><label for="nb-name">Name</label><input id="nb-name" value=${fresh.name} onInput=${(e: Event) => setFresh({ ...fresh, name: (e.target as HTMLInputElement).value })} /></div>
       <div class="field"><label for="nb-anim">Animation</label>

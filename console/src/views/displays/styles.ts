@@ -16,6 +16,16 @@ text.display-bad, tspan.display-bad { fill: #595959; stroke: none; }
 .display-action { cursor: pointer; }
 .display-action:focus-visible { outline: 3px solid var(--accent); }
 .display-blink { animation: display-blink 1s steps(2, jump-none) infinite; }
+.board-layout { display: grid; gap: 0; margin: 0.5rem 0; border: 1px dashed var(--line); touch-action: none;
+  background-image: linear-gradient(to right, #eef1f4 1px, transparent 1px), linear-gradient(to bottom, #eef1f4 1px, transparent 1px); }
+.layout-board { position: relative; margin: 2px; border: 1px solid var(--accent); border-radius: 4px; background: #f4f6f8;
+  cursor: move; user-select: none; overflow: hidden; min-width: 0; }
+.layout-board:focus-visible { outline: 3px solid var(--accent); }
+.layout-board.moving { opacity: 0.7; }
+.layout-name { display: block; padding: 0.1rem 0.3rem; font-size: 0.85rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.layout-resize { position: absolute; right: 0; bottom: 0; width: 0.8rem; height: 0.8rem; cursor: nwse-resize;
+  background: linear-gradient(135deg, transparent 50%, var(--accent) 50%); }
+.board-layout-help { font-size: 0.85rem; }
 @keyframes display-blink { from { opacity: 1; } to { opacity: 0.2; } }
 @media (prefers-reduced-motion: reduce) { .display-blink { animation: none; stroke: var(--bad); stroke-width: 3; } }
 `;
