@@ -95,7 +95,11 @@ export async function signInThroughForm(page: Page, url: string, who: Who): Prom
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
-/** Builds the console and starts Chromium, closed when the file's test ends. */
+/**
+ * Builds the console and starts Chromium, closed when the file's test ends. The teardown it sets makes
+ * tap end the file's test by itself once idle: an assertion at the file's top level belongs right before
+ * its subtests, not before a start that takes a while.
+ */
 export async function startBrowser(t: Test, options: { shotPrefix?: string } = {}): Promise<ConsoleBrowser> {
   const [{ chromium }, { default: AxeBuilder }, built] = await Promise.all([
     import('playwright-core'),
