@@ -4,12 +4,11 @@
  * start the session, browse, see a reported value change arrive, write (refused, then taken), operate
  * with select-before-operate, find it in the control log, sign out. Any console error or CSP violation
  * fails it; axe-core finds no serious or critical violation on any screen. Screenshots of each screen go
- * to test/output/console/ (git-ignored). Without Chromium it skips, except in CI.
+ * to test/output/console/ (git-ignored). Without Chromium it skips, except in CI (@scada/testkit/browser).
  */
-import { existsSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import t, { type Test } from 'tap';
-import { buildConsole, initialBudgetBytes } from '@scada/console/build';
+import t from 'tap';
+import { initialBudgetBytes } from '@scada/console/build';
 import { startSimulator, type Faults } from '@scada/simulator';
 import { FIXTURE_SCL, fixtureModel } from '@scada/testkit/simulator_fixture';
 import { utcTimeFromMs } from '@scada/iec61850';
@@ -17,75 +16,23 @@ import { generateSync } from 'otplib';
 import { startTestPlatform, testAdminPassword } from '@scada/testkit/platform';
 import { asAdmin, createUser } from '@scada/testkit/session';
 import { liveConnection } from '@scada/testkit/live';
+import { browserAvailable, startBrowser } from '@scada/testkit/browser';
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// A browser, the platform and the simulator in one file: on two cores crowded by the other test files the
-// whole flow has taken 2–3 times its usual 40 s, so it gets more room than the suite's per-file limit.
-t.setTimeout(300_000);
-const shots = new URL('./output/console/', import.meta.url).pathname;
-
-if (!existsSync(chromiumPath)) {
-  if (process.env.CI === 'true') t.fail(`Chromium is not at ${chromiumPath}: .ci/run installs the chromium package`);
-  else t.plan(0, `Chromium is not at ${chromiumPath} (apt-get install chromium, or set CHROMIUM_PATH): the browser test is skipped`);
-} else {
-  await run();
-}
+if (browserAvailable(t)) await run();
 
 async function run(): Promise<void> {
-  const { chromium } = await import('playwright-core');
-  const { default: AxeBuilder } = await import('@axe-core/playwright');
-
-  const built = await buildConsole();
-  t.ok(
-    built.initialGzipBytes <= initialBudgetBytes,
-    `the initial bundle is ${(built.initialGzipBytes / 1024).toFixed(1)} KB gzipped, within ${initialBudgetBytes / 1024} KB`,
-  );
+  const { built, open, check } = await startBrowser(t);
   const faults: Faults = {};
   const sim = await startSimulator({ model: await fixtureModel(), port: 0, faults });
   t.teardown(() => sim.stop());
   const p = await startTestPlatform({ MMS_RECONNECT_MIN_MS: '100', MMS_RECONNECT_MAX_MS: '500', MMS_REQUEST_TIMEOUT_MS: '3000' });
   t.teardown(() => p.stop());
-  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-  t.teardown(() => browser.close());
-  mkdirSync(shots, { recursive: true });
-
-  /** Checks the screen with axe and saves its screenshot. */
-  const check = async (t: Test, page: import('playwright-core').Page, name: string) => {
-    const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    t.same(
-      bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
-      [],
-      `${name}: no serious or critical accessibility violation`,
-    );
-    await page.screenshot({ path: `${shots}${name}.png`, fullPage: true });
-  };
-
-  /**
-   * A page in a browser context of its own (axe-core opens its frames through the page's context) that
-   * records every console error, page error and CSP violation. A refusal the test asks for shows in
-   * Chromium's console as a failed load of its URL: allowed once its path is in `expectedRefusals`.
-   */
-  const open = async (t: Test) => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    t.teardown(() => context.close());
-    const page = await context.newPage();
-    const problems: string[] = [];
-    const expectedRefusals = new Set<string>();
-    page.on('console', (m) => {
-      if (m.type() !== 'error') return;
-      const url = m.location().url ?? '';
-      if (m.text().startsWith('Failed to load resource') && [...expectedRefusals].some((path) => url.endsWith(path))) return;
-      problems.push(`console: ${m.text()} (${url})`);
-    });
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    await page.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => {
-        console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`);
-      });
-    });
-    return { page, problems, expectedRefusals };
-  };
+  // Asserted once everything is started, with the subtests queued right after it: a file's test whose
+  // teardowns are set ends by itself once idle, which it would be while the platform starts.
+  t.ok(
+    built.initialGzipBytes <= initialBudgetBytes,
+    `the initial bundle is ${(built.initialGzipBytes / 1024).toFixed(1)} KB gzipped, within ${initialBudgetBytes / 1024} KB`,
+  );
 
   t.test(`the whole flow in the console (${p.mode})`, async (t) => {
     const { page, problems, expectedRefusals } = await open(t);
@@ -307,12 +254,9 @@ async function run(): Promise<void> {
   t.test(`controls: the enhanced-security walk, a negative termination, another operation pending (${p.mode})`, async (t) => {
     const c = await liveConnection(p, sim.port, { scl: FIXTURE_SCL });
     await c.connect();
-    const { page, problems, expectedRefusals } = await open(t);
-    await page.goto(`${p.url}/console/`);
-    await page.getByLabel('User name').fill('admin');
-    await page.getByLabel('Password').fill(testAdminPassword);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Connections' }).waitFor();
+    const { page, problems, expectedRefusals } = await open(t, {
+      signIn: { url: p.url, who: { username: 'admin', password: testAdminPassword } },
+    });
     await page.goto(`${p.url}/console/#/connections/${c.id}/model`);
     await page.getByText('The model the connected device declares.').waitFor();
     for (const name of ['SIMLD0', 'GGIO1']) await page.getByRole('button', { name, exact: true }).first().click();

@@ -5,39 +5,22 @@
  * their own) and deleted, each destructive act confirmed in a dialog; the sites of the space listed. Any
  * console error or CSP violation fails it; axe-core finds no serious or critical violation on the new
  * screens; no screen scrolls sideways at 390 px or 1280 px. Screenshots go to test/output/console/
- * (git-ignored). Without Chromium it skips, except in CI.
+ * (git-ignored). Without Chromium it skips, except in CI (@scada/testkit/browser).
  */
-import { existsSync, mkdirSync } from 'node:fs';
 import t, { type Test } from 'tap';
-import { buildConsole } from '@scada/console/build';
 import { startTestPlatform, testAdminPassword } from '@scada/testkit/platform';
 import { asAdmin, createUser, login } from '@scada/testkit/session';
 import { liveConnection } from '@scada/testkit/live';
 import { scriptsApi } from '@scada/testkit/scripts';
+import { browserAvailable, signInThroughForm, startBrowser } from '@scada/testkit/browser';
+import type { Page } from 'playwright-core';
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// A browser and the platform in one file, on two crowded cores: more room than the suite's per-file limit.
-t.setTimeout(300_000);
-const shots = new URL('./output/console/', import.meta.url).pathname;
-
-if (!existsSync(chromiumPath)) {
-  if (process.env.CI === 'true') t.fail(`Chromium is not at ${chromiumPath}: .ci/run installs the chromium package`);
-  else t.plan(0, `Chromium is not at ${chromiumPath} (apt-get install chromium, or set CHROMIUM_PATH): the browser test is skipped`);
-} else {
-  await run();
-}
+if (browserAvailable(t)) await run();
 
 async function run(): Promise<void> {
-  const { chromium } = await import('playwright-core');
-  const { default: AxeBuilder } = await import('@axe-core/playwright');
-  type Page = import('playwright-core').Page;
-
-  await buildConsole();
+  const { open, check: checkScreen } = await startBrowser(t, { shotPrefix: 'admin-' });
   const p = await startTestPlatform();
   t.teardown(() => p.stop());
-  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-  t.teardown(() => browser.close());
-  mkdirSync(shots, { recursive: true });
   const admin = await asAdmin(p);
   const get = async <T>(path: string) => {
     const res = await fetch(`${p.url}${path}`, { headers: admin.headers });
@@ -45,55 +28,10 @@ async function run(): Promise<void> {
   };
 
   /** Checks the screen with axe, that it does not scroll sideways at 390 px and 1280 px, and saves its screenshots. */
-  const check = async (t: Test, page: Page, name: string) => {
-    const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    t.same(
-      bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
-      [],
-      `${name}: no serious or critical accessibility violation`,
-    );
-    for (const width of [390, 1280]) {
-      await page.setViewportSize({ width, height: 800 });
-      const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      t.equal(sideways, 0, `${name}: no horizontal scroll at ${width} px`);
-      await page.screenshot({ path: `${shots}admin-${name}-${width}.png`, fullPage: true });
-    }
-  };
-
-  /**
-   * A page in a context of its own that records every console error, page error and CSP violation. A
-   * refusal the test asks for shows in Chromium's console as a failed load of its URL: allowed once its
-   * path is in `expectedRefusals`.
-   */
-  const open = async (t: Test) => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    t.teardown(() => context.close());
-    const page = await context.newPage();
-    const problems: string[] = [];
-    const expectedRefusals = new Set<string>();
-    page.on('console', (m) => {
-      if (m.type() !== 'error') return;
-      const url = m.location().url ?? '';
-      if (m.text().startsWith('Failed to load resource') && [...expectedRefusals].some((path) => url.endsWith(path))) return;
-      problems.push(`console: ${m.text()} (${url})`);
-    });
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    await page.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => {
-        console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`);
-      });
-    });
-    return { page, problems, expectedRefusals };
-  };
+  const check = (t: Test, page: Page, name: string) => checkScreen(t, page, name, { widths: [390, 1280] });
 
   /** Signs in through the form. */
-  const signInAs = async (page: Page, username: string, password: string) => {
-    await page.goto(`${p.url}/console/`);
-    await page.getByLabel('User name').fill(username);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-  };
+  const signInAs = (page: Page, username: string, password: string) => signInThroughForm(page, p.url, { username, password });
 
   t.test(`an edited script is saved and runs with its new code (${p.mode})`, async (t) => {
     const scripts = await scriptsApi(p, admin);

@@ -5,42 +5,27 @@
  * returns to normal and leaves the list; the journal shows each step once, and its CSV; shelving offers
  * no more than the platform's limit; a viewer sees no action. axe-core finds no serious or critical
  * violation, and no screen scrolls sideways at 390 px or 1280 px. Any console error or CSP violation
- * fails it. Screenshots go to test/output/console/ (git-ignored). Without Chromium it skips, except in CI.
+ * fails it. Screenshots go to test/output/console/ (git-ignored). Without Chromium it skips, except in CI
+ * (@scada/testkit/browser).
  */
-import { existsSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import t, { type Test } from 'tap';
-import { buildConsole } from '@scada/console/build';
 import { startSimulator } from '@scada/simulator';
 import { FIXTURE_SCL, fixtureModel } from '@scada/testkit/simulator_fixture';
 import { startTestPlatform } from '@scada/testkit/platform';
 import { createUser, signIn } from '@scada/testkit/session';
 import { liveConnection } from '@scada/testkit/live';
+import { browserAvailable, startBrowser, type Who } from '@scada/testkit/browser';
+import type { Page } from 'playwright-core';
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-t.setTimeout(300_000);
-const shots = new URL('./output/console/', import.meta.url).pathname;
-
-if (!existsSync(chromiumPath)) {
-  if (process.env.CI === 'true') t.fail(`Chromium is not at ${chromiumPath}: .ci/run installs the chromium package`);
-  else t.plan(0, `Chromium is not at ${chromiumPath} (apt-get install chromium, or set CHROMIUM_PATH): the browser test is skipped`);
-} else {
-  await run();
-}
+if (browserAvailable(t)) await run();
 
 async function run(): Promise<void> {
-  const { chromium } = await import('playwright-core');
-  const { default: AxeBuilder } = await import('@axe-core/playwright');
-  type Page = import('playwright-core').Page;
-
-  await buildConsole();
+  const browser = await startBrowser(t);
   const sim = await startSimulator({ model: await fixtureModel(), port: 0 });
   t.teardown(() => sim.stop());
   const p = await startTestPlatform({ MMS_RECONNECT_MIN_MS: '100', MMS_RECONNECT_MAX_MS: '500', ALARM_SHELVE_MAX_MINUTES: '90' });
   t.teardown(() => p.stop());
-  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-  t.teardown(() => browser.close());
-  mkdirSync(shots, { recursive: true });
 
   // The alarm, defined by an editor through the API on a simulator attribute that a report block sends.
   const editor = await signIn(p, { role: 'editor' });
@@ -69,40 +54,10 @@ async function run(): Promise<void> {
   const setBreaker = (on: boolean) => sim.setValue('SIMLD0/GGIO1$ST$Ind1$stVal', { type: 'boolean', value: on });
 
   /** Checks the screen with axe, at 390 px and 1280 px for sideways scrolling, and saves its screenshots. */
-  const check = async (t: Test, page: Page, name: string) => {
-    const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    t.same(
-      bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
-      [],
-      `${name}: no serious or critical accessibility violation`,
-    );
-    for (const width of [390, 1280]) {
-      await page.setViewportSize({ width, height: 800 });
-      const over = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      t.equal(over, 0, `${name} at ${width} px: no horizontal scroll`);
-      await page.screenshot({ path: `${shots}${name}-${width}.png`, fullPage: true });
-    }
-  };
+  const check = (t: Test, page: Page, name: string) => browser.check(t, page, name, { widths: [390, 1280] });
 
   /** A page of its own that records console errors, page errors and CSP violations; signed in as `who`. */
-  const open = async (t: Test, who: { username: string; password: string }) => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
-    t.teardown(() => context.close());
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()} (${m.location().url ?? ''})`));
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    await page.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
-    });
-    await page.goto(`${p.url}/console/`);
-    await page.getByLabel('User name').fill(who.username);
-    await page.getByLabel('Password').fill(who.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Connections' }).waitFor();
-    return { page, problems };
-  };
+  const open = (t: Test, who: Who) => browser.open(t, { signIn: { url: p.url, who }, acceptDownloads: true });
 
   t.test('an operator follows an alarm from the banner to the journal', async (t) => {
     const operator = await createUser(p, { role: 'operator' });

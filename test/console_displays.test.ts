@@ -7,46 +7,30 @@
  * control dialog; a viewer or an operator finds nothing to click (writes and controls are an editor's). A hostile drawing written into the store directly,
  * past the API's check, is neutralized in the page: no script runs, no dialog opens, nothing is requested
  * from elsewhere. An editor places a board on a dashboard's grid by dragging it, by its corner handle and with
- * the arrow keys, each place saved through the API. axe-core finds no serious or critical violation. Any console error or CSP violation fails
- * it. Without Chromium it skips, except in CI.
+ * the arrow keys, each place saved through the API. axe-core finds no serious or critical violation. Any
+ * console error or CSP violation fails it. Without Chromium it skips, except in CI (@scada/testkit/browser).
  */
-import { existsSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import t, { type Test } from 'tap';
-import { buildConsole } from '@scada/console/build';
 import { parseScl, utcTimeFromMs } from '@scada/iec61850';
 import { startSimulator } from '@scada/simulator';
 import { startTestPlatform } from '@scada/testkit/platform';
 import { createUser, signIn } from '@scada/testkit/session';
 import { until } from '@scada/testkit/live';
+import { browserAvailable, startBrowser, type Who } from '@scada/testkit/browser';
+import type { Page } from 'playwright-core';
 import { loadExample } from '../examples/single_line/load.ts';
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-t.setTimeout(300_000);
-const shots = new URL('./output/console/', import.meta.url).pathname;
-
-if (!existsSync(chromiumPath)) {
-  if (process.env.CI === 'true') t.fail(`Chromium is not at ${chromiumPath}: .ci/run installs the chromium package`);
-  else t.plan(0, `Chromium is not at ${chromiumPath} (apt-get install chromium, or set CHROMIUM_PATH): the browser test is skipped`);
-} else {
-  await run();
-}
+if (browserAvailable(t)) await run();
 
 async function run(): Promise<void> {
-  const { chromium } = await import('playwright-core');
-  const { default: AxeBuilder } = await import('@axe-core/playwright');
-  type Page = import('playwright-core').Page;
-
-  await buildConsole();
+  const browser = await startBrowser(t);
   const parsed = await parseScl(await readFile(new URL('../examples/single_line/substation.icd', import.meta.url), 'utf8'));
   if (!parsed.ok) throw new Error('the example model does not parse');
   const sim = await startSimulator({ model: parsed.model, port: 0 });
   t.teardown(() => sim.stop());
   const p = await startTestPlatform({ MMS_RECONNECT_MIN_MS: '100', MMS_RECONNECT_MAX_MS: '500' });
   t.teardown(() => p.stop());
-  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-  t.teardown(() => browser.close());
-  mkdirSync(shots, { recursive: true });
 
   const editor = await signIn(p, { role: 'editor' });
   const example = await loadExample(p.url, editor.headers, { host: '127.0.0.1', port: sim.port });
@@ -71,51 +55,14 @@ async function run(): Promise<void> {
       ],
     });
 
-  /** Checks the screen with axe and saves its screenshot. */
-  const check = async (t: Test, page: Page, name: string) => {
-    const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    t.same(
-      bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
-      [],
-      `${name}: no serious or critical accessibility violation`,
-    );
-    for (const width of [390, 1280]) {
-      await page.setViewportSize({ width, height: 800 });
-      const over = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      t.equal(over, 0, `${name} at ${width} px: no horizontal scroll`);
-      await page.screenshot({ path: `${shots}${name}-${width}.png`, fullPage: true });
-    }
-  };
+  /** Checks the screen with axe, at 390 px and 1280 px for sideways scrolling, and saves its screenshots. */
+  const check = (t: Test, page: Page, name: string) => browser.check(t, page, name, { widths: [390, 1280] });
 
-  /** A page that records console errors, page errors, CSP violations, dialogs and requests elsewhere. */
-  const open = async (t: Test, who: { username: string; password: string }) => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    t.teardown(() => context.close());
-    const page = await context.newPage();
-    const problems: string[] = [];
-    const dialogs: string[] = [];
-    const elsewhere: string[] = [];
-    const requested: string[] = [];
-    page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()} (${m.location().url ?? ''})`));
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      void d.dismiss();
-    });
-    page.on('request', (r) => {
-      requested.push(r.url());
-      if (!r.url().startsWith(p.url) && !r.url().startsWith('data:')) elsewhere.push(r.url());
-    });
-    await page.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
-    });
-    await page.goto(`${p.url}/console/`);
-    await page.getByLabel('User name').fill(who.username);
-    await page.getByLabel('Password').fill(who.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Connections' }).waitFor();
-    return { page, problems, dialogs, elsewhere, requested };
+  /** A page signed in as `who` that records console errors, page errors, CSP violations, dialogs and requests elsewhere. */
+  const open = async (t: Test, who: Who) => {
+    const opened = await browser.open(t, { signIn: { url: p.url, who } });
+    const elsewhere = () => opened.requested.filter((url) => !url.startsWith(p.url) && !url.startsWith('data:'));
+    return { ...opened, elsewhere };
   };
 
   /** The fill of an element of a board, by the id the animation gave it. */
@@ -187,7 +134,7 @@ async function run(): Promise<void> {
     await until('bay 1 open after the control', async () => (await fillOf(page, 'Bay 1 breaker', 'breaker')) === green);
     t.equal(sim.value(`${D}$ST$SPCSO1$stVal`).value, false, 'the device carried it out');
     t.same(problems, [], 'no console error or CSP violation');
-    t.same(elsewhere, [], 'nothing requested from elsewhere');
+    t.same(elsewhere(), [], 'nothing requested from elsewhere');
   });
 
   for (const [role, a] of [
@@ -286,7 +233,7 @@ async function run(): Promise<void> {
     );
     t.notOk(await page.evaluate(() => (window as unknown as { pwned?: boolean }).pwned), 'no script ran');
     t.same(dialogs, [], 'no dialog opened');
-    t.same(elsewhere, [], 'nothing was requested from elsewhere');
+    t.same(elsewhere(), [], 'nothing was requested from elsewhere');
   });
   t.test('an editor uploads a drawing, binds an element picked on it, sees it live and saves it', async (t) => {
     const engineer = await createUser(p, { role: 'editor' });

@@ -6,40 +6,25 @@
  * zooms and the URL follows; axe finds nothing serious; nothing scrolls sideways at 390 and 1280 px; no
  * console error and no CSP violation. Screenshots go to test/output/console/ (git-ignored).
  */
-import { existsSync, mkdirSync } from 'node:fs';
 import t from 'tap';
-import { buildConsole } from '@scada/console/build';
 import { startSimulator } from '@scada/simulator';
 import { FIXTURE_SCL, fixtureModel } from '@scada/testkit/simulator_fixture';
 import { startTestPlatform, testAdminPassword } from '@scada/testkit/platform';
 import { liveConnection, until } from '@scada/testkit/live';
+import { browserAvailable, startBrowser } from '@scada/testkit/browser';
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// A browser, the platform and the simulator in one file, on two crowded cores.
-t.setTimeout(300_000);
-const shots = new URL('./output/console/', import.meta.url).pathname;
 const D = 'SIMLD0';
 const analogue = `${D}/GGIO1.AnIn1.mag.f[MX]`;
 const status = `${D}/GGIO1.Ind1.stVal[ST]`;
 
-if (!existsSync(chromiumPath)) {
-  if (process.env.CI === 'true') t.fail(`Chromium is not at ${chromiumPath}: .ci/run installs the chromium package`);
-  else t.plan(0, `Chromium is not at ${chromiumPath} (apt-get install chromium, or set CHROMIUM_PATH): the browser test is skipped`);
-} else {
-  await run();
-}
+if (browserAvailable(t)) await run();
 
 async function run(): Promise<void> {
-  const { chromium } = await import('playwright-core');
-  const { default: AxeBuilder } = await import('@axe-core/playwright');
-  await buildConsole();
+  const browser = await startBrowser(t);
   const sim = await startSimulator({ model: await fixtureModel(), port: 0 });
   t.teardown(() => sim.stop());
   const p = await startTestPlatform({ MMS_RECONNECT_MIN_MS: '100', MMS_RECONNECT_MAX_MS: '500', MMS_REQUEST_TIMEOUT_MS: '3000' });
   t.teardown(() => p.stop());
-  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-  t.teardown(() => browser.close());
-  mkdirSync(shots, { recursive: true });
 
   /** Sets AnIn1 on the simulator with the device's time of now, as a device that keeps its clock does. */
   const good = sim.value(`${D}/GGIO1$MX$AnIn1$q`);
@@ -88,20 +73,9 @@ async function run(): Promise<void> {
     t.ok(answer.gaps.length >= 1, `the history answers the stop as a gap (${answer.gaps.map((g) => g.reason).join(', ')})`);
 
     // Act: sign in, open the trend of AnIn1 from the live values, add Ind1 with the form.
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    t.teardown(() => context.close());
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()} (${m.location().url ?? ''})`));
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    await page.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
+    const { page, context, problems } = await browser.open(t, {
+      signIn: { url: p.url, who: { username: 'admin', password: testAdminPassword } },
     });
-    await page.goto(`${p.url}/console/`);
-    await page.getByLabel('User name').fill('admin');
-    await page.getByLabel('Password').fill(testAdminPassword);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Connections' }).waitFor();
     await page.goto(`${p.url}/console/#/connections/${c.id}/model`);
     for (const name of [D, 'GGIO1', /^Ind1/]) await page.getByRole('button', { name, exact: true }).first().click();
     const fromModel = await page.getByRole('link', { name: `Trend of ${status}` }).getAttribute('href');
@@ -148,18 +122,7 @@ async function run(): Promise<void> {
     await until('the new value drawn', async () => Number(await analogueRow.getAttribute('data-points')) > pointsBefore);
     t.pass('the new value arrives from the live channel as a new point of the chart');
 
-    const check = async (name: string) => {
-      const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-      const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-      t.same(
-        bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
-        [],
-        `${name}: no serious or critical accessibility violation`,
-      );
-      const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      t.equal(wide, 0, `${name}: nothing scrolls sideways`);
-      await page.screenshot({ path: `${shots}${name}.png`, fullPage: true });
-    };
+    const check = (name: string) => browser.check(t, page, name, { sideways: true });
     await check('20-trend');
     await page.setViewportSize({ width: 390, height: 844 });
     await page.locator('.trend-chart canvas').waitFor();

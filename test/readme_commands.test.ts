@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { lexer, type Token, type Tokens } from 'marked';
 import t from 'tap';
 import { until } from '@scada/testkit/live';
-import { createDatabase } from '@scada/testkit/platform';
+import { createDatabase } from '@scada/testkit/databases';
 import { freePort } from '@scada/testkit/processes';
 import { wanderPace } from '@scada/simulator';
 import { hasNatsServer } from '@scada/testkit/sites';

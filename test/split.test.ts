@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { createDatabase } from '@scada/testkit/platform';
+import { createDatabase } from '@scada/testkit/databases';
 import { freePort, startMain, waitFor, type MainProcess } from '@scada/testkit/processes';
 import { roleBusKeys } from '@scada/testkit/bus_keys';
 import { platformNatsEnv } from '@scada/testkit/nats_auth';

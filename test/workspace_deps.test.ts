@@ -57,8 +57,12 @@ const workspaces = (rootManifest.workspaces ?? []).map((dir) => ({
   dir,
   manifest: JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')) as Manifest,
 }));
-/** A tool workspace (`bench/`, `deploy/`): no `src/`; its files are the tool, its declarations development ones. */
-const isTool = (dir: string) => !existsSync(join(root, dir, 'src'));
+/**
+ * A tool workspace: `bench/` and `deploy/` (no `src/`; their files are the tool) and `testkit/` (what tests,
+ * benchmarks and deploy checks start the platform with; nothing of it runs in the product). Their
+ * declarations are development ones, so `npm ci --omit=dev` leaves out what only they use (a browser, axe).
+ */
+const isTool = (dir: string) => dir === 'testkit' || !existsSync(join(root, dir, 'src'));
 /** What a workspace declares: a product package its `dependencies`; a tool workspace its `devDependencies` as well. */
 const declaredBy = (dir: string, manifest: Manifest) => ({ ...manifest.dependencies, ...(isTool(dir) ? manifest.devDependencies : {}) });
 const versions = new Map<string, string>([

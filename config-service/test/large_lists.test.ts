@@ -1,13 +1,16 @@
 /**
- * Lists with 10,000 rows in their tables: answered in the documented order and quickly, from an index.
- * One list answer travels as one bus message (1 MiB), so each list here holds 2,000 of the rows.
+ * Lists with 10,000 rows in their tables: answered in the documented order, and read in that order from an
+ * index rather than sorted after reading (the plan the store makes says so: how fast that is on a given
+ * machine is a bench's question, not a test's). One list answer travels as one bus message (1 MiB), so each
+ * list here holds 2,000 of the rows.
  */
+import { randomUUID } from 'node:crypto';
 import * as ops from '@scada/contracts';
+import type { Store } from '@scada/platform';
 import t from 'tap';
 import { bodies, startHarnesses } from './harness.ts';
 
 const harnesses = await startHarnesses(t);
-const budgetMs = 2000;
 
 /** Code point order, as the store's "C" collation sorts: UTF-8 bytes compared. */
 function byCodePoint(a: string, b: string): number {
@@ -26,9 +29,15 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }>
   return { value, ms: Math.round(performance.now() - started) };
 }
 
+/** The plan the store makes for a query, one line a node. */
+async function planOf(store: Store, sql: string, params: unknown[]): Promise<string> {
+  const { rows } = await store.query(`explain ${sql}`, params);
+  return rows.map((r) => Object.values(r)[0]).join('\n');
+}
+
 for (const h of harnesses) {
   t.test(`10,000-row tables (${h.name})`, async (t) => {
-    t.test("getProjects answers its space's 2,000 of 10,000 projects by name, in code point order, within the budget", async (t) => {
+    t.test("getProjects answers its space's 2,000 of 10,000 projects by name, in code point order, read from the name index", async (t) => {
       const c = h.as();
       const names = Array.from({ length: 10000 }, (_, i) => nameOf(i));
       await h.store.query(
@@ -47,19 +56,14 @@ for (const h of harnesses) {
         list.map((p) => p.name).sort(byCodePoint),
         'ordered by code point',
       );
-      t.ok(ms < budgetMs, `${ms} ms < ${budgetMs} ms`);
-      const { rows } = await h.store.query<{ 'QUERY PLAN': string }>(
-        `explain select id, name from config.projects where space = $1 order by name collate "C"`,
-        [`${c.space}-small`],
-      );
-      t.match(
-        rows.map((r) => Object.values(r)[0]).join('\n'),
-        /Index Scan using projects_name/,
-        'a small space is listed from the name index',
-      );
+      const plan = await planOf(h.store, `select id, name from config.projects where space = $1 order by name collate "C"`, [
+        `${c.space}-small`,
+      ]);
+      t.match(plan, /Index Scan using projects_name/, 'a small space is listed from the name index');
+      t.notMatch(plan, /Sort/, 'in the order the index keeps, with no sort after reading');
     });
 
-    t.test('getFaceplatePlaceholders orders 2,000 of 10,000 placeholders by order, then name', async (t) => {
+    t.test('getFaceplatePlaceholders orders 2,000 of 10,000 placeholders by order, then name, from the order index', async (t) => {
       const c = h.as();
       const project = await c.call(ops.createProject, { body: bodies.project('P') });
       const faceplates = await Promise.all(
@@ -86,7 +90,13 @@ for (const h of harnesses) {
         expected.map((p) => p.id),
         'by order (unset last), then name',
       );
-      t.ok(ms < budgetMs, `${ms} ms < ${budgetMs} ms`);
+      const plan = await planOf(
+        h.store,
+        `select id, name from config.placeholders where space = $1 and faceplate_id = $2 order by sort_order nulls last, name collate "C"`,
+        [`${c.space}-small`, randomUUID()],
+      );
+      t.match(plan, /Index Scan using placeholders_order/, 'a small faceplate is listed from the order index');
+      t.notMatch(plan, /Sort/, 'in the order the index keeps, with no sort after reading');
     });
   });
 }

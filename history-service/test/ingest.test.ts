@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadMigrations, openStore, type DurableEvent, type Store } from '@scada/platform';
-import { createDatabase } from '@scada/testkit/platform';
+import { createDatabase } from '@scada/testkit/databases';
 import { record } from '../src/ingest.ts';
 import { Partitions } from '../src/partitions.ts';
 

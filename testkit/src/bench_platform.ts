@@ -11,7 +11,7 @@ import { launch, type PlatformProcess } from '../../launch.ts';
 import { testBusKeys } from './bus_keys.ts';
 import { dropEventStream } from './event_streams.ts';
 import { platformNatsEnv } from './nats_auth.ts';
-import { createDatabase } from './platform.ts';
+import { createDatabase } from './databases.ts';
 import { freePort } from './processes.ts';
 
 /** The administrator's password of a benchmark's platform. */

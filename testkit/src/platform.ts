@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import pg from 'pg';
 import { parseSecretsKey, secretBox, signingKeyPurpose } from '@scada/auth';
 import { busAuthView, startGateway } from '@scada/gateway';
 import type { JWK } from 'jose';
@@ -16,15 +15,12 @@ import { cachedDump, pgliteTemplate } from './stores.ts';
 import { dropEventStream } from './event_streams.ts';
 import { testBusKeys } from './bus_keys.ts';
 import { platformNatsEnv } from './nats_auth.ts';
+import { testAdminPassword, testHashing } from './settings.ts';
+import { createDatabase } from './databases.ts';
 
-/** The bootstrap administrator's password on every test platform (unless a test sets its own). */
-export const testAdminPassword = 'plant-admin-password-7';
-
-/**
- * Cheap password hashes for test platforms (scrypt at 2^12 instead of 2^17): the suite signs in hundreds
- * of times, and the cost of a hash is not what it tests.
- */
-export const testHashing = { NODE_ENV: 'test', PASSWORD_HASH_COST: '12' } as const;
+// The settings every test platform runs with, and the database maker, live in modules of their own so
+// that a test of processes or a README block pays for them alone, not for importing the whole platform.
+export { createDatabase, testAdminPassword, testHashing };
 
 /** Log lines a test platform wrote, parsed. */
 export type LogLine = Record<string, unknown> & { msg?: string; reqId?: string; level: number };
@@ -155,26 +151,6 @@ export async function letAuthTimePass(p: TestPlatform, seconds: number): Promise
     back,
   );
   await store.query(`update auth.refresh_tokens set used_at = used_at - make_interval(secs => $1) where used_at is not null`, back);
-}
-
-/** Creates an empty database on the server of `baseUrl`; `drop()` removes it. */
-export async function createDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `scada_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(baseUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: baseUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
 }
 
 /** Another gateway replica of a test platform, on the same bus: its URL and how to stop it. */

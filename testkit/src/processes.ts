@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { testHashing } from './platform.ts';
+import { testHashing } from './settings.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 

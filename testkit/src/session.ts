@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { testAdminPassword, type TestPlatform } from './platform.ts';
+import type { TestPlatform } from './platform.ts';
+import { testAdminPassword } from './settings.ts';
 
 /** A role of the platform. */
 export type RoleName = 'admin' | 'editor' | 'operator' | 'viewer';

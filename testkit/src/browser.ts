@@ -1,0 +1,166 @@
+/**
+ * What the console's browser tests share: Debian's Chromium driven by playwright-core, one browser a test
+ * file; the console built first, as `npm start` builds it; a page in a context of its own that records
+ * every console error, page error, CSP violation, dialog and request; signing in through the form; and a
+ * screen's check (axe-core finds no serious or critical violation, nothing scrolls sideways, a screenshot
+ * under test/output/console/, which git ignores).
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { buildConsole, type ConsoleBuild } from '@scada/console/build';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+
+/** What this module needs of a tap test (the testkit does not depend on tap). */
+type Test = {
+  teardown(fn: () => unknown): void;
+  same(found: unknown, wanted: unknown, message: string): unknown;
+  equal(found: unknown, wanted: unknown, message: string): unknown;
+};
+
+/** What it needs of a test file's top-level test. */
+type FileTest = Test & {
+  fail(message: string): unknown;
+  plan(n: number, comment?: string): unknown;
+  setTimeout(ms: number): unknown;
+};
+
+/** Where Chromium is: `CHROMIUM_PATH`, else Debian's package. */
+export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Where the screenshots go (git-ignored). */
+export const screenshotsDir = new URL('../../test/output/console/', import.meta.url).pathname;
+
+/** axe-core's rule sets the console is held to: WCAG 2.1, levels A and AA. */
+const wcagTags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+
+/**
+ * Whether the file's browser tests can run. Without Chromium they are skipped (planned as none, with the
+ * reason) on a developer's machine and fail in CI, which installs it. A file that runs gets more time than
+ * the suite's per-file limit: a browser, the platform and often the simulator in one process have taken
+ * 2–3 times their usual 40–60 s on two cores crowded by the other test files.
+ */
+export function browserAvailable(t: FileTest): boolean {
+  if (!existsSync(chromiumPath)) {
+    if (process.env.CI === 'true') t.fail(`Chromium is not at ${chromiumPath}: .ci/run installs the chromium package`);
+    else t.plan(0, `Chromium is not at ${chromiumPath} (apt-get install chromium, or set CHROMIUM_PATH): the browser test is skipped`);
+    return false;
+  }
+  t.setTimeout(300_000);
+  return true;
+}
+
+/** Who signs in through the console's form. */
+export type Who = { username: string; password: string };
+
+/** A page in a context of its own, with what it recorded. */
+export type OpenedPage = {
+  page: Page;
+  context: BrowserContext;
+  /** Console errors, page errors and CSP violations (each CSP violation is logged as a console error). */
+  problems: string[];
+  /**
+   * Paths whose refusal the test asks for: Chromium logs a refused request as a failed load of its URL,
+   * which is not a problem once its path is here.
+   */
+  expectedRefusals: Set<string>;
+  /** The messages of the dialogs the page opened (`alert`, `confirm`…), each dismissed. */
+  dialogs: string[];
+  /** The URL of every request the page made. */
+  requested: string[];
+};
+
+/** One browser for a test file. */
+export type ConsoleBrowser = {
+  browser: Browser;
+  /** What the console's build wrote (its sizes, for the budget). */
+  built: ConsoleBuild;
+  /**
+   * Opens a page in a context of its own, closed when `t` ends; signed in as `signIn.who` at
+   * `signIn.url` (waiting for the connections list) when asked.
+   */
+  open(t: Test, options?: { signIn?: { url: string; who: Who }; acceptDownloads?: boolean }): Promise<OpenedPage>;
+  /**
+   * Checks the screen: no serious or critical accessibility violation; at each of `widths` (the viewport
+   * resized to it, 800 px high), nothing scrolls sideways, and a screenshot `<name>-<width>.png`. Without
+   * `widths`, one screenshot `<name>.png` at the viewport as it is, after the sideways check when
+   * `sideways` is set.
+   */
+  check(t: Test, page: Page, name: string, options?: { widths?: readonly number[]; sideways?: boolean }): Promise<void>;
+};
+
+/** Fills the console's sign-in form at `url` and submits it. */
+export async function signInThroughForm(page: Page, url: string, who: Who): Promise<void> {
+  await page.goto(`${url}/console/`);
+  await page.getByLabel('User name').fill(who.username);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/**
+ * Builds the console and starts Chromium, closed when the file's test ends. The teardown it sets makes
+ * tap end the file's test by itself once idle: an assertion at the file's top level belongs right before
+ * its subtests, not before a start that takes a while.
+ */
+export async function startBrowser(t: Test, options: { shotPrefix?: string } = {}): Promise<ConsoleBrowser> {
+  const [{ chromium }, { default: AxeBuilder }, built] = await Promise.all([
+    import('playwright-core'),
+    import('@axe-core/playwright'),
+    buildConsole(),
+  ]);
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+  t.teardown(() => browser.close());
+  mkdirSync(screenshotsDir, { recursive: true });
+  const shot = (page: Page, name: string) =>
+    page.screenshot({ path: `${screenshotsDir}${options.shotPrefix ?? ''}${name}.png`, fullPage: true });
+
+  const open: ConsoleBrowser['open'] = async (t, { signIn, acceptDownloads = false } = {}) => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads });
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    const opened: OpenedPage = { page, context, problems: [], expectedRefusals: new Set(), dialogs: [], requested: [] };
+    page.on('console', (m) => {
+      if (m.type() !== 'error') return;
+      const url = m.location().url ?? '';
+      const refused = m.text().startsWith('Failed to load resource');
+      if (refused && [...opened.expectedRefusals].some((path) => url.endsWith(path))) return;
+      opened.problems.push(`console: ${m.text()} (${url})`);
+    });
+    page.on('pageerror', (err) => opened.problems.push(`page error: ${err.message}`));
+    page.on('dialog', (d) => {
+      opened.dialogs.push(d.message());
+      void d.dismiss();
+    });
+    page.on('request', (r) => opened.requested.push(r.url()));
+    await page.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
+    });
+    if (signIn) {
+      await signInThroughForm(page, signIn.url, signIn.who);
+      await page.getByRole('heading', { name: 'Connections' }).waitFor();
+    }
+    return opened;
+  };
+
+  const sideways = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+
+  const check: ConsoleBrowser['check'] = async (t, page, name, { widths, sideways: checkSideways = false } = {}) => {
+    const result = await new AxeBuilder({ page }).withTags(wcagTags).analyze();
+    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    t.same(
+      bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
+      [],
+      `${name}: no serious or critical accessibility violation`,
+    );
+    if (!widths) {
+      if (checkSideways) t.equal(await sideways(page), 0, `${name}: nothing scrolls sideways`);
+      await shot(page, name);
+      return;
+    }
+    for (const width of widths) {
+      await page.setViewportSize({ width, height: 800 });
+      t.equal(await sideways(page), 0, `${name} at ${width} px: no horizontal scroll`);
+      await shot(page, `${name}-${width}`);
+    }
+  };
+
+  return { browser, built, open, check };
+}
