@@ -137,6 +137,7 @@ export const readConnectionValues = defineOperation({
       'not_found',
       'not_connected',
       'site_unreachable',
+      'overloaded',
       'device_refused',
       'bad_request',
       'bad_gateway',
@@ -162,6 +163,7 @@ export const writeConnectionValue = defineOperation({
       'not_found',
       'not_connected',
       'site_unreachable',
+      'overloaded',
       'device_refused',
       'bad_request',
       'validation_failed',
@@ -196,6 +198,7 @@ export const operateConnectionControl = defineOperation({
       'not_found',
       'not_connected',
       'site_unreachable',
+      'overloaded',
       'control_in_progress',
       'device_refused',
       'bad_request',
@@ -253,7 +256,12 @@ export const enableConnectionReport = defineOperation({
   request: requestSchema({ params: connectionParams, body: ReportSubscription }),
   response: NoContent,
   http: {
-    ...binding('POST', '/api/connections/:connectionId/reports', 204, 'editor', ['not_found', 'rptid_conflict', 'device_refused']),
+    ...binding('POST', '/api/connections/:connectionId/reports', 204, 'editor', [
+      'not_found',
+      'rptid_conflict',
+      'device_refused',
+      'overloaded',
+    ]),
     consumes: ['application/json'],
   },
 });

@@ -35,7 +35,7 @@ export const binding = (
 
 /** What the description of a device operation says of a connection that is not connected. */
 export const notConnected =
-  'A connection that is not connected now answers 409 `not_connected`; one whose site (`site`) does not answer the hub now, 503 `site_unreachable` with `Retry-After` at once (never queued).';
+  'A connection that is not connected now answers 409 `not_connected`; one whose site (`site`) does not answer the hub now, 503 `site_unreachable` with `Retry-After` at once (never queued); one with as many requests to its device under way as it takes (`DEVICE_REQUESTS_PER_CONNECTION`, 32), 503 `overloaded` with `Retry-After` at once. A request that waits for a turn on the association longer than `MMS_QUEUE_WAIT_MS` is not sent: 504 `upstream_timeout`.';
 
 /** What the description of a device operation says of a refusal. */
 export const refused =
