@@ -53,7 +53,7 @@ const MAX_EMPTY_PIECES = 3;
  */
 export const READ_AHEAD_BYTES = 256 * 1024;
 
-/** Seconds a refused download is told to wait: a download asked no chunk for `idleMs` ends by then at the latest. */
+/** Seconds a refused download is told to wait: a download under way usually ends within them (one nobody reads ends after `idleMs`). */
 const RETRY_AFTER_SECONDS = 5;
 
 /** The downloads of one replica. */
