@@ -1,7 +1,13 @@
-import { centralSite, defaultAlarmShelveMaxMinutes, maxFileDownloadBytesSetting, maxSclBytesSetting, sitePattern } from '@scada/contracts';
+import {
+  centralSite,
+  defaultAlarmShelveMaxMinutes,
+  deviceRequestsPerConnectionSetting,
+  maxFileDownloadBytesSetting,
+  maxSclBytesSetting,
+  sitePattern,
+} from '@scada/contracts';
 import { readSecretsKeys, type EnvReader } from '@scada/platform';
 import { DEFAULT_BACKOFF_CAP_MS } from './sessions/backoff.ts';
-import { defaultDeviceRequestsPerConnection } from './sessions/device_requests.ts';
 
 /** Settings of the protocol service. */
 export type ProtocolConfig = {
@@ -48,7 +54,11 @@ export function readProtocolConfig(env: EnvReader): ProtocolConfig {
     sessionLeaseMs: env.int('SESSION_LEASE_SECONDS', 10, { min: 2, max: 300 }) * 1000,
     mmsRequestTimeoutMs: env.int('MMS_REQUEST_TIMEOUT_MS', 10000, { min: 100, max: 120000 }),
     mmsQueueWaitMs: env.int('MMS_QUEUE_WAIT_MS', 5000, { min: 100, max: 120000 }),
-    deviceRequestsPerConnection: env.int('DEVICE_REQUESTS_PER_CONNECTION', defaultDeviceRequestsPerConnection, { min: 1, max: 10_000 }),
+    deviceRequestsPerConnection: env.int(
+      deviceRequestsPerConnectionSetting.name,
+      deviceRequestsPerConnectionSetting.fallback,
+      deviceRequestsPerConnectionSetting,
+    ),
     mmsIdleProbeMs: env.int('MMS_IDLE_PROBE_MS', 10000, { min: 0, max: 600000 }),
     reconnectMinMs: env.int('MMS_RECONNECT_MIN_MS', 500, { min: 10, max: 60000 }),
     reconnectMaxMs: env.int('MMS_RECONNECT_MAX_MS', DEFAULT_BACKOFF_CAP_MS, { min: 100, max: 600000 }),

@@ -3,6 +3,8 @@ import { deadlines, defineOperation, NoContent, requestSchema } from '../operati
 import { ReportedValue, SessionWarning, ValueQualityOrNull } from './events.ts';
 import { binding, connectionParams, notConnected, refused } from './session_binding.ts';
 
+export { deviceRequestsPerConnectionSetting } from './session_binding.ts';
+
 /**
  * Live IEC 61850 sessions: start and stop (kept across restarts), the session's state, and what an
  * engineer does with a connected device: read, write, control, report blocks, the last reported values.

@@ -6,10 +6,10 @@
  * `Retry-After`, never queued: a flood of requests to one device cannot grow a queue that only the device's
  * own pace would drain.
  */
-import { ProblemError } from '@scada/contracts';
+import { deviceRequestsPerConnectionSetting, ProblemError } from '@scada/contracts';
 
 /** Device requests one connection may have under way unless told otherwise (DEVICE_REQUESTS_PER_CONNECTION). */
-export const defaultDeviceRequestsPerConnection = 32;
+export const defaultDeviceRequestsPerConnection: number = deviceRequestsPerConnectionSetting.fallback;
 
 /** Seconds a refused caller is told to wait: a device answers a few requests within it. */
 const retryAfterSeconds = 1;
@@ -33,7 +33,7 @@ export class DeviceRequests {
     if (this.#underWay >= this.#max)
       throw new ProblemError(
         'overloaded',
-        `Connection ${connectionId} has ${this.#underWay} device requests under way, as many as it takes (DEVICE_REQUESTS_PER_CONNECTION)`,
+        `Connection ${connectionId} has ${this.#underWay} device requests under way, as many as it takes (${deviceRequestsPerConnectionSetting.name})`,
         { retryAfter: retryAfterSeconds },
       );
     this.#underWay++;
