@@ -1,8 +1,10 @@
 /**
  * Gateway → bus → service round trip against a bare Koa app. Starts every process it measures, then loads
  * each case on loopback for a fixed time, in interleaved rounds (`BENCH_ROUNDS`), and prints a table of
- * medians and ratios to the baseline of the same round. NATS mode needs NATS_URL and DATABASE_URL (or
- * runs only the embedded cases when they are absent).
+ * medians and ratios to the baseline of the same round. The embedded platform runs twice, under Node
+ * and under Deno (as `deno task start` runs it; `BENCH_DENO=0` leaves Deno out), and Deno's echo is
+ * printed as a ratio to Node's of the same round. NATS mode needs NATS_URL and DATABASE_URL (or runs only
+ * the embedded cases when they are absent).
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -11,9 +13,32 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase } from '@scada/testkit/platform';
 import { roleBusKeys } from '@scada/testkit/bus_keys';
-import { benchRounds, freePort, interleave, load, processCpuMs, roundsTable, startProcess, stopProcess, waitReady } from './harness.ts';
+import {
+  benchRounds,
+  freePort,
+  interleave,
+  load,
+  processCpuMs,
+  roundsTable,
+  startProcess,
+  stopProcess,
+  waitReady,
+  type LoadResult,
+} from './harness.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
+const withDeno = process.env.BENCH_DENO !== '0';
+
+/** Deno's echo throughput as a share of Node's, round by round: the median and the range (goal ≥ 0.8). */
+function denoShare(node: LoadResult[], deno: LoadResult[]): string {
+  const shares = deno.map((r, i) => r.rps / (node[i] as LoadResult).rps).sort((a, b) => a - b);
+  const median = shares[Math.floor(shares.length / 2)] as number;
+  const cpu = deno.map((r, i) => (node[i]?.cpuMs ?? 0) / (r.cpuMs ?? Number.NaN)).filter(Number.isFinite);
+  return (
+    `Deno / Node, embedded echo: ${median.toFixed(2)} of the requests a second (rounds ${shares.map((s) => s.toFixed(2)).join(', ')}; goal ≥ 0.8)` +
+    (cpu.length > 0 ? `; Node's CPU per request / Deno's: ${cpu.map((c) => c.toFixed(2)).join(', ')}` : '')
+  );
+}
 
 /** A case: what is loaded, and whose CPU it costs. */
 type Case = { name: string; url: string; cpu: () => number };
@@ -65,7 +90,12 @@ async function startNatsFloor(natsUrl: string): Promise<Setup> {
   };
 }
 
-async function startPlatform(name: string, env: Record<string, string | undefined>, split: boolean): Promise<Setup> {
+async function startPlatform(
+  name: string,
+  env: Record<string, string | undefined>,
+  split: boolean,
+  runtime: 'node' | 'deno' = 'node',
+): Promise<Setup> {
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-bench-'));
   const port = await freePort();
   const common = { DATA_DIR: dataDir, HTTP_PORT: String(port), HTTPS_PORT: '0', LOG_LEVEL: 'info', ...env };
@@ -75,7 +105,7 @@ async function startPlatform(name: string, env: Record<string, string | undefine
         startProcess('main.ts', { ...common, SERVICES: 'auth,config,protocol', ...busKeys.services }),
         startProcess('main.ts', { ...common, SERVICES: 'gateway', ...busKeys.gateway }),
       ]
-    : [startProcess('main.ts', common)];
+    : [startProcess('main.ts', common, runtime)];
   const stop = async () => {
     for (const c of [...children].reverse()) await stopProcess(c);
     await rm(dataDir, { recursive: true, force: true });
@@ -98,7 +128,9 @@ const setups: Setup[] = [];
 let database: Awaited<ReturnType<typeof createDatabase>> | undefined;
 try {
   setups.push(await startBaseline());
-  setups.push(await startPlatform('embedded', { NATS_URL: undefined, DATABASE_URL: undefined }, false));
+  const embedded = { NATS_URL: undefined, DATABASE_URL: undefined };
+  setups.push(await startPlatform('embedded', embedded, false));
+  if (withDeno) setups.push(await startPlatform('embedded under Deno', embedded, false, 'deno'));
   if (process.env.NATS_URL && process.env.DATABASE_URL) {
     setups.push(await startNatsFloor(process.env.NATS_URL));
     // A database of its own: secrets sealed by an earlier run under another SECRETS_KEY would stop the auth
@@ -130,6 +162,9 @@ try {
       rows,
     ),
   );
+  const echo = (name: string) => results[cases.findIndex((c) => c.name === `${name}: GET /api/echo (gateway → bus → config)`)];
+  const [node, deno] = [echo('embedded'), echo('embedded under Deno')];
+  if (node && deno) console.log(`\n${denoShare(node, deno)}`);
 } finally {
   for (const s of setups.reverse()) await s.stop();
   await database?.drop();

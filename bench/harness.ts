@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { freePort, waitReady } from '@scada/testkit/processes';
+import { denoBinary, denoRunArgs, freePort, waitReady } from '@scada/testkit/processes';
 
 export { freePort, waitReady };
 
@@ -65,16 +65,18 @@ function cpuMsOf(statFile: string): number {
 }
 
 /**
- * Starts a TypeScript entry point in its own process (tsx), with this process's environment and `env` over
- * it; a variable set to `undefined` in `env` is left out (an embedded platform must not inherit the
- * `DATABASE_URL` the benchmark was given for its other cases).
+ * Starts a TypeScript entry point in its own process (Node through tsx, or Deno as `deno task start` runs
+ * main.ts), with this process's environment and `env` over it; a variable set to `undefined` in `env` is
+ * left out (an embedded platform must not inherit the `DATABASE_URL` the benchmark was given for its other
+ * cases).
  */
-export function startProcess(entry: string, env: Record<string, string | undefined>): ChildProcess {
+export function startProcess(entry: string, env: Record<string, string | undefined>, runtime: 'node' | 'deno' = 'node'): ChildProcess {
   const merged: Record<string, string | undefined> = { ...process.env, ...env };
   for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name];
+  const profile = process.env.BENCH_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF_DIR] : [];
   return spawn(
-    process.execPath,
-    [...(process.env.BENCH_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF_DIR] : []), '--import', 'tsx', entry],
+    runtime === 'deno' ? denoBinary : process.execPath,
+    runtime === 'deno' ? [...denoRunArgs, entry] : [...profile, '--import', 'tsx', entry],
     {
       cwd: new URL('..', import.meta.url).pathname,
       env: merged,

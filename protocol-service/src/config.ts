@@ -1,4 +1,11 @@
-import { centralSite, defaultAlarmShelveMaxMinutes, maxFileDownloadBytesSetting, maxSclBytesSetting, sitePattern } from '@scada/contracts';
+import {
+  centralSite,
+  defaultAlarmShelveMaxMinutes,
+  deviceRequestsPerConnectionSetting,
+  maxFileDownloadBytesSetting,
+  maxSclBytesSetting,
+  sitePattern,
+} from '@scada/contracts';
 import { readSecretsKeys, type EnvReader } from '@scada/platform';
 import { DEFAULT_BACKOFF_CAP_MS } from './sessions/backoff.ts';
 
@@ -9,6 +16,10 @@ export type ProtocolConfig = {
   sessionLeaseMs: number;
   /** Each MMS request, from sending to the answer. */
   mmsRequestTimeoutMs: number;
+  /** How long an MMS request may wait for a turn behind the association's outstanding ones; then 504, never sent. */
+  mmsQueueWaitMs: number;
+  /** The API's device requests one connection takes at once on its holding replica; one more is 503 `overloaded` at once. */
+  deviceRequestsPerConnection: number;
   /** Silence from a device after which it is probed (identify); no answer within the request timeout ends the association. */
   mmsIdleProbeMs: number;
   /**
@@ -42,6 +53,12 @@ export function readProtocolConfig(env: EnvReader): ProtocolConfig {
     maxSclBytes: env.int(maxSclBytesSetting.name, maxSclBytesSetting.fallback, maxSclBytesSetting),
     sessionLeaseMs: env.int('SESSION_LEASE_SECONDS', 10, { min: 2, max: 300 }) * 1000,
     mmsRequestTimeoutMs: env.int('MMS_REQUEST_TIMEOUT_MS', 10000, { min: 100, max: 120000 }),
+    mmsQueueWaitMs: env.int('MMS_QUEUE_WAIT_MS', 5000, { min: 100, max: 120000 }),
+    deviceRequestsPerConnection: env.int(
+      deviceRequestsPerConnectionSetting.name,
+      deviceRequestsPerConnectionSetting.fallback,
+      deviceRequestsPerConnectionSetting,
+    ),
     mmsIdleProbeMs: env.int('MMS_IDLE_PROBE_MS', 10000, { min: 0, max: 600000 }),
     reconnectMinMs: env.int('MMS_RECONNECT_MIN_MS', 500, { min: 10, max: 60000 }),
     reconnectMaxMs: env.int('MMS_RECONNECT_MAX_MS', DEFAULT_BACKOFF_CAP_MS, { min: 100, max: 600000 }),

@@ -50,6 +50,8 @@ export type Faults = {
   refuseWrites?: Record<string, number>;
   /** Accept enhanced-security operates, then end them with a negative CommandTermination of this AddCause. */
   negativeTermination?: number;
+  /** Answer every confirmed request this many milliseconds after it arrived, as a slow device does (default: at once). */
+  answerDelayMs?: number;
   /** Send CommandTermination this many milliseconds after the operate (default: at once). */
   terminationDelayMs?: number;
   /** Entries a buffered block keeps while disabled (default 1000); past it the oldest go and the next report says BufOvfl. */
@@ -247,7 +249,9 @@ export class Association implements ReportSink {
           ? { pdu: 'confirmed-response', invokeId: pdu.invokeId, response: outcome.response }
           : { pdu: 'confirmed-error', invokeId: pdu.invokeId, error: { ...outcome.error, text: '' } };
         if (this.#cut(answer)) return;
-        if (pdu.request.service === 'fileRead') this.#sendUnheld(answer);
+        const delay = this.#ctx.faults.answerDelayMs ?? 0;
+        if (delay > 0) setTimeout(() => this.send(answer), delay);
+        else if (pdu.request.service === 'fileRead') this.#sendUnheld(answer);
         else this.send(answer);
         return;
       }

@@ -12,7 +12,8 @@ export const platformRuntime: 'node' | 'deno' = process.env.PLATFORM_RUNTIME ===
 
 /** Deno as the project installs it (the `deno` package), and the permissions `deno task start` runs main.ts with. */
 export const denoBinary = `${root}node_modules/deno/deno`;
-const denoRun = ['run', '--allow-env', '--allow-net', '--allow-read', '--allow-write', '--allow-sys', '--allow-ffi'];
+/** The arguments before the entry point with which `deno task start` runs main.ts. */
+export const denoRunArgs = ['run', '--allow-env', '--allow-net', '--allow-read', '--allow-write', '--allow-sys', '--allow-ffi'];
 
 /** How the platform is started by its users on the runtime under test: `npm start`, or `deno task start`. */
 export const startCommand: [string, string[]] = platformRuntime === 'deno' ? [denoBinary, ['task', 'start']] : ['npm', ['start']];
@@ -25,7 +26,8 @@ export type MainProcess = { child: ChildProcess; exited: Promise<number | null>;
  * the given environment on top of PATH.
  */
 export function startMain(env: Record<string, string>, entry = 'main.ts'): MainProcess {
-  const [command, args] = platformRuntime === 'deno' ? [denoBinary, [...denoRun, entry]] : [process.execPath, ['--import', 'tsx', entry]];
+  const [command, args] =
+    platformRuntime === 'deno' ? [denoBinary, [...denoRunArgs, entry]] : [process.execPath, ['--import', 'tsx', entry]];
   const child = spawn(command, args, {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...testHashing, ...env },

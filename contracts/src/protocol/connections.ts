@@ -365,7 +365,7 @@ export const browseConnection = defineOperation({
     Type.Composite([Type.Object({ source: Type.Literal('scl') }), SclBrowseTree]),
     Type.Object({ source: Type.Literal('device'), logicalDevices: Type.Array(Type.Unknown()) }),
   ]),
-  http: read('/api/connections/:connectionId/browse', ['not_found', 'payload_too_large', 'no_scl_file']),
+  http: read('/api/connections/:connectionId/browse', ['not_found', 'payload_too_large', 'no_scl_file', 'overloaded']),
 });
 
 /** The stored SCL file, byte for byte. */

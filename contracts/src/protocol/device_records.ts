@@ -26,6 +26,9 @@ export const maxFileDownloadBytesSetting = {
  */
 export const deviceFileChunkHeadroom = 4096;
 
+/** Downloads of one connection's files under way at once (devices keep few files open for a client); one more is 503 `overloaded`. */
+export const maxDownloadsPerConnection = 4;
+
 /** A name in the device's file store, as MMS FileName carries it. */
 const pathRule =
   "A name in the device's file store as its directory lists it (`COMTRADE/DR_0001.CFG`; some devices write a leading `/`). Up to 255 characters; a `.` or `..` segment, a backslash and control characters are refused with 400 before the device is asked.";
@@ -90,6 +93,7 @@ export const listConnectionFiles = defineOperation({
     'not_found',
     'not_connected',
     'site_unreachable',
+    'overloaded',
     'device_refused',
     'validation_failed',
   ]),
@@ -106,7 +110,7 @@ export const downloadConnectionFile = defineOperation({
   deadlineMs: deadlines.deviceMs,
   summary: "Download a file of the device's file store",
   tags,
-  description: `The file's content, byte for byte (\`application/octet-stream\`, \`Content-Disposition: attachment\` with its name, \`Content-Length\` the size the device announced), read from the device with MMS FileOpen, FileRead and FileClose and streamed as it comes: the platform never holds the whole file. A file larger than \`MAX_FILE_DOWNLOAD_BYTES\` (64 MiB by default) is 413 and closed on the device at once, before anything is sent. Each download is kept in the control log (\`action: file-download\`, \`reference\` the name, \`value\` its size) with its outcome, refused or not. A name the device has no file of is 404. A device that ends the association, or sends other than it announced, cuts the stream short of \`Content-Length\`. ${notConnected} ${refused}`,
+  description: `The file's content, byte for byte (\`application/octet-stream\`, \`Content-Disposition: attachment\` with its name, \`Content-Length\` the size the device announced), read from the device with MMS FileOpen, FileRead and FileClose and streamed as it comes: the platform never holds the whole file. A file larger than \`MAX_FILE_DOWNLOAD_BYTES\` (64 MiB by default) is 413 and closed on the device at once, before anything is sent. Each download is kept in the control log (\`action: file-download\`, \`reference\` the name, \`value\` its size) with its outcome, refused or not. A name the device has no file of is 404. A device that ends the association, or sends other than it announced, cuts the stream short of \`Content-Length\`. A connection has at most ${maxDownloadsPerConnection} downloads under way (each holds a file open on the device); one more is 503 \`overloaded\` with \`Retry-After\` at once. ${notConnected} ${refused}`,
   request: requestSchema({ params: connectionParams, query: fileQuery }),
   response: Type.String({ format: 'binary' }),
   http: {
@@ -114,6 +118,7 @@ export const downloadConnectionFile = defineOperation({
       'not_found',
       'not_connected',
       'site_unreachable',
+      'overloaded',
       'device_refused',
       'payload_too_large',
       'validation_failed',
@@ -139,6 +144,7 @@ export const deleteConnectionFile = defineOperation({
     'not_found',
     'not_connected',
     'site_unreachable',
+    'overloaded',
     'device_refused',
     'validation_failed',
   ]),
@@ -267,6 +273,7 @@ export const queryConnectionLog = defineOperation({
     'not_found',
     'not_connected',
     'site_unreachable',
+    'overloaded',
     'device_refused',
     'validation_failed',
   ]),

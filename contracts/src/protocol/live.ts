@@ -3,6 +3,8 @@ import { deadlines, defineOperation, NoContent, requestSchema } from '../operati
 import { ReportedValue, SessionWarning, ValueQualityOrNull } from './events.ts';
 import { binding, connectionParams, notConnected, refused } from './session_binding.ts';
 
+export { deviceRequestsPerConnectionSetting } from './session_binding.ts';
+
 /**
  * Live IEC 61850 sessions: start and stop (kept across restarts), the session's state, and what an
  * engineer does with a connected device: read, write, control, report blocks, the last reported values.
@@ -137,6 +139,7 @@ export const readConnectionValues = defineOperation({
       'not_found',
       'not_connected',
       'site_unreachable',
+      'overloaded',
       'device_refused',
       'bad_request',
       'bad_gateway',
@@ -162,6 +165,7 @@ export const writeConnectionValue = defineOperation({
       'not_found',
       'not_connected',
       'site_unreachable',
+      'overloaded',
       'device_refused',
       'bad_request',
       'validation_failed',
@@ -196,6 +200,7 @@ export const operateConnectionControl = defineOperation({
       'not_found',
       'not_connected',
       'site_unreachable',
+      'overloaded',
       'control_in_progress',
       'device_refused',
       'bad_request',
@@ -253,7 +258,12 @@ export const enableConnectionReport = defineOperation({
   request: requestSchema({ params: connectionParams, body: ReportSubscription }),
   response: NoContent,
   http: {
-    ...binding('POST', '/api/connections/:connectionId/reports', 204, 'editor', ['not_found', 'rptid_conflict', 'device_refused']),
+    ...binding('POST', '/api/connections/:connectionId/reports', 204, 'editor', [
+      'not_found',
+      'rptid_conflict',
+      'device_refused',
+      'overloaded',
+    ]),
     consumes: ['application/json'],
   },
 });

@@ -33,9 +33,14 @@ export const binding = (
   ...(method === 'GET' ? {} : { keepsConfiguration: true as const }),
 });
 
+/**
+ * The API's requests to one connection's device under way at once on the replica holding it
+ * (`DEVICE_REQUESTS_PER_CONNECTION`); one more is 503 `overloaded` at once.
+ */
+export const deviceRequestsPerConnectionSetting = { name: 'DEVICE_REQUESTS_PER_CONNECTION', fallback: 32, min: 1, max: 10_000 } as const;
+
 /** What the description of a device operation says of a connection that is not connected. */
-export const notConnected =
-  'A connection that is not connected now answers 409 `not_connected`; one whose site (`site`) does not answer the hub now, 503 `site_unreachable` with `Retry-After` at once (never queued).';
+export const notConnected = `A connection that is not connected now answers 409 \`not_connected\`; one whose site (\`site\`) does not answer the hub now, 503 \`site_unreachable\` with \`Retry-After\` at once (never queued); one with as many requests to its device under way as it takes (\`${deviceRequestsPerConnectionSetting.name}\`, ${deviceRequestsPerConnectionSetting.fallback} by default), 503 \`overloaded\` with \`Retry-After\` at once. A request that waits for a turn on the association longer than \`MMS_QUEUE_WAIT_MS\` is not sent: 504 \`upstream_timeout\`.`;
 
 /** What the description of a device operation says of a refusal. */
 export const refused =

@@ -1,6 +1,7 @@
 /**
  * An MMS client over one association: confirmed requests multiplexed by invoke id within the negotiated
- * number of outstanding requests, each with its own timeout; InformationReports as `report` events; a dead
+ * number of outstanding requests, the rest waiting their turn in order; the wait for a turn and the answer
+ * each with a timeout of its own; InformationReports as `report` events; a dead
  * peer found by an Identify probe after `idleTimeoutMs` of silence; conclude, abort and close. Every way the
  * connection can end rejects what is pending with the same {@link MmsConnectionError} and emits `close` once.
  */
@@ -39,8 +40,13 @@ export type MmsClientOptions = {
   port?: number;
   /** TCP, COTP and association together; 10 s by default. */
   connectTimeoutMs?: number;
-  /** Each confirmed request, from the call to the answer; 10 s by default. */
+  /** Each confirmed request, from sending it to the answer; 10 s by default. */
   requestTimeoutMs?: number;
+  /**
+   * How long a request may wait for a turn while `maxOutstanding` others are out (the request timeout by
+   * default); past it the request is not sent and fails with `queue_timeout`.
+   */
+  queueTimeoutMs?: number;
   /** Requests proposed to have outstanding at once (the server may lower it); 5 by default. */
   maxOutstanding?: number;
   /**
@@ -80,6 +86,7 @@ type Pending = {
   /** The request's service already encoded (a read kept by its reference). */
   service?: Uint8Array;
   invokeId?: number;
+  /** Until when it may wait for a turn, then (once sent) until when its answer may take. */
   deadline: number;
   resolve(r: ConfirmedResponse): void;
   reject(e: Error): void;
@@ -114,13 +121,16 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   readonly negotiated: Negotiated;
   readonly #link: IsoLink;
   readonly #requestTimeoutMs: number;
+  readonly #queueTimeoutMs: number;
   readonly #idleTimeoutMs: number;
+  /** Requests sent and not answered, by invoke id; a Map keeps them in the order sent: the order their deadlines fall in. */
   readonly #pending = new Map<number, Pending>();
+  /** Requests waiting for a turn, oldest first: the order their deadlines fall in too. */
   readonly #queue: Pending[] = [];
   readonly #drained: (() => void)[] = [];
-  /** Every request not answered yet, sent or queued, oldest first: the order their deadlines fall in. */
-  readonly #live = new Set<Pending>();
   #deadlineTimer: NodeJS.Timeout | undefined;
+  /** When the armed timer fires. */
+  #deadlineAt = Infinity;
   #nextInvokeId = 1;
   readonly #keptReads = new Map<string, KeptRead>();
   #closeReason: MmsConnectionError | undefined;
@@ -133,6 +143,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     this.#link = link;
     this.negotiated = negotiated;
     this.#requestTimeoutMs = o.requestTimeoutMs ?? 10_000;
+    this.#queueTimeoutMs = o.queueTimeoutMs ?? this.#requestTimeoutMs;
     this.#idleTimeoutMs = o.idleTimeoutMs ?? 0;
     link.handler = {
       tsdu: (p) => this.#receive(p),
@@ -172,6 +183,11 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   /** Requests sent and not answered yet. */
   get outstanding(): number {
     return this.#pending.size;
+  }
+
+  /** Requests waiting for a turn to be sent. */
+  get queued(): number {
+    return this.#queue.length;
   }
 
   /** Vendor, model and revision of the server. */
@@ -276,11 +292,13 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
       if (this.#closeReason)
         return reject(new MmsConnectionError('not_connected', `not connected: ${this.#closeReason.message}`, this.#closeReason));
       if (this.#concluding) return reject(new MmsConnectionError('not_connected', 'the association is concluding'));
-      const p: Pending = { request, service, resolve, reject, deadline: performance.now() + this.#requestTimeoutMs };
-      this.#live.add(p);
-      if (!this.#deadlineTimer) this.#armDeadline(this.#requestTimeoutMs);
+      const p: Pending = { request, service, resolve, reject, deadline: 0 };
       if (this.#pending.size < this.negotiated.maxOutstanding) this.#send(p);
-      else this.#queue.push(p);
+      else {
+        p.deadline = performance.now() + this.#queueTimeoutMs;
+        this.#queue.push(p);
+        this.#armDeadline(p.deadline);
+      }
     }) as Promise<ResponseOf<S>>;
   }
 
@@ -340,13 +358,14 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
       return this.#settle(p, () => p.reject(error));
     }
     p.invokeId = invokeId;
+    p.deadline = performance.now() + this.#requestTimeoutMs;
     this.#pending.set(invokeId, p);
+    this.#armDeadline(p.deadline);
     this.#link.sendMms(pdu);
   }
 
   /** Frees the request's slot, runs `outcome`, and sends the next queued request. */
   #settle(p: Pending, outcome: () => void): void {
-    this.#live.delete(p);
     if (p.invokeId !== undefined) this.#pending.delete(p.invokeId);
     const queued = this.#queue.indexOf(p);
     if (queued >= 0) this.#queue.splice(queued, 1);
@@ -357,27 +376,44 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   }
 
   /**
-   * One timer for all requests, set for the oldest one's deadline, rather than one set and cleared per
-   * request: a read costs a few microseconds, and a timer each was a good part of them.
+   * One timer for all requests, set for the earliest deadline, rather than one set and cleared per request:
+   * a read costs a few microseconds, and a timer each was a good part of them. A timer already due sooner
+   * is kept; one that fires early finds nothing due and sets itself again.
    */
-  #armDeadline(ms: number): void {
-    this.#deadlineTimer = setTimeout(() => {
-      this.#deadlineTimer = undefined;
-      const now = performance.now();
-      for (const p of this.#live) {
-        if (p.deadline > now) return this.#armDeadline(Math.max(1, p.deadline - now));
-        this.#timeout(p);
-      }
-    }, ms);
+  #armDeadline(at: number): void {
+    if (this.#deadlineTimer && this.#deadlineAt <= at) return;
+    clearTimeout(this.#deadlineTimer);
+    this.#deadlineAt = at;
+    this.#deadlineTimer = setTimeout(() => this.#expire(), Math.max(1, at - performance.now()));
+  }
+
+  /** Fails every request whose deadline has passed, sent or waiting, and sets the timer for the next one. */
+  #expire(): void {
+    this.#deadlineTimer = undefined;
+    this.#deadlineAt = Infinity;
+    const now = performance.now();
+    for (const p of this.#pending.values()) {
+      if (p.deadline > now) break;
+      this.#timeout(p);
+    }
+    // the requests that the timeouts above let through were sent with deadlines still ahead
+    while (this.#queue.length > 0 && this.#queue[0].deadline <= now) this.#timeout(this.#queue[0]);
+    const next = Math.min(this.#pending.values().next().value?.deadline ?? Infinity, this.#queue[0]?.deadline ?? Infinity);
+    if (next < Infinity && !this.#closeReason) this.#armDeadline(next);
   }
 
   #timeout(p: Pending): void {
-    const where = p.invokeId === undefined ? 'queued' : `invoke id ${p.invokeId}`;
-    this.#settle(p, () =>
-      p.reject(
-        new MmsConnectionError('request_timeout', `${p.request.service} (${where}) not answered within ${this.#requestTimeoutMs} ms`),
-      ),
-    );
+    const error =
+      p.invokeId === undefined
+        ? new MmsConnectionError(
+            'queue_timeout',
+            `${p.request.service} waited ${this.#queueTimeoutMs} ms for a turn behind ${this.#pending.size} outstanding requests; not sent`,
+          )
+        : new MmsConnectionError(
+            'request_timeout',
+            `${p.request.service} (invoke id ${p.invokeId}) not answered within ${this.#requestTimeoutMs} ms`,
+          );
+    this.#settle(p, () => p.reject(error));
   }
 
   #receive(t: PeeledTsdu): void {
@@ -434,7 +470,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     this.#closeReason = reason;
     clearTimeout(this.#idleTimer);
     clearTimeout(this.#deadlineTimer);
-    this.#live.clear();
+    this.#deadlineTimer = undefined;
     const all = [...this.#pending.values(), ...this.#queue.splice(0)];
     this.#pending.clear();
     for (const p of all) p.reject(reason);

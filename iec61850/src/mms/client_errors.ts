@@ -46,7 +46,8 @@ export class MmsError extends Error {
 /**
  * Stable codes of connection failures: `connect_timeout`, `connect_failed`, `cotp_refused`, `session_refused`,
  * `association_refused`, `tls_failed`, `aborted`, `closed`, `protocol_error`, `socket_error`, `request_timeout`,
- * `peer_unresponsive`, `too_large`, `not_connected`, `cancelled`.
+ * `queue_timeout` (a request that waited too long for a turn, never sent), `peer_unresponsive`, `too_large`,
+ * `not_connected`, `cancelled`.
  */
 export type ConnectionErrorCode =
   | 'connect_timeout'
@@ -60,6 +61,7 @@ export type ConnectionErrorCode =
   | 'protocol_error'
   | 'socket_error'
   | 'request_timeout'
+  | 'queue_timeout'
   | 'peer_unresponsive'
   | 'too_large'
   | 'not_connected'

@@ -260,6 +260,36 @@ t.test('no more than maxOutstanding requests are in flight; the rest wait their 
   t.equal(most, 2);
 });
 
+t.test('a request waits for a turn at most queueTimeoutMs, then fails queue_timeout and is never sent', async (t) => {
+  const held: Exchange[] = [];
+  const server = await serverFor(t, { handle: (x) => void held.push(x) });
+  const client = await clientOf(t, server, { maxOutstanding: 1, queueTimeoutMs: 60, requestTimeoutMs: 2000 });
+  const first = client.read(['a/first']);
+  const second = client.read(['a/second']).catch((e: unknown) => e);
+  t.equal(client.queued, 1);
+  t.match(await second, { code: 'queue_timeout' });
+  t.equal(client.queued, 0);
+  await until(() => held.length === 1);
+  held[0].conn.send(readResponse(held[0].invokeId, [{ type: 'integer', value: 1 }]));
+  t.match(await first, [{ ok: true }], 'the one sent kept its own timeout');
+  t.equal(held.length, 1, 'the request that ran out of waiting was never sent');
+});
+
+t.test('the request timeout counts from the sending, not from the wait for a turn', async (t) => {
+  // each answer takes answerMs; the second waits for the first, so from the call it takes twice that,
+  // more than the request timeout, and from its sending less
+  const answerMs = 1300;
+  const server = await serverFor(t, {
+    handle: (x) => void setTimeout(() => x.conn.send(readResponse(x.invokeId, [{ type: 'integer', value: x.invokeId }])), answerMs),
+  });
+  const client = await clientOf(t, server, { maxOutstanding: 1, queueTimeoutMs: 5000, requestTimeoutMs: 2000 });
+  const values = await Promise.all([client.read(['a/one']), client.read(['a/two'])]);
+  t.same(
+    values.map(([r]) => r.ok),
+    [true, true],
+  );
+});
+
 t.test('requests are cut into DTs of the TPDU size the CC settled, and PDUs above the negotiated size are refused', async (t) => {
   const server = await serverFor(t, { cc: ccFrame(128), handle: (x) => writeResponse(x.invokeId, [true]) });
   const client = await clientOf(t, server);

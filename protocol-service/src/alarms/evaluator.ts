@@ -19,6 +19,7 @@ import type { DataReference } from '@scada/iec61850';
 import type { LastValue } from '../sessions/last_values.ts';
 import type { ObservedValue } from '../sessions/session.ts';
 import { conditionOf, staleNow } from './condition.ts';
+import { AlarmLanes } from './lanes.ts';
 import { inService, onAction, onCondition, type AlarmAction } from './lifecycle.ts';
 import {
   alarmsOfConnection,
@@ -54,8 +55,8 @@ export class AlarmEvaluator {
   readonly #deps: AlarmEvaluatorDeps;
   readonly #now: () => Date;
   readonly #spaces = new Map<string, Promise<Defs>>();
-  /** Work on each connection's alarms, one after another (values in the order they arrived). */
-  readonly #queues = new Map<string, Promise<void>>();
+  /** Work on each connection's alarms, one after another (values in the order they arrived), bounded. */
+  readonly #lanes: AlarmLanes;
   readonly #subscriptions: BusSubscription[] = [];
   #timer: NodeJS.Timeout | null = null;
   #ticking: Promise<void> | null = null;
@@ -64,6 +65,11 @@ export class AlarmEvaluator {
   constructor(deps: AlarmEvaluatorDeps) {
     this.#deps = deps;
     this.#now = deps.now ?? (() => new Date());
+    this.#lanes = new AlarmLanes({
+      log: deps.log,
+      evaluate: (connection, values) => this.#evaluate(connection, values),
+      timed: (connection) => this.#timed(connection),
+    });
     const forget = ({ space }: { space: string }) => {
       if (!this.#spaces.has(space)) return;
       this.#spaces.delete(space);
@@ -92,7 +98,7 @@ export class AlarmEvaluator {
     if (this.#timer) clearInterval(this.#timer);
     await Promise.all(this.#subscriptions.splice(0).map((s) => s.unsubscribe()));
     await this.#ticking;
-    await Promise.all([...this.#queues.values()]);
+    await this.#lanes.settled();
   }
 
   /** The alarm definitions of a space, taken up (and their rows in the store made) once until one changes. */
@@ -142,43 +148,30 @@ export class AlarmEvaluator {
 
   /** Values a report delivered on a connection this replica holds. */
   values(connection: { space: string; id: string }, values: readonly ObservedValue[]): void {
-    this.#enqueue(connection, async () => {
-      const defs = await this.definitions(connection.space);
-      const watching = defs.byConnection.get(connection.id);
-      if (!watching) return;
-      const steps: { alarmId: string; decide: (row: StateRow) => StateChange | null }[] = [];
-      const now = this.#now();
-      for (const v of values) {
-        const reported = referenceOf(v.reference);
-        if (!reported) continue;
-        for (const { def, ref } of watching) {
-          if (!ref) continue;
-          const part = watchedPart(ref, reported, v.value);
-          if (part === undefined) continue;
-          steps.push({ alarmId: def.id, decide: (row) => this.#decide(def, row, { value: part, quality: v.quality }, now) });
-        }
-      }
-      // One transaction for every alarm a report (or read) moves: a flood costs a transaction per report, not per alarm.
-      for (const written of await changeAlarms(this.#deps.store, connection.space, steps, now, this.#deps.owner)) {
-        this.#announce(connection.space, written);
-      }
-    });
+    this.#lanes.values(connection, values);
   }
 
-  #enqueue(connection: { space: string; id: string }, work: () => Promise<void>): void {
-    const key = `${connection.space}/${connection.id}`;
-    // A failed evaluation (the store away for a moment, a deadlock broken) is tried once more before it is given up.
-    const retried = () =>
-      work().catch(async (err: unknown) => {
-        this.#deps.log.debug({ err, connection: key }, 'alarms not evaluated; trying again');
-        await new Promise((r) => setTimeout(r, 200));
-        return work();
-      });
-    const next = (this.#queues.get(key) ?? Promise.resolve())
-      .then(retried)
-      .catch((err: unknown) => this.#deps.log.warn({ err, connection: key }, 'alarms not evaluated'));
-    this.#queues.set(key, next);
-    void next.finally(() => this.#queues.get(key) === next && this.#queues.delete(key));
+  /** Evaluates values of a connection against its alarms, in the order given: one transaction for all. */
+  async #evaluate(connection: { space: string; id: string }, values: readonly ObservedValue[]): Promise<void> {
+    const defs = await this.definitions(connection.space);
+    const watching = defs.byConnection.get(connection.id);
+    if (!watching) return;
+    const steps: { alarmId: string; decide: (row: StateRow) => StateChange | null }[] = [];
+    const now = this.#now();
+    for (const v of values) {
+      const reported = referenceOf(v.reference);
+      if (!reported) continue;
+      for (const { def, ref } of watching) {
+        if (!ref) continue;
+        const part = watchedPart(ref, reported, v.value);
+        if (part === undefined) continue;
+        steps.push({ alarmId: def.id, decide: (row) => this.#decide(def, row, { value: part, quality: v.quality }, now) });
+      }
+    }
+    // One transaction for every alarm the values move: a flood costs a transaction per evaluation, not per alarm or report.
+    for (const written of await changeAlarms(this.#deps.store, connection.space, steps, now, this.#deps.owner)) {
+      this.#announce(connection.space, written);
+    }
   }
 
   /** What one value of an alarm's attribute changes of its row. */
@@ -225,7 +218,7 @@ export class AlarmEvaluator {
         await this.act(space, alarmId, 'unshelve', null, null, true);
       }
       for (const connection of this.#deps.held?.() ?? []) {
-        this.#enqueue(connection, () => this.#timed(connection));
+        this.#lanes.timed(connection);
       }
     } catch (err) {
       this.#deps.log.debug({ err }, 'alarm tick failed');

@@ -20,6 +20,7 @@ import {
 } from '@scada/contracts';
 import {
   call,
+  checkDeadline,
   implement,
   onBehalfOf,
   publishEvent,
@@ -159,7 +160,11 @@ export async function withControlLog<T>(
   }
 }
 
-/** Runs `work` on the connected device here, or forwards the request to the replica holding it. */
+/**
+ * Runs `work` on the connected device here, or forwards the request to the replica holding it. Here, it
+ * takes one of the connection's places for device requests (503 `overloaded` at once when none is free),
+ * unless its caller has given up while it was routed.
+ */
 export function deviceRunner(deps: DeviceOpsDeps) {
   return async <T>(
     op: Operation,
@@ -173,8 +178,10 @@ export function deviceRunner(deps: DeviceOpsDeps) {
     if (route.kind === 'forwarded') return (await call(deps.bus, atInstance(op, route.owner), request as never, onBehalfOf(ctx))) as T;
     if (route.kind === 'site') return viaSite<T>(deps, op, route.site, request, ctx);
     if (route.kind === 'not_connected' || !route.device) throw notConnected(id);
+    checkDeadline(ctx, 'The device request');
+    const { device, session } = route;
     try {
-      return await work(route.device, route.session);
+      return await session.requests.run(id, () => work(device, session));
     } catch (err) {
       throw asDeviceProblem(err);
     }

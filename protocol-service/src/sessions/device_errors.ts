@@ -2,7 +2,8 @@
  * What a device said, as the API answers it. The IEC 61850 layer and the MMS client fail with typed
  * errors; this module turns each into the problem an operator can act on: the device's own refusal
  * (`device_refused`, 502, with `deviceError`), a request the model rules out before the device is asked
- * (400, 404), a control already running on the object (409), a device that did not answer in time (504).
+ * (400, 404), a control already running on the object (409), a device that did not answer in time, or a
+ * request that waited too long behind others on the association (504).
  * Told apart by type and code, never by an error's name.
  */
 import { ProblemError } from '@scada/contracts';
@@ -116,5 +117,10 @@ export function deviceProblem(err: unknown, service: DeviceService, reference: s
   if (err instanceof MmsError) return fromMms(err, service, reference);
   if (err instanceof MmsConnectionError && err.code === 'request_timeout')
     return new ProblemError('upstream_timeout', `The device did not answer ${service} of ${reference} in time`);
+  if (err instanceof MmsConnectionError && err.code === 'queue_timeout')
+    return new ProblemError(
+      'upstream_timeout',
+      `${service} of ${reference} was not sent: the device is busy with earlier requests (${err.message})`,
+    );
   return new ProblemError('bad_gateway', `The device failed ${service} of ${reference}: ${(err as Error).message}`, { cause: err });
 }

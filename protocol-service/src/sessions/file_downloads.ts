@@ -5,10 +5,12 @@
  * chunks, one after the other: a chunk is what the device has sent since the chunk before (waited for only
  * when nothing is there yet), at most one bus message. A file larger than the limit is closed at once
  * (413); so is one whose device sends more than it announced, one whose download the gateway ends, and one
- * nobody asked a chunk of for `idleMs`. The file is closed on the device after its last piece.
+ * nobody asked a chunk of for `idleMs`. The file is closed on the device after its last piece. A connection
+ * has at most `maxDownloadsPerConnection` downloads under way (opening ones included): each holds a file
+ * open on the device and what is read ahead here; one more is refused at once with 503 `overloaded`.
  */
 import { randomUUID } from 'node:crypto';
-import { ProblemError } from '@scada/contracts';
+import { maxDownloadsPerConnection, ProblemError } from '@scada/contracts';
 import type { LiveDevice, OpenDeviceFile } from './live_device.ts';
 
 /** What the opening of a download answers. */
@@ -51,9 +53,14 @@ const MAX_EMPTY_PIECES = 3;
  */
 export const READ_AHEAD_BYTES = 256 * 1024;
 
+/** Seconds a refused download is told to wait: a download under way usually ends within them (one nobody reads ends after `idleMs`). */
+const RETRY_AFTER_SECONDS = 5;
+
 /** The downloads of one replica. */
 export class FileDownloads {
   readonly #downloads = new Map<string, Download>();
+  /** Downloads being opened on the device, by connection. */
+  readonly #opening = new Map<string, number>();
   readonly #maxBytes: number;
   readonly #idleMs: number;
   readonly #chunkBytes: number;
@@ -75,7 +82,22 @@ export class FileDownloads {
 
   /** Opens `path` on the device for the connection `owner` (space and id); a file past the limit is closed again and refused. */
   async open(owner: string, device: LiveDevice, path: string): Promise<OpenedDownload> {
-    const file = await device.openFile(path);
+    const opening = this.#opening.get(owner) ?? 0;
+    let underWay = opening;
+    for (const d of this.#downloads.values()) if (d.owner === owner) underWay++;
+    if (underWay >= maxDownloadsPerConnection)
+      throw new ProblemError('overloaded', `The connection has ${underWay} file downloads under way, as many as it takes`, {
+        retryAfter: RETRY_AFTER_SECONDS,
+      });
+    this.#opening.set(owner, opening + 1);
+    let file: OpenDeviceFile;
+    try {
+      file = await device.openFile(path);
+    } finally {
+      const left = (this.#opening.get(owner) ?? 1) - 1;
+      if (left > 0) this.#opening.set(owner, left);
+      else this.#opening.delete(owner);
+    }
     if (file.size > this.#maxBytes) {
       await file.close().catch(() => undefined);
       throw new ProblemError(

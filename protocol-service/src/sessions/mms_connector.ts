@@ -21,7 +21,13 @@ import { answer, type DeviceService } from './device_errors.ts';
 import { deviceRecords } from './mms_records.ts';
 import type { Connector, LiveDevice, ReportOptions, SettingGroupBlock } from './live_device.ts';
 
-export type MmsConnectorOptions = { requestTimeoutMs: number; idleProbeMs: number; log: Logger };
+export type MmsConnectorOptions = {
+  requestTimeoutMs: number;
+  /** How long a request waits for a turn behind the association's outstanding ones (MMS_QUEUE_WAIT_MS). */
+  queueWaitMs: number;
+  idleProbeMs: number;
+  log: Logger;
+};
 
 /** The API's trigger names (as SCL writes them) and the TrgOps flags of the client layer. */
 const triggerFlags: Record<string, string> = {
@@ -109,6 +115,7 @@ export function mmsConnector(options: MmsConnectorOptions): Connector {
       port: target.port,
       connectTimeoutMs: options.requestTimeoutMs,
       requestTimeoutMs: options.requestTimeoutMs,
+      queueTimeoutMs: options.queueWaitMs,
       idleTimeoutMs: options.idleProbeMs,
       ...(target.password === undefined ? {} : { password: target.password }),
       ...(target.tls === undefined ? {} : { tls: target.tls }),

@@ -22,6 +22,7 @@ export type ObservedValue = Pick<LastValue, 'reference' | 'value' | 'quality'>;
 import { blockKey, ReportDelivery } from './report_delivery.ts';
 import { publishSessionChange } from './session_events.ts';
 import { SettingGroupEdits } from './setting_group_edits.ts';
+import { DeviceRequests, defaultDeviceRequestsPerConnection } from './device_requests.ts';
 import type { Connector, DeviceTarget, LiveDevice, ReportOptions } from './live_device.ts';
 import { modelMismatch, type ExpectedModel, type ModelNames } from './model_check.ts';
 
@@ -45,6 +46,8 @@ export type SessionDeps = {
   target?: (connection: StartedConnection) => Promise<DeviceTarget>;
   /** Every value a report delivered or a read answered (the alarm evaluator). */
   onValues?: (connection: StartedConnection, values: readonly ObservedValue[]) => void;
+  /** Device requests of the API the connection takes at once; one more is 503 `overloaded` (DEVICE_REQUESTS_PER_CONNECTION). */
+  maxDeviceRequests?: number;
 };
 
 export class Session {
@@ -63,6 +66,8 @@ export class Session {
   readonly values = new LastValues();
   /** Who changes the device's setting groups, one change of a block at a time. */
   readonly settingGroups = new SettingGroupEdits();
+  /** The API's requests to the device under way, bounded in number. */
+  readonly requests: DeviceRequests;
   /** Reports on their way out, and where each buffered block resumes. */
   readonly #delivery: ReportDelivery;
   /** The last save of the state on its way: each save waits for the one before. */
@@ -71,6 +76,7 @@ export class Session {
   constructor(connection: StartedConnection, deps: SessionDeps) {
     this.#connection = connection;
     this.#deps = deps;
+    this.requests = new DeviceRequests(deps.maxDeviceRequests ?? defaultDeviceRequestsPerConnection);
     this.#state = {
       state: 'connecting',
       since: new Date().toISOString(),

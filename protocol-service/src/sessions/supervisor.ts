@@ -38,6 +38,8 @@ export type SupervisorOptions = {
   target?: (connection: StartedConnection) => Promise<DeviceTarget>;
   /** Every value a report delivered or a read answered on a connection held here (the alarm evaluator). */
   onValues?: (connection: StartedConnection, values: readonly ObservedValue[]) => void;
+  /** Device requests of the API one connection takes at once (DEVICE_REQUESTS_PER_CONNECTION). */
+  maxDeviceRequests?: number;
 };
 
 export type Supervisor = {
@@ -132,6 +134,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
           journal,
           ...(options.target ? { target: options.target } : {}),
           ...(options.onValues ? { onValues: options.onValues } : {}),
+          ...(options.maxDeviceRequests === undefined ? {} : { maxDeviceRequests: options.maxDeviceRequests }),
           expectedModel: (conn, domains) => expectedModelOf(options.store, conn.space, conn.id, domains),
         });
         sessions.set(k, session);
