@@ -5,7 +5,7 @@
  * another space; every replica reads what another staged. Unused parts are swept at the next stage.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { ProblemError, stagedMessageTtlSeconds, stagedPartBytes, type StagedReference } from '@scada/contracts';
+import { maxStagedParts, ProblemError, stagedMessageTtlSeconds, stagedPartBytes, type StagedReference } from '@scada/contracts';
 import type { Queryable } from './store/store.ts';
 
 /** A staged message as its reference names it. */
@@ -23,8 +23,17 @@ export type Staging = {
   read(space: string, id: string, index: number, parts: number): Promise<Buffer | null>;
 };
 
-/** The reference of a message cut into parts, and the parts. */
+/**
+ * The reference of a message cut into parts, and the parts. A message of more than `maxStagedParts` parts
+ * is 413 before anything is staged: no reference could name it, and its parts would only fill the store
+ * until they were swept (a list of many large animations, answered again and again).
+ */
 export function partsOf(message: Uint8Array): { ref: StagedRef; parts: Uint8Array[] } {
+  if (message.byteLength > maxStagedParts * stagedPartBytes)
+    throw new ProblemError(
+      'payload_too_large',
+      `The message has ${message.byteLength} bytes, more than the ${maxStagedParts * stagedPartBytes} that travel staged`,
+    );
   const parts: Uint8Array[] = [];
   for (let at = 0; at < message.byteLength || parts.length === 0; at += stagedPartBytes) {
     parts.push(message.subarray(at, at + stagedPartBytes));
