@@ -3,7 +3,8 @@ import { ProblemError, type ProblemFieldError } from '@scada/contracts';
 /** How deep objects and arrays may nest in a request (JSON bodies and JSON parts). */
 export const maxNesting = 64;
 
-type Frame = { value: unknown; key: string; parent: Frame | null; depth: number };
+/** A container being walked: its keys (an object's; null for an array) and the next one to visit. */
+type Frame = { value: object; keys: string[] | null; at: number; key: string; parent: Frame | null; depth: number };
 
 /**
  * Refuses what no service should see: a string or a key holding U+0000 or an unpaired surrogate (no
@@ -16,26 +17,52 @@ export function assertClean(value: unknown, root: string): void {
   if (fault) throw new ProblemError('validation_failed', `${fault.path} ${fault.message}`, { errors: [fault] });
 }
 
-/** The first fault of a value, or null; see {@link assertClean}. */
+/**
+ * The first fault of a value, or null; see {@link assertClean}. Depth first with a cursor in each open
+ * container: what it holds at once is the path it is on, and a scalar costs no object. (Frames for every
+ * element, all pushed before any was visited, held about 90 bytes of heap per byte of a 6 MiB array.)
+ */
 export function findFault(value: unknown, root: string): ProblemFieldError | null {
-  const stack: Frame[] = [{ value, key: '', parent: null, depth: 0 }];
-  while (stack.length > 0) {
-    const frame = stack.pop() as Frame;
-    const v = frame.value;
-    if (typeof v === 'string') {
-      const why = stringFault(v);
-      if (why) return { path: pathOf(frame, root), message: why };
+  if (typeof value === 'string') {
+    const why = stringFault(value);
+    return why ? { path: root || '/', message: why } : null;
+  }
+  if (value === null || typeof value !== 'object') return null;
+  let frame: Frame | null = { value, keys: null, at: 0, key: '', parent: null, depth: 0 };
+  const fault = enter(frame, root);
+  if (fault) return fault;
+  while (frame) {
+    const { keys } = frame;
+    const length = keys ? keys.length : (frame.value as unknown[]).length;
+    if (frame.at >= length) {
+      frame = frame.parent;
       continue;
     }
-    if (v === null || typeof v !== 'object') continue;
-    if (frame.depth >= maxNesting) return { path: pathOf(frame, root), message: `nests deeper than ${maxNesting} levels` };
-    const entries = Array.isArray(v) ? v.map((item, i) => [String(i), item] as const) : Object.entries(v);
-    for (const [key, item] of entries) {
-      const child: Frame = { value: item, key, parent: frame, depth: frame.depth + 1 };
-      const why = Array.isArray(v) ? null : stringFault(key);
-      if (why) return { path: pathOf(child, root), message: `has a name that ${why}` };
-      stack.push(child);
+    const at = frame.at++;
+    const key = keys ? (keys[at] as string) : String(at);
+    const item = keys ? (frame.value as Record<string, unknown>)[key] : (frame.value as unknown[])[at];
+    if (typeof item === 'string') {
+      const why = stringFault(item);
+      if (why) return { path: pathOf(frame, root, key), message: why };
+      continue;
     }
+    if (item === null || typeof item !== 'object') continue;
+    const child: Frame = { value: item, keys: null, at: 0, key, parent: frame, depth: frame.depth + 1 };
+    const inner = enter(child, root);
+    if (inner) return inner;
+    frame = child;
+  }
+  return null;
+}
+
+/** Opens a container: too deep is a fault, and so is a key of an object that may not travel. */
+function enter(frame: Frame, root: string): ProblemFieldError | null {
+  if (frame.depth >= maxNesting) return { path: pathOf(frame, root), message: `nests deeper than ${maxNesting} levels` };
+  if (Array.isArray(frame.value)) return null;
+  frame.keys = Object.keys(frame.value);
+  for (const key of frame.keys) {
+    const why = stringFault(key);
+    if (why) return { path: pathOf(frame, root, key), message: `has a name that ${why}` };
   }
   return null;
 }
@@ -47,9 +74,10 @@ export function stringFault(s: string): string | null {
   return null;
 }
 
-/** The JSON pointer of a frame below `root` (`/body/items/3/name`). */
-function pathOf(frame: Frame, root: string): string {
-  const keys: string[] = [];
-  for (let f: Frame | null = frame; f?.parent; f = f.parent) keys.push(f.key.replaceAll('~', '~0').replaceAll('/', '~1'));
+/** The JSON pointer of a frame below `root`, or of its member `last` (`/body/items/3/name`). */
+function pathOf(frame: Frame, root: string, last?: string): string {
+  const pointerToken = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+  const keys: string[] = last === undefined ? [] : [pointerToken(last)];
+  for (let f: Frame | null = frame; f?.parent; f = f.parent) keys.push(pointerToken(f.key));
   return [root, ...keys.reverse()].join('/') || '/';
 }
