@@ -172,12 +172,12 @@ function stagingImplementations(service: string, staging: Staging): Implementati
   return [
     implement(ops.stage, async ({ body }, ctx) => {
       const { id, index, data } = body as { id: string; index: number; data: string };
-      await staging.put(ctx.space ?? '', id.toLowerCase(), index, Buffer.from(data, 'base64'));
+      await staging.put(ctx.space ?? '', id, index, Buffer.from(data, 'base64'));
       return null;
     }),
     implement(ops.read, async ({ body }, ctx) => {
       const { id, index, parts } = body as { id: string; index: number; parts: number };
-      const data = await staging.read(ctx.space ?? '', id.toLowerCase(), index, parts);
+      const data = await staging.read(ctx.space ?? '', id, index, parts);
       if (data === null) throw new ProblemError('not_found', 'The staged reply is gone (read already, or kept too long)');
       return { data: data.toString('base64') };
     }),
@@ -210,8 +210,11 @@ async function handleOne(
     checkDeadline(ctx);
     // A message a gateway checked against this very schema is not checked again (one check a hop); a staged
     // request is the whole message the gateway checked, taken back from its parts.
+    // The staged flag is not among the signed claims, so a staged request is always checked, and the gateway
+    // attests none: a flag taken off on the way leaves the reference unattested, and it is checked as the body.
+    const staged = msg.headers[busHeaders.staged] === '1';
     const data = await requestData(msg, ctx, large);
-    const request = decodeRequest(impl.op, data, msg.headers[busHeaders.checked] === requestFingerprint(impl.op));
+    const request = decodeRequest(impl.op, data, !staged && msg.headers[busHeaders.checked] === requestFingerprint(impl.op));
     const result = await impl.handle(request, ctx);
     const reply = await stagedIfLarge(encodeResult(impl.op, result), ctx, large);
     // Routine traffic: the gateway's access line already says the request was answered.
@@ -297,15 +300,14 @@ async function requestData(msg: BusMessage, ctx: HandlerContext, large?: LargeMe
   const checked = validate(StagedReference, ref);
   if (!checked.ok)
     throw new ProblemError('validation_failed', 'The staged reference does not match its schema', { errors: checked.errors });
-  return large.staging.take(ctx.space ?? '', {
-    ...(checked.value as StagedReference),
-    id: (checked.value as StagedReference).id.toLowerCase(),
-  });
+  return large.staging.take(ctx.space ?? '', checked.value as StagedReference);
 }
 
 /** A reply too large for one bus message, staged: its reference travels in its place, with its headers. */
 async function stagedIfLarge(reply: BusReply, ctx: HandlerContext, large?: LargeMessages): Promise<BusReply> {
   if (!large || reply.data.byteLength <= large.maxReplyBytes) return reply;
+  // Parts nobody would read are not written: they would only wait in the store for the sweep.
+  checkDeadline(ctx, 'The reply');
   const ref = await large.staging.stage(ctx.space ?? '', reply.data);
   return { data: encoder.encode(JSON.stringify(ref)), headers: { ...reply.headers, [busHeaders.staged]: '1' } };
 }
@@ -421,37 +423,62 @@ async function exchange<O extends Operation>(bus: Bus, op: O, request: RequestOf
   if (ctx.clientIp) headers[busHeaders.clientIp] = ctx.clientIp;
   if (ctx.origin) headers[busHeaders.context] = ctx.origin;
   if (ctx.timeoutMs !== undefined) headers[busHeaders.timeout] = String(Math.max(0, Math.round(ctx.timeoutMs)));
-  if (ctx.checked) headers[busHeaders.checked] = requestFingerprint(op);
   let data = encoder.encode(JSON.stringify(request));
   const staging = stagingOperations[op.service];
-  if (staging && data.byteLength > bus.maxPayload - busEnvelopeBytes) {
-    data = encoder.encode(JSON.stringify(await stageRequest(bus, staging.stage, data, ctx)));
+  const staged = staging !== undefined && data.byteLength > bus.maxPayload - busEnvelopeBytes;
+  if (ctx.checked && !staged) headers[busHeaders.checked] = requestFingerprint(op);
+  // One deadline for the whole exchange: each part, the request and each part of the reply get what is left.
+  const deadline = ctx.timeoutMs === undefined ? undefined : Date.now() + ctx.timeoutMs;
+  const left = (): number | undefined => {
+    if (deadline === undefined) return undefined;
+    const ms = deadline - Date.now();
+    if (ms <= 0) throw new ProblemError('upstream_timeout', `${op.service} did not answer ${op.operationId} in time`);
+    return ms;
+  };
+  if (staged) {
+    data = encoder.encode(JSON.stringify(await stageRequest(bus, staging.stage, data, ctx, left)));
     headers[busHeaders.staged] = '1';
   }
   let reply: BusMessage;
   try {
-    reply = await bus.request(op.subject, data, { headers, timeoutMs: ctx.timeoutMs });
+    const timeoutMs = left();
+    if (timeoutMs !== undefined) headers[busHeaders.timeout] = String(Math.round(timeoutMs));
+    reply = await bus.request(op.subject, data, { headers, timeoutMs });
   } catch (err) {
+    if (err instanceof ProblemError) throw err;
     throw transportProblem(op, err);
   }
-  if (staging && reply.headers[busHeaders.staged] === '1') reply = await readStagedReply(bus, op, staging.read, reply, ctx);
+  if (staging && reply.headers[busHeaders.staged] === '1') reply = await readStagedReply(bus, op, staging.read, reply, ctx, left);
   const errorCode = reply.headers[serviceErrorCodeHeader];
   if (errorCode) throw replyProblem(op, replyText(op, reply), Number(errorCode));
   return reply;
 }
 
 /** Sends a request's message in parts to the service's staging; answers the reference to send in its place. */
-async function stageRequest(bus: Bus, stage: Operation, message: Uint8Array, ctx: CallContext): Promise<StagedReference> {
+async function stageRequest(
+  bus: Bus,
+  stage: Operation,
+  message: Uint8Array,
+  ctx: CallContext,
+  left: () => number | undefined,
+): Promise<StagedReference> {
   const { ref, parts } = partsOf(message);
   for (const [index, part] of parts.entries()) {
     const body = { id: ref.id, index, data: Buffer.from(part).toString('base64') };
-    await call(bus, stage, { params: {}, query: {}, body } as never, { ...ctx, checked: false });
+    await call(bus, stage, { params: {}, query: {}, body } as never, { ...ctx, checked: false, timeoutMs: left() });
   }
   return ref;
 }
 
 /** A staged reply read back part by part and put together, with the headers it came with. */
-async function readStagedReply(bus: Bus, op: Operation, read: Operation, reply: BusMessage, ctx: CallContext): Promise<BusMessage> {
+async function readStagedReply(
+  bus: Bus,
+  op: Operation,
+  read: Operation,
+  reply: BusMessage,
+  ctx: CallContext,
+  left: () => number | undefined,
+): Promise<BusMessage> {
   let ref: StagedReference;
   try {
     const checked = validate(StagedReference, JSON.parse(decoder.decode(reply.data)));
@@ -465,7 +492,17 @@ async function readStagedReply(bus: Bus, op: Operation, read: Operation, reply: 
   const parts: Buffer[] = [];
   for (let index = 0; index < ref.parts; index++) {
     const body = { id: ref.id, index, parts: ref.parts };
-    const part = (await call(bus, read, { params: {}, query: {}, body } as never, { ...ctx, checked: false })) as { data: string };
+    let part: { data: string };
+    try {
+      part = (await call(bus, read, { params: {}, query: {}, body } as never, { ...ctx, checked: false, timeoutMs: left() })) as {
+        data: string;
+      };
+    } catch (err) {
+      // A part gone (read already, swept) is the service's failure to answer, not the resource's absence.
+      if (err instanceof ProblemError && err.code === 'not_found')
+        throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} with a staged reply that is gone`, { cause: err });
+      throw err;
+    }
     parts.push(Buffer.from(part.data, 'base64'));
   }
   let whole: Buffer;

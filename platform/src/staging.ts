@@ -56,19 +56,21 @@ export function storeStaging(db: Queryable, schema: string): Staging {
   const drop = (space: string, id: string) => db.query(`delete from ${table} where space = $1 and id = $2`, [space, id]);
   return {
     async put(space, id, index, data) {
-      // Whatever nobody took within the time goes with the next stage: no timer of its own.
-      await db.query(`delete from ${table} where staged < now() - make_interval(secs => $1)`, [stagedMessageTtlSeconds]);
+      // Whatever nobody took within the time goes with the next message staged (at its first part, not at
+      // each): no timer of its own.
+      if (index === 0) await db.query(`delete from ${table} where staged < now() - make_interval(secs => $1)`, [stagedMessageTtlSeconds]);
       await db.query(
         `insert into ${table} (space, id, idx, data) values ($1, $2, $3, $4) on conflict (space, id, idx) do update set data = excluded.data, staged = now()`,
         [space, id, index, Buffer.from(data)],
       );
     },
     async take(space, ref) {
-      const { rows } = await db.query<{ idx: number; data: Buffer }>(
-        `select idx, data from ${table} where space = $1 and id = $2 order by idx`,
+      // Taken and dropped in one statement: no second replica can take the same parts meanwhile.
+      const { rows: taken } = await db.query<{ idx: number; data: Buffer }>(
+        `delete from ${table} where space = $1 and id = $2 returning idx, data`,
         [space, ref.id],
       );
-      await drop(space, ref.id);
+      const rows = taken.sort((a, b) => Number(a.idx) - Number(b.idx));
       if (rows.length !== ref.parts || rows.some((r, i) => Number(r.idx) !== i)) {
         throw new ProblemError('validation_failed', `The staged message has ${rows.length} of its ${ref.parts} parts`);
       }

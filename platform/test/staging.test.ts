@@ -3,7 +3,8 @@
  * that stages: a request and a reply larger than one bus message travel whole and leave nothing behind;
  * a reference that does not match its parts (size, digest, count, shape) is 400, never 500, and drops
  * what it named; a space neither takes nor reads another space's parts; a reply too large to stage at all
- * is 413 with nothing written.
+ * is 413 with nothing written. A staged request is checked by the service whatever a check claim says (the
+ * staged flag is not signed), and the parts of a request share its one deadline.
  */
 import { randomBytes, randomUUID, createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -15,7 +16,8 @@ import { memoryPGlite } from '@scada/testkit/stores';
 import { uniqueToken } from '@scada/testkit/buses';
 import { serviceErrorCodeHeader } from '../src/bus/bus.ts';
 import { MemoryBus } from '../src/bus/memory_bus.ts';
-import { call, implement, serve } from '../src/rpc.ts';
+import { call, implement, requestFingerprint, serve } from '../src/rpc.ts';
+import type { Bus } from '../src/bus/bus.ts';
 import { storeStaging } from '../src/staging.ts';
 
 const log = pino({ level: 'silent' });
@@ -143,6 +145,64 @@ t.test('staged messages on a service that stages', async (t) => {
     t.equal(await staged(), 2, 'and the read of another space drops nothing');
     t.same(await sendReference('s1', ref), { status: 200, code: null }, 'its own space takes them');
     t.equal(await staged(), 0);
+  });
+
+  t.test('a staged request is checked, whatever a check claim says', async (t) => {
+    const ref = await stageByHand('s1');
+    const send = async (headers: Record<string, string>, body: unknown) => {
+      const reply = await bus.request(echo.subject, encoder.encode(JSON.stringify(body)), {
+        headers: { [busHeaders.requestId]: uniqueToken('r'), [busHeaders.space]: 's1', ...headers },
+      });
+      return Number(reply.headers[serviceErrorCodeHeader] ?? 200);
+    };
+    const claim = { [busHeaders.checked]: requestFingerprint(echo) };
+    // The gateway attests no staged request: taking the unsigned staged flag off on the way leaves a
+    // reference with no claim, which the service checks as the body and refuses.
+    const sent: Record<string, string>[] = [];
+    const spy = {
+      maxPayload: bus.maxPayload,
+      request: async (...args: Parameters<Bus['request']>) => {
+        if (args[0] === echo.subject) sent.push({ ...(args[2]?.headers ?? {}) });
+        return bus.request(...args);
+      },
+    } as unknown as Bus;
+    const text = 'y'.repeat(2 * mib);
+    await call(spy, echo, { params: {}, query: {}, body: { text } }, { ...inSpace('s1'), checked: true });
+    await call(spy, echo, { params: {}, query: {}, body: { text: 'small' } }, { ...inSpace('s1'), checked: true });
+    t.equal(sent[0]?.[busHeaders.staged], '1', 'the large request went staged');
+    t.equal(sent[0]?.[busHeaders.checked], undefined, 'with no check claim');
+    t.equal(sent[1]?.[busHeaders.checked], requestFingerprint(echo), 'a request in one message carries it');
+    t.equal(await send({}, ref), 400, 'the reference with its staged flag taken off is checked as the body: 400');
+    t.equal(await send({ ...claim, [busHeaders.staged]: '1' }, ref), 200, 'the same reference, staged, is taken');
+    const malformed = Buffer.from(JSON.stringify({ params: {}, query: {}, body: { text: 42 } }));
+    const id = randomUUID();
+    await stagePart('s1', id, 0, malformed);
+    const reference = { id, parts: 1, bytes: malformed.byteLength, sha256: createHash('sha256').update(malformed).digest('hex') };
+    t.equal(await send({ ...claim, [busHeaders.staged]: '1' }, reference), 400, 'a staged message claimed checked is checked: 400');
+    t.equal(await staged(), 0);
+  });
+
+  t.test("the parts of a request share the request's deadline", async (t) => {
+    let stagedParts = 0;
+    // The caller's side of the bus, slow to stage: 50 ms a part, 16 parts, 300 ms for the whole exchange.
+    const slow = {
+      maxPayload: bus.maxPayload,
+      request: async (...args: Parameters<Bus['request']>) => {
+        if (args[0] === ops.stage.subject) {
+          stagedParts++;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        return bus.request(...args);
+      },
+    } as unknown as Bus;
+    const text = randomBytes(3 * mib).toString('base64');
+    const started = Date.now();
+    await t.rejects(call(slow, echo, { params: {}, query: {}, body: { text } }, { ...inSpace('s1'), timeoutMs: 300 }), {
+      code: 'upstream_timeout',
+    });
+    t.ok(stagedParts < 16, `staging stopped when the deadline passed (${stagedParts} parts sent)`);
+    t.ok(Date.now() - started < 3000, 'the caller is answered near its deadline, not after a fresh one a part');
+    await store.query('delete from config.staged_parts');
   });
 
   t.test('a reply too large to stage is 413, and nothing of it is written', async (t) => {
