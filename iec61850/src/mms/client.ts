@@ -367,7 +367,8 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   /** Frees the request's slot, runs `outcome`, and sends the next queued request. */
   #settle(p: Pending, outcome: () => void): void {
     if (p.invokeId !== undefined) this.#pending.delete(p.invokeId);
-    const queued = this.#queue.indexOf(p);
+    // Only a request never sent can still wait in the queue: an answer skips the scan.
+    const queued = p.invokeId === undefined ? this.#queue.indexOf(p) : -1;
     if (queued >= 0) this.#queue.splice(queued, 1);
     outcome();
     while (!this.#closeReason && this.#queue.length > 0 && this.#pending.size < this.negotiated.maxOutstanding)
@@ -392,12 +393,13 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     this.#deadlineTimer = undefined;
     this.#deadlineAt = Infinity;
     const now = performance.now();
+    // Waiting requests past their wait first: a sent request's timeout frees a slot for the queue's head,
+    // which must not be one whose wait already ended (a timer that fired late finds both due).
+    while (this.#queue.length > 0 && this.#queue[0].deadline <= now) this.#timeout(this.#queue[0]);
     for (const p of this.#pending.values()) {
       if (p.deadline > now) break;
       this.#timeout(p);
     }
-    // the requests that the timeouts above let through were sent with deadlines still ahead
-    while (this.#queue.length > 0 && this.#queue[0].deadline <= now) this.#timeout(this.#queue[0]);
     const next = Math.min(this.#pending.values().next().value?.deadline ?? Infinity, this.#queue[0]?.deadline ?? Infinity);
     if (next < Infinity && !this.#closeReason) this.#armDeadline(next);
   }

@@ -163,7 +163,9 @@ export async function withControlLog<T>(
 /**
  * Runs `work` on the connected device here, or forwards the request to the replica holding it. Here, it
  * takes one of the connection's places for device requests (503 `overloaded` at once when none is free),
- * unless its caller has given up while it was routed.
+ * unless its caller has given up while it was routed. `place: false` for the work of an open file download
+ * (its next chunk, its close): the download itself is bounded (`maxDownloadsPerConnection`), and a close
+ * refused for want of a place would leave the file open on the device.
  */
 export function deviceRunner(deps: DeviceOpsDeps) {
   return async <T>(
@@ -172,6 +174,7 @@ export function deviceRunner(deps: DeviceOpsDeps) {
     ctx: HandlerContext,
     work: (device: LiveDevice, session: Session) => Promise<T>,
     forward = true,
+    place = true,
   ): Promise<T> => {
     const id = (request as { params: { connectionId: string } }).params.connectionId.toLowerCase();
     const route = await deps.router.route(spaceOf(ctx), id, forward);
@@ -181,7 +184,7 @@ export function deviceRunner(deps: DeviceOpsDeps) {
     checkDeadline(ctx, 'The device request');
     const { device, session } = route;
     try {
-      return await session.requests.run(id, () => work(device, session));
+      return await (place ? session.requests.run(id, () => work(device, session)) : work(device, session));
     } catch (err) {
       throw asDeviceProblem(err);
     }

@@ -157,6 +157,7 @@ export function deviceRecordOperations(deps: DeviceRecordDeps, forward: boolean)
         ctx,
         () => deps.downloads.chunk(ownerOf(ctx, req.params.connectionId), req.query.download, req.query.index),
         forward,
+        false,
       ),
     ),
     implement(closeConnectionFile, (req, ctx) =>
@@ -166,6 +167,7 @@ export function deviceRecordOperations(deps: DeviceRecordDeps, forward: boolean)
         ctx,
         async () => (await deps.downloads.close(ownerOf(ctx, req.params.connectionId), req.query.download), null),
         forward,
+        false,
       ),
     ),
     implement(queryConnectionLog, (req, ctx) => {
