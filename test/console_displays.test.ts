@@ -86,6 +86,10 @@ async function run(): Promise<void> {
     t.ok(requested.some(displayChunk), 'and is loaded when one is');
     const bay1 = page.locator('section.board', { has: page.getByRole('heading', { name: 'Bay 1 breaker' }) });
     await bay1.locator('[id$="-breaker"]').waitFor();
+    // Before anything changes at the device, the breakers show the position the report block's general
+    // interrogation brought (open), not the grey of a value never received.
+    await until('bay 1 drawn open from the first values', async () => (await fillOf(page, 'Bay 1 breaker', 'breaker')) === green);
+    t.equal(await fillOf(page, 'Bay 2 breaker', 'breaker'), green, 'bay 2 too');
 
     setPosition('SPCSO1', true);
     await until('bay 1 closed', async () => (await fillOf(page, 'Bay 1 breaker', 'breaker')) === red);

@@ -52,7 +52,11 @@ export async function loadExample(
   const connection = await call<{ id: string }>('POST', '/api/protocols/iec61850/connections/with-file', undefined, form);
   const c = connection.id;
   // Kept enabled by the platform from the session's start on, with a general interrogation for the first values.
-  await call('POST', `/api/connections/${c}/reports`, { rcb: 'SIMLD0/LLN0$BR$brcb', triggers: ['dchg', 'qchg', 'gi'] });
+  await call('POST', `/api/connections/${c}/reports`, {
+    rcb: 'SIMLD0/LLN0$BR$brcb',
+    triggers: ['dchg', 'qchg', 'gi'],
+    generalInterrogation: true,
+  });
   const group = await call<{ id: string }>('POST', '/api/alarm-groups', {
     name: 'Substation',
     projectId: project.id,
