@@ -325,8 +325,20 @@ async function run(): Promise<void> {
     const box = page.getByRole('button', { name: /^Notes to place: column 0, row 0/ });
     await box.waitFor();
     const placed = page.locator('.layout-board', { hasText: 'Notes to place' });
+    /** Waits until the board stands still: the page above it may still be growing (its lists arriving). */
+    const still = async () => {
+      let last = '';
+      await until('the layout stands still', async () => {
+        const now = JSON.stringify(await placed.boundingBox());
+        const same = now === last;
+        last = now;
+        if (!same) await new Promise((r) => setTimeout(r, 150));
+        return same;
+      });
+    };
     // The mouse acts on the viewport: the board is brought to its middle (the authoring page is long).
     await placed.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+    await still();
     const layout = page.locator('.board-layout', { has: box });
     const grid = (await layout.boundingBox()) as { x: number; y: number; width: number; height: number };
     const columns = await layout.evaluate((el) => getComputedStyle(el).gridTemplateColumns.split(' ').length);
@@ -345,6 +357,7 @@ async function run(): Promise<void> {
 
     // The corner handle: one cell wider, two higher.
     await placed.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+    await still();
     const handle = (await page
       .locator('.layout-board', { has: page.getByText('Notes to place') })
       .locator('.layout-resize')
@@ -369,6 +382,15 @@ async function run(): Promise<void> {
     await page.keyboard.press('Shift+ArrowDown');
     await until('the key resize is saved', async () => (await read()).height === 5);
     t.match(await read(), { x: 2, y: 2, width: 3, height: 5 }, 'moved and resized with the keyboard');
+    // Keys pressed before the last save came back are each taken, from where the board was sent.
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    await until('two quick presses saved', async () => (await read()).x === 4);
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('ArrowLeft');
+    await until('and two back', async () => (await read()).x === 2);
+    await page.getByRole('button', { name: /^Notes to place: column 2, row 2/ }).waitFor();
+    t.match(await read(), { x: 2, y: 2, width: 3, height: 5 }, 'no quick press lost');
     const inputs = page.getByRole('group', { name: 'Notes to place (Html)' });
     t.equal(await inputs.getByLabel('x', { exact: true }).inputValue(), '2', 'the place inputs show the new place');
     await check(t, page, 'display-layout');

@@ -50,14 +50,28 @@ export function BoardLayout({ groupId, boards, onSaved }: { groupId: string; boa
   const columns = Math.max(12, ...[...places.values()].map((p) => p.x + p.width + 2));
   const rows = Math.max(6, ...[...places.values()].map((p) => p.y + p.height + 2));
 
+  // Places asked for and not yet saved and read back, and the saves one after another: a key pressed again
+  // before the last save came back moves on from where the board was sent, and is never dropped.
+  const intended = useRef(new Map<string, Place>());
+  const saving = useRef<Promise<unknown>>(Promise.resolve());
+  const placeNow = (board: Board) => intended.current.get(board.id) ?? placeOf(board);
   const save = (board: Board, place: Place) => {
-    if (same(place, placeOf(board))) return void setMoving(null);
+    if (same(place, placeNow(board))) {
+      if (!intended.current.has(board.id)) setMoving(null);
+      return;
+    }
+    intended.current.set(board.id, place);
     setMoving({ id: board.id, place });
-    savePlace(groupId, board, place)
+    saving.current = saving.current
+      .then(() => savePlace(groupId, board, place))
       .then(onSaved)
       .then(() => setError(null))
       .catch((e) => setError(messageOf(e)))
-      .finally(() => setMoving(null));
+      .finally(() => {
+        if (intended.current.get(board.id) !== place) return;
+        intended.current.delete(board.id);
+        setMoving(null);
+      });
   };
 
   /** Follows the pointer from a press on a board (or its handle) to its release; saves where it snapped. */
@@ -87,9 +101,9 @@ export function BoardLayout({ groupId, boards, onSaved }: { groupId: string; boa
 
   const key = (e: KeyboardEvent, board: Board) => {
     const step = arrows[e.key];
-    if (!step || moving) return;
+    if (!step) return;
     e.preventDefault();
-    save(board, moved(placeOf(board), step[0], step[1], e.shiftKey));
+    save(board, moved(placeNow(board), step[0], step[1], e.shiftKey));
   };
 
   return html`<div class="board-layout-help" id=${`layout-help-${groupId}`}>Drag a board to move it, its corner to resize it; or focus it and use the arrow keys (Shift with them resizes).</div>
