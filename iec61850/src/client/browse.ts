@@ -8,7 +8,7 @@
  * An array (of attributes or of sub data objects) says how many elements it has (`count`); its `children`
  * are the parts of one element, named with the references of the first (`phsAHar(0).cVal`).
  */
-import type { MmsClient } from '../mms/client.ts';
+import type { MmsRequester } from '../mms/client.ts';
 import { MmsError } from '../mms/client_errors.ts';
 import type { MmsType } from '../mms/mms_types.ts';
 import { FUNCTIONAL_CONSTRAINTS, type Fc } from './reference.ts';
@@ -89,7 +89,7 @@ export function logicalNodeOf(ld: string, ln: string, type: MmsType, sink: TypeS
 }
 
 /** Names of a class in a domain; a server that does not list that class gives none. */
-async function namesOrNone(client: MmsClient, objectClass: 'namedVariableList', domain: string): Promise<string[]> {
+async function namesOrNone(client: MmsRequester, objectClass: 'namedVariableList', domain: string): Promise<string[]> {
   try {
     return await client.getAllNames({ objectClass, domain });
   } catch (e) {
@@ -99,7 +99,7 @@ async function namesOrNone(client: MmsClient, objectClass: 'namedVariableList', 
 }
 
 /** Browses the whole device: a tree of LD → LN → DO (with FCs) → DA (with types). */
-export async function browseDevice(client: MmsClient, sink: TypeSink): Promise<DeviceModel> {
+export async function browseDevice(client: MmsRequester, sink: TypeSink): Promise<DeviceModel> {
   const domains = await client.getAllNames({ objectClass: 'domain' });
   const logicalDevices: LdNode[] = [];
   for (const ld of domains) {

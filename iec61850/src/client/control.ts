@@ -4,7 +4,8 @@
  * operTm, origin, ctlNum, T, Test, Check); enhanced security waits for the CommandTermination report; a
  * refusal is explained by the LastApplError the server sends (its AddCause in words).
  */
-import type { MmsClient } from '../mms/client.ts';
+import type { MmsRequester } from '../mms/client.ts';
+import type { AccessResult } from '../mms/mms_access.ts';
 import type { MmsData } from '../mms/mms_data.ts';
 import type { InformationReport } from '../mms/mms_pdu.ts';
 import type { MmsType } from '../mms/mms_types.ts';
@@ -90,23 +91,32 @@ export function addCauseText(code: number): string {
   return ADD_CAUSES[code] ?? `AddCause ${code}`;
 }
 
-/** What controls need from the device. */
-export type ControlContext = { client: MmsClient; typeOf(mmsRef: string): Promise<MmsType | undefined> };
+/**
+ * What a control needs from the device: its requests (those of one caller, bound to the caller's deadline:
+ * a select's operate is not sent once the caller has given up) and the types of its variables.
+ */
+export type ControlContext = { client: MmsRequester; typeOf(mmsRef: string): Promise<MmsType | undefined> };
 
-type Waiter = { resolve(): void; reject(e: Error): void };
+/** A control waiting for its CommandTermination: told apart from another of the same object by its ctlNum. */
+type Waiter = { ctlNum: number; resolve(): void; reject(e: Error): void };
 
-/** Runs controls and watches the reports that answer them (LastApplError, CommandTermination). */
+/**
+ * Runs controls and watches the reports that answer them (LastApplError, CommandTermination), one tracker
+ * an association; each control comes with the requests of its caller ({@link ControlContext}).
+ */
 export class ControlTracker {
-  readonly #ctx: ControlContext;
   readonly #defaultOrigin: Origin;
   readonly #lastErrors = new Map<string, LastApplError>();
-  readonly #terminations = new Map<string, Waiter>();
+  /**
+   * Controls waiting for their CommandTermination, by Oper reference: each its own waiter, so that two of
+   * one object never take each other's place, and a termination goes to the control whose ctlNum it carries.
+   */
+  readonly #terminations = new Map<string, Set<Waiter>>();
   /** Control objects with a select, operate or cancel pending: one at a time, or outcomes get mixed up. */
   readonly #pending = new Set<string>();
   #ctlNum = 0;
 
-  constructor(ctx: ControlContext, defaultOrigin: Origin = {}) {
-    this.#ctx = ctx;
+  constructor(defaultOrigin: Origin = {}) {
     this.#defaultOrigin = defaultOrigin;
   }
 
@@ -120,11 +130,15 @@ export class ControlTracker {
       if (error) this.#lastErrors.set(error.cntrlObj.replace(/\$(Oper|SBOw|SBO|Cancel)$/, ''), error);
       // a LastApplError followed by the Oper value is a negative CommandTermination
       if (error && second?.scope === 'domain' && second.item.endsWith('$Oper'))
-        this.#terminate(`${second.domain}/${second.item}`, refusal('operate', error.cntrlObj, error, undefined, true));
+        this.#terminate(
+          `${second.domain}/${second.item}`,
+          ctlNumOf(r.results[1]) ?? error.ctlNum,
+          refusal('operate', error.cntrlObj, error, undefined, true),
+        );
       return true;
     }
     if (first?.scope === 'domain' && first.item.endsWith('$Oper')) {
-      this.#terminate(`${first.domain}/${first.item}`);
+      this.#terminate(`${first.domain}/${first.item}`, ctlNumOf(r.results[0]));
       return true;
     }
     return false;
@@ -132,8 +146,9 @@ export class ControlTracker {
 
   /** Fails every control waiting for termination (the connection is gone). */
   closeAll(reason: Error): void {
-    for (const w of this.#terminations.values()) w.reject(reason);
+    const all = [...this.#terminations.values()].flatMap((waiters) => [...waiters]);
     this.#terminations.clear();
+    for (const w of all) w.reject(reason);
   }
 
   /**
@@ -151,42 +166,42 @@ export class ControlTracker {
     }
   }
 
-  /** Operates a controllable DO with `value` as ctlVal, following its control model. */
-  async operate(doRef: string, value: unknown, o: OperateOptions = {}): Promise<void> {
+  /** Operates a controllable DO with `value` as ctlVal, following its control model, through `ctx`'s requests. */
+  async operate(ctx: ControlContext, doRef: string, value: unknown, o: OperateOptions = {}): Promise<void> {
     const d = controllable(doRef);
-    return this.#exclusive(d, () => this.#operate(d, value, o));
+    return this.#exclusive(d, () => this.#operate(ctx, d, value, o));
   }
 
-  async #operate(d: DataReference, value: unknown, o: OperateOptions): Promise<void> {
-    const model = o.model ?? (await this.#model(d));
+  async #operate(ctx: ControlContext, d: DataReference, value: unknown, o: OperateOptions): Promise<void> {
+    const model = o.model ?? (await this.#model(ctx, d));
     const ctlNum = this.#nextCtlNum();
     const obj = toMmsReference(d);
     if (model === 'status-only') throw new Iec61850Error('unsupported', `${obj} is status-only and cannot be operated`);
     if (model === 'sbo-with-normal-security') {
-      const [sbo] = await this.#ctx.client.read([toObjectName(childOf(d, 'SBO'))]);
+      const [sbo] = await ctx.client.read([toObjectName(childOf(d, 'SBO'))]);
       if (!sbo.ok || sbo.data.type !== 'visible-string' || sbo.data.value === '')
         throw refusal('select', obj, this.#lastErrors.get(obj), sbo.ok ? undefined : sbo.errorText);
     }
-    if (model === 'sbo-with-enhanced-security') await this.#write(d, 'SBOw', value, ctlNum, o, 'select');
+    if (model === 'sbo-with-enhanced-security') await this.#write(ctx, d, 'SBOw', value, ctlNum, o, 'select');
     if (model === 'direct-with-normal-security' || model === 'sbo-with-normal-security')
-      return this.#write(d, 'Oper', value, ctlNum, o, 'operate');
+      return this.#write(ctx, d, 'Oper', value, ctlNum, o, 'operate');
     const operRef = toMmsReference(childOf(d, 'Oper'));
-    const terminated = this.#awaitTermination(operRef, o.terminationTimeoutMs ?? 10_000);
+    const termination = this.#awaitTermination(operRef, ctlNum, o.terminationTimeoutMs ?? 10_000);
     // a negative termination may come before the write's answer: keep it from being an unhandled rejection
-    terminated.catch(() => undefined);
+    termination.done.catch(() => undefined);
     try {
-      await this.#write(d, 'Oper', value, ctlNum, o, 'operate');
+      await this.#write(ctx, d, 'Oper', value, ctlNum, o, 'operate');
     } catch (e) {
-      this.#terminations.get(operRef)?.resolve();
+      termination.forget();
       throw e;
     }
-    await terminated;
+    await termination.done;
   }
 
   /** Cancels a selection or a running control (writes Cancel). */
-  async cancel(doRef: string, value: unknown, o: Omit<OperateOptions, 'model' | 'check'> = {}): Promise<void> {
+  async cancel(ctx: ControlContext, doRef: string, value: unknown, o: Omit<OperateOptions, 'model' | 'check'> = {}): Promise<void> {
     const d = controllable(doRef);
-    return this.#exclusive(d, () => this.#write(d, 'Cancel', value, this.#nextCtlNum(), o, 'cancel'));
+    return this.#exclusive(d, () => this.#write(ctx, d, 'Cancel', value, this.#nextCtlNum(), o, 'cancel'));
   }
 
   #nextCtlNum(): number {
@@ -195,9 +210,9 @@ export class ControlTracker {
     return n;
   }
 
-  async #model(d: DataReference): Promise<ControlModel> {
+  async #model(ctx: ControlContext, d: DataReference): Promise<ControlModel> {
     const ref = { ...d, fc: 'CF' as const, path: [...d.path, 'ctlModel'] };
-    const [r] = await this.#ctx.client.read([toObjectName(ref)]);
+    const [r] = await ctx.client.read([toObjectName(ref)]);
     if (!r.ok || (r.data.type !== 'integer' && r.data.type !== 'unsigned'))
       throw new Iec61850Error(
         'not_found',
@@ -209,6 +224,7 @@ export class ControlTracker {
   }
 
   async #write(
+    ctx: ControlContext,
     d: DataReference,
     what: 'Oper' | 'SBOw' | 'Cancel',
     value: unknown,
@@ -217,13 +233,13 @@ export class ControlTracker {
     step: string,
   ): Promise<void> {
     const ref = childOf(d, what);
-    const type = await this.#ctx.typeOf(toMmsReference(ref));
+    const type = await ctx.typeOf(toMmsReference(ref));
     if (type?.type !== 'structure')
       throw new Iec61850Error('not_found', `${toMmsReference(ref)} is not a control structure on this device`);
     const data = this.#structure(type, value, ctlNum, o, toMmsReference(ref));
     const obj = toMmsReference(d);
     this.#lastErrors.delete(obj);
-    const [result] = await this.#ctx.client.writeMany([{ ref: toObjectName(ref), data }]);
+    const [result] = await ctx.client.writeMany([{ ref: toObjectName(ref), data }]);
     if (!result.ok) throw refusal(step, obj, this.#lastErrors.get(obj), result.errorText);
   }
 
@@ -251,23 +267,41 @@ export class ControlTracker {
     };
   }
 
-  #awaitTermination(operRef: string, ms: number): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#terminations.delete(operRef);
-        reject(new Iec61850Error('termination_timeout', `no CommandTermination for ${operRef} within ${ms} ms`));
-      }, ms);
-      const done = (f: () => void) => {
+  /**
+   * Waits for the CommandTermination of the control `ctlNum` of `operRef`, at most `ms`; `forget` stops
+   * waiting (its Oper was refused). The waiter is the control's own: it leaves only itself.
+   */
+  #awaitTermination(operRef: string, ctlNum: number, ms: number): { done: Promise<void>; forget(): void } {
+    let forget = () => {};
+    const done = new Promise<void>((resolve, reject) => {
+      const waiters = this.#terminations.get(operRef) ?? new Set<Waiter>();
+      this.#terminations.set(operRef, waiters);
+      const settle = (f: () => void) => {
         clearTimeout(timer);
-        this.#terminations.delete(operRef);
+        waiters.delete(w);
+        if (waiters.size === 0 && this.#terminations.get(operRef) === waiters) this.#terminations.delete(operRef);
         f();
       };
-      this.#terminations.set(operRef, { resolve: () => done(resolve), reject: (e) => done(() => reject(e)) });
+      const w: Waiter = { ctlNum, resolve: () => settle(resolve), reject: (e) => settle(() => reject(e)) };
+      const timer = setTimeout(
+        () => w.reject(new Iec61850Error('termination_timeout', `no CommandTermination for ${operRef} within ${ms} ms`)),
+        ms,
+      );
+      waiters.add(w);
+      forget = () => w.resolve();
     });
+    return { done, forget };
   }
 
-  #terminate(operRef: string, error?: Error): void {
-    const w = this.#terminations.get(operRef);
+  /**
+   * A CommandTermination of `operRef` (`error`: a negative one) goes to the control waiting with its ctlNum;
+   * one without a readable ctlNum to the only control waiting, if only one is. One for a control that no
+   * longer waits (it timed out, its caller gave up) is nobody's: it never ends a later control.
+   */
+  #terminate(operRef: string, ctlNum: number | undefined, error?: Error): void {
+    const waiters = this.#terminations.get(operRef);
+    if (!waiters) return;
+    const w = ctlNum === undefined ? (waiters.size === 1 ? [...waiters][0] : undefined) : [...waiters].find((x) => x.ctlNum === ctlNum);
     if (!w) return;
     if (error) w.reject(error);
     else w.resolve();
@@ -281,6 +315,20 @@ function controllable(doRef: string): DataReference {
   if (r.path.length === 0) throw new Iec61850Error('bad_reference', `'${doRef}' names no data object`);
   // the DO is addressed under CO whatever FC the caller wrote
   return { ...r, fc: 'CO' };
+}
+
+/**
+ * The ctlNum of an Oper structure as a CommandTermination carries it (ctlVal, [operTm,] origin, ctlNum, T,
+ * Test, Check: the component before the last time stamp, counted from the end, as ctlVal may be a
+ * structure itself), or undefined when it is not there to read.
+ */
+function ctlNumOf(r: AccessResult | undefined): number | undefined {
+  if (!r?.ok || r.data.type !== 'structure') return undefined;
+  const v = r.data.value;
+  let t = v.length - 1;
+  while (t > 0 && v[t].type !== 'utc-time') t--;
+  const n = t > 0 ? v[t - 1] : undefined;
+  return n?.type === 'unsigned' || n?.type === 'integer' ? Number(n.value) : undefined;
 }
 
 /** The LastApplError structure: CntrlObj, Error, Origin, ctlNum, AddCause. */

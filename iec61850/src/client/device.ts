@@ -8,8 +8,8 @@
  * report carries them (see `data_objects.ts`).
  */
 import { EventEmitter } from 'node:events';
-import { MmsClient, type MmsClientOptions } from '../mms/client.ts';
-import { type MmsConnectionError, MmsError } from '../mms/client_errors.ts';
+import { MmsClient, type MmsClientOptions, type MmsRequester } from '../mms/client.ts';
+import { MmsConnectionError, MmsError } from '../mms/client_errors.ts';
 import type { InformationReport } from '../mms/mms_pdu.ts';
 import type { MmsType } from '../mms/mms_types.ts';
 import { typeBelow, variableBase } from './array_elements.ts';
@@ -57,24 +57,79 @@ export type DeviceOptions = { origin?: Origin };
 /** Events: decoded reports, reports that could not be decoded, the end of the association. */
 export type DeviceEvents = { report: [Report]; reportError: [Error]; close: [MmsConnectionError] };
 
-/** An IEC 61850 client over an {@link MmsClient}. */
-export class Iec61850Device extends EventEmitter<DeviceEvents> {
-  readonly client: MmsClient;
-  readonly #types = new Map<string, MmsType>();
-  readonly #pendingTypes = new Map<string, Promise<MmsType>>();
-  readonly #subscriptions = new Map<string, ReportSubscription>();
-  readonly #controls: ControlTracker;
+/** What every view of one device shares: the types learnt, the report blocks enabled, the controls under way. */
+type Shared = {
+  types: Map<string, MmsType>;
+  pendingTypes: Map<string, Promise<MmsType>>;
+  subscriptions: Map<string, ReportSubscription>;
+  controls: ControlTracker;
+};
 
-  constructor(client: MmsClient, o: DeviceOptions = {}) {
+/**
+ * An IEC 61850 client over an {@link MmsClient}. {@link within} gives a view of it whose requests carry a
+ * caller's deadline; the device itself (and every view) shares one cache of types, one set of report
+ * blocks and one control tracker.
+ */
+export class Iec61850Device extends EventEmitter<DeviceEvents> {
+  /** The association: its lifecycle (conclude, close, `close` events). */
+  readonly client: MmsClient;
+  /** The requests this device (or view) sends: the client's own, or bound to a caller's deadline. */
+  readonly requests: MmsRequester;
+  readonly #shared: Shared;
+
+  /** `view`: the device this one is a view of and its requests (for {@link within}). */
+  constructor(client: MmsClient, o: DeviceOptions = {}, view?: { of: Iec61850Device; requests: MmsRequester }) {
     super();
     this.client = client;
-    const ctx = { client, typeOf: (ref: string) => this.typeOf(ref) };
-    this.#controls = new ControlTracker(ctx, o.origin);
+    this.requests = view?.requests ?? client;
+    if (view) {
+      // a view listens to nothing: the device it views does, for all of them
+      this.#shared = view.of.#shared;
+      return;
+    }
+    const shared: Shared = {
+      types: new Map(),
+      pendingTypes: new Map(),
+      subscriptions: new Map(),
+      controls: new ControlTracker(o.origin),
+    };
+    this.#shared = shared;
     client.on('report', (r) => this.#report(r));
     client.once('close', (reason) => {
-      this.#controls.closeAll(reason);
+      shared.controls.closeAll(reason);
       this.emit('close', reason);
     });
+  }
+
+  /**
+   * This device with its requests bound to a caller's `deadline` (ms since 1970): none is sent once it has
+   * passed, so an operation of several requests (a browse, a data set read, a select and its operate, a
+   * report block's settings) stops between two of them when its caller has given up. A view emits nothing:
+   * reports and the end of the association are the device's events.
+   */
+  within(deadline: number): Iec61850Device {
+    return new Iec61850Device(this.client, {}, { of: this, requests: this.requests.within(deadline) });
+  }
+
+  get #types(): Map<string, MmsType> {
+    return this.#shared.types;
+  }
+
+  get #pendingTypes(): Map<string, Promise<MmsType>> {
+    return this.#shared.pendingTypes;
+  }
+
+  get #subscriptions(): Map<string, ReportSubscription> {
+    return this.#shared.subscriptions;
+  }
+
+  get #controls(): ControlTracker {
+    return this.#shared.controls;
+  }
+
+  /** What controls, report blocks and setting groups are given: this device's requests and its types. */
+  get #ctx() {
+    return { client: this.requests, typeOf: (ref: string) => this.typeOf(ref) };
   }
 
   /** Connects an MMS client and wraps it. */
@@ -84,7 +139,7 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
 
   /** The whole model: LD → LN → DO (with FCs) → DA (with types); caches every type on the way. */
   browse(): Promise<DeviceModel> {
-    return browseDevice(this.client, (ref, type) => this.#types.set(ref, type));
+    return browseDevice(this.requests, (ref, type) => this.#types.set(ref, type));
   }
 
   /**
@@ -107,14 +162,22 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
   async #variableType(key: string): Promise<MmsType> {
     const known = this.#types.get(key);
     if (known) return known;
-    const pending = this.#pendingTypes.get(key) ?? this.client.getVariableAccessAttributes(key);
+    const shared = this.#pendingTypes.get(key);
+    const pending = shared ?? this.requests.getVariableAccessAttributes(key);
     this.#pendingTypes.set(key, pending);
     try {
       const type = await pending;
       this.#types.set(key, type);
       return type;
+    } catch (e) {
+      // asked for by another caller, who gave up before it was sent: asked again within this one's deadline
+      if (shared && e instanceof MmsConnectionError && e.code === 'deadline_passed') {
+        if (this.#pendingTypes.get(key) === pending) this.#pendingTypes.delete(key);
+        return this.#variableType(key);
+      }
+      throw e;
     } finally {
-      this.#pendingTypes.delete(key);
+      if (this.#pendingTypes.get(key) === pending) this.#pendingTypes.delete(key);
     }
   }
 
@@ -127,7 +190,7 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
     const parsed = refs.map(parseReference);
     await Promise.all(parsed.filter(hasIndex).map((r) => this.#checkElement(r)));
     const located = await Promise.all(parsed.map((r) => locate((t) => this.typeOf(t), r)));
-    const results = await this.client.read(parsed.map(toObjectName));
+    const results = await this.requests.read(parsed.map(toObjectName));
     const values: ValueResult[] = results.map((r, i) =>
       r.ok
         ? { ref: refs[i], value: toJson(r.data, located[i].type, leafName(parsed[i])) }
@@ -150,7 +213,7 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
       );
     const type = await this.typeOf(ref);
     const data = fromJson(value, type, leafName(parsed), toObjectReference(parsed));
-    await this.client.write(toObjectName(parsed), data);
+    await this.requests.write(toObjectName(parsed), data);
   }
 
   /**
@@ -168,12 +231,12 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
   /** Reads a data set (`LD/LN$name` or `LD/LN.name`): its members and their values. */
   async readDataSet(ref: string): Promise<DataSetValues> {
     const name = dataSetName(ref);
-    const { variables } = await this.client.getNamedVariableListAttributes(name);
+    const { variables } = await this.requests.getNamedVariableListAttributes(name);
     const members = variables.map((v) => (v.scope === 'domain' ? fromObjectName(v) : undefined));
     const located = await Promise.all(
       members.map((m) => (m ? locate((t) => this.typeOf(t), m) : { type: undefined, dataObjectDepth: undefined })),
     );
-    const results = await this.client.readNamedVariableList(name);
+    const results = await this.requests.readNamedVariableList(name);
     if (results.length !== variables.length)
       throw new Iec61850Error('bad_value', `data set ${ref} has ${variables.length} members but the read gave ${results.length} values`);
     const values: ValueResult[] = results.map((r, i) => {
@@ -199,18 +262,12 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
       for (const [id, known] of this.#subscriptions) if (known.rcb === s.rcb) this.#subscriptions.delete(id);
       this.#subscriptions.set(s.rptId, s);
     };
-    return enableReport(
-      { client: this.client, typeOf: (r) => this.typeOf(r) },
-      rcbRef,
-      o,
-      register,
-      (rptId) => this.#subscriptions.get(rptId)?.rcb,
-    );
+    return enableReport(this.#ctx, rcbRef, o, register, (rptId) => this.#subscriptions.get(rptId)?.rcb);
   }
 
   /** Disables a report control block and forgets its reports. */
   async disableReport(rcbRef: string): Promise<void> {
-    await disableReport({ client: this.client, typeOf: (r) => this.typeOf(r) }, rcbRef);
+    await disableReport(this.#ctx, rcbRef);
     const rcb = toMmsReference(parseReference(rcbRef));
     for (const [id, s] of this.#subscriptions) if (s.rcb === rcb) this.#subscriptions.delete(id);
   }
@@ -222,12 +279,12 @@ export class Iec61850Device extends EventEmitter<DeviceEvents> {
 
   /** Operates a controllable data object (see {@link OperateOptions}). */
   operate(doRef: string, value: unknown, o: OperateOptions = {}): Promise<void> {
-    return this.#controls.operate(doRef, value, o);
+    return this.#controls.operate(this.#ctx, doRef, value, o);
   }
 
   /** Cancels a selection or a running control. */
   cancel(doRef: string, value: unknown, o: Omit<OperateOptions, 'model' | 'check'> = {}): Promise<void> {
-    return this.#controls.cancel(doRef, value, o);
+    return this.#controls.cancel(this.#ctx, doRef, value, o);
   }
 
   /** Concludes the association gracefully. */

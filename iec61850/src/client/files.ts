@@ -4,7 +4,7 @@
  * base name (IEEE C37.111 / IEC 60255-24: `.cfg` and `.dat`, with `.hdr` and `.inf` where written, or one
  * `.cff`), a file read in the device's pieces from FileOpen to FileClose, and a file deleted (FileDelete).
  */
-import type { MmsClient } from '../mms/client.ts';
+import type { MmsRequester } from '../mms/client.ts';
 import type { DirectoryEntry, FileAttributes } from '../mms/mms_files.ts';
 
 /** What a directory entry is: a directory (its name ends in `/`), a part of a COMTRADE record, or another file. */
@@ -53,7 +53,7 @@ export function comtradeRecords(entries: readonly Pick<DirectoryEntry, 'name'>[]
  * the last name of the page before. Each entry says what it is.
  */
 export async function fileDirectory(
-  client: MmsClient,
+  client: MmsRequester,
   path?: string,
   continueAfter?: string,
 ): Promise<{ entries: FileEntry[]; moreFollows: boolean }> {
@@ -66,7 +66,7 @@ export async function fileDirectory(
 }
 
 /** Deletes a file of the device's file store (FileDelete); the device's refusal is an `MmsError` of class `file`. */
-export async function deleteFile(client: MmsClient, name: string): Promise<void> {
+export async function deleteFile(client: MmsRequester, name: string): Promise<void> {
   await client.request({ service: 'fileDelete', fileName: name });
 }
 
@@ -80,21 +80,24 @@ export type FilePiece = { data: Uint8Array; moreFollows: boolean };
 export class DeviceFile {
   readonly name: string;
   readonly attributes: FileAttributes;
-  readonly #client: MmsClient;
+  readonly #client: MmsRequester;
   readonly #frsmId: number;
   #closed = false;
 
-  private constructor(client: MmsClient, name: string, frsmId: number, attributes: FileAttributes) {
+  private constructor(client: MmsRequester, name: string, frsmId: number, attributes: FileAttributes) {
     this.#client = client;
     this.name = name;
     this.#frsmId = frsmId;
     this.attributes = attributes;
   }
 
-  /** Opens `name` from its start. */
-  static async open(client: MmsClient, name: string): Promise<DeviceFile> {
+  /**
+   * Opens `name` from its start through `client`; its reads and its close go through `later` (`client` by
+   * default): a file opened within one caller's deadline may be read for others.
+   */
+  static async open(client: MmsRequester, name: string, later: MmsRequester = client): Promise<DeviceFile> {
     const { frsmId, size, lastModified } = await client.request({ service: 'fileOpen', fileName: name, initialPosition: 0 });
-    return new DeviceFile(client, name, frsmId, lastModified === undefined ? { size } : { size, lastModified });
+    return new DeviceFile(later, name, frsmId, lastModified === undefined ? { size } : { size, lastModified });
   }
 
   /** The next piece. */

@@ -5,7 +5,7 @@
  * can tell them (else by their own shape), references in the object notation `LD/LN.DO.DA[FC]`.
  */
 import { binaryTimeFromMs, binaryTimeToMs } from '../mms/ber_values.ts';
-import type { MmsClient } from '../mms/client.ts';
+import type { MmsRequester } from '../mms/client.ts';
 import type { ObjectName } from '../mms/mms_access.ts';
 import type { JournalEntry, ReadJournalRequest } from '../mms/mms_journal.ts';
 import type { MmsType } from '../mms/mms_types.ts';
@@ -78,7 +78,7 @@ async function entryOf(e: JournalEntry, typeOf?: (ref: string) => Promise<MmsTyp
  * `typeOf` gives the MMS type of a logged reference, so that structures come back with their names.
  */
 export async function queryLog(
-  client: MmsClient,
+  client: MmsRequester,
   logReference: string,
   query: LogQuery,
   typeOf?: (ref: string) => Promise<MmsType>,

@@ -6,7 +6,7 @@
  * each value with the quality and time stamp of its data object where the same report carries them (see
  * `data_objects.ts`).
  */
-import type { MmsClient } from '../mms/client.ts';
+import type { MmsRequester } from '../mms/client.ts';
 import { MmsError } from '../mms/client_errors.ts';
 import { binaryTimeToMs, bitsOf, type BitString } from '../mms/ber_values.ts';
 import type { AccessResult, ObjectName } from '../mms/mms_access.ts';
@@ -86,7 +86,7 @@ export type Report = {
 };
 
 /** What enabling needs from the device. */
-export type ReportContext = { client: MmsClient; typeOf(mmsRef: string): Promise<MmsType | undefined> };
+export type ReportContext = { client: MmsRequester; typeOf(mmsRef: string): Promise<MmsType | undefined> };
 
 /** The ObjectName of a data set reference `LD/LN$name` or `LD/LN.name`. */
 export function dataSetName(ref: string): Extract<ObjectName, { scope: 'domain' }> {
@@ -111,7 +111,7 @@ function componentType(type: MmsType | undefined, name: string): MmsType | undef
   return type?.type === 'structure' ? type.components.find((c) => c.name === name)?.type : undefined;
 }
 
-async function writeAll(client: MmsClient, rcb: DataReference, items: { name: string; data: MmsData }[]): Promise<void> {
+async function writeAll(client: MmsRequester, rcb: DataReference, items: { name: string; data: MmsData }[]): Promise<void> {
   if (items.length === 0) return;
   const results = await client.writeMany(items.map((i) => ({ ref: toObjectName(childOf(rcb, i.name)), data: i.data })));
   results.forEach((r, i) => {
@@ -181,7 +181,7 @@ export async function enableReport(
 }
 
 /** Writes a BRCB's EntryID; a device that refuses it (the entry is no longer buffered) sends all it holds once enabled. */
-async function resynchronise(client: MmsClient, rcb: DataReference, entryId: string): Promise<void> {
+async function resynchronise(client: MmsRequester, rcb: DataReference, entryId: string): Promise<void> {
   try {
     await writeAll(client, rcb, [{ name: 'EntryID', data: { type: 'octet-string', value: new Uint8Array(Buffer.from(entryId, 'hex')) } }]);
   } catch (err) {

@@ -7,7 +7,7 @@
  * the settings under SG. These functions are stateless: a device answers for its own block (who may edit,
  * which values it takes), and the caller decides who may ask.
  */
-import type { MmsClient } from '../mms/client.ts';
+import type { MmsRequester } from '../mms/client.ts';
 import type { MmsData } from '../mms/mms_data.ts';
 import type { MmsType } from '../mms/mms_types.ts';
 import { Iec61850Error } from './errors.ts';
@@ -16,7 +16,7 @@ import { fromJson } from './values.ts';
 import { timestampOf } from './values_bits.ts';
 
 /** What the functions need of a device: its MMS client and the types of its variables. */
-export type SettingGroupContext = { client: MmsClient; typeOf(ref: string): Promise<MmsType> };
+export type SettingGroupContext = { client: MmsRequester; typeOf(ref: string): Promise<MmsType> };
 
 /** A setting group control block as the device answered it. */
 export type SettingGroupControl = {

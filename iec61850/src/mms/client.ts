@@ -1,7 +1,9 @@
 /**
  * An MMS client over one association: confirmed requests multiplexed by invoke id within the negotiated
  * number of outstanding requests, the rest waiting their turn in order; the wait for a turn and the answer
- * each with a timeout of its own; InformationReports as `report` events; a dead
+ * each with a timeout of its own; a caller's deadline carried by each request of a view of the client
+ * ({@link MmsClient.within}): a request is not sent once it has passed, and leaves the wait for a turn when it
+ * passes; InformationReports as `report` events; a dead
  * peer found by an Identify probe after `idleTimeoutMs` of silence; conclude, abort and close. Every way the
  * connection can end rejects what is pending with the same {@link MmsConnectionError} and emits `close` once.
  */
@@ -86,10 +88,44 @@ type Pending = {
   /** The request's service already encoded (a read kept by its reference). */
   service?: Uint8Array;
   invokeId?: number;
-  /** Until when it may wait for a turn, then (once sent) until when its answer may take. */
+  /** Until when it may wait for a turn, then (once sent) until when its answer may take (`performance.now()`). */
   deadline: number;
+  /** Its caller's deadline, as `performance.now()` counts (Infinity: none); a wait for a turn ends at it. */
+  callerDeadline: number;
   resolve(r: ConfirmedResponse): void;
   reject(e: Error): void;
+};
+
+/**
+ * The requests an association answers, as {@link MmsClient} and a view of it bound to a caller's deadline
+ * ({@link MmsClient.within}) both offer them: what the IEC 61850 layer asks of a client.
+ */
+export interface MmsRequester {
+  readonly negotiated: Negotiated;
+  /** Why the association ended, or undefined while it stands. */
+  readonly closeReason: MmsConnectionError | undefined;
+  /** The caller's deadline its requests carry, in ms since 1970 (`Date.now()`); Infinity: none. */
+  readonly deadline: number;
+  identify(): Promise<{ vendor: string; model: string; revision: string }>;
+  getNameList(q: NameListQuery): Promise<NameListPage>;
+  getAllNames(q: Omit<NameListQuery, 'continueAfter'>): Promise<string[]>;
+  getVariableAccessAttributes(ref: VariableRef): Promise<MmsType>;
+  read(refs: VariableRef[]): Promise<AccessResult[]>;
+  readNamedVariableList(ref: VariableRef): Promise<AccessResult[]>;
+  write(ref: VariableRef, data: MmsData): Promise<void>;
+  writeMany(items: { ref: VariableRef; data: MmsData }[]): Promise<WriteResult[]>;
+  getNamedVariableListAttributes(ref: VariableRef): Promise<{ deletable: boolean; variables: NamedVariable[] }>;
+  request<S extends Service>(request: Extract<ConfirmedRequest, { service: S }>): Promise<ResponseOf<S>>;
+  /** The same requests bound to `deadline` (ms since 1970) as well, the earlier of the two counting. */
+  within(deadline: number): MmsRequester;
+}
+
+/** What a view of a client needs of it. */
+type Port = {
+  negotiated: Negotiated;
+  closeReason(): MmsConnectionError | undefined;
+  ask(request: ConfirmedRequest, service: Uint8Array | undefined, deadline: number): Promise<ConfirmedResponse>;
+  keptRead(ref: string): KeptRead;
 };
 
 /** `work`'s value, or undefined once `ms` have passed; the timer never outlives the race. */
@@ -107,6 +143,10 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefin
   }
 }
 
+/** A request not sent because its caller's deadline had passed (`when`: before it was sent, while it waited). */
+const deadlinePassed = (service: string, when: string) =>
+  new MmsConnectionError('deadline_passed', `${service} was not sent: its caller's deadline passed ${when}`);
+
 const nameOf = (ref: VariableRef): NamedVariable => (typeof ref === 'string' ? objectNameOf(ref) : ref);
 
 /** A read of one reference, encoded once for an association that reads it again and again (polling). */
@@ -114,6 +154,112 @@ type KeptRead = { request: Extract<ConfirmedRequest, { service: 'read' }>; servi
 
 /** Reads of one reference an association keeps encoded; past this many, it starts over. */
 const KEPT_READS = 256;
+
+/**
+ * The requests of one association with the caller's deadline each carries (Infinity: none): the client's
+ * own, or a view made by {@link MmsClient.within}.
+ */
+class MmsRequests implements MmsRequester {
+  readonly deadline: number;
+  readonly #port: Port;
+
+  constructor(port: Port, deadline: number) {
+    this.#port = port;
+    this.deadline = deadline;
+  }
+
+  get negotiated(): Negotiated {
+    return this.#port.negotiated;
+  }
+
+  get closeReason(): MmsConnectionError | undefined {
+    return this.#port.closeReason();
+  }
+
+  within(deadline: number): MmsRequester {
+    return deadline >= this.deadline ? this : new MmsRequests(this.#port, deadline);
+  }
+
+  /** Vendor, model and revision of the server. */
+  async identify(): Promise<{ vendor: string; model: string; revision: string }> {
+    const { vendor, model, revision } = await this.request({ service: 'identify' });
+    return { vendor, model, revision };
+  }
+
+  /** One page of names. */
+  async getNameList(q: NameListQuery): Promise<NameListPage> {
+    const scope =
+      q.domain !== undefined ? { scope: 'domain' as const, domain: q.domain } : q.aa ? { scope: 'aa' as const } : { scope: 'vmd' as const };
+    const request: ConfirmedRequest = { service: 'getNameList', objectClass: q.objectClass, scope };
+    if (q.continueAfter !== undefined) request.continueAfter = q.continueAfter;
+    const { identifiers, moreFollows } = await this.request(request);
+    return { identifiers, moreFollows };
+  }
+
+  /** Every name, following `moreFollows` page after page. */
+  async getAllNames(q: Omit<NameListQuery, 'continueAfter'>): Promise<string[]> {
+    const all: string[] = [];
+    let continueAfter: string | undefined;
+    for (;;) {
+      const page = await this.getNameList(continueAfter === undefined ? q : { ...q, continueAfter });
+      all.push(...page.identifiers);
+      const last = page.identifiers.at(-1);
+      if (!page.moreFollows) return all;
+      // a server that claims more but gives nothing new would loop forever
+      if (last === undefined || last === continueAfter)
+        throw new MmsConnectionError('protocol_error', 'GetNameList says more follow but names nothing new');
+      continueAfter = last;
+    }
+  }
+
+  /** The type of a variable. */
+  async getVariableAccessAttributes(ref: VariableRef): Promise<MmsType> {
+    return (await this.request({ service: 'getVariableAccessAttributes', name: nameOf(ref) })).type;
+  }
+
+  /** Reads variables; one result per reference, in order. A read of one reference by its text is encoded once. */
+  async read(refs: VariableRef[]): Promise<AccessResult[]> {
+    const kept = refs.length === 1 && typeof refs[0] === 'string' ? this.#port.keptRead(refs[0]) : undefined;
+    const { results } = kept
+      ? ((await this.#port.ask(kept.request, kept.service, this.deadline)) as ResponseOf<'read'>)
+      : await this.request({ service: 'read', specificationWithResult: false, variables: { kind: 'variables', names: refs.map(nameOf) } });
+    if (results.length !== refs.length)
+      throw new MmsConnectionError('protocol_error', `read of ${refs.length} variables answered with ${results.length} results`);
+    return results;
+  }
+
+  /** Reads the members of a named variable list (a data set). */
+  async readNamedVariableList(ref: VariableRef): Promise<AccessResult[]> {
+    return (await this.request({ service: 'read', specificationWithResult: true, variables: { kind: 'list', name: nameOf(ref) } })).results;
+  }
+
+  /** Writes one variable; a refused write throws an {@link MmsError} of kind `access`. */
+  async write(ref: VariableRef, data: MmsData): Promise<void> {
+    const [result] = await this.writeMany([{ ref, data }]);
+    if (!result.ok) throw MmsError.fromAccess(result.error, result.errorText, objectNameText(nameOf(ref)));
+  }
+
+  /** Writes several variables in one request; one result per variable. */
+  async writeMany(items: { ref: VariableRef; data: MmsData }[]): Promise<WriteResult[]> {
+    const names = items.map((i) => nameOf(i.ref));
+    const { results } = await this.request({ service: 'write', variables: { kind: 'variables', names }, data: items.map((i) => i.data) });
+    if (results.length !== names.length)
+      throw new MmsConnectionError('protocol_error', `write of ${names.length} variables answered with ${results.length} results`);
+    return results;
+  }
+
+  /** The members of a named variable list. */
+  async getNamedVariableListAttributes(ref: VariableRef): Promise<{ deletable: boolean; variables: NamedVariable[] }> {
+    const { deletable, variables } = await this.request({ service: 'getNamedVariableListAttributes', name: nameOf(ref) });
+    return { deletable, variables };
+  }
+
+  /** Sends any confirmed request and resolves with the response of the same service. */
+  request<S extends Service>(request: Extract<ConfirmedRequest, { service: S }>): Promise<ResponseOf<S>> {
+    // resolved only with a response of the request's own service (`#mms` checks it)
+    return this.#port.ask(request, undefined, this.deadline) as Promise<ResponseOf<S>>;
+  }
+}
 
 /** An MMS client association; make one with {@link MmsClient.connect}. */
 export class MmsClient extends EventEmitter<MmsClientEvents> {
@@ -125,7 +271,10 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   readonly #idleTimeoutMs: number;
   /** Requests sent and not answered, by invoke id; a Map keeps them in the order sent: the order their deadlines fall in. */
   readonly #pending = new Map<number, Pending>();
-  /** Requests waiting for a turn, oldest first: the order their deadlines fall in too. */
+  /**
+   * Requests waiting for a turn, oldest first. Their deadlines fall in that order unless a caller's deadline
+   * ends a wait sooner: the few a queue holds (bounded by the device requests above it) are scanned for those.
+   */
   readonly #queue: Pending[] = [];
   readonly #drained: (() => void)[] = [];
   #deadlineTimer: NodeJS.Timeout | undefined;
@@ -137,6 +286,10 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   #idleTimer: NodeJS.Timeout | undefined;
   #concluding: { resolve(ok: boolean): void } | undefined;
   #releasing: (() => void) | undefined;
+  /** What views of this client ({@link within}) ask it through. */
+  readonly #port: Port;
+  /** The client's own requests: without a caller's deadline. */
+  readonly #requests: MmsRequests;
 
   private constructor(link: IsoLink, negotiated: Negotiated, o: MmsClientOptions) {
     super();
@@ -145,6 +298,13 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     this.#requestTimeoutMs = o.requestTimeoutMs ?? 10_000;
     this.#queueTimeoutMs = o.queueTimeoutMs ?? this.#requestTimeoutMs;
     this.#idleTimeoutMs = o.idleTimeoutMs ?? 0;
+    this.#port = {
+      negotiated,
+      closeReason: () => this.#closeReason,
+      ask: (request, service, deadline) => this.#ask(request, service, deadline),
+      keptRead: (ref) => this.#keptRead(ref),
+    };
+    this.#requests = new MmsRequests(this.#port, Infinity);
     link.handler = {
       tsdu: (p) => this.#receive(p),
       cotp: () => this.#fail('protocol_error', 'unexpected COTP TPDU after the connect phase'),
@@ -190,116 +350,85 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     return this.#queue.length;
   }
 
-  /** Vendor, model and revision of the server. */
-  async identify(): Promise<{ vendor: string; model: string; revision: string }> {
-    const { vendor, model, revision } = await this.request({ service: 'identify' });
-    return { vendor, model, revision };
+  /** The caller's deadline of the client's own requests: none. */
+  get deadline(): number {
+    return Infinity;
   }
 
-  /** One page of names. */
-  async getNameList(q: NameListQuery): Promise<NameListPage> {
-    const scope =
-      q.domain !== undefined ? { scope: 'domain' as const, domain: q.domain } : q.aa ? { scope: 'aa' as const } : { scope: 'vmd' as const };
-    const request: ConfirmedRequest = { service: 'getNameList', objectClass: q.objectClass, scope };
-    if (q.continueAfter !== undefined) request.continueAfter = q.continueAfter;
-    const { identifiers, moreFollows } = await this.request(request);
-    return { identifiers, moreFollows };
+  /**
+   * The client's requests bound to a caller's `deadline` (ms since 1970, as `Date.now()`): a request is not
+   * sent once the deadline has passed, and one waiting for a turn is taken out of the wait when it passes
+   * (both fail with `deadline_passed`); a request already sent is answered as any other. The requests of an
+   * operation made of several (a browse, a select and its operate) go one after another through the same
+   * view, so the operation stops between two of them once its caller has given up.
+   */
+  within(deadline: number): MmsRequester {
+    return new MmsRequests(this.#port, deadline);
   }
 
-  /** Every name, following `moreFollows` page after page. */
-  async getAllNames(q: Omit<NameListQuery, 'continueAfter'>): Promise<string[]> {
-    const all: string[] = [];
-    let continueAfter: string | undefined;
-    for (;;) {
-      const page = await this.getNameList(continueAfter === undefined ? q : { ...q, continueAfter });
-      all.push(...page.identifiers);
-      const last = page.identifiers.at(-1);
-      if (!page.moreFollows) return all;
-      // a server that claims more but gives nothing new would loop forever
-      if (last === undefined || last === continueAfter)
-        throw new MmsConnectionError('protocol_error', 'GetNameList says more follow but names nothing new');
-      continueAfter = last;
-    }
+  identify(): Promise<{ vendor: string; model: string; revision: string }> {
+    return this.#requests.identify();
   }
 
-  /** The type of a variable. */
-  async getVariableAccessAttributes(ref: VariableRef): Promise<MmsType> {
-    return (await this.request({ service: 'getVariableAccessAttributes', name: nameOf(ref) })).type;
+  getNameList(q: NameListQuery): Promise<NameListPage> {
+    return this.#requests.getNameList(q);
   }
 
-  /** Reads variables; one result per reference, in order. A read of one reference by its text is encoded once. */
-  async read(refs: VariableRef[]): Promise<AccessResult[]> {
-    const kept = refs.length === 1 && typeof refs[0] === 'string' ? this.#keptRead(refs[0]) : undefined;
-    const { results } = kept
-      ? await this.#ask(kept.request, kept.service)
-      : await this.request({ service: 'read', specificationWithResult: false, variables: { kind: 'variables', names: refs.map(nameOf) } });
-    if (results.length !== refs.length)
-      throw new MmsConnectionError('protocol_error', `read of ${refs.length} variables answered with ${results.length} results`);
-    return results;
+  getAllNames(q: Omit<NameListQuery, 'continueAfter'>): Promise<string[]> {
+    return this.#requests.getAllNames(q);
   }
 
-  /** The read of `ref` as encoded the first time (only its invoke id differs from one read to the next). */
-  #keptRead(ref: string): KeptRead {
-    let kept = this.#keptReads.get(ref);
-    if (!kept) {
-      const request: KeptRead['request'] = {
-        service: 'read',
-        specificationWithResult: false,
-        variables: { kind: 'variables', names: [nameOf(ref)] },
-      };
-      kept = { request, service: encodeConfirmedRequest(request) };
-      if (this.#keptReads.size >= KEPT_READS) this.#keptReads.clear();
-      this.#keptReads.set(ref, kept);
-    }
-    return kept;
+  getVariableAccessAttributes(ref: VariableRef): Promise<MmsType> {
+    return this.#requests.getVariableAccessAttributes(ref);
   }
 
-  /** Reads the members of a named variable list (a data set). */
-  async readNamedVariableList(ref: VariableRef): Promise<AccessResult[]> {
-    return (await this.request({ service: 'read', specificationWithResult: true, variables: { kind: 'list', name: nameOf(ref) } })).results;
+  read(refs: VariableRef[]): Promise<AccessResult[]> {
+    return this.#requests.read(refs);
   }
 
-  /** Writes one variable; a refused write throws an {@link MmsError} of kind `access`. */
-  async write(ref: VariableRef, data: MmsData): Promise<void> {
-    const [result] = await this.writeMany([{ ref, data }]);
-    if (!result.ok) throw MmsError.fromAccess(result.error, result.errorText, objectNameText(nameOf(ref)));
+  readNamedVariableList(ref: VariableRef): Promise<AccessResult[]> {
+    return this.#requests.readNamedVariableList(ref);
   }
 
-  /** Writes several variables in one request; one result per variable. */
-  async writeMany(items: { ref: VariableRef; data: MmsData }[]): Promise<WriteResult[]> {
-    const names = items.map((i) => nameOf(i.ref));
-    const { results } = await this.request({ service: 'write', variables: { kind: 'variables', names }, data: items.map((i) => i.data) });
-    if (results.length !== names.length)
-      throw new MmsConnectionError('protocol_error', `write of ${names.length} variables answered with ${results.length} results`);
-    return results;
+  write(ref: VariableRef, data: MmsData): Promise<void> {
+    return this.#requests.write(ref, data);
   }
 
-  /** The members of a named variable list. */
-  async getNamedVariableListAttributes(ref: VariableRef): Promise<{ deletable: boolean; variables: NamedVariable[] }> {
-    const { deletable, variables } = await this.request({ service: 'getNamedVariableListAttributes', name: nameOf(ref) });
-    return { deletable, variables };
+  writeMany(items: { ref: VariableRef; data: MmsData }[]): Promise<WriteResult[]> {
+    return this.#requests.writeMany(items);
   }
 
-  /** Sends any confirmed request and resolves with the response of the same service. */
+  getNamedVariableListAttributes(ref: VariableRef): Promise<{ deletable: boolean; variables: NamedVariable[] }> {
+    return this.#requests.getNamedVariableListAttributes(ref);
+  }
+
   request<S extends Service>(request: Extract<ConfirmedRequest, { service: S }>): Promise<ResponseOf<S>> {
-    return this.#ask(request);
+    return this.#requests.request(request);
   }
 
-  /** Sends `request` (its service already encoded, when given) and resolves with the response of the same service. */
-  #ask<S extends Service>(request: Extract<ConfirmedRequest, { service: S }>, service?: Uint8Array): Promise<ResponseOf<S>> {
-    // resolved only with a response of the request's own service (`#mms` checks it)
+  /**
+   * Sends `request` (its service already encoded, when given) and resolves with its response; `deadline` is
+   * its caller's (ms since 1970): past it the request is not sent, and its wait for a turn ends at it.
+   */
+  #ask(request: ConfirmedRequest, service: Uint8Array | undefined, deadline: number): Promise<ConfirmedResponse> {
     return new Promise<ConfirmedResponse>((resolve, reject) => {
       if (this.#closeReason)
         return reject(new MmsConnectionError('not_connected', `not connected: ${this.#closeReason.message}`, this.#closeReason));
       if (this.#concluding) return reject(new MmsConnectionError('not_connected', 'the association is concluding'));
-      const p: Pending = { request, service, resolve, reject, deadline: 0 };
+      let callerDeadline = Infinity;
+      if (deadline !== Infinity) {
+        const left = deadline - Date.now();
+        if (left <= 0) return reject(deadlinePassed(request.service, 'before it was sent'));
+        callerDeadline = performance.now() + left;
+      }
+      const p: Pending = { request, service, resolve, reject, deadline: 0, callerDeadline };
       if (this.#pending.size < this.negotiated.maxOutstanding) this.#send(p);
       else {
-        p.deadline = performance.now() + this.#queueTimeoutMs;
+        p.deadline = Math.min(performance.now() + this.#queueTimeoutMs, callerDeadline);
         this.#queue.push(p);
         this.#armDeadline(p.deadline);
       }
-    }) as Promise<ResponseOf<S>>;
+    });
   }
 
   /**
@@ -338,7 +467,25 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     this.#link.fail(new MmsConnectionError('closed', 'connection closed by the client'));
   }
 
+  /** The read of `ref` as encoded the first time (only its invoke id differs from one read to the next). */
+  #keptRead(ref: string): KeptRead {
+    let kept = this.#keptReads.get(ref);
+    if (!kept) {
+      const request: KeptRead['request'] = {
+        service: 'read',
+        specificationWithResult: false,
+        variables: { kind: 'variables', names: [nameOf(ref)] },
+      };
+      kept = { request, service: encodeConfirmedRequest(request) };
+      if (this.#keptReads.size >= KEPT_READS) this.#keptReads.clear();
+      this.#keptReads.set(ref, kept);
+    }
+    return kept;
+  }
+
   #send(p: Pending): void {
+    if (p.callerDeadline <= performance.now())
+      return this.#settle(p, () => p.reject(deadlinePassed(p.request.service, 'while it waited for a turn')));
     while (this.#pending.has(this.#nextInvokeId)) this.#nextInvokeId = (this.#nextInvokeId + 1) >>> 0;
     const invokeId = this.#nextInvokeId;
     this.#nextInvokeId = (this.#nextInvokeId + 1) >>> 0;
@@ -394,27 +541,31 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     this.#deadlineAt = Infinity;
     const now = performance.now();
     // Waiting requests past their wait first: a sent request's timeout frees a slot for the queue's head,
-    // which must not be one whose wait already ended (a timer that fired late finds both due).
-    while (this.#queue.length > 0 && this.#queue[0].deadline <= now) this.#timeout(this.#queue[0]);
+    // which must not be one whose wait already ended (a timer that fired late finds both due). A caller's
+    // deadline can end a later request's wait before an earlier one's: the whole queue is looked at.
+    for (const p of this.#queue.filter((q) => q.deadline <= now)) this.#timeout(p);
     for (const p of this.#pending.values()) {
       if (p.deadline > now) break;
       this.#timeout(p);
     }
-    const next = Math.min(this.#pending.values().next().value?.deadline ?? Infinity, this.#queue[0]?.deadline ?? Infinity);
+    let next = this.#pending.values().next().value?.deadline ?? Infinity;
+    for (const p of this.#queue) next = Math.min(next, p.deadline);
     if (next < Infinity && !this.#closeReason) this.#armDeadline(next);
   }
 
   #timeout(p: Pending): void {
     const error =
-      p.invokeId === undefined
-        ? new MmsConnectionError(
-            'queue_timeout',
-            `${p.request.service} waited ${this.#queueTimeoutMs} ms for a turn behind ${this.#pending.size} outstanding requests; not sent`,
-          )
-        : new MmsConnectionError(
-            'request_timeout',
-            `${p.request.service} (invoke id ${p.invokeId}) not answered within ${this.#requestTimeoutMs} ms`,
-          );
+      p.invokeId === undefined && p.deadline >= p.callerDeadline
+        ? deadlinePassed(p.request.service, `while it waited for a turn behind ${this.#pending.size} outstanding requests`)
+        : p.invokeId === undefined
+          ? new MmsConnectionError(
+              'queue_timeout',
+              `${p.request.service} waited ${this.#queueTimeoutMs} ms for a turn behind ${this.#pending.size} outstanding requests; not sent`,
+            )
+          : new MmsConnectionError(
+              'request_timeout',
+              `${p.request.service} (invoke id ${p.invokeId}) not answered within ${this.#requestTimeoutMs} ms`,
+            );
     this.#settle(p, () => p.reject(error));
   }
 

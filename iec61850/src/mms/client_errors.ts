@@ -46,7 +46,8 @@ export class MmsError extends Error {
 /**
  * Stable codes of connection failures: `connect_timeout`, `connect_failed`, `cotp_refused`, `session_refused`,
  * `association_refused`, `tls_failed`, `aborted`, `closed`, `protocol_error`, `socket_error`, `request_timeout`,
- * `queue_timeout` (a request that waited too long for a turn, never sent), `peer_unresponsive`, `too_large`,
+ * `queue_timeout` (a request that waited too long for a turn, never sent), `deadline_passed` (a request whose
+ * caller's deadline passed before it was sent: never sent), `peer_unresponsive`, `too_large`,
  * `not_connected`, `cancelled`.
  */
 export type ConnectionErrorCode =
@@ -62,6 +63,7 @@ export type ConnectionErrorCode =
   | 'socket_error'
   | 'request_timeout'
   | 'queue_timeout'
+  | 'deadline_passed'
   | 'peer_unresponsive'
   | 'too_large'
   | 'not_connected'

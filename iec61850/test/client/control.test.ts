@@ -31,9 +31,16 @@ const lastApplError = (obj: string, addCause: number, ctlNum: number): MmsData =
   ],
 });
 
-type Behaviour = { refuseOper?: number; negativeTermination?: number; noTermination?: boolean };
+type Behaviour = {
+  refuseOper?: number;
+  negativeTermination?: number;
+  noTermination?: boolean;
+  /** Each Oper is answered with the CommandTermination of the Oper before it (the first with none). */
+  staleTermination?: boolean;
+};
 
 function controlHandler(b: Behaviour) {
+  let previousOper: { name: ConfirmedRequest & { service: 'write' } } | undefined;
   return (x: Exchange) => {
     const r: ConfirmedRequest = x.request;
     if (r.service === 'getVariableAccessAttributes' && r.name.scope === 'domain') {
@@ -59,6 +66,12 @@ function controlHandler(b: Behaviour) {
       ];
     }
     const answer = [writeResponse(x.invokeId, [true])];
+    if (item.endsWith('$Oper') && b.staleTermination) {
+      const before = previousOper?.name;
+      previousOper = { name: r };
+      if (before?.variables.kind === 'variables') answer.push(variablesReportPdu([before.variables.names[0]], [before.data[0]]));
+      return answer;
+    }
     if (item.endsWith('$Oper') && MODELS[item.split('$')[2]] >= 3 && !b.noTermination) {
       if (b.negativeTermination !== undefined)
         answer.push(
@@ -180,6 +193,15 @@ t.test('a refused Oper is explained by the LastApplError sent before the write r
 t.test('no CommandTermination within the wait is a termination_timeout', async (t) => {
   const { device } = await deviceFor(t, { noTermination: true });
   await t.rejects(device.operate(`${LD}/GGIO1.SPCSO3`, true, { terminationTimeoutMs: 50 }), { code: 'termination_timeout' });
+});
+
+t.test('a late CommandTermination of an earlier control is not taken by the next control of the same object', async (t) => {
+  const { device } = await deviceFor(t, { staleTermination: true });
+  // the first gets no termination in time; the second's Oper is answered with the first's termination
+  await t.rejects(device.operate(`${LD}/GGIO1.SPCSO3`, true, { terminationTimeoutMs: 50 }), { code: 'termination_timeout' });
+  await t.rejects(device.operate(`${LD}/GGIO1.SPCSO3`, false, { terminationTimeoutMs: 200 }), { code: 'termination_timeout' });
+  // nor does the third take the second's
+  await t.rejects(device.operate(`${LD}/GGIO1.SPCSO3`, true, { terminationTimeoutMs: 200 }), { code: 'termination_timeout' });
 });
 
 t.test('a ctlVal of the wrong type is refused before anything is written; cancel writes Cancel', async (t) => {

@@ -275,6 +275,62 @@ t.test('a request waits for a turn at most queueTimeoutMs, then fails queue_time
   t.equal(held.length, 1, 'the request that ran out of waiting was never sent');
 });
 
+t.test("a request bound to a caller's deadline that has passed is never sent: deadline_passed", async (t) => {
+  const held: Exchange[] = [];
+  const server = await serverFor(t, { handle: (x) => void held.push(x) });
+  const client = await clientOf(t, server);
+  const late = client.within(Date.now() - 1);
+  t.match(await late.read(['a/late']).catch((e: unknown) => e), { code: 'deadline_passed', message: /not sent/ });
+  t.match(await late.getAllNames({ objectClass: 'domain' }).catch((e: unknown) => e), { code: 'deadline_passed' });
+  const at = Date.now() + 60_000;
+  t.equal(client.within(at).within(at + 1000).deadline, at, 'a view of a view keeps the earlier deadline');
+  t.equal(client.within(at + 1000).within(at).deadline, at);
+  t.equal(client.outstanding + client.queued, 0);
+  t.same(held, [], 'the device saw nothing');
+});
+
+t.test("a request waiting for a turn leaves the queue at its caller's deadline, before its own wait ends, and is never sent", async (t) => {
+  const held: Exchange[] = [];
+  const server = await serverFor(t, { handle: (x) => void held.push(x) });
+  // the queue's own wait is far longer than the caller's: only the caller's deadline can end the wait
+  const client = await clientOf(t, server, { maxOutstanding: 1, queueTimeoutMs: 60_000, requestTimeoutMs: 60_000 });
+  const first = client.read(['a/first']);
+  const waited = client
+    .within(Date.now() + 50)
+    .read(['a/second'])
+    .catch((e: unknown) => e);
+  // queued behind the second, without a deadline: it keeps its place and is sent once the first is answered
+  const third = client.read(['a/third']);
+  t.equal(client.queued, 2);
+  t.match(await waited, { code: 'deadline_passed', message: /while it waited for a turn/ });
+  t.equal(client.queued, 1, 'the one whose caller gave up left the queue; the other waits on');
+  await until(() => held.length === 1);
+  held[0].conn.send(readResponse(held[0].invokeId, [{ type: 'integer', value: 1 }]));
+  t.match(await first, [{ ok: true }]);
+  await until(() => held.length === 2);
+  held[1].conn.send(readResponse(held[1].invokeId, [{ type: 'integer', value: 3 }]));
+  t.match(await third, [{ ok: true, data: { value: 3 } }]);
+  const names = held.map((x) =>
+    x.request.service === 'read' && x.request.variables.kind === 'variables' ? x.request.variables.names[0] : undefined,
+  );
+  t.match(names, [{ item: 'first' }, { item: 'third' }], 'the second was never sent');
+});
+
+t.test('a request whose caller gives up after it was sent is answered as any other; the next one of its caller is not sent', async (t) => {
+  const held: Exchange[] = [];
+  const server = await serverFor(t, { handle: (x) => void held.push(x) });
+  const client = await clientOf(t, server, { requestTimeoutMs: 60_000 });
+  const caller = client.within(Date.now() + 50);
+  const sent = caller.read(['a/sent']);
+  await until(() => held.length === 1);
+  // the deadline passes while the device works on it: the answer still belongs to its invoke id
+  await new Promise((r) => setTimeout(r, 60));
+  held[0].conn.send(readResponse(held[0].invokeId, [{ type: 'integer', value: 1 }]));
+  t.match(await sent, [{ ok: true }]);
+  t.match(await caller.read(['a/next']).catch((e: unknown) => e), { code: 'deadline_passed' });
+  t.equal(held.length, 1);
+});
+
 t.test('the request timeout counts from the sending, not from the wait for a turn', async (t) => {
   // each answer takes answerMs; the second waits for the first, so from the call it takes twice that,
   // more than the request timeout, and from its sending less

@@ -182,13 +182,26 @@ export function deviceRunner(deps: DeviceOpsDeps) {
     if (route.kind === 'site') return viaSite<T>(deps, op, route.site, request, ctx);
     if (route.kind === 'not_connected' || !route.device) throw notConnected(id);
     checkDeadline(ctx, 'The device request');
-    const { device, session } = route;
+    const { session } = route;
+    // every MMS request of the work carries the caller's deadline: none is sent once the caller has given up
+    const device = Number.isFinite(ctx.deadline) ? route.device.within(ctx.deadline) : route.device;
     try {
       return await (place ? session.requests.run(id, () => work(device, session)) : work(device, session));
     } catch (err) {
       throw asDeviceProblem(err);
     }
   };
+}
+
+/**
+ * Throws the caller's timeout when the device answered after the request's deadline: the caller has been
+ * answered 504 (or is about to be), so what the device answered is not kept; `what` says what is dropped,
+ * on a line at info.
+ */
+export function checkAnsweredInTime(ctx: HandlerContext, what: string): void {
+  if (Date.now() < ctx.deadline) return;
+  ctx.log.info({ lateMs: Date.now() - ctx.deadline }, `the device answered after the request's deadline: ${what}`);
+  throw new ProblemError('upstream_timeout', `The device answered after the request's deadline; ${what}`);
 }
 
 /**
@@ -231,6 +244,7 @@ export function deviceOperations(deps: DeviceOpsDeps, forward: boolean): Impleme
         async (device, session) => {
           const values = references.length ? await device.read(references) : [];
           const sets = dataSets.length ? await device.readDataSets(dataSets) : [];
+          checkAnsweredInTime(ctx, 'the values read were not kept');
           const answer = [
             ...references.map((reference, i) => readResult(reference, values[i])),
             ...sets.map((set) => ({ reference: set.reference, members: set.members.map((m) => readResult(m.reference, m)) })),

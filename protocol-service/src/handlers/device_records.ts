@@ -126,7 +126,8 @@ export function deviceRecordOperations(deps: DeviceRecordDeps, forward: boolean)
     ),
     implement(openConnectionFile, (req, ctx) => {
       const owner = ownerOf(ctx, req.params.connectionId);
-      const run = () => onDevice(openConnectionFile, req, ctx, (device) => deps.downloads.open(owner, device, req.query.path), forward);
+      const run = () =>
+        onDevice(openConnectionFile, req, ctx, (device) => deps.downloads.open(owner, device, req.query.path, ctx.deadline), forward);
       if (!forward) return run();
       return withControlLog(
         deps.store,

@@ -117,6 +117,11 @@ export function deviceProblem(err: unknown, service: DeviceService, reference: s
   if (err instanceof MmsError) return fromMms(err, service, reference);
   if (err instanceof MmsConnectionError && err.code === 'request_timeout')
     return new ProblemError('upstream_timeout', `The device did not answer ${service} of ${reference} in time`);
+  if (err instanceof MmsConnectionError && err.code === 'deadline_passed')
+    return new ProblemError(
+      'upstream_timeout',
+      `${service} of ${reference} was not sent: the request's deadline had passed (${err.message})`,
+    );
   if (err instanceof MmsConnectionError && err.code === 'queue_timeout')
     return new ProblemError(
       'upstream_timeout',

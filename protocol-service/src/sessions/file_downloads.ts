@@ -80,8 +80,12 @@ export class FileDownloads {
     return this.#downloads.size;
   }
 
-  /** Opens `path` on the device for the connection `owner` (space and id); a file past the limit is closed again and refused. */
-  async open(owner: string, device: LiveDevice, path: string): Promise<OpenedDownload> {
+  /**
+   * Opens `path` on the device for the connection `owner` (space and id); a file past the limit is closed
+   * again and refused, and so is one the device opened after the caller's `deadline` (ms since 1970): its
+   * caller was answered 504 and would never read it.
+   */
+  async open(owner: string, device: LiveDevice, path: string, deadline = Infinity): Promise<OpenedDownload> {
     const opening = this.#opening.get(owner) ?? 0;
     let underWay = opening;
     for (const d of this.#downloads.values()) if (d.owner === owner) underWay++;
@@ -97,6 +101,10 @@ export class FileDownloads {
       const left = (this.#opening.get(owner) ?? 1) - 1;
       if (left > 0) this.#opening.set(owner, left);
       else this.#opening.delete(owner);
+    }
+    if (Date.now() >= deadline) {
+      await file.close().catch(() => undefined);
+      throw new ProblemError('upstream_timeout', `The device opened ${path} after the request's deadline; it was closed again`);
     }
     if (file.size > this.#maxBytes) {
       await file.close().catch(() => undefined);

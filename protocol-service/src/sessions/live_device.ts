@@ -105,6 +105,14 @@ export type DeviceLogPage = {
  */
 export interface LiveDevice {
   readonly identity: DeviceIdentity;
+  /** The association: the same for the device and each of its views ({@link within}). */
+  readonly association: object;
+  /**
+   * The device with every MMS request bound to a caller's `deadline` (ms since 1970): none is sent once it
+   * has passed, and one waiting for a turn leaves the wait when it passes (504 `upstream_timeout`), so an
+   * operation of several requests stops between two of them. An open file's reads are not bound to it.
+   */
+  within(deadline: number): LiveDevice;
   /** Resolves when the association ends: with the reason, or null when it was closed on purpose. */
   readonly ended: Promise<Error | null>;
   onReport(listener: (report: DeviceReport) => void): void;

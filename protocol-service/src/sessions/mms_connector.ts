@@ -19,7 +19,7 @@ import {
 } from '@scada/iec61850';
 import { answer, type DeviceService } from './device_errors.ts';
 import { deviceRecords } from './mms_records.ts';
-import type { Connector, LiveDevice, ReportOptions, SettingGroupBlock } from './live_device.ts';
+import type { Connector, DeviceReport, LiveDevice, ReportOptions, SettingGroupBlock } from './live_device.ts';
 
 export type MmsConnectorOptions = {
   requestTimeoutMs: number;
@@ -81,8 +81,9 @@ const NO_BLOCK = new Set([4, 10]);
  * mapping of the setting group services.
  */
 function settingGroups(
-  device: Iec61850Device,
+  view: Iec61850Device,
 ): Pick<LiveDevice, 'settingGroupControls' | 'settingGroupControl' | 'settingReferences' | 'writeSettingGroupControl' | 'setEditValues'> {
+  const device = { client: view.requests, typeOf: (ref: string) => view.typeOf(ref) };
   return {
     settingGroupControls: () =>
       answer('read-sgcb', 'LLN0$SP$SGCB', async () =>
@@ -126,31 +127,41 @@ export function mmsConnector(options: MmsConnectorOptions): Connector {
         client.once('close', (reason) => resolve(reason.code === 'closed' || reason.code === 'cancelled' ? null : reason)),
       );
       const identity = await client.identify();
-      const device = new Iec61850Device(client, { origin: { orCat: 3, orIdent: 'scada-platform' } });
-      device.on('reportError', (err) => options.log.warn({ err }, 'a report could not be decoded'));
-      const live: LiveDevice = {
+      const base = new Iec61850Device(client, { origin: { orCat: 3, orIdent: 'scada-platform' } });
+      base.on('reportError', (err) => options.log.warn({ err }, 'a report could not be decoded'));
+      const onReport = (listener: (report: DeviceReport) => void) =>
+        void base.on('report', (r) =>
+          listener({
+            rcb: r.rcb,
+            rptId: r.rptId,
+            seqNum: r.seqNum,
+            timeOfEntry: r.timeOfEntry,
+            entryId: r.entryId,
+            bufferOverflow: r.bufferOverflow,
+            values: r.values.map(({ error: _e, ...v }) => v),
+          }),
+        );
+      const close = async () => {
+        await client.conclude();
+        await ended;
+      };
+      /** The device seen through `device`'s requests: the association's own, or a view's bound to a caller's deadline. */
+      const liveOf = (device: Iec61850Device): LiveDevice => ({
         identity,
         ended,
-        onReport: (listener) =>
-          void device.on('report', (r) =>
-            listener({
-              rcb: r.rcb,
-              rptId: r.rptId,
-              seqNum: r.seqNum,
-              timeOfEntry: r.timeOfEntry,
-              entryId: r.entryId,
-              bufferOverflow: r.bufferOverflow,
-              values: r.values.map(({ error: _e, ...v }) => v),
-            }),
-          ),
+        association: base,
+        within: (deadline) => liveOf(device.within(deadline)),
+        onReport,
         browse: () => answer('browse', target.host, () => device.browse()),
         modelNames: async () => {
-          const domains = await client.getAllNames({ objectClass: 'domain' });
+          const domains = await device.requests.getAllNames({ objectClass: 'domain' });
           const out = [];
           for (const name of domains)
             out.push({
               name,
-              logicalNodes: (await client.getAllNames({ objectClass: 'namedVariable', domain: name })).filter((v) => !v.includes('$')),
+              logicalNodes: (await device.requests.getAllNames({ objectClass: 'namedVariable', domain: name })).filter(
+                (v) => !v.includes('$'),
+              ),
             });
           return out;
         },
@@ -185,11 +196,9 @@ export function mmsConnector(options: MmsConnectorOptions): Connector {
         disableReport: (rcb) => answer('disable-report', rcb, () => device.disableReport(rcb)),
         ...settingGroups(device),
         ...deviceRecords(device),
-        close: async () => {
-          await client.conclude();
-          await ended;
-        },
-      };
+        close,
+      });
+      const live = liveOf(base);
       return live;
     } catch (err) {
       client.abort();

@@ -12,14 +12,17 @@ function fromHex(hex: string): Uint8Array {
   return Uint8Array.from(hex.match(/../g) ?? [], (h) => Number.parseInt(h, 16));
 }
 
-/** The file store and the logs of a device on one association. */
+/**
+ * The file store and the logs of a device on one association, through `device`'s requests (a caller's
+ * deadline, when it is a view); an opened file's reads and close through the association's own.
+ */
 export function deviceRecords(device: Iec61850Device): Pick<LiveDevice, 'listFiles' | 'openFile' | 'deleteFile' | 'queryLog'> {
-  const client = device.client;
+  const client = device.requests;
   return {
     listFiles: (path, continueAfter) => answer('file-directory', path || '/', () => fileDirectory(client, path, continueAfter)),
     openFile: (path) =>
       answer('file-open', path, async () => {
-        const file = await DeviceFile.open(client, path);
+        const file = await DeviceFile.open(client, path, device.client);
         return {
           name: file.name,
           ...file.attributes,

@@ -16,7 +16,8 @@ import type { LiveDevice, SettingGroupBlock } from './live_device.ts';
 /** The user behind a request. */
 export type Editor = { userId: string | null; username: string | null };
 
-type Holder = { device: LiveDevice; editor: Editor };
+/** Who holds an edit, and on which association (a request's device is a view of it: compared by `association`). */
+type Holder = { association: object; editor: Editor };
 
 export class SettingGroupEdits {
   readonly #pending = new Set<string>();
@@ -38,7 +39,7 @@ export class SettingGroupEdits {
   editorOf(device: LiveDevice, block: SettingGroupBlock): Editor | null {
     const holder = this.#holders.get(block.ld);
     if (!holder) return null;
-    if (holder.device !== device || block.editGroup === 0) {
+    if (holder.association !== device.association || block.editGroup === 0) {
       this.#holders.delete(block.ld);
       return null;
     }
@@ -57,7 +58,7 @@ export class SettingGroupEdits {
 
   /** The group of `ld` was selected for edit by `who` on this association. */
   hold(device: LiveDevice, ld: string, who: Editor): void {
-    this.#holders.set(ld, { device, editor: who });
+    this.#holders.set(ld, { association: device.association, editor: who });
   }
 
   /** The selection for edit of `ld` ended. */
