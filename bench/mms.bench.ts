@@ -9,17 +9,19 @@
  * - time to re-establish a session after the device restarts, against the first connect;
  * - a device file (`BENCH_FILE_MIB`, 4 MiB by default) downloaded through the HTTP API, against the same
  *   file read by the platform's MMS client alone (FileOpen, FileRead to the end, FileClose), turn about,
- *   three rounds each.
+ *   `BENCH_ROUNDS` rounds each (3 by default).
  *
  * Against a real server instead: `IEC61850_PEER=host:port` and `IEC61850_BASELINE_CMD` (a command that
  * reads the same attribute for `{seconds}` seconds with `{outstanding}` requests outstanding and prints
  * reads per second; the placeholders are filled in, or the two values appended). The platform's client and
- * the command then take turns, three rounds each, with 1 and 5 outstanding, and the table gives the
- * medians and their ratio. `IEC61850_READ_REF` names the attribute (`LD/LN$FC$DO$DA`); by default the
+ * the command then take turns, `BENCH_ROUNDS` rounds each (3 by default), with 1 and 5 outstanding, and the
+ * table gives the medians, their ratio, and the range of the ratios of the rounds taken side by side (each
+ * round of the platform against the baseline's round after it: the machine's other work moves both). `IEC61850_READ_REF` names the attribute (`LD/LN$FC$DO$DA`); by default the
  * analogue input of libiec61850's `server_example_basic_io`. With `IEC61850_FILE` (a file of the peer's
  * file store, `COMTRADE/DR_0001.DAT`) and `IEC61850_FILE_BASELINE_CMD` (a command that downloads it, such
  * as libiec61850's file-tool `-h host -p port get COMTRADE/DR_0001.DAT`), the file is downloaded through the
- * platform's HTTP API and by the command, turn about, three rounds each; either pair may come alone.
+ * platform's HTTP API and by the command, turn about, `BENCH_ROUNDS` rounds each; either pair may come
+ * alone. A download through the API also gives the CPU it took in this process (platform and `fetch`).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -44,6 +46,7 @@ import {
 import { waitForPort } from '@scada/testkit/faults/servers';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const idle = Number(process.env.MMS_BENCH_CONNECTIONS ?? 100);
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -99,7 +102,13 @@ function baselineReads(template: string, outstanding: number): Promise<number> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** The platform's client against a real server's own client, turn about, three rounds each. */
+/** The range of the ratios of rounds taken side by side: `lowest-highest`. */
+const pairRange = (ours: number[], theirs: number[]) => {
+  const ratios = ours.map((o, i) => o / theirs[i]).sort((a, b) => a - b);
+  return `${ratios[0].toFixed(2)}-${ratios.at(-1)!.toFixed(2)}`;
+};
+
+/** The platform's client against a real server's own client, turn about, `rounds` rounds each. */
 async function againstPeer(peer: string, command: string): Promise<void> {
   const [host, port] = [peer.slice(0, peer.lastIndexOf(':')), Number(peer.slice(peer.lastIndexOf(':') + 1))];
   const ref = process.env.IEC61850_READ_REF ?? 'simpleIOGenericIO/GGIO1$MX$AnIn1$mag$f';
@@ -107,7 +116,7 @@ async function againstPeer(peer: string, command: string): Promise<void> {
   for (const outstanding of [1, 5]) {
     const ours: number[] = [];
     const theirs: number[] = [];
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < rounds; round++) {
       ours.push(await ourReads(host, port, ref, outstanding));
       theirs.push(await baselineReads(command, outstanding));
     }
@@ -116,7 +125,7 @@ async function againstPeer(peer: string, command: string): Promise<void> {
       `${outstanding} outstanding: ours ${ours.map((x) => x.toFixed(0)).join(', ')}; baseline ${theirs.map((x) => x.toFixed(0)).join(', ')}`,
     );
     lines.push(
-      `| reads of one attribute on one association, ${outstanding} outstanding (median of 3) | ${o.toFixed(0)}/s | ${(o / t).toFixed(2)} of ${t.toFixed(0)}/s by the baseline client |`,
+      `| reads of one attribute on one association, ${outstanding} outstanding (median of ${rounds}) | ${o.toFixed(0)}/s | ${(o / t).toFixed(2)} of ${t.toFixed(0)}/s by the baseline client (rounds side by side: ${pairRange(ours, theirs)}) |`,
     );
   }
   console.log(
@@ -131,21 +140,25 @@ async function againstPeer(peer: string, command: string): Promise<void> {
 }
 
 /**
- * One file downloaded by the platform and by a baseline, turn about, three rounds each after one download
- * of each to warm up: the table row with the medians and their ratio.
+ * One file downloaded by the platform and by a baseline, turn about, `rounds` rounds each after one download
+ * of each to warm up: the table row with the medians, their ratio and the range of the rounds' ratios.
  */
 async function downloads(label: string, by: string, ours: () => Promise<Timed>, theirs: () => Promise<Timed>): Promise<string> {
   await ours();
   await theirs();
   const [a, b]: Timed[][] = [[], []];
-  for (let round = 0; round < 3; round++) {
+  const cpu: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const before = process.cpuUsage();
     a.push(await ours());
+    const used = process.cpuUsage(before);
+    cpu.push((used.user + used.system) / 1000);
     b.push(await theirs());
   }
   const rates = (xs: Timed[]) => xs.map((x) => mibPerSecond(x).toFixed(1)).join(', ');
-  console.error(`${label}: ours ${rates(a)} MiB/s; baseline ${rates(b)} MiB/s`);
+  console.error(`${label}: ours ${rates(a)} MiB/s (CPU ${cpu.map((c) => c.toFixed(0)).join(', ')} ms); baseline ${rates(b)} MiB/s`);
   const [o, t] = [median(a.map(mibPerSecond)), median(b.map(mibPerSecond))];
-  return `| ${label} (median of 3) | ${o.toFixed(1)} MiB/s | ${(o / t).toFixed(2)} of ${t.toFixed(1)} MiB/s ${by} |`;
+  return `| ${label} (median of ${rounds}; ${median(cpu).toFixed(0)} ms of this process's CPU each) | ${o.toFixed(1)} MiB/s | ${(o / t).toFixed(2)} of ${t.toFixed(1)} MiB/s ${by} (rounds side by side: ${pairRange(a.map(mibPerSecond), b.map(mibPerSecond))}) |`;
 }
 
 /** A file of a real server's file store downloaded through the platform's API and by the server's own client. */

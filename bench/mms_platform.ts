@@ -94,8 +94,12 @@ export type Timed = { bytes: number; ms: number };
 /** MiB per second of a timed download. */
 export const mibPerSecond = (t: Timed) => t.bytes / 1024 / 1024 / (t.ms / 1000);
 
-/** A device file downloaded through the platform's HTTP API, read to its end. */
+/**
+ * A device file downloaded through the platform's HTTP API, read to its end: by `fetch` in this process, or
+ * with `curl` (`BENCH_HTTP_CLIENT=curl`) by a process of its own, as the baseline command is, its start included.
+ */
 export async function downloadThroughApi(p: BenchPlatform, connectionId: string, path: string): Promise<Timed> {
+  if (process.env.BENCH_HTTP_CLIENT === 'curl') return downloadWithCurl(p, connectionId, path);
   const started = performance.now();
   const res = await fetch(`${p.url}/api/connections/${connectionId}/files/content?path=${encodeURIComponent(path)}`, {
     headers: { authorization: p.headers.authorization as string },
@@ -104,6 +108,18 @@ export async function downloadThroughApi(p: BenchPlatform, connectionId: string,
   let bytes = 0;
   for await (const chunk of res.body!) bytes += (chunk as Uint8Array).length;
   return { bytes, ms: performance.now() - started };
+}
+
+async function downloadWithCurl(p: BenchPlatform, connectionId: string, path: string): Promise<Timed> {
+  const url = `${p.url}/api/connections/${connectionId}/files/content?path=${encodeURIComponent(path)}`;
+  const args = ['-s', '-f', '-o', '/dev/null', '-w', '%{size_download}', '-H', `authorization: ${p.headers.authorization}`, url];
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    execFile('curl', args, { timeout: 300_000 }, (error, stdout) => {
+      if (error) return reject(new Error(`curl failed: ${error.message}`));
+      resolve({ bytes: Number(stdout.trim()), ms: performance.now() - started });
+    });
+  });
 }
 
 /** The same file read by the platform's MMS client alone, on an association of its own (FileOpen, FileRead to the end, FileClose). */
