@@ -38,8 +38,7 @@ async function notOwnerOnly(path: string): Promise<string[]> {
 
 t.test('a new data folder starts from the template, owner-only, and keeps its data on the next open', async (t) => {
   const dataDir = join(folder, 'fresh');
-  // As a platform process opens it: PostgreSQL's WebAssembly compiled by V8's baseline compiler only.
-  const first = await PGliteStore.open(dataDir, { templateFile, baselineCompiler: true });
+  const first = await PGliteStore.open(dataDir, { templateFile });
   t.same((await first.query('select name from prepared.things')).rows, [{ name: 'from the template' }]);
   await first.query(`insert into prepared.things values (2, 'written after')`);
   t.same((await first.query('show shared_buffers')).rows, [{ shared_buffers: '16MB' }], 'the small settings are in force');

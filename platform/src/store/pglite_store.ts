@@ -3,7 +3,6 @@ import { PGlite, type PGliteOptions, type Results, type Transaction } from '@ele
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
-import { setFlagsFromString } from 'node:v8';
 import { extract } from 'tar';
 import { privateFolder, tightenTree } from '../private_dir.ts';
 import { join, resolve } from 'node:path';
@@ -38,15 +37,6 @@ export type PGliteStoreOptions = {
    * (which run every store path), off when a service runs.
    */
   checkNesting?: boolean;
-  /**
-   * Compile PostgreSQL's WebAssembly with V8's baseline compiler only (`--liftoff-only`, set for the whole
-   * process before the module is compiled): without it V8 also compiles the hot functions again with its
-   * optimising compiler on background threads, whose code and working memory stay resident: an idle
-   * all-in-one process holds some 60 MiB more, a first start peaks some 80 MiB higher and spends more CPU
-   * to get ready. The optimised code runs queries up to a third faster (bench/README.md, "An edge box").
-   * It reaches every WebAssembly module the process compiles after it (the script sandbox's too).
-   */
-  baselineCompiler?: boolean;
 };
 
 /**
@@ -165,7 +155,6 @@ export class PGliteStore implements Store {
       const started = performance.now();
       await ownerOnlyDatabaseFolder(pgdata, options.log);
       const unpacked = fresh && options.template === undefined && (await unpackTemplate(options.templateFile, pgdata));
-      if (options.baselineCompiler) setFlagsFromString('--liftoff-only');
       const db = await PGlite.create({
         fs: new OwnerOnlyNodeFS(pgdata),
         parsers: pgCompatibleParsers,
