@@ -114,6 +114,7 @@ export async function launchProcess<C, R extends Stoppable>(
           databaseUrl: platform.databaseUrl,
           dataDir: platform.dataDir,
           timeoutMs: platform.busTimeoutMs,
+          site: platform.site,
         },
         log,
       )

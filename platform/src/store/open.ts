@@ -8,9 +8,13 @@ import type { Store } from './store.ts';
  * the driver in use is loaded: a service pod on PostgreSQL never loads PGlite, nor the edge process `pg`.
  * `timeoutMs` bounds connecting and the store's health check: the process's standard deadline. How V8
  * compiles the embedded store's WebAssembly (`EMBEDDED_STORE_COMPILER`) is the process's choice, made by
- * `runProcess` as it starts (`processV8Flags`), not the store's.
+ * `runProcess` as it starts (`processV8Flags`), not the store's. An edge site's (`site`) runs on smaller
+ * shared buffers.
  */
-export async function openStore(config: { databaseUrl?: string; dataDir: string; timeoutMs?: number }, log: Logger): Promise<Store> {
+export async function openStore(
+  config: { databaseUrl?: string; dataDir: string; timeoutMs?: number; site?: string },
+  log: Logger,
+): Promise<Store> {
   if (config.databaseUrl !== undefined && config.databaseUrl !== '') {
     const { PgStore } = await import('./pg_store.ts');
     return PgStore.connect(config.databaseUrl, { log, timeoutMs: config.timeoutMs });
@@ -20,6 +24,8 @@ export async function openStore(config: { databaseUrl?: string; dataDir: string;
     log,
     timeoutMs: config.timeoutMs,
     templateFile: storeTemplatePath(),
+    // An edge site's store holds only its own connections: 1 MB of shared buffers (15 MiB less resident).
+    sharedBuffersMB: config.site !== undefined ? 1 : undefined,
   });
 }
 
