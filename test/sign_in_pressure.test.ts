@@ -108,8 +108,8 @@ t.test('the password-check queue', async (t) => {
     LOGIN_IN_FLIGHT_PER_ADDRESS: '3',
     LOGIN_RATE_LIMIT_PER_MINUTE: '100000',
     BUS_TIMEOUT_MS: '30000',
-    // A check must take longer than the 50 ms deadline below on any machine (2^14 with OWASP's p=5: about
-    // 120 ms on a fast core).
+    // A check must take longer than the 50 ms deadline below on any machine (2^14 with OWASP's p=5: five
+    // passes of 16 MiB, about 0.3 s of CPU on the 2-core machine).
     PASSWORD_HASH_COST: '14',
   });
   t.teardown(() => p.stop());
@@ -260,7 +260,7 @@ t.test('the password-check queue', async (t) => {
     );
     // Let the replica finish whatever it started: a check under way gives its place in the lock back when
     // it ends, which is within the platform's bus timeout (BUS_TIMEOUT_MS above: a check at 2^14, p=5, is
-    // some 120 ms on a fast core, seconds on a busy one).
+    // about 0.3 s of CPU, seconds on a busy machine).
     const pending = async () => {
       const { rows } = await p.proc.store!.query<{ n: string }>(
         'select coalesce(sum(pending), 0) as n from auth.login_failures where username_key = any($1)',
