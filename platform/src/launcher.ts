@@ -333,8 +333,8 @@ export async function runProcess<C, R extends Stoppable>(parts: ProcessParts<C, 
  * of such a process (the all-in-one) runs on baseline code too, and `optimizing` gives both the optimising
  * compiler back. A process on PostgreSQL (every pod) sets nothing; nor does a platform a test launches in
  * its own process (`launchProcess`). Deno fixes V8's WebAssembly flags when it starts: there the flag set
- * here has no effect (measured: 244–249 MiB after a first start either way, 204 MiB with the flag on
- * Deno's command line), and `deno task start` passes `--v8-flags=--liftoff-only` itself.
+ * here has no effect (measured after a first start: 244–249 MiB with it, 225 with `optimizing`, 204–206
+ * with the flag on Deno's command line), and `deno task start` passes `--v8-flags=--liftoff-only` itself.
  */
 export function processV8Flags(config: ProcessConfig, parts: ProcessParts<any, any>): string[] {
   const { platform } = config;
