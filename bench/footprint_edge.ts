@@ -141,6 +141,8 @@ export async function edgeSite(extra: Record<string, string>, idleMs: number): P
       SECRETS_KEY: randomBytes(32).toString('base64'),
       DATA_DIR: dataDir,
       HEALTH_PORT: String(port),
+      // As the site's unit runs it (deploy/edge/scada-protocol-site.service): one allocator arena.
+      MALLOC_ARENA_MAX: '1',
       ...extra,
     };
     const service = await startAndMeasure(bundleCommand('protocol'), env, port, idleMs);

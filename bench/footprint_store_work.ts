@@ -14,6 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { PGliteStore } from '@scada/platform/testing';
 
 const templateFile = process.argv[2];
@@ -34,7 +35,9 @@ async function cpuOf(fn: () => Promise<void>): Promise<number> {
 }
 
 const dataDir = await mkdtemp(join(tmpdir(), 'scada-store-work-'));
-const store = await PGliteStore.open(dataDir, { templateFile, baselineCompiler: process.env.EMBEDDED_STORE_COMPILER !== 'optimizing' });
+// As a platform process chooses for itself when it starts on the embedded store (`processV8Flags`).
+if (process.env.EMBEDDED_STORE_COMPILER !== 'optimizing') setFlagsFromString('--liftoff-only');
+const store = await PGliteStore.open(dataDir, { templateFile });
 try {
   await store.query(
     `create table history.bench_points partition of history.points for values from ('${new Date(day).toISOString()}') to ('${new Date(day + 86_400_000).toISOString()}')`,

@@ -410,8 +410,8 @@ async function runQuickStart(start: Block): Promise<{ shown: string }> {
 
 /**
  * Signs in as `admin`; answers the bearer header. A 503 or 504 is tried again after its `Retry-After` (a
- * second when it names none), as a person would: the password hash (scrypt at the default cost, 128 MiB) can
- * outlast the gateway's deadline on a busy machine. Three minutes of that is a sign-in that does not work.
+ * second when it names none), as a person would: the password hash (scrypt at the default cost, 32 MiB three times over)
+ * can outlast the gateway's deadline on a busy machine. Three minutes of that is a sign-in that does not work.
  */
 async function signIn(url: string, password: string): Promise<Record<string, string>> {
   const end = Date.now() + 180_000;

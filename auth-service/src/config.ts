@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { readSecretsKeys, type EnvReader } from '@scada/platform';
-import { defaultHashCost, lowestTestHashCost } from './domain/passwords.ts';
+import { defaultHashCost, highestHashCost, lowestHashCost, lowestTestHashCost } from './domain/passwords.ts';
 
 /** Settings of the auth service. */
 export type AuthConfig = {
@@ -11,7 +11,10 @@ export type AuthConfig = {
   lockoutThreshold: number;
   lockoutSeconds: number;
   refreshReuseGraceSeconds: number;
-  /** scrypt's log2 N for new password hashes; old hashes keep the cost they were made with. */
+  /**
+   * scrypt's log2 N for new password hashes (with the parallelism OWASP pairs with it); old hashes keep the
+   * cost their PHC string names.
+   */
   passwordHashCost: number;
   /** Password checks hashed at once by one replica. */
   passwordCheckConcurrency: number;
@@ -24,7 +27,10 @@ export type AuthConfig = {
   dataDir: string;
 };
 
-/** Hashes at once by default: one core left for everything else, at most 4 (scrypt takes 128 MiB each). */
+/**
+ * Hashes at once by default: one core left for everything else, at most 4 (each takes 128 * 2^cost * 8
+ * bytes while it runs: 32 MiB at the default cost, 128 MiB for a hash stored at 2^17).
+ */
 export function defaultCheckConcurrency(cores = availableParallelism()): number {
   return Math.min(4, Math.max(1, cores - 1));
 }
@@ -42,10 +48,10 @@ export function readAuthConfig(env: EnvReader): AuthConfig {
     lockoutThreshold: env.int('LOCKOUT_THRESHOLD', 5, { min: 1, max: 1000 }),
     lockoutSeconds: env.int('LOCKOUT_SECONDS', 600, { min: 1, max: 86400 }),
     refreshReuseGraceSeconds: env.int('REFRESH_REUSE_GRACE_SECONDS', 10, { min: 0, max: 300 }),
-    // Below production cost only for test runs, where hundreds of hashes would otherwise take minutes.
+    // Below OWASP's lowest setting (2^13, p=10) only for test runs, where hundreds of hashes would otherwise take minutes.
     passwordHashCost: env.int('PASSWORD_HASH_COST', defaultHashCost, {
-      min: testRun ? lowestTestHashCost : defaultHashCost,
-      max: 20,
+      min: testRun ? lowestTestHashCost : lowestHashCost,
+      max: highestHashCost,
     }),
     passwordCheckConcurrency: env.int('PASSWORD_CHECK_CONCURRENCY', defaultCheckConcurrency(), { min: 1, max: 64 }),
     passwordCheckQueue: env.int('PASSWORD_CHECK_QUEUE', 32, { min: 0, max: 10_000 }),

@@ -7,6 +7,9 @@ import t from 'tap';
 import { readAuthConfig } from '../src/config.ts';
 import { defaultHashCost, lowestTestHashCost, passwords, verifyPassword } from '../src/domain/passwords.ts';
 
+/** A hash as the platform stored it before its default became 2^15, p=3: OWASP's N=2^17, r=8, p=1. */
+const storedAt17 = '$scrypt$ln=17,r=8,p=1$W1Q0pIuYF5fyM1OShGECgQ$aagm1Iy3H8oqQ2W53LInO18G8sk66kGlAYLowymlz3M';
+
 t.test('a hash names its cost, salt and key, and verifies only its own password', async (t) => {
   const cheap = passwords(lowestTestHashCost);
   const phc = await cheap.hash('valve-room-42');
@@ -21,6 +24,37 @@ t.test('each hash keeps its own cost: a hash made at one cost verifies after the
   const raised = passwords(lowestTestHashCost + 2);
   t.equal(await raised.verify('pump-station-7', old), true);
   t.match(await raised.hash('pump-station-7'), `$scrypt$ln=${lowestTestHashCost + 2},`, 'new hashes take the new cost');
+});
+
+t.test("new hashes by default: OWASP's N=2^15, r=8, p=3 (32 MiB), named in the PHC string", async (t) => {
+  t.equal(defaultHashCost, 15);
+  const p = passwords();
+  const phc = await p.hash('bay-controller-15');
+  t.match(phc, /^\$scrypt\$ln=15,r=8,p=3\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
+  t.equal(await p.verify('bay-controller-15', phc), true);
+  t.equal(await p.verify('bay-controller-16', phc), false);
+});
+
+t.test('a hash stored at the old default (2^17, p=1) still verifies, at the cost it names', async (t) => {
+  const p = passwords();
+  t.equal(await p.verify('substation-admin-2017', storedAt17), true);
+  t.equal(await p.verify('substation-admin-2018', storedAt17), false);
+});
+
+t.test("each cost from 13 to 17 hashes with the parallelism OWASP pairs with it; p=1 above 17 and in test runs' cheap costs", async (t) => {
+  const owasp: [number, number][] = [
+    [13, 10],
+    [14, 5],
+    [15, 3],
+    [16, 2],
+    [17, 1],
+  ];
+  for (const [cost, parallelism] of owasp) {
+    const phc = await passwords(cost).hash('relay-room-door');
+    t.match(phc, `$scrypt$ln=${cost},r=8,p=${parallelism}$`, `2^${cost}`);
+    t.equal(await verifyPassword('relay-room-door', phc), true, `2^${cost} verifies`);
+  }
+  t.match(await passwords(lowestTestHashCost + 2).hash('relay-room-door'), `$scrypt$ln=${lowestTestHashCost + 2},r=8,p=1$`);
 });
 
 t.test('the password is compared in Unicode normal form C', async (t) => {
@@ -54,10 +88,12 @@ t.test('PASSWORD_HASH_COST: production cost by default, lower only in a test run
     return { config, finish: () => reader.finish() };
   };
   t.equal(read({}).config.passwordHashCost, defaultHashCost);
+  t.equal(read({ PASSWORD_HASH_COST: '13' }).config.passwordHashCost, 13, "OWASP's lowest setting in production");
+  t.equal(read({ PASSWORD_HASH_COST: '20' }).config.passwordHashCost, 20);
   t.equal(read({ NODE_ENV: 'test', PASSWORD_HASH_COST: '12' }).config.passwordHashCost, 12);
   t.throws(
     () => read({ PASSWORD_HASH_COST: '12' }).finish(),
-    /PASSWORD_HASH_COST: must be an integer from 17 to 20/,
+    /PASSWORD_HASH_COST: must be an integer from 13 to 20/,
     'refused outside a test run',
   );
   t.throws(() => read({ NODE_ENV: 'test', PASSWORD_HASH_COST: String(lowestTestHashCost - 1) }).finish(), /PASSWORD_HASH_COST/);

@@ -114,7 +114,7 @@ export async function launchProcess<C, R extends Stoppable>(
           databaseUrl: platform.databaseUrl,
           dataDir: platform.dataDir,
           timeoutMs: platform.busTimeoutMs,
-          compiler: platform.storeCompiler,
+          site: platform.site,
         },
         log,
       )
@@ -301,7 +301,11 @@ export async function runProcess<C, R extends Stoppable>(parts: ProcessParts<C, 
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   try {
-    starting = launchProcess(source, parts);
+    starting = (async () => {
+      // Before anything compiles WebAssembly: V8's flags are the process's, read as each module is compiled.
+      for (const flag of processV8Flags(readProcessConfigOf(source, parts), parts)) setFlagsFromString(flag);
+      return launchProcess(source, parts);
+    })();
     const running = await starting;
     collectStartGarbage();
     running.log.info(
@@ -316,6 +320,26 @@ export async function runProcess<C, R extends Stoppable>(parts: ProcessParts<C, 
     process.stderr.write(`start-up failed: ${(err as Error).stack ?? String(err)}\n`);
     process.exit(1);
   }
+}
+
+/**
+ * The V8 flags a process sets for itself as it starts (`runProcess`), before it compiles any WebAssembly.
+ * A process that opens the embedded store (services to run, no `DATABASE_URL`) with
+ * `EMBEDDED_STORE_COMPILER=baseline` (the default) runs on V8's baseline WebAssembly compiler only
+ * (`--liftoff-only`): without it V8 compiles PostgreSQL's hot functions again with its optimising compiler
+ * on background threads, whose code and working memory stay resident: an idle all-in-one holds some 60 MiB
+ * more, a first start peaks some 80 MiB higher and spends more CPU to get ready, for queries up to a third
+ * faster (bench/README.md, "An edge box"). The flag is the process's, not one module's: the script sandbox
+ * of such a process (the all-in-one) runs on baseline code too, and `optimizing` gives both the optimising
+ * compiler back. A process on PostgreSQL (every pod) sets nothing; nor does a platform a test launches in
+ * its own process (`launchProcess`). Deno fixes V8's WebAssembly flags when it starts: there the flag set
+ * here has no effect (measured after a first start: 244–249 MiB with it, 225 with `optimizing`, 204–206
+ * with the flag on Deno's command line), and `deno task start` passes `--v8-flags=--liftoff-only` itself.
+ */
+export function processV8Flags(config: ProcessConfig, parts: ProcessParts<any, any>): string[] {
+  const { platform } = config;
+  const embedded = parts.openStore !== undefined && serviceNamesOf(platform).length > 0 && (platform.databaseUrl ?? '') === '';
+  return embedded && platform.storeCompiler === 'baseline' ? ['--liftoff-only'] : [];
 }
 
 /**

@@ -38,8 +38,7 @@ async function notOwnerOnly(path: string): Promise<string[]> {
 
 t.test('a new data folder starts from the template, owner-only, and keeps its data on the next open', async (t) => {
   const dataDir = join(folder, 'fresh');
-  // As a platform process opens it: PostgreSQL's WebAssembly compiled by V8's baseline compiler only.
-  const first = await PGliteStore.open(dataDir, { templateFile, baselineCompiler: true });
+  const first = await PGliteStore.open(dataDir, { templateFile });
   t.same((await first.query('select name from prepared.things')).rows, [{ name: 'from the template' }]);
   await first.query(`insert into prepared.things values (2, 'written after')`);
   t.same((await first.query('show shared_buffers')).rows, [{ shared_buffers: '16MB' }], 'the small settings are in force');
@@ -71,3 +70,37 @@ t.test('a template that does not unpack fails the open and leaves no half databa
   t.same((await store.query('select count(*)::int as n from prepared.things')).rows, [{ n: 1 }], 'the next start unpacks a good one');
   await store.close();
 });
+
+/** A tar header as PGlite's dumps write them (ustar), for entries a dump never holds. */
+function tarEntry(name: string, type: string, body = Buffer.alloc(0), link = ''): Buffer {
+  const header = Buffer.alloc(512);
+  header.write(name, 0);
+  header.write('0000600\0', 100);
+  header.write(`${body.length.toString(8).padStart(11, '0')}\0`, 124);
+  header.write(type, 156);
+  header.write(link, 157);
+  header.write('ustar\u000000', 257);
+  header.fill(' ', 148, 156);
+  let sum = 0;
+  for (const b of header) sum += b;
+  header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
+  return Buffer.concat([header, body, Buffer.alloc((512 - (body.length % 512)) % 512)]);
+}
+
+t.test(
+  'a template entry that leaves the data folder, or is not a file or a folder, fails the open and writes nothing outside',
+  async (t) => {
+    const cases: [string, Buffer][] = [
+      ['escape', tarEntry('/../../escaped', '0', Buffer.from('x'))],
+      ['link', tarEntry('/global/link', '2', Buffer.alloc(0), '/etc/passwd')],
+    ];
+    for (const [label, entry] of cases) {
+      const file = join(folder, `${label}.tar.gz`);
+      await writeFile(file, gzipSync(Buffer.concat([tarEntry('/global', '5'), entry, Buffer.alloc(1024)])));
+      const dataDir = join(folder, label);
+      await t.rejects(PGliteStore.open(dataDir, { templateFile: file }), label);
+      t.notOk(existsSync(join(dataDir, 'pgdata', 'PG_VERSION')), `${label}: no database`);
+      t.notOk(existsSync(join(folder, 'escaped')), `${label}: nothing beside the data folder`);
+    }
+  },
+);

@@ -7,7 +7,7 @@
 export const testAdminPassword = 'plant-admin-password-7';
 
 /**
- * Cheap password hashes for test platforms (scrypt at 2^12 instead of 2^17): the suite signs in hundreds
+ * Cheap password hashes for test platforms (scrypt at 2^12, p=1, instead of 2^15, p=3): the suite signs in hundreds
  * of times, and the cost of a hash is not what it tests.
  */
 export const testHashing = { NODE_ENV: 'test', PASSWORD_HASH_COST: '12' } as const;

@@ -1,12 +1,31 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
-/** OWASP's scrypt cost: N=2^17, r=8, p=1 (128 MiB per hash). */
-export const defaultHashCost = 17;
+/**
+ * scrypt's log2 N for new hashes: OWASP's N=2^15, r=8, p=3, which takes 32 MiB while it runs. OWASP's
+ * Password Storage Cheat Sheet lists it as of equal strength to N=2^17, p=1 (128 MiB, the default before):
+ * the work is the same, spread over three passes that each need a quarter of the memory.
+ */
+export const defaultHashCost = 15;
+/** The lowest cost production may choose: OWASP's table goes down to N=2^13 (with p=10). */
+export const lowestHashCost = 13;
+/** The highest cost any run may choose (128 MiB times 8: 1 GiB per hash). */
+export const highestHashCost = 20;
 /** The lowest cost a test run may choose (`NODE_ENV=test`): cheap hashes for fast suites, never in production. */
 export const lowestTestHashCost = 10;
 const blockSize = 8;
-const parallelism = 1;
 const keyLength = 32;
+
+/**
+ * OWASP's equal-strength settings by log2 N (r=8): the parallelism that makes up for a smaller N, so that
+ * every cost from 13 to 17 asks the same work of an attacker. From 17 up p=1 (more N is more strength);
+ * below 13 (test runs only) p=1, cheap on purpose.
+ */
+const owaspParallelism: Record<number, number> = { 13: 10, 14: 5, 15: 3, 16: 2, 17: 1 };
+
+/** The parallelism new hashes at 2^`log2N` are made with. */
+export function parallelismFor(log2N: number): number {
+  return owaspParallelism[log2N] ?? 1;
+}
 
 /** Passwords the platform accepts: 8 to 1024 characters, used whole. */
 export const passwordLength = { min: 8, max: 1024 };
@@ -14,7 +33,8 @@ export const passwordLength = { min: 8, max: 1024 };
 type Params = { log2N: number; r: number; p: number };
 
 function derive(password: string, salt: Buffer, params: Params, length: number): Promise<Buffer> {
-  // Room for the hash's own memory (128 * N * r bytes) and a little more; each hash keeps its own cost.
+  // Room for the hash's own memory (128 * N * r bytes; the p passes run one after another, each with
+  // 128 * r bytes of its own) and a little more; each hash keeps its own cost.
   const options: ScryptOptions = {
     N: 2 ** params.log2N,
     r: params.r,
@@ -29,7 +49,7 @@ function derive(password: string, salt: Buffer, params: Params, length: number):
 
 /** Password hashing at one cost for new hashes; checks read the cost from each stored hash. */
 export type Passwords = {
-  /** Hashes into a PHC string `$scrypt$ln=<cost>,r=8,p=1$<salt>$<hash>` (unpadded base64). */
+  /** Hashes into a PHC string `$scrypt$ln=<cost>,r=8,p=<parallelism>$<salt>$<hash>` (unpadded base64). */
   hash(password: string): Promise<string>;
   /** Checks a password against a PHC string in constant time; a malformed string never matches. */
   verify(password: string, phc: string): Promise<boolean>;
@@ -42,9 +62,12 @@ export type Passwords = {
   prepare(): Promise<number>;
 };
 
-/** Hashing with scrypt at 2^`log2N` (17 in production: `PASSWORD_HASH_COST`). */
+/**
+ * Hashing with scrypt at 2^`log2N` (`PASSWORD_HASH_COST`, 15 unless told) and the parallelism OWASP pairs
+ * with it ({@link parallelismFor}).
+ */
 export function passwords(log2N = defaultHashCost): Passwords {
-  const params = { log2N, r: blockSize, p: parallelism };
+  const params = { log2N, r: blockSize, p: parallelismFor(log2N) };
   const hash = async (password: string) => {
     const salt = randomBytes(16);
     const key = await derive(password, salt, params, keyLength);

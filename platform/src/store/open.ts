@@ -1,17 +1,18 @@
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import type { StoreCompiler } from '../config.ts';
 import type { Store } from './store.ts';
 
 /**
  * Opens the store the configuration names: PostgreSQL when `databaseUrl` is set, otherwise the embedded
  * PGlite database in `<dataDir>/pgdata` (which refuses a data folder another live process holds). Only
  * the driver in use is loaded: a service pod on PostgreSQL never loads PGlite, nor the edge process `pg`.
- * `timeoutMs` bounds connecting and the store's health check: the process's standard deadline. `compiler`
- * (`EMBEDDED_STORE_COMPILER`) is how V8 compiles the embedded store's WebAssembly: `baseline` unless told.
+ * `timeoutMs` bounds connecting and the store's health check: the process's standard deadline. How V8
+ * compiles the embedded store's WebAssembly (`EMBEDDED_STORE_COMPILER`) is the process's choice, made by
+ * `runProcess` as it starts (`processV8Flags`), not the store's. An edge site's (`site`) runs on smaller
+ * shared buffers.
  */
 export async function openStore(
-  config: { databaseUrl?: string; dataDir: string; timeoutMs?: number; compiler?: StoreCompiler },
+  config: { databaseUrl?: string; dataDir: string; timeoutMs?: number; site?: string },
   log: Logger,
 ): Promise<Store> {
   if (config.databaseUrl !== undefined && config.databaseUrl !== '') {
@@ -23,7 +24,8 @@ export async function openStore(
     log,
     timeoutMs: config.timeoutMs,
     templateFile: storeTemplatePath(),
-    baselineCompiler: config.compiler !== 'optimizing',
+    // An edge site's store holds only its own connections: 1 MB of shared buffers (15 MiB less resident).
+    sharedBuffersMB: config.site !== undefined ? 1 : undefined,
   });
 }
 

@@ -3,12 +3,11 @@ import { PGlite, type PGliteOptions, type Results, type Transaction } from '@ele
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
-import { setFlagsFromString } from 'node:v8';
-import { extract } from 'tar';
 import { privateFolder, tightenTree } from '../private_dir.ts';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { type FolderLock, lockFolder } from './lock_file.ts';
+import { unpackStoreTemplate } from './template_tar.ts';
 import { OwnerOnlyNodeFS, ownerOnlyDatabaseFolder } from './owner_only_fs.ts';
 import { asConstraintViolation, type QueryResult, type Queryable, type Store, StoreUnavailableError } from './store.ts';
 
@@ -39,14 +38,12 @@ export type PGliteStoreOptions = {
    */
   checkNesting?: boolean;
   /**
-   * Compile PostgreSQL's WebAssembly with V8's baseline compiler only (`--liftoff-only`, set for the whole
-   * process before the module is compiled): without it V8 also compiles the hot functions again with its
-   * optimising compiler on background threads, whose code and working memory stay resident: an idle
-   * all-in-one process holds some 60 MiB more, a first start peaks some 80 MiB higher and spends more CPU
-   * to get ready. The optimised code runs queries up to a third faster (bench/README.md, "An edge box").
-   * It reaches every WebAssembly module the process compiles after it (the script sandbox's too).
+   * PostgreSQL's shared buffers in MB (16 unless told): the pages of tables and indexes it keeps in its own
+   * memory, every one of them resident once touched. An edge site's store holds little (its connections
+   * and their files) and takes 1: 15 MiB less for the site's process (bench/README.md, "An edge box");
+   * the pages it does not keep are read again from the operating system's cache.
    */
-  baselineCompiler?: boolean;
+  sharedBuffersMB?: number;
 };
 
 /**
@@ -67,9 +64,15 @@ const pgCompatibleParsers: NonNullable<PGliteOptions['parsers']> = {
  */
 export const embeddedSettings = ['shared_buffers=16MB', 'work_mem=2MB', 'maintenance_work_mem=8MB', 'temp_buffers=2MB'];
 
-/** PGlite's own start parameters with {@link embeddedSettings} after them (a `-c` on the command line wins over the data folder's postgresql.conf). */
-function startParams(): string[] {
-  return [...PGlite.defaultStartParams, ...embeddedSettings.flatMap((s) => ['-c', s])];
+/**
+ * PGlite's own start parameters with {@link embeddedSettings} after them (a `-c` on the command line wins
+ * over the data folder's postgresql.conf), the shared buffers as `sharedBuffersMB` says when given.
+ */
+function startParams(sharedBuffersMB?: number): string[] {
+  const settings = embeddedSettings.map((s) =>
+    sharedBuffersMB !== undefined && s.startsWith('shared_buffers=') ? `shared_buffers=${sharedBuffersMB}MB` : s,
+  );
+  return [...PGlite.defaultStartParams, ...settings.flatMap((s) => ['-c', s])];
 }
 
 /**
@@ -83,21 +86,9 @@ async function unpackTemplate(file: string | undefined, pgdata: string): Promise
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { mode: 0o700 });
   try {
-    // PGlite's dumps name their entries from the root (`/base/...`): stripping that is the one notice expected.
-    const problems: string[] = [];
-    // Read and inflated a small piece at a time, each file written as its piece is read: by default the
-    // archive is read whole and inflated in one go, and its 40-odd MB sit in buffers waiting for the disk,
-    // which the allocator keeps for the life of the process (some 40 MiB of an edge box's idle memory).
     // Synchronous: nothing else runs yet while the store opens on a first start.
-    extract({
-      file,
-      cwd: staging,
-      sync: true,
-      maxReadSize: 64 * 1024,
-      onwarn: (code, message) => void (code !== 'TAR_ENTRY_INFO' && problems.push(`${code}: ${String(message)}`)),
-    });
-    if (problems.length > 0) throw new Error(`the store template ${file} did not unpack: ${problems.join('; ')}`);
-    // The archive's modes are 0666 and 0777: narrowed before the folder is put in place.
+    unpackStoreTemplate(file, staging);
+    // Made owner-only as they are written; narrowed again in case the umask or the file system widened them.
     await tightenTree(staging);
     await rm(pgdata, { recursive: true, force: true });
     await rename(staging, pgdata);
@@ -165,12 +156,11 @@ export class PGliteStore implements Store {
       const started = performance.now();
       await ownerOnlyDatabaseFolder(pgdata, options.log);
       const unpacked = fresh && options.template === undefined && (await unpackTemplate(options.templateFile, pgdata));
-      if (options.baselineCompiler) setFlagsFromString('--liftoff-only');
       const db = await PGlite.create({
         fs: new OwnerOnlyNodeFS(pgdata),
         parsers: pgCompatibleParsers,
         loadDataDir: fresh ? options.template : undefined,
-        startParams: startParams(),
+        startParams: startParams(options.sharedBuffersMB),
       });
       const ms = Math.round(performance.now() - started);
       const from = !fresh ? undefined : unpacked ? options.templateFile : options.template ? 'template' : 'initdb';
@@ -184,7 +174,11 @@ export class PGliteStore implements Store {
 
   /** A database in memory, gone when closed: for tests. */
   static async memory(options: PGliteStoreOptions = {}): Promise<PGliteStore> {
-    const db = await PGlite.create({ parsers: pgCompatibleParsers, loadDataDir: options.template, startParams: startParams() });
+    const db = await PGlite.create({
+      parsers: pgCompatibleParsers,
+      loadDataDir: options.template,
+      startParams: startParams(options.sharedBuffersMB),
+    });
     return new PGliteStore(db, undefined, options);
   }
 
