@@ -90,17 +90,24 @@ function tarEntry(name: string, type: string, body = Buffer.alloc(0), link = '')
 t.test(
   'a template entry that leaves the data folder, or is not a file or a folder, fails the open and writes nothing outside',
   async (t) => {
+    const damaged = tarEntry('/global/damaged', '0', Buffer.from('y'));
+    damaged[0] ^= 0x01; // the header no longer matches its checksum
     const cases: [string, Buffer][] = [
       ['escape', tarEntry('/../../escaped', '0', Buffer.from('x'))],
       ['link', tarEntry('/global/link', '2', Buffer.alloc(0), '/etc/passwd')],
+      ['damaged', damaged],
+      // A file whose data end before the size its header names, and no end marker after it.
+      ['cut', tarEntry('/global/cut', '0', Buffer.alloc(4096, 1)).subarray(0, 1024)],
     ];
     for (const [label, entry] of cases) {
       const file = join(folder, `${label}.tar.gz`);
-      await writeFile(file, gzipSync(Buffer.concat([tarEntry('/global', '5'), entry, Buffer.alloc(1024)])));
+      const end = label === 'cut' ? Buffer.alloc(0) : Buffer.alloc(1024);
+      await writeFile(file, gzipSync(Buffer.concat([tarEntry('/global', '5'), entry, end])));
       const dataDir = join(folder, label);
       await t.rejects(PGliteStore.open(dataDir, { templateFile: file }), label);
       t.notOk(existsSync(join(dataDir, 'pgdata', 'PG_VERSION')), `${label}: no database`);
       t.notOk(existsSync(join(folder, 'escaped')), `${label}: nothing beside the data folder`);
+      t.notOk(existsSync(join(dataDir, 'pgdata', 'global', label)), `${label}: the entry is not written`);
     }
   },
 );
