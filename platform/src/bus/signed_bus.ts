@@ -48,6 +48,10 @@ export class SignedBus implements Bus {
     const given = options?.headers ?? {};
     const headers: BusHeaders = { ...given, [busHeaders.requestId]: given[busHeaders.requestId] ?? randomUUID() };
     const context = this.#signer.sign(subject, data, headers);
+    // What the context carries travels in it alone: one NATS header a request (each header is parsed,
+    // checked and written out by the client on both sides), and nothing beside the context to disagree with it.
+    delete headers[busHeaders.requestId];
+    delete headers[busHeaders.timeout];
     delete headers[busHeaders.actor];
     delete headers[busHeaders.space];
     delete headers[busHeaders.clientIp];
@@ -85,7 +89,8 @@ export class SignedBus implements Bus {
           ? `a ${verdict.roles.join('/')} key may not ask for ${op.operationId}`
           : null;
     if (refusal === null && 'headers' in verdict) return endpoint.handler({ ...msg, headers: verdict.headers });
-    this.#log.warn({ subject: msg.subject, reqId: msg.headers[busHeaders.requestId], reason: refusal }, 'bus request refused');
+    const reqId = 'headers' in verdict ? verdict.headers[busHeaders.requestId] : msg.headers[busHeaders.requestId];
+    this.#log.warn({ subject: msg.subject, reqId, reason: refusal }, 'bus request refused');
     const body = problemBody('unauthenticated', 'The request carries no valid signed context');
     return { data: encoder.encode(JSON.stringify(body)), error: { code: 401, description: 'unauthenticated' } };
   }
