@@ -1,4 +1,9 @@
-/** Header names carried on bus messages between the gateway and the services. */
+/**
+ * Header names carried on bus messages between the gateway and the services. On NATS a request carries one
+ * header, the context (`context`), and the request id, time left, space, caller, client address and checked
+ * schema travel inside it; the receiving service hands its handler the same names as the in-process bus
+ * does, taken from the context it verified.
+ */
 export const busHeaders = {
   requestId: 'x-request-id',
   /** The resolved space of a space-scoped request. */
@@ -23,8 +28,8 @@ export const busHeaders = {
    */
   staged: 'x-staged',
   /**
-   * On NATS, the signed context of a request (platform/src/bus/trust.ts): actor, space and client address
-   * travel inside it, bound to the subject, the request id and the body. Handed to a handler, it is the
+   * On NATS, the signed context of a request (platform/src/bus/trust.ts): request id, time left, actor,
+   * space and client address travel inside it, bound to the subject and the body. Handed to a handler, it is the
    * context to pass on when calling on the caller's behalf.
    */
   context: 'x-context',

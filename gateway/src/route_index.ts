@@ -86,17 +86,31 @@ export function indexedRoutes(routers: Router[]): {
     const path = ctx.path;
     const method = ctx.method.toUpperCase();
     const candidates = groupFor(method, path);
-    let chain: Layer[] | undefined;
+    // Each candidate's pattern is run once: its match both selects the route and gives its parameters.
+    let first: Layer | undefined;
+    let firstMatch: RegExpExecArray | undefined;
+    let more: [Layer, RegExpExecArray][] | undefined;
     let route = false;
     for (const layer of candidates.byMethod.get(method) ?? candidates.anyMethod) {
-      if (!layer.match(path)) continue;
-      (chain ??= []).push(layer);
+      const found = layer.regexp.exec(path);
+      if (found === null) continue;
+      if (first === undefined) {
+        first = layer;
+        firstMatch = found;
+      } else (more ??= []).push([layer, found]);
       if (layer.methods.length > 0) route = true;
     }
     const allowed = () => allowedMethods(ctx, next, candidates.all);
-    if (!route || !chain) return allowed();
-    if (chain.length === 1) return (run.get(chain[0] as Layer) as Middleware)(ctx, allowed);
-    return compose(chain.map((layer) => run.get(layer) as Middleware))(ctx, allowed);
+    if (!route || first === undefined) return allowed();
+    if (more === undefined) return (run.get(first) as Runner)(ctx, allowed, path, firstMatch as RegExpExecArray);
+    const chain: [Layer, RegExpExecArray][] = [[first, firstMatch as RegExpExecArray], ...more];
+    return compose(
+      chain.map(
+        ([layer, found]): Middleware =>
+          (c, n) =>
+            (run.get(layer) as Runner)(c, n, path, found),
+      ),
+    )(ctx, allowed);
   };
   return {
     middleware,
@@ -136,12 +150,20 @@ function group(layers: Layer[]): Group {
   return { all: layers, byMethod, anyMethod };
 }
 
-/** A route's middleware, after the parameters, template and name of the route are set on the context. */
-function runner(layer: Layer): Middleware {
+/** Runs a route's middleware for a path its pattern matched (`found`, the match's captures). */
+type Runner = (ctx: Context, next: Next, path: string, found: RegExpExecArray) => Promise<unknown>;
+
+/**
+ * A route's middleware, after the parameters, template and name of the route are set on the context: the
+ * parameters from the match the router made (as @koa/router's `captures` and `params` give them, without
+ * matching the path a second time).
+ */
+function runner(layer: Layer): Runner {
   const handle = compose(layer.stack as Middleware[]);
-  return (ctx, next) => {
-    const path = ctx.path;
-    ctx.params = layer.params(path, layer.captures(path), ctx.params);
+  const noCaptures = layer.opts.ignoreCaptures === true || layer.paramNames.length === 0;
+  const empty: string[] = [];
+  return (ctx, next, path, found) => {
+    ctx.params = layer.params(path, noCaptures ? empty : found.slice(1), ctx.params);
     ctx.routerPath = layer.path as string;
     ctx.routerName = layer.name || undefined;
     return handle(ctx, next);

@@ -52,6 +52,23 @@ t.test('a NATS bus', { skip: hasServer ? false : 'nats-server is not on the PATH
     t.equal(closing.result.status, 'fulfilled', `close() while disconnected returns (${Math.round(closing.ms)} ms)`);
   });
 
+  t.test('a request whose reply will not come fails with closed when the bus closes, not at its deadline', async (t) => {
+    const port = await freePort();
+    const server = await startServer(port);
+    t.teardown(server.dispose);
+    const bus = await within(10_000, NatsBus.connect({ servers: `nats://127.0.0.1:${port}`, name: 'test', defaultTimeoutMs: 2000 }));
+    const p = uniqueToken();
+    // Someone hears the request (so the server reports no "no responders") and never answers it.
+    let heard = false;
+    bus.subscribe(`${p}.silent`, () => void (heard = true));
+    await bus.flush();
+    // Far longer than the test runs: the answer it gets is the close's, not the timer's.
+    const pending = bus.request(`${p}.silent`, text(''), { timeoutMs: 600_000 });
+    await waitFor(() => heard);
+    await within(5000, bus.close());
+    await t.rejects(pending, { name: 'BusError', code: 'closed' });
+  });
+
   t.test('takes its maxPayload from the server, and holds requests and replies to it', async (t) => {
     const port = await freePort();
     const server = await startServer(port, 'max_payload: 4096');

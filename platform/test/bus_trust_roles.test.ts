@@ -130,6 +130,29 @@ for (const target of busTargets()) {
       );
       t.equal(refusals.length - before, 2, 'each with a warn line');
     });
+
+    await t.test('a request carries its context as its one header; the handler sees the request id and time left from it', async (t) => {
+      const echoAt = { ...sitePing, subject: siteSubject(sitePing.subject, uniqueToken('h')) } as typeof sitePing;
+      let seen: { requestId: string; budget: number } | undefined;
+      await start(as('protocol'), 'headers', [
+        implement(echoAt, async (_r, ctx) => {
+          seen = { requestId: ctx.requestId, budget: ctx.deadline - Date.now() };
+          return { site, instance: 'h', stream: null, warnings: [], configuration: 'd' };
+        }),
+      ]);
+      const travelled: Record<string, string>[] = [];
+      const tap = inner.subscribe(echoAt.subject, (msg) => void travelled.push(msg.headers));
+      t.teardown(() => tap.unsubscribe());
+      await inner.flush();
+      const requestId = randomUUID();
+      // The budget sent is far above any time the request takes, so what is left at the handler stays above half of it.
+      const timeoutMs = 60_000;
+      await call(as('protocol'), echoAt, { params: {}, query: {} } as never, { requestId, actor: protocolService, timeoutMs });
+      await inner.flush();
+      t.same(Object.keys(travelled[0] ?? {}), [busHeaders.context], 'the context is the only header on the way');
+      t.equal(seen?.requestId, requestId, "the handler has the caller's request id");
+      t.ok(seen && seen.budget > timeoutMs / 2 && seen.budget <= timeoutMs, `and its time left (${seen?.budget} ms)`);
+    });
   });
 }
 

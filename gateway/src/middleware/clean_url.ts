@@ -8,7 +8,9 @@ import { stringFault } from '../input/clean.ts';
  * read (`input/body.ts`), by the same rules.
  */
 export function cleanUrl(): Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
+    // Not async: it does nothing after `next`, and an async frame a request is garbage for nothing (a throw
+    // here still reaches the problem middleware as a rejection: koa-compose turns it into one).
     const path = ctx.path;
     // Most paths hold neither, and need no look at each segment.
     if (path.includes('%') || path.includes('\u0000')) for (const segment of path.split('/')) check(segment, 'path', '/params');
@@ -19,7 +21,7 @@ export function cleanUrl(): Middleware {
         const name = check(at < 0 ? pair : pair.slice(0, at), 'query', '/query');
         if (at >= 0) check(pair.slice(at + 1), 'query', `/query/${name}`);
       }
-    await next();
+    return next();
   };
 }
 

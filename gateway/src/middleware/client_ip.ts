@@ -25,11 +25,13 @@ export function clientIp(trustedProxies: readonly string[]): Middleware {
     }
     return known;
   };
-  return async (ctx, next) => {
+  return (ctx, next) => {
+    // Not async: it does nothing after `next`, and an async frame a request is garbage for nothing (a throw
+    // here still reaches the problem middleware as a rejection: koa-compose turns it into one).
     const { peer, viaProxy } = peerOf(ctx.req.socket);
     ctx.state.clientIp = viaProxy ? (fromForwarded(ctx.get('x-forwarded-for'), isTrusted) ?? peer) : peer;
     ctx.state.scheme = viaProxy ? (forwardedProto(ctx.get('x-forwarded-proto')) ?? ctx.protocol) : ctx.protocol;
-    await next();
+    return next();
   };
 }
 

@@ -13,13 +13,15 @@ const sessionRoutes = new Set(['/login', '/validate']);
  * Requests without cookies (bearer clients, scripts) are not a CSRF risk and pass.
  */
 export function csrf(): Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
+    // Not async: it does nothing after `next`, and an async frame a request is garbage for nothing (a throw
+    // here still reaches the problem middleware as a rejection: koa-compose turns it into one).
     const login = sessionRoutes.has(ctx.path) && ctx.method === 'POST';
     const cookieAuthed = unsafe.has(ctx.method) && hasSessionCookie(ctx);
     if ((login || cookieAuthed) && isCrossSite(ctx)) {
       throw new ProblemError('csrf_rejected', 'Cross-site requests are not accepted here');
     }
-    await next();
+    return next();
   };
 }
 

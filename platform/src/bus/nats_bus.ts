@@ -1,14 +1,18 @@
 import { deadlines } from '@scada/contracts';
 import { readFileSync } from 'node:fs';
 import {
+  createInbox,
   credsAuthenticator,
   ClosedConnectionError,
   DrainingConnectionError,
   InvalidSubjectError,
   NoRespondersError,
+  PermissionViolationError,
   RequestError,
   TimeoutError,
+  type Msg,
   type NatsConnection,
+  type Subscription,
 } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
@@ -76,6 +80,7 @@ export class NatsBus implements Bus {
   private readonly deliveries = new Set<Promise<void>>();
   private readonly onLost = new Set<() => void>();
   private readonly versions = new Map<string, NatsSpaceVersions>();
+  private readonly replies: Replies;
   private connected = true;
   private lastMaxPayload: number;
   private closing: Promise<void> | undefined;
@@ -108,6 +113,7 @@ export class NatsBus implements Bus {
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? deadlines.standardMs;
     this.log = options.log;
     this.lastMaxPayload = nc.info?.max_payload ?? defaultMaxPayload;
+    this.replies = new Replies(nc, options.inboxPrefix);
     void this.watch();
   }
 
@@ -134,9 +140,9 @@ export class NatsBus implements Bus {
     if (!this.connected) throw new BusError('disconnected', `bus is disconnected; request to ${subject} not sent`);
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
     try {
-      const msg = await this.nc.request(subject, data, { timeout: Math.max(1, timeoutMs), headers: toNatsHeaders(options.headers) });
+      const msg = await this.replies.request(subject, data, toNatsHeaders(options.headers), Math.max(1, timeoutMs));
       // The reply arrives on an inbox subject nobody needs; name it by the request, as the memory bus does.
-      return { ...toBusMessage(msg), subject };
+      return toBusMessage(msg, subject);
     } catch (err) {
       throw this.toBusError(err, `request to ${subject}`, timeoutMs);
     }
@@ -241,6 +247,7 @@ export class NatsBus implements Bus {
   private async watch(): Promise<void> {
     void this.nc.closed().then((err) => {
       this.setLost();
+      this.replies.close();
       if (err) this.log?.error({ err }, 'NATS connection closed on error');
     });
     for await (const s of this.nc.status()) {
@@ -256,6 +263,7 @@ export class NatsBus implements Bus {
           break;
         case 'error':
           this.log?.error({ err: s.error }, 'NATS server error');
+          if (s.error instanceof PermissionViolationError) this.replies.refused(s.error);
           break;
         case 'close':
           this.setLost();
@@ -301,4 +309,99 @@ function causes(err: unknown): Error[] {
   const chain: Error[] = [];
   for (let e = err; e instanceof Error && chain.length < 8; e = e.cause) chain.push(e);
   return chain;
+}
+
+/** A request waiting for its reply. */
+type Waiting = {
+  subject: string;
+  resolve: (msg: Msg) => void;
+  reject: (err: Error) => void;
+  timer: ReturnType<typeof setTimeout>;
+};
+
+/**
+ * The requests of one connection, answered on one inbox subscription (`<inbox prefix>.<unique>.*`, one
+ * reply subject a request), as the NATS client's own request multiplexing does, without what that costs
+ * each request: the client races a timer promise against the reply's and then rejects the settled one
+ * with a fresh "cancelled" error (an `Error` with a stack for every request that succeeds), and builds a
+ * random token, two promises and three closures. Here a request is one map entry, one promise and one
+ * timer. A reply with the no-responders status (503, empty) fails the request as the client's would; a
+ * request past its time fails with the client's `TimeoutError`, one refused by the server's permissions
+ * with its `PermissionViolationError`, and every waiting one with `ClosedConnectionError` when the
+ * connection closes.
+ */
+class Replies {
+  readonly #nc: NatsConnection;
+  readonly #prefix: string | undefined;
+  readonly #waiting = new Map<string, Waiting>();
+  #subscription: Subscription | undefined;
+  #base = '';
+  #next = 0;
+
+  constructor(nc: NatsConnection, prefix: string | undefined) {
+    this.#nc = nc;
+    this.#prefix = prefix;
+  }
+
+  request(subject: string, data: Uint8Array, headers: ReturnType<typeof toNatsHeaders>, timeoutMs: number): Promise<Msg> {
+    if (this.#subscription === undefined || this.#subscription.isClosed()) this.#subscribe();
+    const token = (this.#next++).toString(36);
+    return new Promise<Msg>((resolve, reject) => {
+      const waiting: Waiting = { subject, resolve, reject, timer: setTimeout(this.#expire, timeoutMs, token) };
+      this.#waiting.set(token, waiting);
+      try {
+        this.#nc.publish(subject, data, { reply: this.#base + token, headers });
+      } catch (err) {
+        this.#settle(token);
+        reject(err as Error);
+      }
+    });
+  }
+
+  /** A permission the server refused: the request it concerns fails (every one, for the inbox itself). */
+  refused(err: PermissionViolationError): void {
+    if (err.operation === 'subscription' && err.subject === `${this.#base}*`) {
+      this.#subscription = undefined;
+      for (const token of [...this.#waiting.keys()]) this.#settle(token)?.reject(err);
+      return;
+    }
+    if (err.operation !== 'publish') return;
+    for (const [token, waiting] of this.#waiting) if (waiting.subject === err.subject) return void this.#settle(token)?.reject(err);
+  }
+
+  /** The connection closed: nothing waiting will be answered. */
+  close(): void {
+    for (const token of [...this.#waiting.keys()]) this.#settle(token)?.reject(new ClosedConnectionError());
+  }
+
+  #subscribe(): void {
+    this.#base = `${createInbox(this.#prefix)}.`;
+    this.#subscription = this.#nc.subscribe(`${this.#base}*`, { callback: this.#receive });
+  }
+
+  readonly #receive = (err: Error | null, msg: Msg): void => {
+    if (err) {
+      // The subscription failed (refused by permissions, say): every waiting request with it; the next
+      // request subscribes again.
+      this.#subscription = undefined;
+      for (const token of [...this.#waiting.keys()]) this.#settle(token)?.reject(err);
+      return;
+    }
+    const waiting = this.#settle(msg.subject.slice(this.#base.length));
+    if (!waiting) return;
+    if (msg.data.length === 0 && msg.headers?.code === 503) waiting.reject(new NoRespondersError(waiting.subject));
+    else waiting.resolve(msg);
+  };
+
+  readonly #expire = (token: string): void => {
+    this.#settle(token)?.reject(new TimeoutError());
+  };
+
+  #settle(token: string): Waiting | undefined {
+    const waiting = this.#waiting.get(token);
+    if (waiting === undefined) return undefined;
+    this.#waiting.delete(token);
+    clearTimeout(waiting.timer);
+    return waiting;
+  }
 }

@@ -143,9 +143,13 @@ export function toNatsHeaders(record: BusHeaders | undefined): MsgHdrs | undefin
   return h;
 }
 
-/** A bus message from a NATS message: headers as a plain record, names exactly as received. */
-export function toBusMessage(msg: { subject: string; data: Uint8Array; headers?: MsgHdrs }): BusMessage {
+/**
+ * A bus message from a NATS message: headers as a plain record, names exactly as received; `subject` in
+ * place of the message's own (a reply is named by its request's subject, not its inbox's).
+ */
+export function toBusMessage(msg: { subject: string; data: Uint8Array; headers?: MsgHdrs }, subject = msg.subject): BusMessage {
   const headers: BusHeaders = {};
-  for (const [name, values] of msg.headers ?? []) headers[name] = values.join(', ');
-  return { subject: msg.subject, data: msg.data, headers };
+  if (msg.headers)
+    for (const [name, values] of msg.headers) headers[name] = values.length === 1 ? (values[0] as string) : values.join(', ');
+  return { subject, data: msg.data, headers };
 }
