@@ -50,6 +50,7 @@ export class NatsSpaceVersions implements SpaceVersions {
   #connected = true;
   #closed = false;
   #stop: (() => void) | undefined;
+  #unfollowedSaid = false;
   /** Puts on their way and waiting, per space. */
   readonly #lines = new Map<string, BumpLine>();
 
@@ -80,7 +81,20 @@ export class NatsSpaceVersions implements SpaceVersions {
   }
 
   #send(space: string, line: BumpLine): Promise<void> {
-    const put = this.#openToWrite().then((kv) => kv.put(keyOf(space), new Uint8Array(), { timeout: bumpTimeoutMs }).then(ignore));
+    const put = this.#openToWrite()
+      .then((kv) => kv.put(keyOf(space), new Uint8Array(), { timeout: bumpTimeoutMs }))
+      .then(
+        () => {
+          this.#unfollowedSaid = false;
+        },
+        (err: unknown) => {
+          if (!unfollowed(err)) throw err;
+          // No stream takes the put: no gateway keeps a read cache (each that does makes the bucket), so
+          // there is nothing to tell. Said once, not a warning with a stack per write.
+          if (!this.#unfollowedSaid) this.#log?.info('no gateway follows space versions; writes are not recorded until one does');
+          this.#unfollowedSaid = true;
+        },
+      );
     line.running = put;
     void put.then(ignore, ignore).then(() => {
       if (line.running !== put) return;
@@ -200,4 +214,10 @@ export class NatsSpaceVersions implements SpaceVersions {
       }
     }
   }
+}
+
+/** A put no stream answered: the bucket was never made (JetStream reports no responders this way). */
+function unfollowed(err: unknown): boolean {
+  const name = (err as Error | null)?.name;
+  return name === 'JetStreamNotEnabled' || name === 'NoRespondersError';
 }
