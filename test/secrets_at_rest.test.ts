@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { authService, parseSecretsKey, secretBox, signingKeyPurpose, totpPurpose } from '@scada/auth';
+import { authService, parseSecretsKey, passwords, secretBox, signingKeyPurpose, totpPurpose } from '@scada/auth';
 import { startService } from '@scada/platform';
 import { generateSync } from 'otplib';
 import t from 'tap';
@@ -67,6 +67,27 @@ async function signInWithCode(p: TestPlatform, username: string, password: strin
   });
   return res.status;
 }
+
+t.test('a password hash made at another cost is made again at the current one by the next sign-in', async (t) => {
+  const user = await createUser(p, { role: 'viewer' });
+  const hashOf = async () =>
+    (await p.proc.store!.query<{ password_hash: string }>('select password_hash from auth.users where id = $1', [user.userId])).rows[0]!
+      .password_hash;
+  const current = await hashOf();
+  const cost = /ln=(\d+)/.exec(current)![1];
+  // A hash of the same password at another cost, as an older default left it (2^17 once).
+  const older = await passwords(Number(cost) - 1).hash(user.password);
+  await p.proc.store!.query('update auth.users set password_hash = $2 where id = $1', [user.userId, older]);
+
+  t.equal((await login(p, user.username, `${user.password}x`)).status, 401, 'a wrong password is refused');
+  t.equal(await hashOf(), older, '... and changes nothing');
+  t.equal((await login(p, user.username, user.password)).status, 200, 'the password checks against the older hash');
+  const again = await hashOf();
+  t.not(again, older, 'the stored hash was replaced');
+  t.match(again, new RegExp(`^\\$scrypt\\$ln=${cost},r=8,p=\\d+\\$`), 'at the current cost');
+  t.equal((await login(p, user.username, user.password)).status, 200, 'and the password checks against it');
+  t.equal(await hashOf(), again, 'a hash at the current cost is left as it is');
+});
 
 t.test(`secrets at rest (${p.mode})`, async (t) => {
   t.test(

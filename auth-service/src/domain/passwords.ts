@@ -60,6 +60,8 @@ export type Passwords = {
   burn(password: string): Promise<false>;
   /** Makes the hash `burn` checks against, once; answers how long that hash took (ms). */
   prepare(): Promise<number>;
+  /** Whether a stored hash was made at the cost new hashes are made at (false: hash it again when the password is at hand). */
+  current(phc: string): boolean;
 };
 
 /**
@@ -74,8 +76,10 @@ export function passwords(log2N = defaultHashCost): Passwords {
     return `$scrypt$ln=${params.log2N},r=${params.r},p=${params.p}$${unpadded(salt)}$${unpadded(key)}`;
   };
   let dummy: Promise<string> | null = null;
+  const prefix = `$scrypt$ln=${params.log2N},r=${params.r},p=${params.p}$`;
   return {
     hash,
+    current: (phc) => phc.startsWith(prefix),
     verify: verifyPassword,
     prepare: async () => {
       const started = performance.now();

@@ -6,7 +6,7 @@ import { passwordLength } from '../domain/passwords.ts';
 import { totpPurpose } from '../domain/secrets.ts';
 import { matchTotp } from '../domain/totp.ts';
 import { challengeValid, logAttempt, saveChallenge, useChallenge } from '../store/records.ts';
-import { claimOtpStep, findUser, type UserRecord } from '../store/users.ts';
+import { claimOtpStep, findUser, rehashPassword, type UserRecord } from '../store/users.ts';
 import { lockedCheck } from './checks.ts';
 import { invalidCredentials, openGrant, type AuthDeps } from './deps.ts';
 
@@ -28,17 +28,38 @@ export function signInHandlers(deps: AuthDeps): Implementation[] {
     throw new ProblemError('upstream_timeout', 'The sign-in was checked after its deadline had passed; no session was made');
   };
 
-  const checkPassword = async (username: string, password: string): Promise<UserRecord | null> => {
+  const checkPassword = async (ctx: HandlerContext, username: string, password: string): Promise<UserRecord | null> => {
     const user = await findUser(deps.store, { username });
     const sane = password.length >= passwordLength.min && password.length <= passwordLength.max;
+    const started = Date.now();
     const ok = user && sane ? await deps.passwords.verify(password, user.passwordHash) : await deps.passwords.burn(password);
-    return ok && user?.enabled ? user : null;
+    if (!ok || !user?.enabled) return null;
+    if (!deps.passwords.current(user.passwordHash)) await hashAgain(ctx, user, password, Date.now() - started);
+    return user;
+  };
+
+  /**
+   * A hash made at another cost (an older default: 2^17 took 128 MiB at every check) is made again at the
+   * current one while the password is at hand, in the same place of the check queue, so each account pays
+   * once. Skipped when the sign-in's deadline leaves no room for twice the check just made (the new cost
+   * may be the higher); a failure leaves the old hash.
+   */
+  const hashAgain = async (ctx: HandlerContext, user: UserRecord, password: string, checkMs: number): Promise<void> => {
+    if (Date.now() + 2 * checkMs + answerMarginMs > ctx.deadline) return;
+    try {
+      const next = await deps.passwords.hash(password);
+      if (await rehashPassword(deps.store, user.id, user.passwordHash, next)) {
+        ctx.log.info({ user: user.id }, 'password hash made again at the current cost');
+      }
+    } catch (err) {
+      ctx.log.warn({ err, user: user.id }, 'making a password hash again at the current cost failed; the old one stays');
+    }
   };
 
   return [
     implement(login, async ({ body }, ctx) => {
       const { user } = await lockedCheck(deps, ctx, body.username, { hashes: true }, async () => {
-        const found = await checkPassword(body.username, body.password);
+        const found = await checkPassword(ctx, body.username, body.password);
         return { verdict: !found ? 'failed' : found.otpSecret ? 'released' : 'completed', user: found } as const;
       });
       if (!user) {

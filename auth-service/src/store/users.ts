@@ -146,6 +146,20 @@ export async function updateUserFields(
   );
 }
 
+/**
+ * Replaces a password hash by one of the same password at the current cost, only while the stored hash is
+ * still `previous` (a password changed meanwhile wins); true when it was replaced. Not a change of the
+ * password: nothing else of the user moves.
+ */
+export async function rehashPassword(db: Queryable, userId: string, previous: string, next: string): Promise<boolean> {
+  const { rowCount } = await db.query('update auth.users set password_hash = $3 where id = $1 and password_hash = $2', [
+    userId,
+    previous,
+    next,
+  ]);
+  return rowCount === 1;
+}
+
 /** Sets or clears the OTP secret; clearing also forgets the last used step. */
 export async function setOtpSecret(db: Queryable, userId: string, secret: string | null, actor: string | null): Promise<void> {
   await db.query(
