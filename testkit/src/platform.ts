@@ -107,10 +107,16 @@ export function migratedTemplate(): Promise<Blob> {
       Object.values(allParts.services).map(async (s) => ({ schema: s.schema, migrations: await s.migrations() })),
     );
     const key = createHash('sha256').update(JSON.stringify(schemas)).digest('hex').slice(0, 16);
-    return cachedDump(`-migrated-${key}`, async () => {
+    return cachedDump(`-migrated-${key}-one-database`, async () => {
       const store = await PGliteStore.memory({ template: await pgliteTemplate(), checkNesting: true });
       try {
         for (const { schema, migrations } of schemas) await migrate(store, schema, migrations);
+        // The platform uses the one database PGlite opens (`postgres`); initdb's `template0` and `template1`
+        // are half the data folder's 1,200 files, each of which every store copies into its in-memory file
+        // system when it starts (0.2–0.4 CPU-s of a start).
+        await store.query(`update pg_database set datistemplate = false where datname in ('template0', 'template1')`);
+        await store.query('drop database template0');
+        await store.query('drop database template1');
         return await store.dump();
       } finally {
         await store.close();
@@ -120,10 +126,22 @@ export function migratedTemplate(): Promise<Blob> {
   return migrated;
 }
 
-/** Opens the store a test platform names: PostgreSQL as in production, the embedded one from the migrated template. */
+/**
+ * Opens the store a test platform names: PostgreSQL as in production, the embedded one from the migrated
+ * template, its WebAssembly compiled as `openStore` compiles it (`EMBEDDED_STORE_COMPILER`: V8's baseline
+ * compiler only unless `optimizing`). Before 2026-11-29 the test stores left V8's optimising compiler on,
+ * unlike a started platform: it recompiled PostgreSQL's hot functions on background threads in every test
+ * process, about 1.3 CPU-s a file, more than a test's queries won back from the faster code.
+ */
 const openTestStore: typeof openStore = async (config, log) => {
   if (config.databaseUrl) return openStore(config, log);
-  return PGliteStore.open(config.dataDir, { log, timeoutMs: config.timeoutMs, template: await migratedTemplate(), checkNesting: true });
+  return PGliteStore.open(config.dataDir, {
+    log,
+    timeoutMs: config.timeoutMs,
+    template: await migratedTemplate(),
+    checkNesting: true,
+    baselineCompiler: config.compiler !== 'optimizing',
+  });
 };
 
 /**
@@ -133,7 +151,13 @@ const openTestStore: typeof openStore = async (config, log) => {
  */
 const openTestStoreInMemory: typeof openStore = async (config, log) => {
   if (config.databaseUrl) return openStore(config, log);
-  return PGliteStore.memory({ log, timeoutMs: config.timeoutMs, template: await migratedTemplate(), checkNesting: true });
+  return PGliteStore.memory({
+    log,
+    timeoutMs: config.timeoutMs,
+    template: await migratedTemplate(),
+    checkNesting: true,
+    baselineCompiler: config.compiler !== 'optimizing',
+  });
 };
 
 /**

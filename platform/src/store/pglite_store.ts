@@ -184,6 +184,7 @@ export class PGliteStore implements Store {
 
   /** A database in memory, gone when closed: for tests. */
   static async memory(options: PGliteStoreOptions = {}): Promise<PGliteStore> {
+    if (options.baselineCompiler) setFlagsFromString('--liftoff-only');
     const db = await PGlite.create({ parsers: pgCompatibleParsers, loadDataDir: options.template, startParams: startParams() });
     return new PGliteStore(db, undefined, options);
   }
