@@ -64,6 +64,9 @@ export async function startTestPlatform(
     LOG_LEVEL: 'debug',
     ADMIN_PASSWORD: testAdminPassword,
     ...testHashing,
+    // How the embedded store's WebAssembly is compiled, as the environment of the run says (the test
+    // stores of `stores.ts` read the same variable), so that both compilers can be run and compared.
+    ...(process.env.EMBEDDED_STORE_COMPILER ? { EMBEDDED_STORE_COMPILER: process.env.EMBEDDED_STORE_COMPILER } : {}),
     ...(database ? { DATABASE_URL: database.url, SECRETS_KEY: randomBytes(32).toString('base64') } : {}),
     ...(process.env.NATS_URL && !options.nats
       ? { ...platformNatsEnv(), ...testBusKeys, BUS_SUBJECT_PREFIX: `t${randomBytes(6).toString('hex')}` }
