@@ -17,7 +17,8 @@ import { asAdmin, signIn } from '@scada/testkit/session';
 process.env.TMPDIR = await mkdtemp(join(tmpdir(), 'scada-edge-'));
 const uploads = async () => (await readdir(process.env.TMPDIR as string)).filter((f) => f.startsWith('scada-upload-'));
 
-const p = await startTestPlatform();
+// With its TLS listener too, for the HSTS test: one platform for the file instead of a second one for that test.
+const p = await startTestPlatform({}, { tls: true });
 // The folder goes with the platform: nothing of a test run is left in the temp folder.
 t.teardown(async () => {
   await p.stop();
@@ -398,12 +399,10 @@ t.test('security headers: nosniff on every answer, HSTS only over HTTPS, no-stor
 });
 
 t.test('over HTTPS every answer carries Strict-Transport-Security', async (t) => {
-  const q = await startTestPlatform({}, { tls: true });
-  t.teardown(() => q.stop());
   const { request } = await import('node:https');
   for (const path of ['/healthz', '/api/nothing', '/api/projects']) {
     const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      request(`${q.tlsUrl}${path}`, { rejectUnauthorized: false }, (r) => {
+      request(`${p.tlsUrl}${path}`, { rejectUnauthorized: false }, (r) => {
         r.resume();
         resolve(r.headers);
       })

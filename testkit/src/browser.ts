@@ -1,12 +1,12 @@
 /**
  * What the console's browser tests share: Debian's Chromium driven by playwright-core, one browser a test
- * file; the console built first, as `npm start` builds it; a page in a context of its own that records
- * every console error, page error, CSP violation, dialog and request; signing in through the form; and a
- * screen's check (axe-core finds no serious or critical violation, nothing scrolls sideways, a screenshot
- * under test/output/console/, which git ignores).
+ * file; the console built first, as `npm start` builds it (once for every file while its sources stay the
+ * same); a page in a context of its own that records every console error, page error, CSP violation,
+ * dialog and request; signing in through the form; and a screen's check (axe-core finds no serious or
+ * critical violation, nothing scrolls sideways, a screenshot under test/output/console/, which git ignores).
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import { buildConsole, type ConsoleBuild } from '@scada/console/build';
+import { type ConsoleBuild, consoleBuiltOnce } from '@scada/console/build';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 /** What this module needs of a tap test (the testkit does not depend on tap). */
@@ -104,7 +104,8 @@ export async function startBrowser(t: Test, options: { shotPrefix?: string } = {
   const [{ chromium }, { default: AxeBuilder }, built] = await Promise.all([
     import('playwright-core'),
     import('@axe-core/playwright'),
-    buildConsole(),
+    // Built once a suite run, not once a file: `gateway/test/console.test.ts` builds it for real every time.
+    consoleBuiltOnce(),
   ]);
   const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
   t.teardown(() => browser.close());

@@ -11,7 +11,7 @@ import type { JWK } from 'jose';
 import { launchProcess, openStore } from '@scada/platform';
 import { allParts, type PlatformProcess } from '../../launch.ts';
 import { migrate, PGliteStore } from '@scada/platform/testing';
-import { cachedDump, pgliteTemplate } from './stores.ts';
+import { cachedDump, compileStoresAsPlatform, pgliteTemplate } from './stores.ts';
 import { dropEventStream } from './event_streams.ts';
 import { testBusKeys } from './bus_keys.ts';
 import { platformNatsEnv } from './nats_auth.ts';
@@ -64,6 +64,9 @@ export async function startTestPlatform(
     LOG_LEVEL: 'debug',
     ADMIN_PASSWORD: testAdminPassword,
     ...testHashing,
+    // How the embedded store's WebAssembly is compiled, as the environment of the run says (the test
+    // stores of `stores.ts` read the same variable), so that both compilers can be run and compared.
+    ...(process.env.EMBEDDED_STORE_COMPILER ? { EMBEDDED_STORE_COMPILER: process.env.EMBEDDED_STORE_COMPILER } : {}),
     ...(database ? { DATABASE_URL: database.url, SECRETS_KEY: randomBytes(32).toString('base64') } : {}),
     ...(process.env.NATS_URL && !options.nats
       ? { ...platformNatsEnv(), ...testBusKeys, BUS_SUBJECT_PREFIX: `t${randomBytes(6).toString('hex')}` }
@@ -107,10 +110,16 @@ export function migratedTemplate(): Promise<Blob> {
       Object.values(allParts.services).map(async (s) => ({ schema: s.schema, migrations: await s.migrations() })),
     );
     const key = createHash('sha256').update(JSON.stringify(schemas)).digest('hex').slice(0, 16);
-    return cachedDump(`-migrated-${key}`, async () => {
+    return cachedDump(`-migrated-${key}-one-database`, async () => {
       const store = await PGliteStore.memory({ template: await pgliteTemplate(), checkNesting: true });
       try {
         for (const { schema, migrations } of schemas) await migrate(store, schema, migrations);
+        // The platform uses the one database PGlite opens (`postgres`); initdb's `template0` and `template1`
+        // are half the data folder's 1,200 files, each of which every store copies into its in-memory file
+        // system when it starts (0.2–0.4 CPU-s of a start).
+        await store.query(`update pg_database set datistemplate = false where datname in ('template0', 'template1')`);
+        await store.query('drop database template0');
+        await store.query('drop database template1');
         return await store.dump();
       } finally {
         await store.close();
@@ -120,10 +129,22 @@ export function migratedTemplate(): Promise<Blob> {
   return migrated;
 }
 
-/** Opens the store a test platform names: PostgreSQL as in production, the embedded one from the migrated template. */
+/**
+ * Opens the store a test platform names: PostgreSQL as in production, the embedded one from the migrated
+ * template, its WebAssembly compiled as a started platform's (`EMBEDDED_STORE_COMPILER`: V8's baseline
+ * compiler only unless `optimizing`). Before 2026-11-29 the test stores left V8's optimising compiler on,
+ * unlike a started platform: it recompiled PostgreSQL's hot functions on background threads in every test
+ * process, about 1.3 CPU-s a file, more than a test's queries won back from the faster code.
+ */
 const openTestStore: typeof openStore = async (config, log) => {
   if (config.databaseUrl) return openStore(config, log);
-  return PGliteStore.open(config.dataDir, { log, timeoutMs: config.timeoutMs, template: await migratedTemplate(), checkNesting: true });
+  compileStoresAsPlatform();
+  return PGliteStore.open(config.dataDir, {
+    log,
+    timeoutMs: config.timeoutMs,
+    template: await migratedTemplate(),
+    checkNesting: true,
+  });
 };
 
 /**
@@ -133,7 +154,13 @@ const openTestStore: typeof openStore = async (config, log) => {
  */
 const openTestStoreInMemory: typeof openStore = async (config, log) => {
   if (config.databaseUrl) return openStore(config, log);
-  return PGliteStore.memory({ log, timeoutMs: config.timeoutMs, template: await migratedTemplate(), checkNesting: true });
+  compileStoresAsPlatform();
+  return PGliteStore.memory({
+    log,
+    timeoutMs: config.timeoutMs,
+    template: await migratedTemplate(),
+    checkNesting: true,
+  });
 };
 
 /**
