@@ -208,3 +208,31 @@ t.test('a key per pair of holders: no holder makes what a third accepts as anoth
   });
   t.match(site.verify(message(asItself)), { roles: ['protocol'] }, 'the hub speaks as itself at the site');
 });
+
+t.test('the time left is the context’s alone: a bare x-timeout-ms beside a context is dropped, as a bare actor is', async (t) => {
+  const names = ['gateway', 'protocol'] as const;
+  const identities = Object.fromEntries(await Promise.all(names.map(async (n) => [n, (await newBusKey()).identity]))) as Record<
+    (typeof names)[number],
+    BusIdentity
+  >;
+  const trusted = await parseTrustedKeys(
+    JSON.stringify({ keys: [trustedKeyEntry(identities.gateway, ['gateway']), trustedKeyEntry(identities.protocol, ['protocol'])] }),
+  );
+  const signer = new ContextSigner({ identity: identities.gateway, trusted });
+  const verifier = new ContextVerifier({ identity: identities.protocol, trusted });
+  const subject = 'scada.protocol.v1.getConnections';
+  const data = new TextEncoder().encode('{"params":{},"query":{}}');
+  const fields = { [busHeaders.requestId]: randomUUID(), [busHeaders.actor]: JSON.stringify(user), [busHeaders.space]: 'default' };
+  const received = (context: string, beside: Record<string, string>) => {
+    const verdict = verifier.verify({ subject, data, headers: { [busHeaders.context]: context, ...beside } });
+    return 'headers' in verdict ? verdict.headers : verdict;
+  };
+
+  // A caller without a deadline: its context carries no time left, and none may be put beside it on the way.
+  const untimed = received(signer.sign(subject, data, fields), { [busHeaders.timeout]: '1' });
+  t.notOk('reason' in untimed, 'the context itself is good');
+  t.equal((untimed as Record<string, string>)[busHeaders.timeout], undefined, 'a bare time left beside it is not believed');
+
+  const timed = received(signer.sign(subject, data, { ...fields, [busHeaders.timeout]: '5000' }), { [busHeaders.timeout]: '1' });
+  t.equal((timed as Record<string, string>)[busHeaders.timeout], '5000', "with one in the context, the context's");
+});

@@ -50,8 +50,18 @@ export {
  * 0.13 ms of CPU a request, a third of an echo over NATS; the tags cost microseconds (bench/README.md).
  */
 
-/** The headers a verified request's handler gets from its context alone: what a sender put beside it is dropped. */
-const fromContext = new Set<string>([busHeaders.actor, busHeaders.space, busHeaders.clientIp, busHeaders.checked, busHeaders.context]);
+/**
+ * The headers a verified request's handler gets from its context alone: what a sender put beside it is dropped
+ * (the time left too: a context without one is a caller without a deadline, which nothing on the way may set).
+ */
+const fromContext = new Set<string>([
+  busHeaders.actor,
+  busHeaders.space,
+  busHeaders.clientIp,
+  busHeaders.checked,
+  busHeaders.context,
+  busHeaders.timeout,
+]);
 
 /** How long a context is good for, from its making. */
 export const contextLifetimeSeconds = 30;
