@@ -5,7 +5,7 @@
 import { EnvReader } from '@scada/platform';
 import t from 'tap';
 import { readAuthConfig } from '../src/config.ts';
-import { defaultHashCost, lowestTestHashCost, passwords, verifyPassword } from '../src/domain/passwords.ts';
+import { defaultHashCost, lowestTestHashCost, paramsOf, passwords, verifyPassword } from '../src/domain/passwords.ts';
 
 /** A hash as the platform stored it before its default became 2^15, p=3: OWASP's N=2^17, r=8, p=1. */
 const storedAt17 = '$scrypt$ln=17,r=8,p=1$W1Q0pIuYF5fyM1OShGECgQ$aagm1Iy3H8oqQ2W53LInO18G8sk66kGlAYLowymlz3M';
@@ -79,6 +79,19 @@ t.test('burn spends a check and answers false, whatever the password', async (t)
   const p = passwords(lowestTestHashCost);
   t.equal(await p.burn('anything-at-all'), false);
   t.equal(await p.burn('x'.repeat(10_000)), false, 'a password far over the longest ever stored');
+});
+
+t.test('burn takes the cost of a stored hash it is given, and only a cost this platform could have made', async (t) => {
+  const p = passwords(10);
+  const older = await passwords(11).hash('an older password');
+  t.same(paramsOf(older), { log2N: 11, r: 8, p: 1 }, 'a stored hash names its cost');
+  t.same(paramsOf('$scrypt$ln=17,r=8,p=1$'), { log2N: 17, r: 8, p: 1 }, 'so does the start of one');
+  for (const foreign of ['$scrypt$ln=31,r=8,p=1$', '$scrypt$ln=15,r=99,p=1$', '$scrypt$ln=15,r=8,p=0$', '$argon2id$v=19$', '']) {
+    t.equal(paramsOf(foreign), null, `not one of ours: ${JSON.stringify(foreign)}`);
+  }
+  t.equal(await p.burn('whatever it is', older), false, "at the stored hash's cost");
+  t.equal(await p.burn('whatever it is', '$scrypt$ln=31,r=8,p=1$'), false, 'a foreign cost falls back to the cost of new hashes');
+  t.equal(await p.burn('whatever it is', undefined), false, 'and so does none');
 });
 
 t.test('PASSWORD_HASH_COST: production cost by default, lower only in a test run', async (t) => {

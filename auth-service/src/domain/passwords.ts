@@ -55,9 +55,11 @@ export type Passwords = {
   verify(password: string, phc: string): Promise<boolean>;
   /**
    * Spends the time of a real check on a password that cannot match, so that an unknown username (or a
-   * password of a length that is never stored) answers as slowly as a wrong password.
+   * password of a length that is never stored) answers as slowly as a wrong password: at the cost of the
+   * stored hash `like` names (a PHC string or its start, e.g. `$scrypt$ln=17,r=8,p=1$`), or at the cost
+   * of new hashes.
    */
-  burn(password: string): Promise<false>;
+  burn(password: string, like?: string): Promise<false>;
   /** Makes the hash `burn` checks against, once; answers how long that hash took (ms). */
   prepare(): Promise<number>;
   /** Whether a stored hash was made at the cost new hashes are made at (false: hash it again when the password is at hand). */
@@ -75,21 +77,38 @@ export function passwords(log2N = defaultHashCost): Passwords {
     const key = await derive(password, salt, params, keyLength);
     return `$scrypt$ln=${params.log2N},r=${params.r},p=${params.p}$${unpadded(salt)}$${unpadded(key)}`;
   };
-  let dummy: Promise<string> | null = null;
-  const prefix = `$scrypt$ln=${params.log2N},r=${params.r},p=${params.p}$`;
+  const prefix = phcParams(params);
+  /** One hash of a random password per cost that `burn` was asked for, made at its first use. */
+  const dummies = new Map<string, Promise<string>>();
+  const dummyAt = (at: Params): Promise<string> => {
+    const name = phcParams(at);
+    let dummy = dummies.get(name);
+    if (dummy === undefined) {
+      const made = (async () => {
+        const salt = randomBytes(16);
+        const key = await derive(randomBytes(24).toString('base64'), salt, at, keyLength);
+        return `${name}${unpadded(salt)}$${unpadded(key)}`;
+      })();
+      dummy = made.catch((err: unknown) => {
+        dummies.delete(name);
+        throw err;
+      });
+      dummies.set(name, dummy);
+    }
+    return dummy;
+  };
   return {
     hash,
     current: (phc) => phc.startsWith(prefix),
     verify: verifyPassword,
     prepare: async () => {
       const started = performance.now();
-      dummy ??= hash(randomBytes(24).toString('base64'));
-      await dummy;
+      await dummyAt(params);
       return performance.now() - started;
     },
-    burn: async (password) => {
-      dummy ??= hash(randomBytes(24).toString('base64'));
-      await verifyPassword(password.slice(0, passwordLength.max * 4), await dummy);
+    burn: async (password, like) => {
+      const dummy = await dummyAt((like !== undefined ? paramsOf(like) : null) ?? params);
+      await verifyPassword(password.slice(0, passwordLength.max * 4), dummy);
       return false;
     },
   };
@@ -108,6 +127,24 @@ export async function verifyPassword(password: string, phc: string): Promise<boo
     expected.length,
   );
   return key.length === expected.length && timingSafeEqual(key, expected);
+}
+
+/** The start of a PHC string made at `params`: `$scrypt$ln=15,r=8,p=3$`. */
+function phcParams(params: Params): string {
+  return `$scrypt$ln=${params.log2N},r=${params.r},p=${params.p}$`;
+}
+
+/**
+ * The cost a PHC string (or its start) names, when it is one this platform could have made (ln 10 to 20,
+ * r 8, p 1 to 10); null otherwise.
+ */
+export function paramsOf(phc: string): Params | null {
+  const match = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$/.exec(phc);
+  if (!match) return null;
+  const log2N = Number(match[1]);
+  const r = Number(match[2]);
+  const p = Number(match[3]);
+  return log2N >= 10 && log2N <= 20 && r === blockSize && p >= 1 && p <= 10 ? { log2N, r, p } : null;
 }
 
 function unpadded(bytes: Buffer): string {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { login, otpChallengeSeconds, validateOtp } from '@scada/contracts';
 import { ProblemError } from '@scada/contracts';
 import { implement, type HandlerContext, type Implementation } from '@scada/platform';
@@ -12,6 +12,8 @@ import { invalidCredentials, openGrant, type AuthDeps } from './deps.ts';
 
 /** Time kept from a sign-in's deadline for its answer's way back: a grant made later would reach nobody. */
 const answerMarginMs = 100;
+/** Time a sign-in's deadline must leave to make its hash again: see `hashAgain`. */
+const rehashRoom = (checkMs: number) => 3 * checkMs + 1000;
 
 /** `login` and `validateOtp`: the password step and the TOTP step of a sign-in. */
 export function signInHandlers(deps: AuthDeps): Implementation[] {
@@ -32,7 +34,12 @@ export function signInHandlers(deps: AuthDeps): Implementation[] {
     const user = await findUser(deps.store, { username });
     const sane = password.length >= passwordLength.min && password.length <= passwordLength.max;
     const started = Date.now();
-    const ok = user && sane ? await deps.passwords.verify(password, user.passwordHash) : await deps.passwords.burn(password);
+    // A check that cannot match costs what a real one would: the user's own hash's cost, and for an unknown
+    // name the cost of a stored hash chosen by the name (so it answers like an account not yet rehashed).
+    const ok =
+      user && sane
+        ? await deps.passwords.verify(password, user.passwordHash)
+        : await deps.passwords.burn(password, user ? user.passwordHash : await storedCosts.likeFor(username));
     if (!ok || !user?.enabled) return null;
     if (!deps.passwords.current(user.passwordHash)) await hashAgain(ctx, user, password, Date.now() - started);
     return user;
@@ -41,11 +48,12 @@ export function signInHandlers(deps: AuthDeps): Implementation[] {
   /**
    * A hash made at another cost (an older default: 2^17 took 128 MiB at every check) is made again at the
    * current one while the password is at hand, in the same place of the check queue, so each account pays
-   * once. Skipped when the sign-in's deadline leaves no room for twice the check just made (the new cost
-   * may be the higher); a failure leaves the old hash.
+   * once. Skipped when the sign-in's deadline leaves no room for three times the check just made and a
+   * second more (the new cost may be the higher, and a busy machine's hashes vary), so that a sign-in is
+   * not answered too late for it; a failure leaves the old hash.
    */
   const hashAgain = async (ctx: HandlerContext, user: UserRecord, password: string, checkMs: number): Promise<void> => {
-    if (Date.now() + 2 * checkMs + answerMarginMs > ctx.deadline) return;
+    if (Date.now() + rehashRoom(checkMs) > ctx.deadline) return;
     try {
       const next = await deps.passwords.hash(password);
       if (await rehashPassword(deps.store, user.id, user.passwordHash, next)) {
@@ -55,6 +63,8 @@ export function signInHandlers(deps: AuthDeps): Implementation[] {
       ctx.log.warn({ err, user: user.id }, 'making a password hash again at the current cost failed; the old one stays');
     }
   };
+
+  const storedCosts = costsOfStoredHashes(deps);
 
   return [
     implement(login, async ({ body }, ctx) => {
@@ -110,4 +120,47 @@ export function signInHandlers(deps: AuthDeps): Implementation[] {
       return grant;
     }),
   ];
+}
+
+/** How long the costs of the stored hashes are read once for all unknown names (ms). */
+const storedCostsMs = 60_000;
+
+/**
+ * The costs of the stored password hashes and how many accounts hold each, read at most once a minute,
+ * and for a name that has no account, one of them picked by a keyed hash of the name (the same name gets
+ * the same cost while the counts stand), in proportion to the accounts that hold it. Until every account
+ * has signed in since the default cost changed, an unknown name then takes as long as an account that has
+ * not: timing tells no more than the counts do.
+ */
+function costsOfStoredHashes(deps: AuthDeps): { likeFor(username: string): Promise<string | undefined> } {
+  const key = randomBytes(32);
+  let read: { at: number; costs: Promise<{ params: string; n: number }[]> } | null = null;
+  const costs = () => {
+    if (read === null || Date.now() - read.at > storedCostsMs) {
+      const costs = deps.store
+        .query<{ params: string | null; n: number }>(
+          `select substring(password_hash from '^\\$scrypt\\$[^$]*\\$') as params, count(*)::int as n
+             from auth.users group by 1 order by 1`,
+        )
+        .then(({ rows }) => rows.filter((r): r is { params: string; n: number } => r.params !== null));
+      read = { at: Date.now(), costs };
+      costs.catch(() => {
+        read = null;
+      });
+    }
+    return read.costs;
+  };
+  return {
+    async likeFor(username) {
+      const list = await costs().catch(() => []);
+      const total = list.reduce((sum, c) => sum + c.n, 0);
+      if (total === 0) return undefined;
+      let at = createHmac('sha256', key).update(username.toLowerCase()).digest().readUInt32BE(0) % total;
+      for (const c of list) {
+        if (at < c.n) return c.params;
+        at -= c.n;
+      }
+      return undefined;
+    },
+  };
 }

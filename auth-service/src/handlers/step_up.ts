@@ -32,7 +32,9 @@ export async function requireStepUp(
   if (password === undefined || password === '' || (user.otpSecret && !proof.otpCode)) throw refuse(`${what} needs ${asked}`);
   const { verdict } = await lockedCheck(deps, ctx, user.username, { hashes: true }, async () => {
     const sane = password.length >= passwordLength.min && password.length <= passwordLength.max;
-    const passwordOk = sane ? await deps.passwords.verify(password, user.passwordHash) : await deps.passwords.burn(password);
+    const passwordOk = sane
+      ? await deps.passwords.verify(password, user.passwordHash)
+      : await deps.passwords.burn(password, user.passwordHash);
     if (!passwordOk) return { verdict: 'failed' } as const;
     if (user.otpSecret) {
       const step = matchTotp(deps.secrets.open(user.otpSecret, totpPurpose(user.id)), (proof.otpCode ?? '').trim(), user.otpLastStep);
