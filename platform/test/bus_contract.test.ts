@@ -60,6 +60,37 @@ for (const target of busTargets()) {
       t.ok(ms >= 180 && ms < 1500, `took ${Math.round(ms)} ms for a 200 ms timeout`);
     });
 
+    t.test('requests given the same time each expire at their own deadline, whatever was answered around them', async (t) => {
+      const p = uniqueToken();
+      const hold = gate();
+      const svc = await bus.addService({ name: p, version: '1.0.0' }, [
+        {
+          name: 'mixed',
+          subject: `${p}.mixed`,
+          handler: async (m) => (read(m) === 'slow' && (await hold.promise), { data: m.data }),
+        },
+      ]);
+      t.teardown(async () => {
+        hold.open();
+        await svc.stop();
+      });
+      const timeoutMs = 300;
+      const first = timed(bus.request(`${p}.mixed`, text('slow'), { timeoutMs }));
+      t.equal(read(await bus.request(`${p}.mixed`, text('fast'), { timeoutMs })), 'fast', 'answered while a request waits');
+      await sleep(timeoutMs / 2);
+      const second = timed(bus.request(`${p}.mixed`, text('slow'), { timeoutMs }));
+      t.equal(read(await bus.request(`${p}.mixed`, text('fast'), { timeoutMs })), 'fast');
+      for (const { ms, result } of [await first, await second]) {
+        t.match(result, { status: 'rejected', reason: { name: 'BusError', code: 'timeout' } });
+        // Never before its own deadline (less the 20 ms a timer may round by): the second request's time
+        // starts when it is sent, not when the first one's ends or started.
+        t.ok(ms >= timeoutMs - 20, `expired after ${Math.round(ms)} ms of a ${timeoutMs} ms timeout`);
+      }
+      t.equal(read(await bus.request(`${p}.mixed`, text('fast'), { timeoutMs })), 'fast', 'a request after they expired is answered');
+      const third = await timed(bus.request(`${p}.mixed`, text('slow'), { timeoutMs }));
+      t.match(third.result, { status: 'rejected', reason: { code: 'timeout' } }, 'and one after them still expires');
+    });
+
     t.test('a request nobody serves fails at once with no_responders', async (t) => {
       const { ms, result } = await timed(bus.request(`${uniqueToken()}.nobody`, text(''), { timeoutMs: 2000 }));
       t.match(result, { status: 'rejected', reason: { name: 'BusError', code: 'no_responders' } });

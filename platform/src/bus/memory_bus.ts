@@ -44,6 +44,7 @@ export class MemoryBus implements Bus {
   private readonly eventLogs = new Map<string, MemoryEventLog>();
   private readonly versions = new Map<string, SpaceVersions>();
   private readonly defaultTimeoutMs: number;
+  private readonly waiters = new Waiters();
 
   constructor(options: { maxPayload?: number; defaultTimeoutMs?: number } = {}) {
     this.maxPayload = options.maxPayload ?? 1024 * 1024;
@@ -71,25 +72,21 @@ export class MemoryBus implements Bus {
     }
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
     return new Promise<BusMessage>((resolve, reject) => {
-      let settled = false;
-      const timer = setTimeout(() => {
-        settled = true;
-        reject(new BusError('timeout', `request to ${subject} timed out after ${timeoutMs} ms`));
-      }, timeoutMs);
+      const waiter = this.waiters.add(timeoutMs, () =>
+        reject(new BusError('timeout', `request to ${subject} timed out after ${timeoutMs} ms`)),
+      );
       const delivered = this.route({
         subject,
         data,
         headers: options.headers ?? {},
         reply: (m) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
+          if (waiter.settled) return;
+          this.waiters.settle(waiter);
           resolve(m);
         },
       });
       if (!delivered) {
-        settled = true;
-        clearTimeout(timer);
+        this.waiters.settle(waiter);
         reject(new BusError('no_responders', `no responders for ${subject}`));
       }
     });
@@ -259,5 +256,75 @@ export class MemoryBus implements Bus {
     sub.closed = true;
     this.subs = this.subs.filter((s) => s !== sub);
     this.routes.clear();
+  }
+}
+
+/** A request waiting for its reply: `expire` is called once its time is up, unless it was settled first. */
+type Waiter = { lane: Lane; deadline: number; settled: boolean; expire: () => void };
+/** The requests given one same time, oldest first (so in the order of their deadlines), under one timer. */
+type Lane = { timeoutMs: number; waiters: Waiter[]; head: number; timer: ReturnType<typeof setTimeout> | undefined };
+
+/**
+ * The timeouts of the requests in flight. A timer per request (set, then cleared by the reply) cost Deno
+ * several times what it costs Node, in the timer itself and in what its garbage collection then had to
+ * scan (bench/README.md, "Deno beside Node"); here the requests given the same time wait in one queue in
+ * the order of their deadlines, under one timer set for the oldest, so a request costs an array entry
+ * and its reply a flag. A request expires at its deadline as it did under its own timer; the timer is
+ * cleared once nothing waits, so no idle process is kept alive by it.
+ */
+class Waiters {
+  readonly #lanes = new Map<number, Lane>();
+
+  add(timeoutMs: number, expire: () => void): Waiter {
+    let lane = this.#lanes.get(timeoutMs);
+    if (!lane) {
+      lane = { timeoutMs, waiters: [], head: 0, timer: undefined };
+      this.#lanes.set(timeoutMs, lane);
+    }
+    const waiter: Waiter = { lane, deadline: performance.now() + timeoutMs, settled: false, expire };
+    lane.waiters.push(waiter);
+    if (lane.timer === undefined) this.#arm(lane, timeoutMs);
+    return waiter;
+  }
+
+  /** The request was answered (or failed otherwise): it no longer expires. */
+  settle(waiter: Waiter): void {
+    waiter.settled = true;
+    this.#trim(waiter.lane);
+  }
+
+  #arm(lane: Lane, ms: number): void {
+    lane.timer = setTimeout(() => this.#expire(lane), Math.max(0, Math.ceil(ms)));
+  }
+
+  #expire(lane: Lane): void {
+    lane.timer = undefined;
+    const now = performance.now();
+    while (lane.head < lane.waiters.length) {
+      const waiter = lane.waiters[lane.head] as Waiter;
+      if (!waiter.settled && waiter.deadline > now) break;
+      lane.head++;
+      if (waiter.settled) continue;
+      waiter.settled = true;
+      waiter.expire();
+    }
+    this.#trim(lane);
+    const next = lane.waiters[lane.head];
+    if (next && lane.timer === undefined) this.#arm(lane, next.deadline - now);
+  }
+
+  /** Drops the answered requests at the front; a lane nobody waits in goes, with its timer. */
+  #trim(lane: Lane): void {
+    while (lane.head < lane.waiters.length && (lane.waiters[lane.head] as Waiter).settled) lane.head++;
+    if (lane.head === lane.waiters.length) {
+      clearTimeout(lane.timer);
+      lane.timer = undefined;
+      lane.waiters = [];
+      lane.head = 0;
+      if (this.#lanes.get(lane.timeoutMs) === lane) this.#lanes.delete(lane.timeoutMs);
+    } else if (lane.head >= 1024 && lane.head * 2 >= lane.waiters.length) {
+      lane.waiters = lane.waiters.slice(lane.head);
+      lane.head = 0;
+    }
   }
 }
