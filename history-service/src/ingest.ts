@@ -3,7 +3,7 @@
  * rollups per minute and per hour grow with every row that was new. One transaction per batch of events:
  * the batch is acknowledged after it commits, so an event is either recorded or delivered again.
  */
-import { ConstraintViolation, type DurableEvent, type Queryable, type Store } from '@scada/platform';
+import { ConstraintViolation, type DurableEvent, type Queryable, type Transactional } from '@scada/platform';
 import type { Logger } from 'pino';
 import { dayOf, keptFrom, type Partitions } from './partitions.ts';
 import { rowsOf, type PointRow, type SessionRow } from './rows.ts';
@@ -145,9 +145,12 @@ const insertWithRollupsSql = `with new as (
   ), minute as (${rollupSql('rollup_minute', '1 minute')})
   ${rollupSql('rollup_hour', '1 hour')}`;
 
-/** Records a batch of events: every value not recorded before, every session state not known before. */
+/**
+ * Records a batch of events: every value not recorded before, every session state not known before. The
+ * service gives it the store's bulk lane (`Store.bulk()`): a batch waits while shorter work waits.
+ */
 export async function record(
-  store: Store,
+  store: Transactional,
   partitions: Partitions,
   batch: DurableEvent[],
   settings: { retentionDays: number; now?: () => number; log?: Logger },
