@@ -189,7 +189,7 @@ for (const target of storeTargets()) {
     });
 
     t.test(
-      'work of the bulk lane waits while other work waits: a statement and a transaction go before the bulk queued ahead of them',
+      'on the embedded store bulk work waits while other work waits: a statement and a transaction go before the bulk queued ahead of them',
       async (t) => {
         const { store } = await fresh(t, target);
         await store.query('create table done (what text, n serial)');
@@ -215,10 +215,12 @@ for (const target of storeTargets()) {
         release();
         await Promise.all([...bulk, statement, transaction]);
         const at = (what: string) => finished.indexOf(what);
-        for (const i of [1, 2, 3, 4]) {
-          t.ok(at('statement') < at(`bulk ${i}`), `the statement answered before bulk ${i} (${finished.join(', ')})`);
-          t.ok(at('transaction') < at(`bulk ${i}`), `the transaction answered before bulk ${i}`);
-        }
+        // PostgreSQL runs them side by side on the pool, in no order the store decides.
+        if (store.kind === 'pglite')
+          for (const i of [1, 2, 3, 4]) {
+            t.ok(at('statement') < at(`bulk ${i}`), `the statement answered before bulk ${i} (${finished.join(', ')})`);
+            t.ok(at('transaction') < at(`bulk ${i}`), `the transaction answered before bulk ${i}`);
+          }
         const { rows } = await store.bulk().query<{ c: number }>('select count(*)::int as c from done');
         t.same(rows, [{ c: 7 }], 'the bulk lane reads the same database');
       },

@@ -11,6 +11,9 @@ export type EndReason = LiveEndReason | 'client';
 /** A client that leaves the opening unread this long is dropped as slow. */
 const openingStallMs = 30_000;
 
+/** The most live bytes held for the end of a turn of the event loop (a quarter of a smaller client buffer); more are written at once. */
+const holdBytes = 64 * 1024;
+
 /** An ended stream whose last bytes are still unread after this long is cut off, so it holds nothing. */
 const endGraceMs = 1000;
 
@@ -156,13 +159,16 @@ export class LiveClient {
   write(bytes: Buffer | string): boolean {
     if (this.#ended) return false;
     const buffer = typeof bytes === 'string' ? Buffer.from(bytes) : bytes;
-    if (this.#res.writableLength + this.#heldBytes + buffer.length > this.#bufferBytes) {
+    if (this.#res.writableLength + buffer.length > this.#bufferBytes) {
       this.#drop();
       return false;
     }
     if (this.#held.length === 0) setImmediate(() => this.#release());
     this.#held.push(buffer);
     this.#heldBytes += buffer.length;
+    // A turn that gathers much writes it at once: bytes held here are not the client's to be slow on, and
+    // are judged against its buffer once written.
+    if (this.#heldBytes >= Math.min(holdBytes, this.#bufferBytes / 4)) this.#release();
     return true;
   }
 

@@ -134,18 +134,24 @@ type Lane = 'urgent' | 'bulk';
 /** Bulk work that has waited this long takes the next turn whatever else waits, so it is never starved. */
 export const bulkPatienceMs = 1000;
 
+/** Urgent turns run one after another for up to this long before the event loop gets a turn of its own. */
+export const urgentSliceMs = 20;
+
 /**
  * Whose turn it is on the embedded store: one statement or transaction at a time, from two queues. The
  * next turn goes to the oldest urgent waiter, else to the oldest bulk one (or to a bulk one that has
- * waited `bulkPatienceMs`). Each turn after the first is handed out from a callback of its own
- * (`setImmediate`), never straight from the end of the one before: PGlite runs a statement synchronously
- * and answers through promises only, so a queue of work handed on in promise callbacks would hold the
- * event loop until it was empty (timers, sockets and lease renewals waiting seconds behind it). This way
- * the process's timers and I/O run between any two turns.
+ * waited `bulkPatienceMs`). PGlite runs a statement synchronously and answers through promises only, so
+ * a queue of work handed on in promise callbacks would hold the event loop until it was empty (timers,
+ * sockets and lease renewals waiting seconds behind it). So a turn is handed on directly only to urgent
+ * work (short statements: a lease, a sign-in, a session) and only within `urgentSliceMs` of the first
+ * turn of the run; any other is handed out from a callback of its own (`setImmediate`), and the
+ * process's timers and I/O run before it.
  */
 class Turns {
   #busy = false;
   #scheduled = false;
+  /** When the current run of turns began (the first of them started). */
+  #runStart = 0;
   readonly #urgent: (() => void)[] = [];
   readonly #bulk: { since: number; start: () => void }[] = [];
 
@@ -163,6 +169,7 @@ class Turns {
   #take(lane: Lane): Promise<void> {
     if (!this.#busy && !this.#scheduled && this.#urgent.length === 0 && this.#bulk.length === 0) {
       this.#busy = true;
+      this.#runStart = performance.now();
       return Promise.resolve();
     }
     return new Promise<void>((start) => {
@@ -172,16 +179,30 @@ class Turns {
     });
   }
 
+  /** The next waiter to start, taken from its queue. */
+  #pick(now: number): (() => void) | undefined {
+    const oldestBulk = this.#bulk[0];
+    const bulkFirst = oldestBulk !== undefined && (this.#urgent.length === 0 || now - oldestBulk.since >= bulkPatienceMs);
+    return bulkFirst ? this.#bulk.shift()?.start : this.#urgent.shift();
+  }
+
   #next(): void {
     if (this.#busy || this.#scheduled || (this.#urgent.length === 0 && this.#bulk.length === 0)) return;
+    const now = performance.now();
+    const oldestBulk = this.#bulk[0];
+    const urgentNext = this.#urgent.length > 0 && (oldestBulk === undefined || now - oldestBulk.since < bulkPatienceMs);
+    if (urgentNext && now - this.#runStart < urgentSliceMs) {
+      this.#busy = true;
+      this.#urgent.shift()!();
+      return;
+    }
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
-      const oldestBulk = this.#bulk[0];
-      const bulkFirst = oldestBulk !== undefined && (this.#urgent.length === 0 || performance.now() - oldestBulk.since >= bulkPatienceMs);
-      const start = bulkFirst ? this.#bulk.shift()?.start : this.#urgent.shift();
+      const start = this.#pick(performance.now());
       if (start === undefined) return;
       this.#busy = true;
+      this.#runStart = performance.now();
       start();
     });
   }
