@@ -169,6 +169,21 @@ export async function record(
     settings.log?.debug({ values: points.length - kept.length }, 'values older than the retention not recorded');
   if (kept.length === 0 && sessions.length === 0) return;
   await partitions.ensure(kept.map((p) => dayOf(Date.parse(p.at))));
+  // A batch of many values goes in as several transactions of at most `valuesPerTransaction` each, so that
+  // no one turn of the embedded store runs for seconds (a report of thousands of values, 500 of them in a
+  // batch). The batch is acknowledged once all are in; one redelivered after a part went in finds those
+  // values recorded and takes the redelivery path below for them.
+  if (kept.length === 0) return recordPart(store, [], sessions);
+  for (let i = 0; i < kept.length; i += valuesPerTransaction) {
+    await recordPart(store, kept.slice(i, i + valuesPerTransaction), i === 0 ? sessions : []);
+  }
+}
+
+/** The most values recorded in one transaction (about a tenth of a second of the embedded store's CPU). */
+export const valuesPerTransaction = 2000;
+
+/** Records values and session states in one transaction. */
+async function recordPart(store: Transactional, kept: PointRow[], sessions: SessionRow[]): Promise<void> {
   const json = kept.length > 0 ? JSON.stringify(kept) : null;
   const recordSessions = async (tx: Queryable) => {
     if (sessions.length > 0)
