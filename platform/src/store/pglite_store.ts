@@ -144,8 +144,8 @@ export const urgentSliceMs = 20;
  * a queue of work handed on in promise callbacks would hold the event loop until it was empty (timers,
  * sockets and lease renewals waiting seconds behind it). So a turn is handed on directly only to urgent
  * work (short statements: a lease, a sign-in, a session) and only within `urgentSliceMs` of the first
- * turn of the run; any other is handed out from a callback of its own (`setImmediate`), and the
- * process's timers and I/O run before it.
+ * turn of the run; any other, and every bulk turn even on an idle store, is handed out from a callback of
+ * its own (`setImmediate`), and the process's timers and I/O run before it.
  */
 class Turns {
   #busy = false;
@@ -167,7 +167,9 @@ class Turns {
   }
 
   #take(lane: Lane): Promise<void> {
-    if (!this.#busy && !this.#scheduled && this.#urgent.length === 0 && this.#bulk.length === 0) {
+    // Urgent work on an idle store starts at once; bulk work always after the event loop's next turn, so
+    // that one part after another of a bulk job (the history's batch) lets timers run between them.
+    if (lane === 'urgent' && !this.#busy && !this.#scheduled && this.#urgent.length === 0 && this.#bulk.length === 0) {
       this.#busy = true;
       this.#runStart = performance.now();
       return Promise.resolve();
