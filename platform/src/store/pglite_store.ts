@@ -152,6 +152,8 @@ class Turns {
   #scheduled = false;
   /** When the current run of turns began (the first of them started). */
   #runStart = 0;
+  /** The last turn went to bulk work ahead of waiting urgent work. */
+  #overdueTaken = false;
   readonly #urgent: (() => void)[] = [];
   readonly #bulk: { since: number; start: () => void }[] = [];
 
@@ -181,10 +183,16 @@ class Turns {
     });
   }
 
-  /** The next waiter to start, taken from its queue. */
+  /**
+   * The next waiter to start, taken from its queue. A bulk turn taken ahead of urgent work (its patience
+   * ran out) is followed by an urgent one, if any waits: on a store that never catches up every bulk
+   * waiter has waited that long, and bulk would otherwise take every turn.
+   */
   #pick(now: number): (() => void) | undefined {
     const oldestBulk = this.#bulk[0];
-    const bulkFirst = oldestBulk !== undefined && (this.#urgent.length === 0 || now - oldestBulk.since >= bulkPatienceMs);
+    const overdue = oldestBulk !== undefined && now - oldestBulk.since >= bulkPatienceMs && !this.#overdueTaken;
+    const bulkFirst = oldestBulk !== undefined && (this.#urgent.length === 0 || overdue);
+    this.#overdueTaken = bulkFirst && this.#urgent.length > 0;
     return bulkFirst ? this.#bulk.shift()?.start : this.#urgent.shift();
   }
 
@@ -192,8 +200,10 @@ class Turns {
     if (this.#busy || this.#scheduled || (this.#urgent.length === 0 && this.#bulk.length === 0)) return;
     const now = performance.now();
     const oldestBulk = this.#bulk[0];
-    const urgentNext = this.#urgent.length > 0 && (oldestBulk === undefined || now - oldestBulk.since < bulkPatienceMs);
+    const urgentNext =
+      this.#urgent.length > 0 && (oldestBulk === undefined || this.#overdueTaken || now - oldestBulk.since < bulkPatienceMs);
     if (urgentNext && now - this.#runStart < urgentSliceMs) {
+      this.#overdueTaken = false;
       this.#busy = true;
       this.#urgent.shift()!();
       return;
