@@ -11,8 +11,14 @@
  * when polled each second), values lost (counters reported and not received by the first live client, and
  * not in the history of the run's last second), and sign-ins answered (200) of those asked.
  * Goal: p99 ≤ 50 ms, and none lost, dropped or unanswered.
+ *
+ * For looking into it: `BENCH_SOAK_BUSY` busy loops (2), and `BENCH_SOAK_NODE_ARGS`, flags given to the
+ * platform's node before the bundle's own (`--cpu-prof --cpu-prof-dir=/tmp/prof` profiles it; the profile
+ * is written when it stops at the end of the run), `BENCH_SOAK_LOG`, a file the platform's log lines are
+ * copied to.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { cpus } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,6 +33,8 @@ import { freePort, waitReady } from './harness.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 600);
 const rate = Number(process.env.BENCH_SOAK_RATE ?? 5000);
+const busyLoops = Number(process.env.BENCH_SOAK_BUSY ?? 2);
+const nodeArgs = (process.env.BENCH_SOAK_NODE_ARGS ?? '').split(/\s+/).filter((a) => a !== '');
 const D = 'SIMLD0';
 
 /** Follows `/api/live` for one connection's values, keeping which counters arrived (a bitmap) and how many events. */
@@ -66,7 +74,7 @@ async function follow(
 await ensureBuilt();
 const dataDir = await mkdtemp(join(tmpdir(), 'scada-soak-'));
 const port = await freePort();
-const child: ChildProcess = spawn(process.execPath, bundleCommand('edge'), {
+const child: ChildProcess = spawn(process.execPath, [...nodeArgs, ...bundleCommand('edge')], {
   cwd: repoRoot,
   env: {
     PATH: process.env.PATH ?? '',
@@ -82,7 +90,9 @@ const child: ChildProcess = spawn(process.execPath, bundleCommand('edge'), {
 });
 let leasesLost = 0;
 let lateRenewals = 0;
+const logCopy = process.env.BENCH_SOAK_LOG ? createWriteStream(process.env.BENCH_SOAK_LOG) : null;
 createInterface({ input: child.stdout! }).on('line', (line) => {
+  logCopy?.write(`${line}\n`);
   if (line.includes('lease lost')) leasesLost++;
   if (/renew.*late|late.*renew/i.test(line)) lateRenewals++;
 });
@@ -110,7 +120,7 @@ try {
   const first = await follow(liveUrl, c.editor.headers, seen);
   const second = await follow(liveUrl, c.editor.headers, null);
   closers.push(first.close, second.close);
-  for (let i = 0; i < 2; i++) busy.push(spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+  for (let i = 0; i < busyLoops; i++) busy.push(spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
 
   const counter = fixtureCounter(sim);
   const started = Date.now();
@@ -211,7 +221,7 @@ try {
   const sorted = [...lags].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
   const lines = [
-    `Soak, ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, ${seconds} s, ${rate} values/s asked, Node ${process.versions.node}, two busy-loop processes`,
+    `Soak, ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, ${seconds} s, ${rate} values/s asked, Node ${process.versions.node}, ${busyLoops} busy-loop processes`,
     '',
     '| measure | value | goal |',
     '|---|---:|---:|',

@@ -35,7 +35,8 @@ export const historyService: ServiceDefinition<HistoryConfig> = {
       holdMs,
       maxBatch: config.maxBatch,
       log,
-      handle: (batch) => record(store, partitions, batch, { retentionDays: config.retentionDays, log }),
+      // Batches of history wait while a lease renewal, a sign-in or a session's write waits (`Store.bulk()`).
+      handle: (batch) => record(store.bulk(), partitions, batch, { retentionDays: config.retentionDays, log }),
     });
     return {
       implementations: historyHandlers({ store, bus }),

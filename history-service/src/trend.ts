@@ -80,14 +80,20 @@ async function countIn(db: Queryable, key: string[], period: Period): Promise<nu
   return Number(rows[0]?.n ?? 0);
 }
 
-/** The buckets of `width` from `origin` on, made of the pieces (each piece's rollups lie wholly in one bucket). */
+/**
+ * The buckets of `width` from `origin` on, made of the pieces (each piece's rollups lie wholly in one
+ * bucket). A bucket's last value is its value only when it holds no number (else its value is the mean),
+ * so only rows without numbers are sorted for it: a minute of 5,000 numbers a second grouped into buckets
+ * sorted all 300,000 rows for a value nobody read, over a second of the embedded store's time.
+ */
 async function bucketsOf(db: Queryable, key: string[], period: Period, grid: { origin: number; width: number; steps: Step[] }) {
   const pieces = piecesSql(piecesOf(period.from, period.to, grid.steps));
   const n = key.length + pieces.params.length;
   const { rows } = await db.query<BucketRow>(
     `select floor((extract(epoch from at) * 1000 - $${n + 1}::double precision) / $${n + 2}::double precision) as k,
        sum(count) as count, sum(numbers) as numbers, min(min) as min, max(max) as max, sum(sum) as sum,
-       (array_agg(last_value order by last_at desc, last_received desc nulls last))[1] as last_value, max(worst) as worst
+       (array_agg(last_value order by last_at desc, last_received desc nulls last) filter (where numbers = 0))[1] as last_value,
+       max(worst) as worst
      from (${pieces.sql}) p group by k order by k`,
     [...key, ...pieces.params, grid.origin, grid.width],
   );

@@ -126,3 +126,34 @@ t.test(`new values and redelivered ones keep exact rollups (${database ? 'Postgr
     );
   }
 });
+
+t.test(
+  `a batch of more values than one transaction takes is recorded whole, again too (${database ? 'PostgreSQL' : 'embedded store'})`,
+  async (t) => {
+    const id = randomUUID();
+    // 2,500 reports of two values each: 5,000 values, three transactions of at most 2,000 (valuesPerTransaction).
+    const events = Array.from({ length: 2500 }, (_, i) =>
+      report(id, i % 256, [
+        { reference: refs[0]!, value: i, at: start + i * 1000, validity: i % 13 === 0 ? 'invalid' : 'good' },
+        { reference: refs[1]!, value: i % 2 === 0, at: start + i * 1000 },
+      ]),
+    );
+    await record(store, partitions, events.slice(0, 1500), settings);
+    // Again, with more: its first transaction holds only values recorded, its second some, its third none.
+    await record(store, partitions, events, settings);
+    const { rows } = await store.query<{ n: number }>('select count(*)::int as n from history.points where connection_id = $1', [id]);
+    t.equal(rows[0]!.n, 5000, 'every value once');
+    for (const [table, width] of [
+      ['rollup_minute', '1 minute'],
+      ['rollup_hour', '1 hour'],
+    ] as const) {
+      const { kept, made } = await rollups(id, table, width);
+      t.same(kept, made, `${table}: what the recorded points make`);
+      t.equal(
+        kept.reduce((n, r) => n + Number(r.count), 0),
+        5000,
+        `${table}: every value counted once`,
+      );
+    }
+  },
+);

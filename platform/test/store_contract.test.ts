@@ -188,6 +188,44 @@ for (const target of storeTargets()) {
       t.same((await store.query('select count(*)::int as c from seen')).rows, [{ c: 50 }]);
     });
 
+    t.test(
+      'on the embedded store bulk work waits while other work waits: a statement and a transaction go before the bulk queued ahead of them',
+      async (t) => {
+        const { store } = await fresh(t, target);
+        await store.query('create table done (what text, n serial)');
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        const finished: string[] = [];
+        // Five bulk transactions, each held until the gate opens: on the embedded store the first holds the
+        // database and the other four wait their turn; on PostgreSQL each holds a connection of the pool.
+        const bulk = Array.from({ length: 5 }, (_, i) =>
+          store
+            .bulk()
+            .transaction(async (tx) => {
+              await tx.query('insert into done (what) values ($1)', [`bulk ${i}`]);
+              await gate;
+            })
+            .then(() => void finished.push(`bulk ${i}`)),
+        );
+        const statement = store.query("insert into done (what) values ('statement')").then(() => void finished.push('statement'));
+        const transaction = store
+          .transaction((tx) => tx.query("insert into done (what) values ('transaction')"))
+          .then(() => void finished.push('transaction'));
+        await new Promise((resolve) => setImmediate(resolve));
+        release();
+        await Promise.all([...bulk, statement, transaction]);
+        const at = (what: string) => finished.indexOf(what);
+        // PostgreSQL runs them side by side on the pool, in no order the store decides.
+        if (store.kind === 'pglite')
+          for (const i of [1, 2, 3, 4]) {
+            t.ok(at('statement') < at(`bulk ${i}`), `the statement answered before bulk ${i} (${finished.join(', ')})`);
+            t.ok(at('transaction') < at(`bulk ${i}`), `the transaction answered before bulk ${i}`);
+          }
+        const { rows } = await store.bulk().query<{ c: number }>('select count(*)::int as c from done');
+        t.same(rows, [{ c: 7 }], 'the bulk lane reads the same database');
+      },
+    );
+
     t.test("a statement outside a transaction never joins another caller's open transaction", async (t) => {
       const { store } = await fresh(t, target);
       await store.query('create table mark (who text)');

@@ -11,15 +11,20 @@ export type EndReason = LiveEndReason | 'client';
 /** A client that leaves the opening unread this long is dropped as slow. */
 const openingStallMs = 30_000;
 
+/** The most live bytes held for the end of a turn of the event loop (a quarter of a smaller client buffer); more are written at once. */
+const holdBytes = 64 * 1024;
+
 /** An ended stream whose last bytes are still unread after this long is cut off, so it holds nothing. */
 const endGraceMs = 1000;
 
 /**
  * One open stream. It opens in three steps: the opening (snapshot or replay) written at the client's
  * pace, while events it would get are left to the event log; a short catch-up from the log while new
- * events wait in `pending`; then live, each event straight to the socket. A live write never waits:
- * past `bufferBytes` of unsent data the client is dropped, so a client that does not read holds up
- * nobody else. The opening is never counted against that buffer: it waits for the client instead (up to
+ * events wait in `pending`; then live, each event to the socket. A live write never waits: past
+ * `bufferBytes` of unsent data the client is dropped, so a client that does not read holds up nobody
+ * else. The live events of one turn of the event loop go to the socket together, as one write at its
+ * end (`setImmediate`): a device reporting thousands of values a second costs each stream a write per
+ * turn instead of a system call per value. The opening is never counted against that buffer: it waits for the client instead (up to
  * `openingStallMs`).
  */
 export class LiveClient {
@@ -45,6 +50,9 @@ export class LiveClient {
   #midEvent = false;
   #endRequested: EndReason | null = null;
   #wake: (() => void) | null = null;
+  /** Live bytes of this turn of the event loop, written together at its end. */
+  #held: Buffer[] = [];
+  #heldBytes = 0;
 
   constructor(options: {
     userId: string;
@@ -144,15 +152,33 @@ export class LiveClient {
     return sent;
   }
 
-  /** Writes bytes, or drops the client when they would exceed its buffer; false once it is gone. */
+  /**
+   * Writes bytes (at the end of this turn of the event loop, with the others of the turn), or drops the
+   * client when they would exceed its buffer; false once it is gone.
+   */
   write(bytes: Buffer | string): boolean {
     if (this.#ended) return false;
-    if (this.#res.writableLength + bytes.length > this.#bufferBytes) {
+    const buffer = typeof bytes === 'string' ? Buffer.from(bytes) : bytes;
+    if (this.#res.writableLength + buffer.length > this.#bufferBytes) {
       this.#drop();
       return false;
     }
-    this.#res.write(bytes);
+    if (this.#held.length === 0) setImmediate(() => this.#release());
+    this.#held.push(buffer);
+    this.#heldBytes += buffer.length;
+    // A turn that gathers much writes it at once: bytes held here are not the client's to be slow on, and
+    // are judged against its buffer once written.
+    if (this.#heldBytes >= Math.min(holdBytes, this.#bufferBytes / 4)) this.#release();
     return true;
+  }
+
+  /** Writes what this turn held, in one piece. */
+  #release(): void {
+    if (this.#held.length === 0) return;
+    const bytes = this.#held.length === 1 ? this.#held[0]! : Buffer.concat(this.#held, this.#heldBytes);
+    this.#held = [];
+    this.#heldBytes = 0;
+    if (!this.#ended) this.#res.write(bytes);
   }
 
   /**
@@ -171,6 +197,7 @@ export class LiveClient {
     // The id of the last event the client has whole, so a resume continues after it; none (an empty id)
     // when its opening was cut short, so a reconnect gets a fresh snapshot.
     const id = this.#reached ? String(this.#after) : '';
+    this.#release();
     if (reason !== 'client') this.#res.write(`id: ${id}\nevent: end\ndata: ${JSON.stringify({ reason })}\n\n`);
     this.#finish(reason);
     this.#res.end();
@@ -211,6 +238,8 @@ export class LiveClient {
     if (this.#ended) return;
     this.#ended = reason;
     this.#pending = [];
+    this.#held = [];
+    this.#heldBytes = 0;
     this.#wake?.();
     this.#onEnd(this, reason);
   }

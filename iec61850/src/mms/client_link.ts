@@ -82,6 +82,15 @@ function dotted(title: string | undefined): string | undefined {
     .join('.');
 }
 
+/**
+ * The most bytes a link takes from its socket in one turn of the event loop: past it the socket is paused
+ * until the next turn. A device that sends faster than the process handles (a buffered block's backlog,
+ * thousands of reports a second on a busy machine) then waits in TCP's window and its own buffer, not in
+ * this process: without it one turn read up to 2 MB (libuv reads 32 times 64 KB while data waits) and
+ * handled every report in it before any timer ran, seconds on a starved process.
+ */
+export const readPerTurnBytes = 64 * 1024;
+
 /** One TCP connection carrying TPKT/COTP; the handler may be replaced once the association stands. */
 export class IsoLink {
   handler: LinkHandler;
@@ -94,6 +103,8 @@ export class IsoLink {
   readonly #reassembler;
   #closed = false;
   #corked = false;
+  /** Bytes received in this turn of the event loop (0 once a new turn began). */
+  #turnBytes = 0;
 
   constructor(socket: Socket, handler: LinkHandler, maxTsdu: number) {
     this.#socket = socket;
@@ -146,6 +157,9 @@ export class IsoLink {
   #receive(chunk: Buffer): void {
     if (this.#closed) return;
     this.lastReceived = Date.now();
+    if (this.#turnBytes === 0) setImmediate(() => this.#nextTurn());
+    this.#turnBytes += chunk.length;
+    if (this.#turnBytes >= readPerTurnBytes) this.#socket.pause();
     try {
       for (const frame of this.#deframer.push(chunk)) {
         if (this.#closed) return;
@@ -155,6 +169,12 @@ export class IsoLink {
       const why = e instanceof Error ? e.message : String(e);
       this.fail(e instanceof MmsConnectionError ? e : new MmsConnectionError('protocol_error', `malformed data from the peer: ${why}`, e));
     }
+  }
+
+  /** A new turn: the socket reads again. */
+  #nextTurn(): void {
+    this.#turnBytes = 0;
+    if (!this.#closed && this.#socket.isPaused()) this.#socket.resume();
   }
 
   #frame(tpdu: CotpTpdu): void {

@@ -5,7 +5,8 @@
  * event stream (`nats_durable_events.ts`): an event is acknowledged once the batch holding it was
  * handled, so one handled by a replica that died is delivered again, to whichever replica asks next, and
  * replicas of one part share the load. On the in-process bus it is a queue in the process
- * (`MemoryDurableEvents` below), handled in order, a failed batch tried again.
+ * (`MemoryDurableEvents` below), handled in order, a failed batch tried again; a batch is handed over
+ * once it is full or its oldest event has waited `gatherMs`.
  *
  * Either way an event may be delivered more than once (a replica that died after handling a batch, before
  * its acknowledgement arrived): handlers are idempotent.
@@ -30,6 +31,13 @@ export type DurableEventsOptions = {
   /** How long a failed batch waits before it is delivered again. */
   retryMs?: number;
   /**
+   * In-process only: how long events may gather before a batch that is not full is handed over (50 ms
+   * unless told): a busy consumer handles fewer, larger batches (a batch of history rows costs its
+   * transaction and statements whatever its size), a quiet one an event within that moment. On NATS each
+   * pull waits for its batch to fill in the same way.
+   */
+  gatherMs?: number;
+  /**
    * In-process only: the most events waiting in memory (100,000 unless told). Past it the oldest waiting
    * event is dropped for each new one, as the NATS event stream drops its oldest past its limits, and a
    * warn line says how many were dropped (at most one line a second). On NATS the stream holds them.
@@ -49,6 +57,9 @@ export interface DurableEvents {
 /** The most events an in-process durable consumer keeps waiting, unless its options say otherwise. */
 export const defaultMaxQueued = 100_000;
 
+/** How long an in-process durable consumer lets events gather into a batch, unless its options say otherwise. */
+export const defaultGatherMs = 50;
+
 /** The in-process durable consumer: the bus's events of the subjects, queued and handled in order. */
 export class MemoryDurableEvents implements DurableEvents {
   readonly #options: DurableEventsOptions;
@@ -62,6 +73,10 @@ export class MemoryDurableEvents implements DurableEvents {
   #pumping: Promise<void> | null = null;
   #stopped = false;
   #wake: (() => void) | null = null;
+  /** When the oldest event not in the handler's hands began to wait. */
+  #waitingSince = 0;
+  /** Ends the gathering of a batch (the queue holds a whole batch, or the consumer stops). */
+  #gathered: (() => void) | null = null;
 
   constructor(options: DurableEventsOptions, subscribe: (push: (event: DurableEvent) => void) => () => Promise<void>) {
     this.#options = options;
@@ -69,7 +84,9 @@ export class MemoryDurableEvents implements DurableEvents {
     this.#unsubscribe = subscribe((event) => {
       if (this.#stopped) return;
       if (this.#queue.length >= this.#maxQueued) this.#dropOldestWaiting();
+      if (this.#queue.length === this.#inHand) this.#waitingSince = performance.now();
       this.#queue.push(event);
+      if (this.#queue.length - this.#inHand >= (options.maxBatch ?? 500)) this.#gathered?.();
       this.#pumping ??= this.#pump().finally(() => {
         this.#pumping = null;
       });
@@ -79,6 +96,7 @@ export class MemoryDurableEvents implements DurableEvents {
   async #pump(): Promise<void> {
     const max = this.#options.maxBatch ?? 500;
     while (this.#queue.length > 0) {
+      await this.#gather(max);
       const batch = this.#queue.slice(0, max);
       this.#inHand = batch.length;
       try {
@@ -102,6 +120,20 @@ export class MemoryDurableEvents implements DurableEvents {
     }
   }
 
+  /** Waits until the queue holds a whole batch, its oldest event has waited `gatherMs`, or the consumer stops. */
+  async #gather(max: number): Promise<void> {
+    const leftMs = this.#waitingSince + (this.#options.gatherMs ?? defaultGatherMs) - performance.now();
+    if (this.#queue.length >= max || this.#stopped || leftMs <= 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.#gathered?.(), leftMs);
+      this.#gathered = () => {
+        clearTimeout(timer);
+        this.#gathered = null;
+        resolve();
+      };
+    });
+  }
+
   /** Drops the oldest event not in the handler's hands, and says so at most once a second. */
   #dropOldestWaiting(): void {
     this.#queue.splice(this.#inHand, 1);
@@ -121,6 +153,7 @@ export class MemoryDurableEvents implements DurableEvents {
     this.#stopped = true;
     await this.#unsubscribe();
     this.#wake?.();
+    this.#gathered?.();
     // What is queued is handled before the process lets go of its store.
     await this.#pumping;
   }

@@ -1,7 +1,7 @@
 import { deadlines } from '@scada/contracts';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { asConstraintViolation, type QueryResult, type Queryable, type Store, StoreUnavailableError } from './store.ts';
+import { asConstraintViolation, type QueryResult, type Queryable, type Store, StoreUnavailableError, type Transactional } from './store.ts';
 
 /** Options of {@link PgStore.connect}. */
 export type PgStoreOptions = {
@@ -171,6 +171,11 @@ export class PgStore implements Store {
       client.removeListener('error', onError);
       client.release(broken instanceof Error ? broken : broken !== undefined);
     }
+  }
+
+  /** Bulk work runs on the pool beside every other: PostgreSQL runs statements of many connections at once. */
+  bulk(): Transactional {
+    return this;
   }
 
   /** True when `select 1` answers within the store's timeout; never throws. */

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { type FolderLock, lockFolder } from './lock_file.ts';
 import { unpackStoreTemplate } from './template_tar.ts';
 import { OwnerOnlyNodeFS, ownerOnlyDatabaseFolder } from './owner_only_fs.ts';
-import { asConstraintViolation, type QueryResult, type Queryable, type Store, StoreUnavailableError } from './store.ts';
+import { asConstraintViolation, type QueryResult, type Queryable, type Store, StoreUnavailableError, type Transactional } from './store.ts';
 
 /** Options of {@link PGliteStore.open} and {@link PGliteStore.memory}. */
 export type PGliteStoreOptions = {
@@ -119,11 +119,104 @@ async function run<R>(db: PGlite | Transaction, sql: string, params: unknown[] |
   }
 }
 
+/** Which of the embedded store's queues a piece of work waits in: `bulk` work lets every other go first. */
+type Lane = 'urgent' | 'bulk';
+
+/** Bulk work that has waited this long takes the next turn whatever else waits, so it is never starved. */
+export const bulkPatienceMs = 1000;
+
+/** Urgent turns run one after another for up to this long before the event loop gets a turn of its own. */
+export const urgentSliceMs = 20;
+
+/**
+ * Whose turn it is on the embedded store: one statement or transaction at a time, from two queues. The
+ * next turn goes to the oldest urgent waiter, else to the oldest bulk one (or to a bulk one that has
+ * waited `bulkPatienceMs`). PGlite runs a statement synchronously and answers through promises only, so
+ * a queue of work handed on in promise callbacks would hold the event loop until it was empty (timers,
+ * sockets and lease renewals waiting seconds behind it). So a turn is handed on directly only to urgent
+ * work (short statements: a lease, a sign-in, a session) and only within `urgentSliceMs` of the first
+ * turn of the run; any other, and every bulk turn even on an idle store, is handed out from a callback of
+ * its own (`setImmediate`), and the process's timers and I/O run before it.
+ */
+class Turns {
+  #busy = false;
+  #scheduled = false;
+  /** When the current run of turns began (the first of them started). */
+  #runStart = 0;
+  /** The last turn went to bulk work ahead of waiting urgent work. */
+  #overdueTaken = false;
+  readonly #urgent: (() => void)[] = [];
+  readonly #bulk: { since: number; start: () => void }[] = [];
+
+  /** Runs `work` in a turn of `lane`. */
+  async run<T>(lane: Lane, work: () => Promise<T>): Promise<T> {
+    await this.#take(lane);
+    try {
+      return await work();
+    } finally {
+      this.#busy = false;
+      this.#next();
+    }
+  }
+
+  #take(lane: Lane): Promise<void> {
+    // Urgent work on an idle store starts at once; bulk work always after the event loop's next turn, so
+    // that one part after another of a bulk job (the history's batch) lets timers run between them.
+    if (lane === 'urgent' && !this.#busy && !this.#scheduled && this.#urgent.length === 0 && this.#bulk.length === 0) {
+      this.#busy = true;
+      this.#runStart = performance.now();
+      return Promise.resolve();
+    }
+    return new Promise<void>((start) => {
+      if (lane === 'bulk') this.#bulk.push({ since: performance.now(), start });
+      else this.#urgent.push(start);
+      this.#next();
+    });
+  }
+
+  /**
+   * The next waiter to start, taken from its queue. A bulk turn taken ahead of urgent work (its patience
+   * ran out) is followed by an urgent one, if any waits: on a store that never catches up every bulk
+   * waiter has waited that long, and bulk would otherwise take every turn.
+   */
+  #pick(now: number): (() => void) | undefined {
+    const oldestBulk = this.#bulk[0];
+    const overdue = oldestBulk !== undefined && now - oldestBulk.since >= bulkPatienceMs && !this.#overdueTaken;
+    const bulkFirst = oldestBulk !== undefined && (this.#urgent.length === 0 || overdue);
+    this.#overdueTaken = bulkFirst && this.#urgent.length > 0;
+    return bulkFirst ? this.#bulk.shift()?.start : this.#urgent.shift();
+  }
+
+  #next(): void {
+    if (this.#busy || this.#scheduled || (this.#urgent.length === 0 && this.#bulk.length === 0)) return;
+    const now = performance.now();
+    const oldestBulk = this.#bulk[0];
+    const urgentNext =
+      this.#urgent.length > 0 && (oldestBulk === undefined || this.#overdueTaken || now - oldestBulk.since < bulkPatienceMs);
+    if (urgentNext && now - this.#runStart < urgentSliceMs) {
+      this.#overdueTaken = false;
+      this.#busy = true;
+      this.#urgent.shift()!();
+      return;
+    }
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      const start = this.#pick(performance.now());
+      if (start === undefined) return;
+      this.#busy = true;
+      this.#runStart = performance.now();
+      start();
+    });
+  }
+}
+
 /**
  * The embedded store: PostgreSQL compiled to WebAssembly, in this process, one connection. Statements
- * and transactions of many callers are serialised by PGlite's own locks: a transaction holds the
- * database until it ends, and a statement outside it waits, so it never runs inside someone else's
- * transaction. File-backed under `<dataDir>/pgdata`, guarded by `<dataDir>/pgdata.lock`.
+ * and transactions of many callers take turns (`Turns`): a transaction holds the database until it
+ * ends, and a statement outside it waits, so it never runs inside someone else's transaction; bulk work
+ * (`bulk()`) waits while any other is waiting. File-backed under `<dataDir>/pgdata`, guarded by
+ * `<dataDir>/pgdata.lock`.
  */
 export class PGliteStore implements Store {
   readonly kind = 'pglite' as const;
@@ -131,6 +224,8 @@ export class PGliteStore implements Store {
   readonly #lock: FolderLock | undefined;
   readonly #scope: AsyncLocalStorage<TxScope> | undefined;
   readonly #timeoutMs: number;
+  readonly #turns = new Turns();
+  readonly #bulk: Transactional;
   #closing: Promise<void> | undefined;
 
   private constructor(db: PGlite, lock: FolderLock | undefined, options: PGliteStoreOptions) {
@@ -138,6 +233,10 @@ export class PGliteStore implements Store {
     this.#scope = options.checkNesting ? new AsyncLocalStorage<TxScope>() : undefined;
     this.#db = db;
     this.#lock = lock;
+    this.#bulk = {
+      query: (sql, params) => this.#query(sql, params, 'bulk'),
+      transaction: (fn) => this.#transaction(fn, 'bulk'),
+    };
   }
 
   /**
@@ -185,42 +284,63 @@ export class PGliteStore implements Store {
   /** The database's data folder as an uncompressed tar: the `template` another store can start from. */
   async dump(): Promise<Blob> {
     this.#refuseInsideTransaction();
-    return this.#guard(() => this.#db.dumpDataDir('none'));
+    return this.#guard(() => this.#turns.run('urgent', () => this.#db.dumpDataDir('none')));
   }
 
-  /** Runs one statement once no transaction holds the database. */
-  async query<R extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
+  /** Runs one statement in its turn, once no transaction holds the database. */
+  query<R extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
+    return this.#query<R>(sql, params, 'urgent');
+  }
+
+  /** Runs `fn` alone on the database between BEGIN and COMMIT, in its turn; ROLLBACK and rethrow when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.#transaction(fn, 'urgent');
+  }
+
+  /** The same database, whose statements and transactions wait while any other caller's do. */
+  bulk(): Transactional {
+    return this.#bulk;
+  }
+
+  async #query<R extends Record<string, unknown> = Record<string, unknown>>(
+    sql: string,
+    params: unknown[] | undefined,
+    lane: Lane,
+  ): Promise<QueryResult<R>> {
     this.#refuseInsideTransaction();
-    return this.#guard(() => run<R>(this.#db, sql, params));
+    return this.#guard(() => this.#turns.run(lane, () => run<R>(this.#db, sql, params)));
   }
 
-  /** Runs `fn` alone on the database between BEGIN and COMMIT; ROLLBACK and rethrow when it throws. */
-  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  async #transaction<T>(fn: (tx: Queryable) => Promise<T>, lane: Lane): Promise<T> {
     this.#refuseInsideTransaction();
     return this.#guard(() =>
-      this.#db.transaction(async (tx) => {
-        const scope: TxScope = { open: true };
-        try {
-          const work = () => fn(new PGliteTransaction(tx));
-          return await (this.#scope ? this.#scope.run(scope, work) : work());
-        } finally {
-          scope.open = false;
-        }
-      }),
+      this.#turns.run(lane, () =>
+        this.#db.transaction(async (tx) => {
+          const scope: TxScope = { open: true };
+          try {
+            const work = () => fn(new PGliteTransaction(tx));
+            return await (this.#scope ? this.#scope.run(scope, work) : work());
+          } finally {
+            scope.open = false;
+          }
+        }),
+      ),
     );
   }
 
-  /** True when `select 1` (queued behind a transaction in progress) answers within the store's timeout; never throws. */
+  /** True when `select 1` (waiting its turn) answers within the store's timeout; never throws. */
   async ping(): Promise<boolean> {
     if (this.#closing !== undefined || this.#scope?.getStore()?.open === true) return false;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<boolean>((done) => {
       timer = setTimeout(() => done(false), this.#timeoutMs);
     });
-    const probe = this.#db.query('select 1').then(
-      () => true,
-      () => false,
-    );
+    const probe = this.#turns
+      .run('urgent', () => this.#db.query('select 1'))
+      .then(
+        () => true,
+        () => false,
+      );
     try {
       return await Promise.race([probe, timeout]);
     } finally {

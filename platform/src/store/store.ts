@@ -12,14 +12,27 @@ export interface Queryable {
   query<R extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>>;
 }
 
-/** A store of the platform. */
-export interface Store extends Queryable {
-  readonly kind: 'postgres' | 'pglite';
+/** Something SQL and transactions can run on: a store, or its lane for work that can wait ({@link Store.bulk}). */
+export interface Transactional extends Queryable {
   /**
    * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws (the error is
    * rethrown). Statements inside must use the given `tx`.
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+}
+
+/** A store of the platform. */
+export interface Store extends Transactional {
+  readonly kind: 'postgres' | 'pglite';
+  /**
+   * The same store for bulk work, which can wait: a batch of history rows, a long history read. The
+   * embedded store runs one statement or transaction at a time; there, bulk work waits while any other
+   * caller's does (a lease renewal, a sign-in, a session written), so those wait at most for the one
+   * piece of bulk work already running, never behind a queue of it; bulk work that has waited a whole
+   * second goes next all the same, so it is never starved. On PostgreSQL it is the store itself: the pool
+   * runs both side by side.
+   */
+  bulk(): Transactional;
   /** True when the store answers a trivial query. */
   ping(): Promise<boolean>;
   /** Waits for the statements in flight and releases every connection and file. */
