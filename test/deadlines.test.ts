@@ -13,10 +13,22 @@ const standard = 4321;
 const p = await startTestPlatform({ BUS_TIMEOUT_MS: String(standard) });
 t.teardown(() => p.stop());
 const seen = new Map<string, number[]>();
+
+/**
+ * The time left a request was sent with: its `x-timeout-ms` header on the in-process bus; on NATS, where
+ * every request carries a signed context, the context's `tmo` claim (its first part is the claims as
+ * base64url JSON), since the time left travels inside it and nowhere beside it.
+ */
+function budgetOf(headers: Record<string, string | undefined>): string | undefined {
+  const context = headers[busHeaders.context];
+  if (context === undefined) return headers[busHeaders.timeout];
+  const claims = JSON.parse(Buffer.from(context.split('.')[0] as string, 'base64url').toString()) as { tmo?: string };
+  return claims.tmo;
+}
 // The services' own subject trees: what the platform's NATS user may subscribe to where authentication is on.
 const listeners = ['auth', 'config', 'protocol'].map((service) =>
   p.proc.bus.subscribe(`${service}.v1.>`, (msg) => {
-    const budget = msg.headers[busHeaders.timeout];
+    const budget = budgetOf(msg.headers);
     if (budget === undefined) return;
     const operation = msg.subject.split('.').slice(-1)[0] as string;
     seen.set(operation, [...(seen.get(operation) ?? []), Number(budget)]);
