@@ -126,6 +126,25 @@ for (const target of busTargets()) {
       t.equal(got.w1 + got.w2, 2, 'each message reached one member of the queue group');
     });
 
+    t.test('what one turn sends, publications and requests, arrives each once and in the order sent', async (t) => {
+      const p = uniqueToken();
+      const got: string[] = [];
+      const sub = bus.subscribe(`${p}.seq`, (m) => void got.push(read(m)));
+      const svc = await bus.addService({ name: p, version: '1.0.0' }, [{ name: 'echo', subject: `${p}.echo`, handler: echo }]);
+      t.teardown(async () => {
+        await sub.unsubscribe();
+        await svc.stop();
+      });
+      await bus.flush();
+      const sent = Array.from({ length: 200 }, (_, i) => String(i));
+      for (const n of sent) bus.publish(`${p}.seq`, text(n));
+      const replies = await Promise.all(sent.slice(0, 50).map((n) => bus.request(`${p}.echo`, text(n))));
+      t.same(replies.map(read), sent.slice(0, 50), 'each request got its own answer');
+      await waitFor(() => got.length >= sent.length);
+      await sleep(50);
+      t.same(got, sent, 'every publication arrived once, in order');
+    });
+
     t.test('a subscriber that throws does not stop the others, nor its own next deliveries', async (t) => {
       const p = uniqueToken();
       let calls = 0;
@@ -227,6 +246,23 @@ for (const target of busTargets()) {
       t.equal(read(await pending), 'done');
       await closing;
       t.notOk(bus.isConnected());
+    });
+
+    const oneProcess = target.name === 'memory' ? 'the in-process bus has no other connection to hear it on' : false;
+    t.test('what is published just before close() reaches the subscribers of another connection', { skip: oneProcess }, async (t) => {
+      const listener = await target.makeRaw();
+      t.teardown(() => listener.close());
+      const p = uniqueToken();
+      const got: string[] = [];
+      const sub = listener.subscribe(`${p}.last`, (m) => void got.push(read(m)));
+      t.teardown(() => sub.unsubscribe());
+      await listener.flush();
+      const bus = await target.makeRaw();
+      bus.publish(`${p}.last`, text('one'));
+      bus.publish(`${p}.last`, text('two'));
+      await bus.close();
+      await waitFor(() => got.length >= 2);
+      t.same(got, ['one', 'two']);
     });
 
     t.test('after close() a request fails with closed', async (t) => {

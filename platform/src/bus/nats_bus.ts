@@ -37,6 +37,7 @@ import type { SpaceVersions } from './space_versions.ts';
 import { natsSiteStreams, type SiteStreams } from './site_streams.ts';
 import { addNatsService, isPayloadError, toBusMessage, toNatsHeaders } from './nats_service.ts';
 import { isValidPattern, isValidSubject } from './subject.ts';
+import { writeOncePerTurn } from './nats_writes.ts';
 import type { NatsAuth } from '../config.ts';
 
 /** How to reach NATS. `servers` may list several URLs, comma-separated. */
@@ -104,6 +105,7 @@ export class NatsBus implements Bus {
       ...connectAuth(options.auth ?? {}),
       ...(options.inboxPrefix ? { inboxPrefix: options.inboxPrefix } : {}),
     });
+    writeOncePerTurn(nc);
     options.log?.info({ server: nc.getServer() }, 'connected to NATS');
     return new NatsBus(nc, options);
   }
