@@ -16,7 +16,10 @@
  * reads per second; the placeholders are filled in, or the two values appended). The platform's client and
  * the command then take turns, `BENCH_ROUNDS` rounds each (3 by default), with 1 and 5 outstanding, and the
  * table gives the medians, their ratio, and the range of the ratios of the rounds taken side by side (each
- * round of the platform against the baseline's round after it: the machine's other work moves both). `IEC61850_READ_REF` names the attribute (`LD/LN$FC$DO$DA`); by default the
+ * round of the platform against the baseline's round after it: the machine's other work moves both). Each
+ * round also gives the server's own pace: the platform's read request, recorded once, written again by a
+ * bare socket that decodes nothing (`mms_replay.ts`), with as many in flight, and at 5 with 20 (more than
+ * the server negotiates): what no client passes. `IEC61850_READ_REF` names the attribute (`LD/LN$FC$DO$DA`); by default the
  * analogue input of libiec61850's `server_example_basic_io`. With `IEC61850_FILE` (a file of the peer's
  * file store, `COMTRADE/DR_0001.DAT`) and `IEC61850_FILE_BASELINE_CMD` (a command that downloads it, such
  * as libiec61850's file-tool `-h host -p port get COMTRADE/DR_0001.DAT`), the file is downloaded through the
@@ -43,6 +46,7 @@ import {
   type BenchPlatform,
   type Timed,
 } from './mms_platform.ts';
+import { recordRead, replayReads } from './mms_replay.ts';
 import { waitForPort } from '@scada/testkit/faults/servers';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -113,20 +117,34 @@ async function againstPeer(peer: string, command: string): Promise<void> {
   const [host, port] = [peer.slice(0, peer.lastIndexOf(':')), Number(peer.slice(peer.lastIndexOf(':') + 1))];
   const ref = process.env.IEC61850_READ_REF ?? 'simpleIOGenericIO/GGIO1$MX$AnIn1$mag$f';
   const lines: string[] = [];
+  const recorded = await recordRead(host, port, ref);
   for (const outstanding of [1, 5]) {
     const ours: number[] = [];
     const theirs: number[] = [];
+    // the server's pace: the platform's read request written again by a bare socket, as many in flight
+    // as the clients have, and more than the server negotiates
+    const bare: number[] = [];
+    const bareMore: number[] = [];
     for (let round = 0; round < rounds; round++) {
       ours.push(await ourReads(host, port, ref, outstanding));
       theirs.push(await baselineReads(command, outstanding));
+      bare.push(await replayReads(host, port, recorded, outstanding, seconds * 1000));
+      if (outstanding === 5) bareMore.push(await replayReads(host, port, recorded, 4 * outstanding, seconds * 1000));
     }
-    const [o, t] = [median(ours), median(theirs)];
+    const [o, t, b] = [median(ours), median(theirs), median(bare)];
     console.error(
-      `${outstanding} outstanding: ours ${ours.map((x) => x.toFixed(0)).join(', ')}; baseline ${theirs.map((x) => x.toFixed(0)).join(', ')}`,
+      `${outstanding} outstanding: ours ${ours.map((x) => x.toFixed(0)).join(', ')}; baseline ${theirs.map((x) => x.toFixed(0)).join(', ')}; bare socket ${bare.map((x) => x.toFixed(0)).join(', ')}${bareMore.length > 0 ? `; bare socket, ${4 * outstanding} outstanding ${bareMore.map((x) => x.toFixed(0)).join(', ')}` : ''}`,
     );
     lines.push(
       `| reads of one attribute on one association, ${outstanding} outstanding (median of ${rounds}) | ${o.toFixed(0)}/s | ${(o / t).toFixed(2)} of ${t.toFixed(0)}/s by the baseline client (rounds side by side: ${pairRange(ours, theirs)}) |`,
+      `| the same read request written again by a bare socket that decodes nothing, ${outstanding} outstanding | ${b.toFixed(0)}/s | the platform's client ${(o / b).toFixed(2)} of it, the baseline client ${(t / b).toFixed(2)} |`,
     );
+    if (bareMore.length > 0) {
+      const m = median(bareMore);
+      lines.push(
+        `| the same, ${4 * outstanding} outstanding (more than the server negotiates) | ${m.toFixed(0)}/s | the platform's client at ${outstanding} ${(o / m).toFixed(2)} of it, the baseline client ${(t / m).toFixed(2)} |`,
+      );
+    }
   }
   console.log(
     [
@@ -184,6 +202,16 @@ async function filesAgainstPeer(peer: string, file: string, command: string): Pr
         return timed;
       },
     );
+    // Where the difference lies: the same file read by the platform's MMS client alone, on an association
+    // of its own in this process, against the same command (the platform's connection stopped throughout).
+    await p.disconnect(id);
+    const settled = async (timed: Timed) => (await new Promise((r) => setTimeout(r, 1000)), timed);
+    const alone = await downloads(
+      `the same file read by the platform's MMS client alone (FileOpen, FileRead to the end, FileClose; its connect not included)`,
+      'by the baseline command',
+      async () => settled(await downloadByClient(host, port, file)),
+      async () => settled(await downloadByCommand(command, bytes)),
+    );
     console.log(
       [
         `### IEC 61850 file download against ${peer}, ${new Date().toISOString().slice(0, 10)}, rounds alternating`,
@@ -191,6 +219,7 @@ async function filesAgainstPeer(peer: string, file: string, command: string): Pr
         '| case | result | against the baseline |',
         '|---|---:|---|',
         row,
+        alone,
       ].join('\n'),
     );
   } finally {
