@@ -24,14 +24,17 @@ export function fileBundlePath(): string {
  * each such file's contents becomes a view read from the bundle's file on disk when PostgreSQL first
  * touches it (the same bytes, at the offset its view had), and the buffer is detached, so the memory
  * goes back once collected. Files written afterwards keep what was written. Answers how many files now
- * read on demand: 0, with nothing changed, when the buffer is not the bundle on disk (another PGlite
+ * read on demand: 0, with nothing changed, when the bundle's file is not found or the buffer is not it (another PGlite
  * version or layout) or cannot be detached.
  */
-export function releaseFileBundle(fs: MemoryFS, bundleFile = fileBundlePath()): number {
+export function releaseFileBundle(fs: MemoryFS, file?: string): number {
+  let bundleFile: string;
   let size: number;
   try {
+    bundleFile = file ?? fileBundlePath();
     size = statSync(bundleFile).size;
   } catch {
+    // Not found where the package should be (a runtime that resolves packages elsewhere): kept in memory.
     return 0;
   }
   const views: { node: MemoryNode; view: Uint8Array }[] = [];
