@@ -20,7 +20,7 @@
  *
  * Then what an edge box runs (`footprint_edge.ts`): the all-in-one bundle's first start on a new data
  * folder (peak and idle resident memory, time and CPU to ready) and an idle edge site (its NATS server and
- * the protocol bundle with `SITE=`), each with the embedded store's WebAssembly compiled as by default
+ * the protocol bundle with `SITE=`, as the site's unit runs it), each with the embedded store's WebAssembly compiled as by default
  * (`EMBEDDED_STORE_COMPILER=baseline`) and with `optimizing`, and the CPU a fixed piece of the store's
  * work costs with each (`footprint_store_work.ts`), the default as the baseline. Goals: site ≤ 128 MiB
  * together; all-in-one ≤ 200 MiB idle, ≤ 300 MiB at its peak, ready ≤ 3 s on a quiet machine.
@@ -285,7 +285,7 @@ if (loaded.image.length > 0) {
 const mib = (x: number) => `${x.toFixed(0)} MiB`;
 lines.push(
   '',
-  `Edge box: median of ${rounds} rounds; the all-in-one bundle's first start on a new DATA_DIR, an idle edge site (site NATS + protocol bundle with SITE=) on a new one; CPU of the store's work (ingest, reads, keyed) as a ratio to the default`,
+  `Edge box: median of ${rounds} rounds; the all-in-one bundle's first start on a new DATA_DIR, an idle edge site (site NATS + protocol bundle with SITE=, flags and environment of deploy/edge/scada-protocol-site.service) on a new one; CPU of the store's work (ingest, reads, keyed) as a ratio to the default`,
   '',
   '| setting | all-in-one: ready | CPU to ready | peak to ready | idle | peak | site: service idle (peak) | site NATS | site together | store work: ingest / reads / keyed |',
   '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',

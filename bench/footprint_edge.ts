@@ -2,7 +2,9 @@
  * The footprint of what runs on an edge box, for `footprint.bench.ts`: the all-in-one bundle's first start
  * on a new `DATA_DIR` (time and CPU to `/healthz`, the peak resident memory until then, the resident memory
  * after it has sat idle) and an idle edge site: a NATS server with JetStream and the protocol bundle with
- * `SITE=` on its embedded store, measured together. Peaks are the kernel's high-water mark (`VmHWM`).
+ * `SITE=` on its embedded store, run with the Node flags and environment of the site's unit
+ * (`deploy/edge/scada-protocol-site.service`), measured together. Peaks are the kernel's high-water mark
+ * (`VmHWM`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -124,13 +126,43 @@ function natsPid(port: number): number {
   throw new Error(`no nats-server on port ${port}`);
 }
 
+/** The site's systemd unit, whose command line and environment the bench runs the site's service with. */
+const siteUnit = join(repoRoot, 'deploy', 'edge', 'scada-protocol-site.service');
+
+/**
+ * How the site's unit runs the protocol bundle: the Node flags of its `ExecStart` and the variables of its
+ * `Environment=` lines (the allocator's settings among them), so that the bench measures what an edge box
+ * runs. Variables given per site (`EnvironmentFile`) and the data folder are the bench's own.
+ */
+export function siteUnitCommand(unitFile = siteUnit): { flags: string[]; env: Record<string, string> } {
+  const lines = readFileSync(unitFile, 'utf8').split('\n');
+  const exec = lines.find((l) => l.startsWith('ExecStart='));
+  if (exec === undefined) throw new Error(`${unitFile}: no ExecStart`);
+  const flags = exec
+    .slice('ExecStart='.length)
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .filter((w) => w.startsWith('-'));
+  const env: Record<string, string> = {};
+  for (const line of lines.filter((l) => l.startsWith('Environment='))) {
+    for (const pair of line.slice('Environment='.length).trim().split(/\s+/)) {
+      const at = pair.indexOf('=');
+      if (at > 0) env[pair.slice(0, at)] = pair.slice(at + 1);
+    }
+  }
+  return { flags, env };
+}
+
 /** An idle edge site on a new data folder: its NATS server's resident memory and the site service's sample. */
 export async function edgeSite(extra: Record<string, string>, idleMs: number): Promise<{ service: EdgeSample; natsMiB: number }> {
   const nats = await startNats();
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-footprint-site-'));
   try {
     const port = await freePort();
+    const unit = siteUnitCommand();
     const env = {
+      ...unit.env,
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
       NODE_ENV: 'production',
@@ -141,11 +173,9 @@ export async function edgeSite(extra: Record<string, string>, idleMs: number): P
       SECRETS_KEY: randomBytes(32).toString('base64'),
       DATA_DIR: dataDir,
       HEALTH_PORT: String(port),
-      // As the site's unit runs it (deploy/edge/scada-protocol-site.service): one allocator arena.
-      MALLOC_ARENA_MAX: '1',
       ...extra,
     };
-    const service = await startAndMeasure(bundleCommand('protocol'), env, port, idleMs);
+    const service = await startAndMeasure([...unit.flags, bundleCommand('protocol').at(-1)!], env, port, idleMs);
     return { service, natsMiB: statusMiB(natsPid(nats.port), 'VmRSS') };
   } finally {
     await nats.remove();

@@ -9,7 +9,7 @@ import type { Store } from './store.ts';
  * `timeoutMs` bounds connecting and the store's health check: the process's standard deadline. How V8
  * compiles the embedded store's WebAssembly (`EMBEDDED_STORE_COMPILER`) is the process's choice, made by
  * `runProcess` as it starts (`processV8Flags`), not the store's. An edge site's (`site`) runs on smaller
- * shared buffers.
+ * shared buffers and shared memory sized for one connection.
  */
 export async function openStore(
   config: { databaseUrl?: string; dataDir: string; timeoutMs?: number; site?: string },
@@ -24,8 +24,10 @@ export async function openStore(
     log,
     timeoutMs: config.timeoutMs,
     templateFile: storeTemplatePath(),
-    // An edge site's store holds only its own connections: 1 MB of shared buffers (15 MiB less resident).
+    // An edge site's store holds only its own connections: 1 MB of shared buffers (15 MiB less resident)
+    // and shared memory sized for PGlite's one connection (4 MiB less).
     sharedBuffersMB: config.site !== undefined ? 1 : undefined,
+    maxConnections: config.site !== undefined ? 2 : undefined,
   });
 }
 

@@ -7,6 +7,7 @@ import { privateFolder, tightenTree } from '../private_dir.ts';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { type FolderLock, lockFolder } from './lock_file.ts';
+import { releaseFileBundle } from './file_bundle.ts';
 import { unpackStoreTemplate } from './template_tar.ts';
 import { OwnerOnlyNodeFS, ownerOnlyDatabaseFolder } from './owner_only_fs.ts';
 import { asConstraintViolation, type QueryResult, type Queryable, type Store, StoreUnavailableError, type Transactional } from './store.ts';
@@ -44,6 +45,13 @@ export type PGliteStoreOptions = {
    * the pages it does not keep are read again from the operating system's cache.
    */
   sharedBuffersMB?: number;
+  /**
+   * PostgreSQL's `max_connections` (100 unless told). PGlite serves one connection, but PostgreSQL sizes
+   * the process slots and lock tables of its shared memory by it and writes them all at start: 2 keeps
+   * 4 MiB of PGlite's WebAssembly memory untouched (bench/README.md, "An edge box"). Only for a store
+   * with few tables (an edge site's): the lock table shrinks with it.
+   */
+  maxConnections?: number;
 };
 
 /**
@@ -66,12 +74,15 @@ export const embeddedSettings = ['shared_buffers=16MB', 'work_mem=2MB', 'mainten
 
 /**
  * PGlite's own start parameters with {@link embeddedSettings} after them (a `-c` on the command line wins
- * over the data folder's postgresql.conf), the shared buffers as `sharedBuffersMB` says when given.
+ * over the data folder's postgresql.conf), the shared buffers as `sharedBuffersMB` says when given, and
+ * `max_connections` when `maxConnections` is given.
  */
-function startParams(sharedBuffersMB?: number): string[] {
+function startParams(options: Pick<PGliteStoreOptions, 'sharedBuffersMB' | 'maxConnections'>): string[] {
+  const { sharedBuffersMB, maxConnections } = options;
   const settings = embeddedSettings.map((s) =>
     sharedBuffersMB !== undefined && s.startsWith('shared_buffers=') ? `shared_buffers=${sharedBuffersMB}MB` : s,
   );
+  if (maxConnections !== undefined) settings.push(`max_connections=${maxConnections}`);
   return [...PGlite.defaultStartParams, ...settings.flatMap((s) => ['-c', s])];
 }
 
@@ -259,11 +270,13 @@ export class PGliteStore implements Store {
         fs: new OwnerOnlyNodeFS(pgdata),
         parsers: pgCompatibleParsers,
         loadDataDir: fresh ? options.template : undefined,
-        startParams: startParams(options.sharedBuffersMB),
+        startParams: startParams(options),
       });
+      // Started (initdb, when it ran, is done with them): PostgreSQL's share and lib files read on demand.
+      const onDemand = releaseFileBundle(db.Module.FS);
       const ms = Math.round(performance.now() - started);
       const from = !fresh ? undefined : unpacked ? options.templateFile : options.template ? 'template' : 'initdb';
-      options.log?.info({ store: 'pglite', dataDir: pgdata, created: fresh, from, ms }, 'opened the embedded store');
+      options.log?.info({ store: 'pglite', dataDir: pgdata, created: fresh, from, ms, onDemand }, 'opened the embedded store');
       return new PGliteStore(db, lock, options);
     } catch (err) {
       await lock.release();
@@ -276,7 +289,7 @@ export class PGliteStore implements Store {
     const db = await PGlite.create({
       parsers: pgCompatibleParsers,
       loadDataDir: options.template,
-      startParams: startParams(options.sharedBuffersMB),
+      startParams: startParams(options),
     });
     return new PGliteStore(db, undefined, options);
   }
