@@ -65,18 +65,34 @@ function cpuMsOf(statFile: string): number {
 }
 
 /**
- * Starts a TypeScript entry point in its own process (Node through tsx, or Deno as `deno task start` runs
- * main.ts), with this process's environment and `env` over it; a variable set to `undefined` in `env` is
- * left out (an embedded platform must not inherit the `DATABASE_URL` the benchmark was given for its other
- * cases).
+ * Deno's run arguments with more V8 flags: added to the `--v8-flags=` argument already there (Deno would
+ * take a second one too, but one list reads as what runs), or as one of their own.
  */
-export function startProcess(entry: string, env: Record<string, string | undefined>, runtime: 'node' | 'deno' = 'node'): ChildProcess {
+export function withV8Flags(args: string[], flags: string[]): string[] {
+  if (flags.length === 0) return args;
+  const at = args.findIndex((a) => a.startsWith('--v8-flags='));
+  if (at < 0) return [...args.slice(0, 1), `--v8-flags=${flags.join(',')}`, ...args.slice(1)];
+  return args.map((a, i) => (i === at ? `${a},${flags.join(',')}` : a));
+}
+
+/**
+ * Starts a TypeScript entry point in its own process (Node through tsx, or Deno as `deno task start` runs
+ * main.ts, with `denoV8Flags` added to the start task's own), with this process's environment and `env`
+ * over it; a variable set to `undefined` in `env` is left out (an embedded platform must not inherit the
+ * `DATABASE_URL` the benchmark was given for its other cases).
+ */
+export function startProcess(
+  entry: string,
+  env: Record<string, string | undefined>,
+  runtime: 'node' | 'deno' = 'node',
+  denoV8Flags: string[] = [],
+): ChildProcess {
   const merged: Record<string, string | undefined> = { ...process.env, ...env };
   for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name];
   const profile = process.env.BENCH_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF_DIR] : [];
   return spawn(
     runtime === 'deno' ? denoBinary : process.execPath,
-    runtime === 'deno' ? [...denoRunArgs, entry] : [...profile, '--import', 'tsx', entry],
+    runtime === 'deno' ? [...withV8Flags(denoRunArgs, denoV8Flags), entry] : [...profile, '--import', 'tsx', entry],
     {
       cwd: new URL('..', import.meta.url).pathname,
       env: merged,

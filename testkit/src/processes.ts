@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { testHashing } from './settings.ts';
 
@@ -12,8 +13,21 @@ export const platformRuntime: 'node' | 'deno' = process.env.PLATFORM_RUNTIME ===
 
 /** Deno as the project installs it (the `deno` package), and the permissions `deno task start` runs main.ts with. */
 export const denoBinary = `${root}node_modules/deno/deno`;
-/** The arguments before the entry point with which `deno task start` runs main.ts. */
-export const denoRunArgs = ['run', '--allow-env', '--allow-net', '--allow-read', '--allow-write', '--allow-sys', '--allow-ffi'];
+/**
+ * The arguments before the entry point with which `deno task start` runs main.ts (permissions and V8
+ * flags), read from deno.json's start task: what the tests and benchmarks start is what users start.
+ */
+export const denoRunArgs: string[] = startTaskArgs();
+
+function startTaskArgs(): string[] {
+  const { tasks } = JSON.parse(readFileSync(`${root}deno.json`, 'utf8')) as { tasks: { start: string } };
+  const step = tasks.start
+    .split('&&')
+    .map((command) => command.trim().split(/\s+/))
+    .find((words) => words.at(-1) === 'main.ts');
+  if (!step) throw new Error("deno.json's start task runs no main.ts");
+  return step.slice(1, -1);
+}
 
 /** How the platform is started by its users on the runtime under test: `npm start`, or `deno task start`. */
 export const startCommand: [string, string[]] = platformRuntime === 'deno' ? [denoBinary, ['task', 'start']] : ['npm', ['start']];
