@@ -9,10 +9,12 @@ import type { Store } from './store.ts';
  * `timeoutMs` bounds connecting and the store's health check: the process's standard deadline. How V8
  * compiles the embedded store's WebAssembly (`EMBEDDED_STORE_COMPILER`) is the process's choice, made by
  * `runProcess` as it starts (`processV8Flags`), not the store's. An edge site's (`site`) runs on smaller
- * shared buffers.
+ * shared buffers. `thread` (`EMBEDDED_STORE_THREAD`) says where PostgreSQL runs: `auto`, the default, puts
+ * it on a worker thread of its own, off the event loop, except at an edge site, whose memory goal the
+ * worker's second heap would cost (bench/README.md, "The store on a worker thread").
  */
 export async function openStore(
-  config: { databaseUrl?: string; dataDir: string; timeoutMs?: number; site?: string },
+  config: { databaseUrl?: string; dataDir: string; timeoutMs?: number; site?: string; thread?: 'auto' | 'main' | 'worker' },
   log: Logger,
 ): Promise<Store> {
   if (config.databaseUrl !== undefined && config.databaseUrl !== '') {
@@ -26,6 +28,7 @@ export async function openStore(
     templateFile: storeTemplatePath(),
     // An edge site's store holds only its own connections: 1 MB of shared buffers (15 MiB less resident).
     sharedBuffersMB: config.site !== undefined ? 1 : undefined,
+    thread: config.thread === undefined || config.thread === 'auto' ? (config.site !== undefined ? 'main' : 'worker') : config.thread,
   });
 }
 
