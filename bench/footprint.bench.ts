@@ -20,9 +20,10 @@
  *
  * Then what an edge box runs (`footprint_edge.ts`): the all-in-one bundle's first start on a new data
  * folder (peak and idle resident memory, time and CPU to ready) and an idle edge site (its NATS server and
- * the protocol bundle with `SITE=`, as the site's unit runs it), each with the embedded store's WebAssembly compiled as by default
- * (`EMBEDDED_STORE_COMPILER=baseline`) and with `optimizing`, and the CPU a fixed piece of the store's
- * work costs with each (`footprint_store_work.ts`), the default as the baseline. Goals: site ≤ 128 MiB
+ * the protocol bundle with `SITE=`, as the site's unit runs it), each with the embedded store's WebAssembly
+ * compiled as by default (`EMBEDDED_STORE_COMPILER=baseline`) and with `optimizing`, the store on the main
+ * thread and on a worker (`EMBEDDED_STORE_THREAD`), and the CPU a fixed piece of the store's work costs
+ * with each (`footprint_store_work.ts`), the defaults as the baseline. Goals: site ≤ 128 MiB
  * together; all-in-one ≤ 200 MiB idle, ≤ 300 MiB at its peak, ready ≤ 3 s on a quiet machine.
  * `BENCH_FOOTPRINT=edge` runs this part alone.
  */
@@ -166,13 +167,12 @@ const edge: {
   first: EdgeSample[];
   site: { service: EdgeSample; natsMiB: number }[];
   work: StoreWork[];
-}[] = (['baseline', 'optimizing'] as const).map((compiler) => ({
-  label: `EMBEDDED_STORE_COMPILER=${compiler}${compiler === 'baseline' ? ' (default)' : ''}`,
-  env: { EMBEDDED_STORE_COMPILER: compiler },
-  first: [],
-  site: [],
-  work: [],
-}));
+}[] = [
+  ["defaults (the all-in-one's store on a worker thread, the site's on the main thread)", {}],
+  ['EMBEDDED_STORE_THREAD=main', { EMBEDDED_STORE_THREAD: 'main' }],
+  ['EMBEDDED_STORE_THREAD=worker', { EMBEDDED_STORE_THREAD: 'worker' }],
+  ['EMBEDDED_STORE_COMPILER=optimizing', { EMBEDDED_STORE_COMPILER: 'optimizing' }],
+].map(([label, env]) => ({ label: label as string, env: env as Record<string, string>, first: [], site: [], work: [] }));
 for (let round = 0; round < rounds; round++) {
   for (const e of round % 2 === 0 ? edge : [...edge].reverse()) {
     e.first.push(await edgeFirstStart(e.env, idleMs));

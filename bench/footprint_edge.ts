@@ -84,6 +84,7 @@ async function startAndMeasure(args: string[], env: Record<string, string>, port
     const pid = child.pid!;
     const [cpu, peakMiB] = [cpuMs(pid), statusMiB(pid, 'VmHWM')];
     await new Promise((r) => setTimeout(r, idleMs));
+    if (child.exitCode !== null) throw new Error(`${args.at(-1)} exited ${child.exitCode} while idle: ${stderr}`);
     return { readyMs, cpuMs: cpu, peakMiB, idleMiB: statusMiB(pid, 'VmRSS'), idlePeakMiB: statusMiB(pid, 'VmHWM') };
   } finally {
     if (child.exitCode === null) child.kill('SIGTERM');

@@ -37,7 +37,8 @@ async function cpuOf(fn: () => Promise<void>): Promise<number> {
 const dataDir = await mkdtemp(join(tmpdir(), 'scada-store-work-'));
 // As a platform process chooses for itself when it starts on the embedded store (`processV8Flags`).
 if (process.env.EMBEDDED_STORE_COMPILER !== 'optimizing') setFlagsFromString('--liftoff-only');
-const store = await PGliteStore.open(dataDir, { templateFile });
+// The all-in-one's choice (`EMBEDDED_STORE_THREAD`, `auto`: a worker); the process's CPU counts both threads.
+const store = await PGliteStore.open(dataDir, { templateFile, thread: process.env.EMBEDDED_STORE_THREAD === 'main' ? 'main' : 'worker' });
 try {
   await store.query(
     `create table history.bench_points partition of history.points for values from ('${new Date(day).toISOString()}') to ('${new Date(day + 86_400_000).toISOString()}')`,

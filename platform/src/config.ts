@@ -32,7 +32,14 @@ export type PlatformConfig = {
   healthPort: number;
   /** How V8 compiles the embedded store's WebAssembly: its baseline compiler only, or optimising hot code too. */
   storeCompiler: StoreCompiler;
+  /** Where the embedded store's PostgreSQL runs: `auto` (a worker thread, an edge site's on the main thread), `main` or `worker`. */
+  storeThread: StoreThreadChoice;
 };
+
+/** The choices of `EMBEDDED_STORE_THREAD`. */
+export const storeThreadChoices = ['auto', 'main', 'worker'] as const;
+/** One choice of `EMBEDDED_STORE_THREAD`. */
+export type StoreThreadChoice = (typeof storeThreadChoices)[number];
 
 /** The choices of `EMBEDDED_STORE_COMPILER`. */
 export const storeCompilers = ['baseline', 'optimizing'] as const;
@@ -66,6 +73,7 @@ export function readPlatformConfig(env: EnvReader, available: readonly ServiceKe
     shutdownDrainMs: env.int('SHUTDOWN_DRAIN_MS', 0, { min: 0, max: 60000 }),
     healthPort: env.port('HEALTH_PORT', 0),
     storeCompiler: env.oneOf('EMBEDDED_STORE_COMPILER', 'baseline', storeCompilers),
+    storeThread: env.oneOf('EMBEDDED_STORE_THREAD', 'auto', storeThreadChoices),
   };
 }
 

@@ -115,6 +115,7 @@ export async function launchProcess<C, R extends Stoppable>(
           dataDir: platform.dataDir,
           timeoutMs: platform.busTimeoutMs,
           site: platform.site,
+          thread: platform.storeThread,
         },
         log,
       )

@@ -35,7 +35,7 @@ import {
 import { eventIdHeader } from './bus/event_log.ts';
 import type { SpaceVersions } from './bus/space_versions.ts';
 import { checkWhole, partsOf, type Staging } from './staging.ts';
-import { StoreUnavailableError } from './store/store.ts';
+import { StoreOverloadedError, StoreUnavailableError } from './store/store.ts';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -377,6 +377,10 @@ function replyText(op: Operation, reply: BusMessage): string {
 /** Turns any failure into a problem; unknown errors become a bare internal error. */
 export function toProblem(err: unknown): ProblemError {
   if (err instanceof ProblemError) return err;
+  // The store's queue is full: refused at once, so the caller may come back soon.
+  if (err instanceof StoreOverloadedError) {
+    return new ProblemError('overloaded', 'The store has too much work waiting: try again shortly', { retryAfter: 1, cause: err });
+  }
   if (err instanceof StoreUnavailableError) {
     return new ProblemError('service_unavailable', 'The store is not reachable', { retryAfter: retryAfterSeconds, cause: err });
   }

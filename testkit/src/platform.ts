@@ -11,7 +11,7 @@ import type { JWK } from 'jose';
 import { launchProcess, openStore } from '@scada/platform';
 import { allParts, type PlatformProcess } from '../../launch.ts';
 import { migrate, PGliteStore } from '@scada/platform/testing';
-import { cachedDump, compileStoresAsPlatform, pgliteTemplate } from './stores.ts';
+import { cachedDump, compileStoresAsPlatform, pgliteTemplate, testStoreThread } from './stores.ts';
 import { dropEventStream } from './event_streams.ts';
 import { testBusKeys } from './bus_keys.ts';
 import { platformNatsEnv } from './nats_auth.ts';
@@ -144,6 +144,7 @@ const openTestStore: typeof openStore = async (config, log) => {
     timeoutMs: config.timeoutMs,
     template: await migratedTemplate(),
     checkNesting: true,
+    thread: testStoreThread,
   });
 };
 
@@ -160,6 +161,7 @@ const openTestStoreInMemory: typeof openStore = async (config, log) => {
     timeoutMs: config.timeoutMs,
     template: await migratedTemplate(),
     checkNesting: true,
+    thread: testStoreThread,
   });
 };
 

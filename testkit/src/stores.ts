@@ -61,10 +61,16 @@ export function compileStoresAsPlatform(baseline = baselineCompiler): void {
   if (baseline) setFlagsFromString('--liftoff-only');
 }
 
+/**
+ * Where the test stores' PostgreSQL runs: on a worker thread when the environment says
+ * `EMBEDDED_STORE_THREAD=worker` (the store tests pass both ways), on the test's thread otherwise.
+ */
+export const testStoreThread: 'main' | 'worker' = process.env.EMBEDDED_STORE_THREAD === 'worker' ? 'worker' : 'main';
+
 /** An in-memory PGlite started from the template. */
 export async function memoryPGlite(log?: Logger): Promise<TestStore> {
   compileStoresAsPlatform();
-  const store = await PGliteStore.memory({ log, template: await pgliteTemplate(), checkNesting: true });
+  const store = await PGliteStore.memory({ log, template: await pgliteTemplate(), checkNesting: true, thread: testStoreThread });
   return { store, cleanup: () => store.close() };
 }
 
@@ -72,7 +78,7 @@ export async function memoryPGlite(log?: Logger): Promise<TestStore> {
 export async function filePGlite(log?: Logger): Promise<TestStore> {
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-store-'));
   compileStoresAsPlatform();
-  const store = await PGliteStore.open(dataDir, { log, template: await pgliteTemplate(), checkNesting: true });
+  const store = await PGliteStore.open(dataDir, { log, template: await pgliteTemplate(), checkNesting: true, thread: testStoreThread });
   return {
     store,
     dataDir,

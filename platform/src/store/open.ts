@@ -9,10 +9,13 @@ import type { Store } from './store.ts';
  * `timeoutMs` bounds connecting and the store's health check: the process's standard deadline. How V8
  * compiles the embedded store's WebAssembly (`EMBEDDED_STORE_COMPILER`) is the process's choice, made by
  * `runProcess` as it starts (`processV8Flags`), not the store's. An edge site's (`site`) runs on smaller
- * shared buffers and shared memory sized for one connection.
+ * shared buffers and shared memory sized for one connection. `thread` (`EMBEDDED_STORE_THREAD`) says where
+ * PostgreSQL runs: `auto`, the default, puts it on a worker thread of its own, off the event loop, except at
+ * an edge site, whose memory goal the worker's second heap would cost (bench/README.md, "The store on a
+ * worker thread").
  */
 export async function openStore(
-  config: { databaseUrl?: string; dataDir: string; timeoutMs?: number; site?: string },
+  config: { databaseUrl?: string; dataDir: string; timeoutMs?: number; site?: string; thread?: 'auto' | 'main' | 'worker' },
   log: Logger,
 ): Promise<Store> {
   if (config.databaseUrl !== undefined && config.databaseUrl !== '') {
@@ -28,6 +31,7 @@ export async function openStore(
     // and shared memory sized for PGlite's one connection (4 MiB less).
     sharedBuffersMB: config.site !== undefined ? 1 : undefined,
     maxConnections: config.site !== undefined ? 2 : undefined,
+    thread: config.thread === undefined || config.thread === 'auto' ? (config.site !== undefined ? 'main' : 'worker') : config.thread,
   });
 }
 

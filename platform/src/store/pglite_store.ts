@@ -1,5 +1,5 @@
 import { deadlines } from '@scada/contracts';
-import { PGlite, type PGliteOptions, type Results, type Transaction } from '@electric-sql/pglite';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
@@ -10,7 +10,18 @@ import { type FolderLock, lockFolder } from './lock_file.ts';
 import { releaseFileBundle } from './file_bundle.ts';
 import { unpackStoreTemplate } from './template_tar.ts';
 import { OwnerOnlyNodeFS, ownerOnlyDatabaseFolder } from './owner_only_fs.ts';
-import { asConstraintViolation, type QueryResult, type Queryable, type Store, StoreUnavailableError, type Transactional } from './store.ts';
+import { Worker } from 'node:worker_threads';
+import { pgCompatibleParsers, runStatement, startParams } from './pglite_run.ts';
+import {
+  asConstraintViolation,
+  type QueryResult,
+  type Queryable,
+  type Store,
+  StoreOverloadedError,
+  StoreUnavailableError,
+  type Transactional,
+} from './store.ts';
+import type { FromStoreWorker, SentError, StoreRequest, StoreWorkerData, ToStoreWorker } from './pglite_worker.ts';
 
 /** Options of {@link PGliteStore.open} and {@link PGliteStore.memory}. */
 export type PGliteStoreOptions = {
@@ -52,39 +63,21 @@ export type PGliteStoreOptions = {
    * with few tables (an edge site's): the lock table shrinks with it.
    */
   maxConnections?: number;
+  /**
+   * Where PostgreSQL runs: `main`, this thread, the default, or `worker`, a worker thread of its own
+   * (`pglite_worker.ts`), which takes the store's CPU off the event loop and costs memory of its own (a
+   * second JavaScript heap: bench/README.md, "The store on a worker thread"). The turns, the transactions'
+   * guard and the errors are the same either way. `openStore` chooses by `EMBEDDED_STORE_THREAD`.
+   */
+  thread?: StoreThread;
+  /** How many callers may wait for a turn in each lane; one more is refused ({@link StoreOverloadedError}). */
+  turnLimits?: { urgent: number; bulk: number };
+  /** Tests only: a worker store's thread can be made to end as a crashed one would (`endWorkerForTests`). */
+  testHooks?: boolean;
 };
 
-/**
- * Parsers that make PGlite answer like `PgStore`: int8 as a string (PGlite gives a number, or a bigint
- * past 2^53), bytea as a Buffer (PGlite gives a Uint8Array), date as its text (PGlite gives a Date).
- * Arrays follow their element's parser.
- */
-const pgCompatibleParsers: NonNullable<PGliteOptions['parsers']> = {
-  20: (value: string) => value,
-  17: (value: string) => Buffer.from(value.slice(2), 'hex'),
-  1082: (value: string) => value,
-};
-
-/**
- * PostgreSQL's memory settings for the embedded store, sized for one connection on a small box: its
- * defaults (128 MB of shared buffers, 64 MB for index builds) are a server's, and every page PGlite's
- * WebAssembly memory touches stays resident for the life of the process (bench/README.md, "Footprint").
- */
-export const embeddedSettings = ['shared_buffers=16MB', 'work_mem=2MB', 'maintenance_work_mem=8MB', 'temp_buffers=2MB'];
-
-/**
- * PGlite's own start parameters with {@link embeddedSettings} after them (a `-c` on the command line wins
- * over the data folder's postgresql.conf), the shared buffers as `sharedBuffersMB` says when given, and
- * `max_connections` when `maxConnections` is given.
- */
-function startParams(options: Pick<PGliteStoreOptions, 'sharedBuffersMB' | 'maxConnections'>): string[] {
-  const { sharedBuffersMB, maxConnections } = options;
-  const settings = embeddedSettings.map((s) =>
-    sharedBuffersMB !== undefined && s.startsWith('shared_buffers=') ? `shared_buffers=${sharedBuffersMB}MB` : s,
-  );
-  if (maxConnections !== undefined) settings.push(`max_connections=${maxConnections}`);
-  return [...PGlite.defaultStartParams, ...settings.flatMap((s) => ['-c', s])];
-}
+/** Where the embedded store's PostgreSQL runs: this thread, or a worker thread of its own. */
+export type StoreThread = 'main' | 'worker';
 
 /**
  * Unpacks a template file, when one is named and exists, into the (empty) data folder, every file and
@@ -109,26 +102,10 @@ async function unpackTemplate(file: string | undefined, pgdata: string): Promise
   }
 }
 
+export { embeddedSettings } from './pglite_run.ts';
+
 /** The open transaction of the current async call chain, so a store call inside it fails fast. */
 type TxScope = { open: boolean };
-
-function toResult<R>(result: Results | Results[]): QueryResult<R> {
-  const last = Array.isArray(result) ? result[result.length - 1] : result;
-  // rowCount is per statement (rows of a SELECT, rows changed by an UPDATE); affectedRows sums a whole exec.
-  return { rows: (last?.rows ?? []) as R[], rowCount: last?.rowCount ?? last?.affectedRows ?? 0 };
-}
-
-/** Runs a statement like `pg` does: without parameters, as a simple query that may hold several statements. */
-async function run<R>(db: PGlite | Transaction, sql: string, params: unknown[] | undefined): Promise<QueryResult<R>> {
-  try {
-    if (params === undefined || params.length === 0) return toResult<R>(await db.exec(sql));
-    return toResult<R>(await db.query(sql, params));
-  } catch (err) {
-    // PGlite attaches the parameters to its errors; they must not travel on into logs (see log.ts).
-    if (err && typeof err === 'object' && 'params' in err) delete (err as { params?: unknown }).params;
-    throw asConstraintViolation(err);
-  }
-}
 
 /** Which of the embedded store's queues a piece of work waits in: `bulk` work lets every other go first. */
 type Lane = 'urgent' | 'bulk';
@@ -138,6 +115,15 @@ export const bulkPatienceMs = 1000;
 
 /** Urgent turns run one after another for up to this long before the event loop gets a turn of its own. */
 export const urgentSliceMs = 20;
+
+/**
+ * How many callers may wait for a turn in each lane unless the store is told otherwise (`turnLimits`): past
+ * it a caller is refused at once with {@link StoreOverloadedError} (503 `overloaded` with `Retry-After` at
+ * the gateway), rather than joining a queue it would wait seconds in. Urgent work is short statements
+ * (a few hundred a second on a busy core); bulk work is the history's batches and reads, each up to a
+ * second, so a few dozen waiting are already more than a caller's deadline.
+ */
+export const defaultTurnLimits = { urgent: 1000, bulk: 64 } as const;
 
 /**
  * Whose turn it is on the embedded store: one statement or transaction at a time, from two queues. The
@@ -158,8 +144,13 @@ class Turns {
   #overdueTaken = false;
   readonly #urgent: (() => void)[] = [];
   readonly #bulk: { since: number; start: () => void }[] = [];
+  readonly #limits: { urgent: number; bulk: number };
 
-  /** Runs `work` in a turn of `lane`. */
+  constructor(limits: { urgent: number; bulk: number } = defaultTurnLimits) {
+    this.#limits = limits;
+  }
+
+  /** Runs `work` in a turn of `lane`; refuses at once with {@link StoreOverloadedError} when the lane is full. */
   async run<T>(lane: Lane, work: () => Promise<T>): Promise<T> {
     await this.#take(lane);
     try {
@@ -177,6 +168,12 @@ class Turns {
       this.#busy = true;
       this.#runStart = performance.now();
       return Promise.resolve();
+    }
+    const waiting = lane === 'bulk' ? this.#bulk.length : this.#urgent.length;
+    if (waiting >= this.#limits[lane]) {
+      return Promise.reject(
+        new StoreOverloadedError(`the embedded store has ${waiting} callers waiting in its ${lane} lane, as many as it takes`),
+      );
     }
     return new Promise<void>((start) => {
       if (lane === 'bulk') this.#bulk.push({ since: performance.now(), start });
@@ -223,27 +220,252 @@ class Turns {
 }
 
 /**
- * The embedded store: PostgreSQL compiled to WebAssembly, in this process, one connection. Statements
- * and transactions of many callers take turns (`Turns`): a transaction holds the database until it
- * ends, and a statement outside it waits, so it never runs inside someone else's transaction; bulk work
- * (`bulk()`) waits while any other is waiting. File-backed under `<dataDir>/pgdata`, guarded by
- * `<dataDir>/pgdata.lock`.
+ * Where the embedded store's statements run: PGlite in this thread ({@link ThreadEngine}) or in a worker
+ * thread ({@link WorkerEngine}). Errors come out mapped as `runStatement` maps them.
+ */
+interface Engine {
+  /** How many of PGlite's bundled files are read on demand instead of held in memory (`file_bundle.ts`). */
+  readonly onDemand: number;
+  run<R>(sql: string, params: unknown[] | undefined): Promise<QueryResult<R>>;
+  /** BEGIN, `fn` with a `tx` that refuses statements once the transaction ended, COMMIT or ROLLBACK. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  dump(): Promise<Blob>;
+  close(): Promise<void>;
+}
+
+/** PGlite in this thread. */
+class ThreadEngine implements Engine {
+  readonly #db: PGlite;
+  readonly onDemand: number;
+
+  /** With `releaseBundle`, PGlite's file bundle is given back and its files read on demand (`file_bundle.ts`). */
+  constructor(db: PGlite, releaseBundle = false) {
+    this.#db = db;
+    this.onDemand = releaseBundle ? releaseFileBundle(db.Module.FS) : 0;
+  }
+
+  run<R>(sql: string, params: unknown[] | undefined): Promise<QueryResult<R>> {
+    return runStatement<R>(this.#db, sql, params);
+  }
+
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.#db.transaction((tx) => fn(new PGliteTransaction(tx)));
+  }
+
+  dump(): Promise<Blob> {
+    return this.#db.dumpDataDir('none');
+  }
+
+  async close(): Promise<void> {
+    if (!this.#db.closed) await this.#db.close();
+  }
+}
+
+/** An error sent by the store's worker, with its fields again, and a broken constraint as a {@link ConstraintViolation}. */
+function received(sent: SentError): unknown {
+  const err = Object.assign(new Error(sent.message), sent.fields);
+  err.name = sent.name;
+  return asConstraintViolation(err);
+}
+
+/** A bytea value arrives as a Uint8Array (a Buffer does not survive the copy between threads): a Buffer again, as `pg` gives. */
+function asBuffers(value: unknown): unknown {
+  if (value instanceof Uint8Array && !Buffer.isBuffer(value)) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  if (Array.isArray(value) && value.some((v) => v instanceof Uint8Array || Array.isArray(v))) return value.map(asBuffers);
+  return value;
+}
+
+function withBuffers<R>(result: QueryResult<R>): QueryResult<R> {
+  for (const row of result.rows as Record<string, unknown>[]) {
+    for (const key in row) {
+      const value = row[key];
+      if (typeof value === 'object' && value !== null) row[key] = asBuffers(value);
+    }
+  }
+  return result;
+}
+
+/**
+ * PGlite in a worker thread of its own: each request is a message, answered by one; the main thread's
+ * turns send one at a time. A worker that ends (a crash, running out of memory) fails the requests it had
+ * and every one after it with {@link StoreUnavailableError}, never a wait.
+ */
+class WorkerEngine implements Engine {
+  readonly #worker: Worker;
+  onDemand = 0;
+  readonly #waiting = new Map<number, { resolve(value: unknown): void; reject(err: unknown): void }>();
+  #next = 0;
+  /** Why the worker can no longer answer, once it ended. */
+  #ended: StoreUnavailableError | undefined;
+  #lastError: unknown;
+
+  private constructor(worker: Worker) {
+    this.#worker = worker;
+  }
+
+  /** Starts the worker and waits until its database is open; rejects with the worker's error when it cannot open it. */
+  static async start(data: Omit<StoreWorkerData, 'kind'>): Promise<WorkerEngine> {
+    const { storeWorkerUrl, storeWorkerMarker } = await import('./pglite_worker.ts');
+    const worker = new Worker(workerEntry(storeWorkerUrl), { workerData: { ...data, kind: storeWorkerMarker } satisfies StoreWorkerData });
+    const engine = new WorkerEngine(worker);
+    const opened = new Promise<void>((resolve, reject) => {
+      const onMessage = (msg: FromStoreWorker) => {
+        if ('type' in msg) {
+          worker.off('message', onMessage);
+          if (msg.type === 'ready') {
+            engine.onDemand = msg.onDemand;
+            resolve();
+          } else reject(received(msg.error));
+        }
+      };
+      worker.on('message', onMessage);
+      worker.once('exit', (code) =>
+        reject(new StoreUnavailableError(`the embedded store's worker ended as it opened (exit code ${code})`)),
+      );
+      worker.once('error', reject);
+    });
+    worker.on('message', (msg: FromStoreWorker) => engine.#answered(msg));
+    worker.on('error', (err) => {
+      engine.#lastError = err;
+    });
+    worker.on('exit', (code) => engine.#end(code));
+    try {
+      await opened;
+    } catch (err) {
+      await worker.terminate();
+      throw err;
+    }
+    return engine;
+  }
+
+  #answered(msg: FromStoreWorker): void {
+    if ('type' in msg) return;
+    const waiter = this.#waiting.get(msg.id);
+    if (waiter === undefined) return;
+    this.#waiting.delete(msg.id);
+    if (msg.ok) waiter.resolve(msg.value);
+    else waiter.reject(received(msg.error));
+  }
+
+  #end(code: number): void {
+    this.#ended ??= new StoreUnavailableError(`the embedded store's worker thread ended (exit code ${code})`, { cause: this.#lastError });
+    for (const waiter of this.#waiting.values()) waiter.reject(this.#ended);
+    this.#waiting.clear();
+  }
+
+  #ask<T>(request: StoreRequest): Promise<T> {
+    if (this.#ended !== undefined) return Promise.reject(this.#ended);
+    const id = ++this.#next;
+    return new Promise<T>((resolve, reject) => {
+      this.#waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      this.#worker.postMessage({ ...request, id } satisfies ToStoreWorker);
+    });
+  }
+
+  async run<R>(sql: string, params: unknown[] | undefined): Promise<QueryResult<R>> {
+    return withBuffers(await this.#ask<QueryResult<R>>({ op: 'query', sql, params }));
+  }
+
+  /** As PGlite's own transaction, its statements sent one by one: BEGIN, `fn`'s, then COMMIT, or ROLLBACK when `fn` throws. */
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    await this.run('BEGIN', undefined);
+    const tx = new WorkerTransaction(this);
+    try {
+      const result = await fn(tx);
+      tx.end();
+      await this.#ask({ op: 'commit' });
+      return result;
+    } catch (err) {
+      if (tx.end() && this.#ended === undefined) await this.run('ROLLBACK', undefined);
+      throw err;
+    }
+  }
+
+  async dump(): Promise<Blob> {
+    return this.#ask<Blob>({ op: 'dump' });
+  }
+
+  /** Closes the database in the worker and waits for the thread to end. */
+  async close(): Promise<void> {
+    if (this.#ended === undefined) {
+      const exited = new Promise((done) => this.#worker.once('exit', done));
+      try {
+        await this.#ask({ op: 'close' });
+      } finally {
+        await this.#worker.terminate();
+        await exited;
+      }
+    }
+  }
+
+  /** Tests only (`testHooks`): the worker ends at once, as a crashed one would. */
+  async endForTests(): Promise<void> {
+    const exited = new Promise((done) => this.#worker.once('exit', done));
+    await this.#ask({ op: 'exit' }).catch(() => undefined);
+    await exited;
+  }
+}
+
+/** The `tx` of a worker store's transaction: its statements go to the worker until the transaction ends. */
+class WorkerTransaction implements Queryable {
+  readonly #engine: WorkerEngine;
+  #open = true;
+
+  constructor(engine: WorkerEngine) {
+    this.#engine = engine;
+  }
+
+  /** Ends the transaction for its statements; answers whether it was still open. */
+  end(): boolean {
+    const was = this.#open;
+    this.#open = false;
+    return was;
+  }
+
+  async query<R extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
+    // PGlite's own words for a statement on a transaction that ended.
+    if (!this.#open) throw new Error('Transaction is closed');
+    return this.#engine.run<R>(sql, params);
+  }
+}
+
+/**
+ * The file the store's worker thread starts: the worker module itself (a chunk of the bundle; the
+ * TypeScript source under Deno), or beside the TypeScript source under Node the starter that registers tsx first.
+ */
+function workerEntry(moduleUrl: string): URL {
+  const fromSource = moduleUrl.endsWith('.ts') && !('Deno' in globalThis);
+  return fromSource ? new URL('pglite_worker_tsx.mjs', moduleUrl) : new URL(moduleUrl);
+}
+
+/**
+ * The embedded store: PostgreSQL compiled to WebAssembly, in this process, one connection, run in this
+ * thread or in a worker thread of its own (`thread`). Statements and transactions of many callers take
+ * turns (`Turns`): a transaction holds the database until it ends, and a statement outside it waits, so
+ * it never runs inside someone else's transaction; bulk work (`bulk()`) waits while any other is waiting.
+ * File-backed under `<dataDir>/pgdata`, guarded by `<dataDir>/pgdata.lock`.
  */
 export class PGliteStore implements Store {
   readonly kind = 'pglite' as const;
-  readonly #db: PGlite;
+  /** Where the statements run: this thread or a worker. */
+  readonly thread: StoreThread;
+  readonly #db: Engine;
   readonly #lock: FolderLock | undefined;
   readonly #scope: AsyncLocalStorage<TxScope> | undefined;
   readonly #timeoutMs: number;
-  readonly #turns = new Turns();
+  readonly #turns: Turns;
   readonly #bulk: Transactional;
+  readonly #testHooks: boolean;
   #closing: Promise<void> | undefined;
 
-  private constructor(db: PGlite, lock: FolderLock | undefined, options: PGliteStoreOptions) {
+  private constructor(db: Engine, lock: FolderLock | undefined, options: PGliteStoreOptions) {
     this.#timeoutMs = options.timeoutMs ?? deadlines.standardMs;
     this.#scope = options.checkNesting ? new AsyncLocalStorage<TxScope>() : undefined;
     this.#db = db;
+    this.thread = db instanceof WorkerEngine ? 'worker' : 'main';
     this.#lock = lock;
+    this.#turns = new Turns(options.turnLimits);
+    this.#testHooks = options.testHooks === true;
     this.#bulk = {
       query: (sql, params) => this.#query(sql, params, 'bulk'),
       transaction: (fn) => this.#transaction(fn, 'bulk'),
@@ -254,7 +476,8 @@ export class PGliteStore implements Store {
    * Opens (or creates) the database in `<dataDir>/pgdata`. Refuses with `FolderLockedError` when another
    * live process holds the folder; takes over the lock of a process that died. The database's files and
    * folders are owner-only: those an older version left open are tightened at open, and those made while
-   * it runs are made so (`owner_only_fs.ts`).
+   * it runs are made so (`owner_only_fs.ts`). The folder is locked, tightened and unpacked from its
+   * template in this thread; a worker store's PGlite opens it in the worker.
    */
   static async open(dataDir: string, options: PGliteStoreOptions = {}): Promise<PGliteStore> {
     const folder = resolve(dataDir);
@@ -266,18 +489,28 @@ export class PGliteStore implements Store {
       const started = performance.now();
       await ownerOnlyDatabaseFolder(pgdata, options.log);
       const unpacked = fresh && options.template === undefined && (await unpackTemplate(options.templateFile, pgdata));
-      const db = await PGlite.create({
-        fs: new OwnerOnlyNodeFS(pgdata),
-        parsers: pgCompatibleParsers,
-        loadDataDir: fresh ? options.template : undefined,
-        startParams: startParams(options),
-      });
-      // Started (initdb, when it ran, is done with them): PostgreSQL's share and lib files read on demand.
-      const onDemand = releaseFileBundle(db.Module.FS);
+      const template = fresh ? options.template : undefined;
+      const { sharedBuffersMB, maxConnections, testHooks } = options;
+      const engine =
+        options.thread === 'worker'
+          ? await WorkerEngine.start({ pgdata, template, sharedBuffersMB, maxConnections, testHooks })
+          : new ThreadEngine(
+              await PGlite.create({
+                fs: new OwnerOnlyNodeFS(pgdata),
+                parsers: pgCompatibleParsers,
+                loadDataDir: template,
+                startParams: startParams({ sharedBuffersMB, maxConnections }),
+              }),
+              // Started (initdb, when it ran, is done with them): PostgreSQL's share and lib files read on demand.
+              true,
+            );
       const ms = Math.round(performance.now() - started);
       const from = !fresh ? undefined : unpacked ? options.templateFile : options.template ? 'template' : 'initdb';
-      options.log?.info({ store: 'pglite', dataDir: pgdata, created: fresh, from, ms, onDemand }, 'opened the embedded store');
-      return new PGliteStore(db, lock, options);
+      options.log?.info(
+        { store: 'pglite', dataDir: pgdata, created: fresh, from, ms, thread: options.thread ?? 'main', onDemand: engine.onDemand },
+        'opened the embedded store',
+      );
+      return new PGliteStore(engine, lock, options);
     } catch (err) {
       await lock.release();
       throw err;
@@ -286,18 +519,24 @@ export class PGliteStore implements Store {
 
   /** A database in memory, gone when closed: for tests. */
   static async memory(options: PGliteStoreOptions = {}): Promise<PGliteStore> {
-    const db = await PGlite.create({
-      parsers: pgCompatibleParsers,
-      loadDataDir: options.template,
-      startParams: startParams(options),
-    });
-    return new PGliteStore(db, undefined, options);
+    const { sharedBuffersMB, maxConnections, testHooks } = options;
+    const engine =
+      options.thread === 'worker'
+        ? await WorkerEngine.start({ template: options.template, sharedBuffersMB, maxConnections, testHooks })
+        : new ThreadEngine(
+            await PGlite.create({
+              parsers: pgCompatibleParsers,
+              loadDataDir: options.template,
+              startParams: startParams({ sharedBuffersMB, maxConnections }),
+            }),
+          );
+    return new PGliteStore(engine, undefined, options);
   }
 
   /** The database's data folder as an uncompressed tar: the `template` another store can start from. */
   async dump(): Promise<Blob> {
     this.#refuseInsideTransaction();
-    return this.#guard(() => this.#turns.run('urgent', () => this.#db.dumpDataDir('none')));
+    return this.#guard(() => this.#turns.run('urgent', () => this.#db.dump()));
   }
 
   /** Runs one statement in its turn, once no transaction holds the database. */
@@ -321,7 +560,7 @@ export class PGliteStore implements Store {
     lane: Lane,
   ): Promise<QueryResult<R>> {
     this.#refuseInsideTransaction();
-    return this.#guard(() => this.#turns.run(lane, () => run<R>(this.#db, sql, params)));
+    return this.#guard(() => this.#turns.run(lane, () => this.#db.run<R>(sql, params)));
   }
 
   async #transaction<T>(fn: (tx: Queryable) => Promise<T>, lane: Lane): Promise<T> {
@@ -331,7 +570,7 @@ export class PGliteStore implements Store {
         this.#db.transaction(async (tx) => {
           const scope: TxScope = { open: true };
           try {
-            const work = () => fn(new PGliteTransaction(tx));
+            const work = () => fn(tx);
             return await (this.#scope ? this.#scope.run(scope, work) : work());
           } finally {
             scope.open = false;
@@ -349,7 +588,7 @@ export class PGliteStore implements Store {
       timer = setTimeout(() => done(false), this.#timeoutMs);
     });
     const probe = this.#turns
-      .run('urgent', () => this.#db.query('select 1'))
+      .run('urgent', () => this.#db.run('select 1', []))
       .then(
         () => true,
         () => false,
@@ -369,10 +608,16 @@ export class PGliteStore implements Store {
 
   async #close(): Promise<void> {
     try {
-      if (!this.#db.closed) await this.#db.close();
+      await this.#db.close();
     } finally {
       await this.#lock?.release();
     }
+  }
+
+  /** Tests only (`testHooks`, `thread: 'worker'`): the store's worker thread ends at once, as a crashed one would. */
+  async endWorkerForTests(): Promise<void> {
+    if (!this.#testHooks || !(this.#db instanceof WorkerEngine)) throw new Error('endWorkerForTests needs a worker store with testHooks');
+    await this.#db.endForTests();
   }
 
   /**
@@ -410,6 +655,6 @@ class PGliteTransaction implements Queryable {
   }
 
   query<R extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
-    return run<R>(this.#tx, sql, params);
+    return runStatement<R>(this.#tx, sql, params);
   }
 }

@@ -50,6 +50,18 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * The store's own queue is full: the embedded store refuses a caller past the bound of its lane at once
+ * (`PGliteStore`'s turns) instead of letting it wait. A kind of {@link StoreUnavailableError} (the store
+ * cannot take the work now), answered as 503 `overloaded` with `Retry-After`.
+ */
+export class StoreOverloadedError extends StoreUnavailableError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreOverloadedError';
+  }
+}
+
 /** The kinds of integrity constraint a statement can break (SQLSTATE class 23). */
 export type ConstraintKind = 'unique' | 'foreign_key' | 'not_null' | 'check' | 'exclusion' | 'other';
 

@@ -1,0 +1,57 @@
+/**
+ * What runs PGlite's statements, wherever it runs (the main thread's store, the store's worker thread):
+ * its start parameters, the parsers that make it answer like `pg`, and one statement run as `pg` runs it.
+ * Kept apart from `pglite_store.ts` so that the worker thread loads only this and PGlite.
+ */
+import { PGlite, type PGliteOptions, type Results, type Transaction } from '@electric-sql/pglite';
+import { asConstraintViolation, type QueryResult } from './store.ts';
+
+/**
+ * Parsers that make PGlite answer like `PgStore`: int8 as a string (PGlite gives a number, or a bigint
+ * past 2^53), bytea as a Buffer (PGlite gives a Uint8Array), date as its text (PGlite gives a Date).
+ * Arrays follow their element's parser.
+ */
+export const pgCompatibleParsers: NonNullable<PGliteOptions['parsers']> = {
+  20: (value: string) => value,
+  17: (value: string) => Buffer.from(value.slice(2), 'hex'),
+  1082: (value: string) => value,
+};
+
+/**
+ * PostgreSQL's memory settings for the embedded store, sized for one connection on a small box: its
+ * defaults (128 MB of shared buffers, 64 MB for index builds) are a server's, and every page PGlite's
+ * WebAssembly memory touches stays resident for the life of the process (bench/README.md, "Footprint").
+ */
+export const embeddedSettings = ['shared_buffers=16MB', 'work_mem=2MB', 'maintenance_work_mem=8MB', 'temp_buffers=2MB'];
+
+/**
+ * PGlite's own start parameters with {@link embeddedSettings} after them (a `-c` on the command line wins
+ * over the data folder's postgresql.conf), the shared buffers as `sharedBuffersMB` says when given, and
+ * `max_connections` when `maxConnections` is given.
+ */
+export function startParams(options: { sharedBuffersMB?: number; maxConnections?: number }): string[] {
+  const { sharedBuffersMB, maxConnections } = options;
+  const settings = embeddedSettings.map((s) =>
+    sharedBuffersMB !== undefined && s.startsWith('shared_buffers=') ? `shared_buffers=${sharedBuffersMB}MB` : s,
+  );
+  if (maxConnections !== undefined) settings.push(`max_connections=${maxConnections}`);
+  return [...PGlite.defaultStartParams, ...settings.flatMap((s) => ['-c', s])];
+}
+
+function toResult<R>(result: Results | Results[]): QueryResult<R> {
+  const last = Array.isArray(result) ? result[result.length - 1] : result;
+  // rowCount is per statement (rows of a SELECT, rows changed by an UPDATE); affectedRows sums a whole exec.
+  return { rows: (last?.rows ?? []) as R[], rowCount: last?.rowCount ?? last?.affectedRows ?? 0 };
+}
+
+/** Runs a statement like `pg` does: without parameters, as a simple query that may hold several statements. */
+export async function runStatement<R>(db: PGlite | Transaction, sql: string, params: unknown[] | undefined): Promise<QueryResult<R>> {
+  try {
+    if (params === undefined || params.length === 0) return toResult<R>(await db.exec(sql));
+    return toResult<R>(await db.query(sql, params));
+  } catch (err) {
+    // PGlite attaches the parameters to its errors; they must not travel on into logs (see log.ts).
+    if (err && typeof err === 'object' && 'params' in err) delete (err as { params?: unknown }).params;
+    throw asConstraintViolation(err);
+  }
+}

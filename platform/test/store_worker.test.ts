@@ -1,0 +1,139 @@
+/**
+ * The embedded store on a worker thread (`thread: 'worker'`) answers as the one on the main thread: a
+ * statement's error with its SQLSTATE, a broken constraint as a `ConstraintViolation`, a transaction that
+ * throws rolled back; a worker that ends fails the calls waiting on it and every later one with
+ * `StoreUnavailableError` instead of leaving them waiting; close releases the folder. And the bound of the
+ * store's turns, on both threads: a caller past a full lane is refused at once with
+ * `StoreOverloadedError`, which the platform answers 503 `overloaded` with `Retry-After`.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { pgliteTemplate } from '@scada/testkit/stores';
+import { PGliteStore } from '../src/store/pglite_store.ts';
+import { ConstraintViolation, StoreOverloadedError, StoreUnavailableError } from '../src/store/store.ts';
+import { toProblem } from '../src/rpc.ts';
+
+t.setTimeout(600_000);
+
+t.test('statements, errors and transactions on the worker answer as on the main thread', async (t) => {
+  const store = await PGliteStore.memory({ thread: 'worker', template: await pgliteTemplate(), checkNesting: true });
+  t.teardown(() => store.close());
+  t.equal(store.thread, 'worker');
+  await store.query('create table w (id int primary key, b bytea, n int8, d date, j jsonb)');
+  await store.query('insert into w values ($1, $2, $3, $4, $5)', [1, Buffer.from('ab'), '9007199254740993', '2026-11-29', { a: [1] }]);
+  const { rows, rowCount } = await store.query('select * from w');
+  t.equal(rowCount, 1);
+  t.ok(Buffer.isBuffer(rows[0]?.b), 'bytea is a Buffer, as on the main thread and PostgreSQL');
+  t.same(rows[0], { id: 1, b: Buffer.from('ab'), n: '9007199254740993', d: '2026-11-29', j: { a: [1] } });
+
+  const statement = await store.query('select nope from w').catch((err: unknown) => err);
+  t.equal((statement as { code?: string }).code, '42703', 'a statement error keeps its SQLSTATE');
+  t.match((statement as Error).message, /column "nope" does not exist/);
+  t.notOk('params' in (statement as object), 'no parameters travel with the error');
+
+  const constraint = await store.query('insert into w (id) values ($1)', [1]).catch((err: unknown) => err);
+  t.type(constraint, ConstraintViolation);
+  t.equal((constraint as ConstraintViolation).kind, 'unique');
+  t.equal((constraint as ConstraintViolation).constraint, 'w_pkey');
+  t.equal((constraint as ConstraintViolation).code, '23505');
+
+  const failed = await store
+    .transaction(async (tx) => {
+      await tx.query('insert into w (id) values (2)');
+      throw new Error('changed my mind');
+    })
+    .catch((err: unknown) => err);
+  t.match(failed, { message: 'changed my mind' }, 'the transaction rethrows');
+  t.same((await store.query('select id from w order by id')).rows, [{ id: 1 }], 'and was rolled back');
+
+  const broken = await store
+    .transaction(async (tx) => {
+      await tx.query('insert into w (id) values (3)');
+      await tx.query('insert into w (id) values (1)');
+    })
+    .catch((err: unknown) => err);
+  t.type(broken, ConstraintViolation, 'a constraint broken inside a transaction');
+  t.same((await store.query('select id from w order by id')).rows, [{ id: 1 }], 'rolled back too');
+
+  let kept: { query(sql: string): Promise<unknown> } | undefined;
+  const committed = await store.transaction(async (tx) => {
+    kept = tx;
+    await tx.query('insert into w (id) values (4)');
+    return (await tx.query('select count(*)::int as n from w')).rows[0];
+  });
+  t.same(committed, { n: 2 });
+  await t.rejects(kept!.query('select 1'), /Transaction is closed/, 'a tx refuses statements once it ended');
+  await t.rejects(
+    store.transaction(() => store.query('select 1')),
+    /a store call inside a transaction of the same store/,
+    'the inside-a-transaction guard holds',
+  );
+  t.ok(await store.ping());
+  t.ok((await store.dump()).size > 0, 'a dump comes back from the worker');
+});
+
+t.test('a worker that ends fails its waiting calls and every later one with StoreUnavailableError', async (t) => {
+  const store = await PGliteStore.memory({ thread: 'worker', template: await pgliteTemplate(), testHooks: true });
+  t.teardown(() => store.close());
+  await store.query('select 1');
+  const waiting = store.bulk().query('select pg_sleep(0.2)');
+  await store.endWorkerForTests();
+  await t.rejects(waiting, StoreUnavailableError, 'a call in flight');
+  await t.rejects(store.query('select 1'), StoreUnavailableError, 'a call after');
+  await t.rejects(
+    store.transaction(async (tx) => tx.query('select 1')),
+    StoreUnavailableError,
+    'a transaction after',
+  );
+  t.equal(await store.ping(), false, 'ping answers false');
+  await store.close();
+  await t.rejects(store.query('select 1'), StoreUnavailableError, 'closed');
+});
+
+t.test('close ends the worker, releases the folder, and the data is there when opened again', async (t) => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'scada-store-worker-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const template = await pgliteTemplate();
+  const store = await PGliteStore.open(dataDir, { thread: 'worker', template });
+  await store.query('create table kept (v text)');
+  await store.query('insert into kept values ($1)', ['x']);
+  await store.close();
+  await store.close();
+  t.notOk(existsSync(join(dataDir, 'pgdata.lock')), 'the lock is released');
+  await t.rejects(store.query('select 1'), StoreUnavailableError);
+  const again = await PGliteStore.open(dataDir, { thread: 'main' });
+  t.same((await again.query('select v from kept')).rows, [{ v: 'x' }], 'written through the worker, read on the main thread');
+  await again.close();
+});
+
+t.test('a worker that cannot open its database fails the open', async (t) => {
+  const broken = new Blob([new Uint8Array(1024).fill(7)]);
+  await t.rejects(PGliteStore.memory({ thread: 'worker', template: broken }));
+});
+
+for (const thread of ['main', 'worker'] as const) {
+  t.test(`${thread} thread: a lane past its bound refuses at once with StoreOverloadedError`, async (t) => {
+    const store = await PGliteStore.memory({ thread, template: await pgliteTemplate(), turnLimits: { urgent: 3, bulk: 2 } });
+    t.teardown(() => store.close());
+    // Bulk work always waits for a turn of the event loop first: two wait, the third is refused.
+    const running = [store.bulk().query('select 1'), store.bulk().query('select 2')];
+    const refused = await store
+      .bulk()
+      .query('select 3')
+      .catch((err: unknown) => err);
+    t.type(refused, StoreOverloadedError);
+    t.type(refused, StoreUnavailableError, 'a kind of StoreUnavailableError');
+    t.match((refused as Error).message, /bulk lane/);
+    const urgent = [store.query('select 5'), store.query('select 6'), store.query('select 7')];
+    await t.rejects(store.query('select 8'), StoreOverloadedError, 'the urgent lane has its own bound');
+    await Promise.all([...running, ...urgent]);
+    t.same((await store.bulk().query('select 9 as n')).rows, [{ n: 9 }], 'taken again once the lane has room');
+    const problem = toProblem(refused);
+    t.equal(problem.status, 503);
+    t.equal(problem.code, 'overloaded');
+    t.equal(problem.retryAfter, 1, 'with Retry-After');
+  });
+}
