@@ -137,3 +137,43 @@ for (const thread of ['main', 'worker'] as const) {
     t.equal(problem.retryAfter, 1, 'with Retry-After');
   });
 }
+
+for (const thread of ['main', 'worker'] as const) {
+  t.test(`${thread} thread: close waits for the transaction in progress, which commits`, async (t) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'scada-store-close-'));
+    t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+    const store = await PGliteStore.open(dataDir, { thread, template: await pgliteTemplate() });
+    let began!: () => void;
+    const begun = new Promise<void>((done) => {
+      began = done;
+    });
+    const committed = store.transaction(async (tx) => {
+      await tx.query('create table during_close (v int)');
+      began();
+      // The close below is asked for while this transaction still has statements to run.
+      await new Promise((done) => setImmediate(done));
+      await tx.query('insert into during_close values (1)');
+      return 'committed';
+    });
+    await begun;
+    const closed = store.close();
+    t.equal(await committed, 'committed', 'the transaction ends as it would have without the close');
+    await closed;
+    const again = await PGliteStore.open(dataDir, { thread: 'main' });
+    t.teardown(() => again.close());
+    t.same((await again.query('select v from during_close')).rows, [{ v: 1 }], 'and what it wrote is there');
+  });
+}
+
+t.test('a parameter that cannot reach the worker fails its call, and the store goes on', async (t) => {
+  const store = await PGliteStore.memory({ thread: 'worker', template: await pgliteTemplate() });
+  t.teardown(() => store.close());
+  const uncopyable = { a: 1, f: () => 1 };
+  await t.rejects(store.query('select $1::jsonb as v', [uncopyable]), { name: 'DataCloneError' });
+  await t.rejects(
+    store.transaction((tx) => tx.query('select $1::jsonb as v', [uncopyable])),
+    { name: 'DataCloneError' },
+    'inside a transaction too, which is rolled back',
+  );
+  t.same((await store.query('select 1 as n')).rows, [{ n: 1 }]);
+});

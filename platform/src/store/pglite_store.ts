@@ -298,6 +298,8 @@ class WorkerEngine implements Engine {
   /** Why the worker can no longer answer, once it ended. */
   #ended: StoreUnavailableError | undefined;
   #lastError: unknown;
+  /** Settles when the transaction in progress, if any, has ended (the turns run one at a time). */
+  #inTransaction: Promise<void> | undefined;
 
   private constructor(worker: Worker) {
     this.#worker = worker;
@@ -358,7 +360,13 @@ class WorkerEngine implements Engine {
     const id = ++this.#next;
     return new Promise<T>((resolve, reject) => {
       this.#waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      this.#worker.postMessage({ ...request, id } satisfies ToStoreWorker);
+      try {
+        this.#worker.postMessage({ ...request, id } satisfies ToStoreWorker);
+      } catch (err) {
+        // Not sent (a parameter that cannot be copied to another thread, such as a function): no answer will come.
+        this.#waiting.delete(id);
+        reject(err);
+      }
     });
   }
 
@@ -366,18 +374,30 @@ class WorkerEngine implements Engine {
     return withBuffers(await this.#ask<QueryResult<R>>({ op: 'query', sql, params }));
   }
 
-  /** As PGlite's own transaction, its statements sent one by one: BEGIN, `fn`'s, then COMMIT, or ROLLBACK when `fn` throws. */
+  /**
+   * As PGlite's own transaction, its statements sent one by one: BEGIN, `fn`'s, then COMMIT, or ROLLBACK when
+   * `fn` throws. A close waits for it to end, as PGlite's close waits for its own transaction.
+   */
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    await this.run('BEGIN', undefined);
-    const tx = new WorkerTransaction(this);
+    let ended = () => {};
+    this.#inTransaction = new Promise<void>((done) => {
+      ended = done;
+    });
     try {
-      const result = await fn(tx);
-      tx.end();
-      await this.#ask({ op: 'commit' });
-      return result;
-    } catch (err) {
-      if (tx.end() && this.#ended === undefined) await this.run('ROLLBACK', undefined);
-      throw err;
+      await this.run('BEGIN', undefined);
+      const tx = new WorkerTransaction(this);
+      try {
+        const result = await fn(tx);
+        tx.end();
+        await this.#ask({ op: 'commit' });
+        return result;
+      } catch (err) {
+        if (tx.end() && this.#ended === undefined) await this.run('ROLLBACK', undefined);
+        throw err;
+      }
+    } finally {
+      this.#inTransaction = undefined;
+      ended();
     }
   }
 
@@ -387,6 +407,8 @@ class WorkerEngine implements Engine {
 
   /** Closes the database in the worker and waits for the thread to end. */
   async close(): Promise<void> {
+    // The transaction that holds the database ends first: its next statements would otherwise come after the close.
+    await this.#inTransaction;
     if (this.#ended === undefined) {
       const exited = new Promise((done) => this.#worker.once('exit', done));
       try {
