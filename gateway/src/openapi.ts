@@ -207,7 +207,8 @@ function errorCodesOf(op: Operation, http: HttpBinding): ProblemCode[] {
   if (http.access !== 'public' && http.method !== 'GET') codes.push('csrf_rejected');
   if (http.spaceScoped) codes.push('bad_header', 'space_forbidden');
   if (http.path.includes(':')) codes.push('not_found');
-  codes.push('ip_denied', 'rate_limited', 'internal_error', 'service_unavailable', 'upstream_timeout');
+  // `overloaded`: a service's embedded store refuses work past the bound of its queue at once (503 with Retry-After).
+  codes.push('ip_denied', 'rate_limited', 'internal_error', 'service_unavailable', 'overloaded', 'upstream_timeout');
   return [...new Set([...codes, ...(http.errors ?? [])])];
 }
 

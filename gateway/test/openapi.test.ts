@@ -132,6 +132,9 @@ t.test('problem responses follow the shape of each operation', async (t) => {
   t.match(update.responses['409'].description, /`conflict`/, 'codes listed in http.errors appear');
   t.match(update.responses['403'].description, /`space_forbidden`/);
   t.match(update.responses['400'].description, /`validation_failed`/);
+  // A service's store refuses work past its queue's bound at once: any operation that reaches a service may answer it.
+  t.match(update.responses['503'].description, /`overloaded`/, "a store's full queue is a 503 of every operation");
+  t.match(echo.responses['503'].description, /`service_unavailable`/);
   t.same(update.responses['404'].content, { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } });
   t.ok(update.responses['429'].headers['Retry-After']);
   t.same(doc.components.schemas.Problem.required, ['type', 'title', 'status', 'detail', 'code']);
