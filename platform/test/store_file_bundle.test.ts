@@ -62,3 +62,21 @@ t.test("an edge site's store: one connection's shared memory, 1 MB of shared buf
     await store.close();
   }
 });
+
+t.test("two stores open at once in one process, one on a worker thread: each reads its own bundle's files", async (t) => {
+  const main = await PGliteStore.open(join(folder, 'beside-main'), { log });
+  t.ok(onDemand() > 100, 'the main thread store reads on demand');
+  const worker = await PGliteStore.open(join(folder, 'beside-worker'), { log, thread: 'worker' });
+  t.ok(onDemand() > 100, "and the worker's copy too");
+  try {
+    await usesTheBundle(t, worker);
+    await usesTheBundle(t, main);
+    const zone = await worker.query<{ t: string }>(
+      `set time zone 'America/Sao_Paulo'; select (timestamptz '2026-01-01 12:00:00+00')::text as t`,
+    );
+    t.same(zone.rows, [{ t: '2026-01-01 09:00:00-03' }], 'a session time zone read for the first time, on the worker');
+  } finally {
+    await worker.close();
+    await main.close();
+  }
+});
