@@ -177,3 +177,17 @@ t.test('a parameter that cannot reach the worker fails its call, and the store g
   );
   t.same((await store.query('select 1 as n')).rows, [{ n: 1 }]);
 });
+
+for (const thread of ['main', 'worker'] as const) {
+  t.test(`${thread} thread: a deferred constraint broken at COMMIT is a ConstraintViolation`, async (t) => {
+    const store = await PGliteStore.memory({ thread, template: await pgliteTemplate() });
+    t.teardown(() => store.close());
+    await store.query('create table parent (id int primary key)');
+    await store.query('create table child (parent int constraint child_parent_fk references parent deferrable initially deferred)');
+    const failed = await store.transaction((tx) => tx.query('insert into child values (5)')).catch((err: unknown) => err);
+    t.type(failed, ConstraintViolation);
+    t.match(failed, { kind: 'foreign_key', constraint: 'child_parent_fk', code: '23503' });
+    t.notOk('params' in (failed as object), 'no parameters travel with the error');
+    t.same((await store.query('select count(*)::int as n from child')).rows, [{ n: 0 }], 'and nothing was kept');
+  });
+}

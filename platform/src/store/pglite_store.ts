@@ -14,6 +14,7 @@ import { Worker } from 'node:worker_threads';
 import { pgCompatibleParsers, runStatement, startParams } from './pglite_run.ts';
 import {
   asConstraintViolation,
+  type ConstraintViolation,
   type QueryResult,
   type Queryable,
   type Store,
@@ -248,8 +249,13 @@ class ThreadEngine implements Engine {
     return runStatement<R>(this.#db, sql, params);
   }
 
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.#db.transaction((tx) => fn(new PGliteTransaction(tx)));
+  /** A constraint checked at COMMIT (a deferred one) fails it as a {@link ConstraintViolation}, as a statement's would. */
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    try {
+      return await this.#db.transaction((tx) => fn(new PGliteTransaction(tx)));
+    } catch (err) {
+      throw asConstraintViolation(err);
+    }
   }
 
   dump(): Promise<Blob> {
