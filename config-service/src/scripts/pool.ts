@@ -100,10 +100,12 @@ let nextJob = 0;
 
 /**
  * The file a worker thread starts: the worker module itself (a chunk of the bundle; the TypeScript source
- * under Deno), or beside the TypeScript source under Node the starter that registers tsx first.
+ * under Deno and under a Node that strips types itself), or beside the TypeScript source under an older Node
+ * the starter that registers tsx first.
  */
 function workerEntry(moduleUrl: string): URL {
-  const fromSource = moduleUrl.endsWith('.ts') && !('Deno' in globalThis);
+  const stripsTypes = 'Deno' in globalThis || Boolean((process.features as { typescript?: unknown }).typescript);
+  const fromSource = moduleUrl.endsWith('.ts') && !stripsTypes;
   return fromSource ? new URL('sandbox_worker_tsx.mjs', moduleUrl) : new URL(moduleUrl);
 }
 
