@@ -462,7 +462,8 @@ class WorkerTransaction implements Queryable {
  * TypeScript source under Deno), or beside the TypeScript source under Node the starter that registers tsx first.
  */
 function workerEntry(moduleUrl: string): URL {
-  const fromSource = moduleUrl.endsWith('.ts') && !('Deno' in globalThis);
+  const stripsTypes = 'Deno' in globalThis || Boolean((process.features as { typescript?: unknown }).typescript);
+  const fromSource = moduleUrl.endsWith('.ts') && !stripsTypes;
   return fromSource ? new URL('pglite_worker_tsx.mjs', moduleUrl) : new URL(moduleUrl);
 }
 

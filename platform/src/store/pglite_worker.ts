@@ -59,12 +59,25 @@ export function sendable(err: unknown): SentError {
   return { name: err.name, message: err.message, fields };
 }
 
+/**
+ * As {@link pgCompatibleParsers}, but a bytea value gets a buffer of its own: a small Buffer is a view of
+ * the thread's shared 8 KiB pool, and the copy to the main thread would carry the whole pool with it.
+ */
+const workerParsers: typeof pgCompatibleParsers = {
+  ...pgCompatibleParsers,
+  17: (value: string) => {
+    const bytes = Buffer.allocUnsafeSlow((value.length - 2) / 2);
+    bytes.write(value.slice(2), 'hex');
+    return bytes;
+  },
+};
+
 async function serve(data: StoreWorkerData, port: NonNullable<typeof parentPort>): Promise<void> {
   let db: PGlite;
   try {
     db = await PGlite.create({
       ...(data.pgdata !== undefined ? { fs: new OwnerOnlyNodeFS(data.pgdata) } : {}),
-      parsers: pgCompatibleParsers,
+      parsers: workerParsers,
       loadDataDir: data.template,
       startParams: startParams({ sharedBuffersMB: data.sharedBuffersMB, maxConnections: data.maxConnections }),
     });
