@@ -27,7 +27,11 @@ t.test('statements, errors and transactions on the worker answer as on the main 
   const { rows, rowCount } = await store.query('select * from w');
   t.equal(rowCount, 1);
   t.ok(Buffer.isBuffer(rows[0]?.b), 'bytea is a Buffer, as on the main thread and PostgreSQL');
-  t.equal((rows[0]?.b as Buffer | undefined)?.buffer.byteLength, 2, "a small bytea crosses alone, not with the worker thread's buffer pool");
+  t.equal(
+    (rows[0]?.b as Buffer | undefined)?.buffer.byteLength,
+    2,
+    "a small bytea crosses alone, not with the worker thread's buffer pool",
+  );
   t.same(rows[0], { id: 1, b: Buffer.from('ab'), n: '9007199254740993', d: '2026-11-29', j: { a: [1] } });
 
   const statement = await store.query('select nope from w').catch((err: unknown) => err);
