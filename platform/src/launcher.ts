@@ -275,7 +275,8 @@ async function busTrustOf(platform: PlatformConfig, log: Logger): Promise<BusTru
 
 /**
  * A process's life from an entry point (`main.ts`, or a service's own `main.ts`): starts the parts on the
- * given environment, stops them on SIGTERM or SIGINT and exits 0 (1 on a second signal or a failed stop).
+ * given environment, stops them on SIGTERM or SIGINT and exits 0 (1 on a second signal or a failed stop; the
+ * code a part set in `process.exitCode` when it asked for the stop itself, such as 70 for a lost store).
  * Bad configuration exits 2 with the message naming every bad variable; a failed start exits 1.
  */
 export async function runProcess<C, R extends Stoppable>(parts: ProcessParts<C, R>, source: EnvSource): Promise<void> {
@@ -297,7 +298,8 @@ export async function runProcess<C, R extends Stoppable>(parts: ProcessParts<C, 
       code = 1;
     }
     await logWritten(running.log);
-    process.exit(code);
+    // A stop asked by the process itself for a failure (the embedded store lost) keeps the code it set.
+    process.exit(code !== 0 ? code : Number(process.exitCode ?? 0));
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));

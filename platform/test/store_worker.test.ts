@@ -81,7 +81,13 @@ t.test('statements, errors and transactions on the worker answer as on the main 
 });
 
 t.test('a worker that ends fails its waiting calls and every later one with StoreUnavailableError', async (t) => {
-  const store = await PGliteStore.memory({ thread: 'worker', template: await pgliteTemplate(), testHooks: true });
+  const lost: unknown[] = [];
+  const store = await PGliteStore.memory({
+    thread: 'worker',
+    template: await pgliteTemplate(),
+    testHooks: true,
+    onLost: (err) => lost.push(err),
+  });
   t.teardown(() => store.close());
   await store.query('select 1');
   const waiting = store.bulk().query('select pg_sleep(0.2)');
@@ -96,6 +102,16 @@ t.test('a worker that ends fails its waiting calls and every later one with Stor
   t.equal(await store.ping(), false, 'ping answers false');
   await store.close();
   await t.rejects(store.query('select 1'), StoreUnavailableError, 'closed');
+  t.equal(lost.length, 1, 'the loss is told once, so that the process can stop');
+  t.type(lost[0], StoreUnavailableError);
+});
+
+t.test('a worker store closed as asked is not told lost', async (t) => {
+  const lost: unknown[] = [];
+  const store = await PGliteStore.memory({ thread: 'worker', template: await pgliteTemplate(), onLost: (err) => lost.push(err) });
+  await store.query('select 1');
+  await store.close();
+  t.same(lost, [], 'no loss on close');
 });
 
 t.test('close ends the worker, releases the folder, and the data is there when opened again', async (t) => {

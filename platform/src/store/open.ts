@@ -32,6 +32,14 @@ export async function openStore(
     sharedBuffersMB: config.site !== undefined ? 1 : undefined,
     maxConnections: config.site !== undefined ? 2 : undefined,
     thread: config.thread === undefined || config.thread === 'auto' ? (config.site !== undefined ? 'main' : 'worker') : config.thread,
+    // The store's worker thread gone, every call fails: the process stops (exit code 70) so that what
+    // supervises it (Kubernetes, systemd) starts it again on the same data folder, instead of staying up
+    // with a store that can no longer answer.
+    onLost: (err) => {
+      log.fatal({ err }, "the embedded store's worker thread ended: stopping the process so that it is started again");
+      process.exitCode = 70;
+      process.kill(process.pid, 'SIGTERM');
+    },
   });
 }
 

@@ -75,6 +75,11 @@ export type PGliteStoreOptions = {
   turnLimits?: { urgent: number; bulk: number };
   /** Tests only: a worker store's thread can be made to end as a crashed one would (`endWorkerForTests`). */
   testHooks?: boolean;
+  /**
+   * Called once when a worker store's thread ends without being closed (a crash, running out of memory):
+   * the store answers {@link StoreUnavailableError} from then on, and the process is of no more use.
+   */
+  onLost?: (err: StoreUnavailableError) => void;
 };
 
 /** Where the embedded store's PostgreSQL runs: this thread, or a worker thread of its own. */
@@ -306,16 +311,20 @@ class WorkerEngine implements Engine {
   #lastError: unknown;
   /** Settles when the transaction in progress, if any, has ended (the turns run one at a time). */
   #inTransaction: Promise<void> | undefined;
+  /** Set once `close()` was asked: the thread's end is then no loss. */
+  #closing = false;
+  readonly #onLost: ((err: StoreUnavailableError) => void) | undefined;
 
-  private constructor(worker: Worker) {
+  private constructor(worker: Worker, onLost: ((err: StoreUnavailableError) => void) | undefined) {
     this.#worker = worker;
+    this.#onLost = onLost;
   }
 
   /** Starts the worker and waits until its database is open; rejects with the worker's error when it cannot open it. */
-  static async start(data: Omit<StoreWorkerData, 'kind'>): Promise<WorkerEngine> {
+  static async start(data: Omit<StoreWorkerData, 'kind'>, onLost?: (err: StoreUnavailableError) => void): Promise<WorkerEngine> {
     const { storeWorkerUrl, storeWorkerMarker } = await import('./pglite_worker.ts');
     const worker = new Worker(workerEntry(storeWorkerUrl), { workerData: { ...data, kind: storeWorkerMarker } satisfies StoreWorkerData });
-    const engine = new WorkerEngine(worker);
+    const engine = new WorkerEngine(worker, onLost);
     const opened = new Promise<void>((resolve, reject) => {
       const onMessage = (msg: FromStoreWorker) => {
         if ('type' in msg) {
@@ -356,9 +365,11 @@ class WorkerEngine implements Engine {
   }
 
   #end(code: number): void {
+    const first = this.#ended === undefined;
     this.#ended ??= new StoreUnavailableError(`the embedded store's worker thread ended (exit code ${code})`, { cause: this.#lastError });
     for (const waiter of this.#waiting.values()) waiter.reject(this.#ended);
     this.#waiting.clear();
+    if (first && !this.#closing) this.#onLost?.(this.#ended);
   }
 
   #ask<T>(request: StoreRequest): Promise<T> {
@@ -413,6 +424,7 @@ class WorkerEngine implements Engine {
 
   /** Closes the database in the worker and waits for the thread to end. */
   async close(): Promise<void> {
+    this.#closing = true;
     // The transaction that holds the database ends first: its next statements would otherwise come after the close.
     await this.#inTransaction;
     if (this.#ended === undefined) {
@@ -522,7 +534,7 @@ export class PGliteStore implements Store {
       const { sharedBuffersMB, maxConnections, testHooks } = options;
       const engine =
         options.thread === 'worker'
-          ? await WorkerEngine.start({ pgdata, template, sharedBuffersMB, maxConnections, testHooks })
+          ? await WorkerEngine.start({ pgdata, template, sharedBuffersMB, maxConnections, testHooks }, options.onLost)
           : new ThreadEngine(
               await PGlite.create({
                 fs: new OwnerOnlyNodeFS(pgdata),
@@ -551,7 +563,7 @@ export class PGliteStore implements Store {
     const { sharedBuffersMB, maxConnections, testHooks } = options;
     const engine =
       options.thread === 'worker'
-        ? await WorkerEngine.start({ template: options.template, sharedBuffersMB, maxConnections, testHooks })
+        ? await WorkerEngine.start({ template: options.template, sharedBuffersMB, maxConnections, testHooks }, options.onLost)
         : new ThreadEngine(
             await PGlite.create({
               parsers: pgCompatibleParsers,
