@@ -25,6 +25,7 @@ export * from './launcher.ts';
 export * from './presence.ts';
 export * from './notices.ts';
 export * from './private_dir.ts';
+export * from './worker_entry.ts';
 export * from './secrets.ts';
 export {
   busRoles,

@@ -13,6 +13,7 @@
  * one that must end by a time (its caller's deadline) and cannot start in time is not started ('expired').
  */
 import { Worker } from 'node:worker_threads';
+import { workerEntry } from '@scada/platform';
 import type { Logger } from 'pino';
 import {
   maxCallsInFlight,
@@ -97,17 +98,6 @@ type FromWorker =
   | { type: 'done'; job: number; result: RunResult | CompileProblem; retire?: boolean };
 
 let nextJob = 0;
-
-/**
- * The file a worker thread starts: the worker module itself (a chunk of the bundle; the TypeScript source
- * under Deno and under a Node that strips types itself), or beside the TypeScript source under an older Node
- * the starter that registers tsx first.
- */
-function workerEntry(moduleUrl: string): URL {
-  const stripsTypes = 'Deno' in globalThis || Boolean((process.features as { typescript?: unknown }).typescript);
-  const fromSource = moduleUrl.endsWith('.ts') && !stripsTypes;
-  return fromSource ? new URL('sandbox_worker_tsx.mjs', moduleUrl) : new URL(moduleUrl);
-}
 
 /** A refusal of a host call as the script gets it. */
 function failureOf(err: unknown): HostFailure {
@@ -241,7 +231,10 @@ export class ScriptPool {
   }
 
   async #pump(): Promise<void> {
-    this.#workerUrl ??= import('./sandbox_worker.ts').then((m) => ({ url: workerEntry(m.sandboxWorkerUrl), marker: m.workerMarker }));
+    this.#workerUrl ??= import('./sandbox_worker.ts').then((m) => ({
+      url: workerEntry(m.sandboxWorkerUrl, 'sandbox_worker_tsx.mjs'),
+      marker: m.workerMarker,
+    }));
     const where = await this.#workerUrl;
     if (this.#stopped) return;
     const wanted = this.#warm ? this.#options.size : Math.min(this.#options.size, this.#queue.length + this.#busy());

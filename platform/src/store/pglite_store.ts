@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { type FolderLock, lockFolder } from './lock_file.ts';
 import { releaseFileBundle } from './file_bundle.ts';
+import { workerEntry } from '../worker_entry.ts';
 import { unpackStoreTemplate } from './template_tar.ts';
 import { OwnerOnlyNodeFS, ownerOnlyDatabaseFolder } from './owner_only_fs.ts';
 import { Worker } from 'node:worker_threads';
@@ -323,7 +324,9 @@ class WorkerEngine implements Engine {
   /** Starts the worker and waits until its database is open; rejects with the worker's error when it cannot open it. */
   static async start(data: Omit<StoreWorkerData, 'kind'>, onLost?: (err: StoreUnavailableError) => void): Promise<WorkerEngine> {
     const { storeWorkerUrl, storeWorkerMarker } = await import('./pglite_worker.ts');
-    const worker = new Worker(workerEntry(storeWorkerUrl), { workerData: { ...data, kind: storeWorkerMarker } satisfies StoreWorkerData });
+    const worker = new Worker(workerEntry(storeWorkerUrl, 'pglite_worker_tsx.mjs'), {
+      workerData: { ...data, kind: storeWorkerMarker } satisfies StoreWorkerData,
+    });
     const engine = new WorkerEngine(worker, onLost);
     const opened = new Promise<void>((resolve, reject) => {
       const onMessage = (msg: FromStoreWorker) => {
@@ -467,16 +470,6 @@ class WorkerTransaction implements Queryable {
     if (!this.#open) throw new Error('Transaction is closed');
     return this.#engine.run<R>(sql, params);
   }
-}
-
-/**
- * The file the store's worker thread starts: the worker module itself (a chunk of the bundle; the
- * TypeScript source under Deno), or beside the TypeScript source under Node the starter that registers tsx first.
- */
-function workerEntry(moduleUrl: string): URL {
-  const stripsTypes = 'Deno' in globalThis || Boolean((process.features as { typescript?: unknown }).typescript);
-  const fromSource = moduleUrl.endsWith('.ts') && !stripsTypes;
-  return fromSource ? new URL('pglite_worker_tsx.mjs', moduleUrl) : new URL(moduleUrl);
 }
 
 /**
