@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import { MmsConnectionError, MmsError } from './client_errors.ts';
 import { connectLink, initiateFor, type IsoLink, type Negotiated, type Selectors } from './client_link.ts';
 import type { PeeledTsdu } from './frames.ts';
-import { buildAbort, buildReleaseRequest } from './frames.ts';
+import { buildAbort, buildConfirmedRequestFrame, buildReleaseRequest, confirmedRequestLength } from './frames.ts';
 import type { MmsData } from './mms_data.ts';
 import { objectNameOf, objectNameText, type AccessResult, type NamedVariable } from './mms_access.ts';
 import { encodeConfirmedRequestPdu, encodeMmsPdu, type InformationReport, type MmsPdu } from './mms_pdu.ts';
@@ -23,6 +23,7 @@ import {
   type WriteResult,
 } from './mms_services.ts';
 import type { MmsType } from './mms_types.ts';
+import { readAnswerAt, type ReadAnswer } from './read_answer.ts';
 import type { TlsOptions } from './tls_transport.ts';
 
 export { MmsConnectionError, MmsError } from './client_errors.ts';
@@ -86,13 +87,16 @@ type ResponseOf<S extends Service> = Extract<ConfirmedResponse, { service: S }>;
 type Pending = {
   request: ConfirmedRequest;
   /** The request's service already encoded (a read kept by its reference). */
-  service?: Uint8Array;
-  invokeId?: number;
+  service: Uint8Array | undefined;
+  /** Undefined until it is sent. */
+  invokeId: number | undefined;
   /** Until when it may wait for a turn, then (once sent) until when its answer may take (`performance.now()`). */
   deadline: number;
   /** Its caller's deadline, as `performance.now()` counts (Infinity: none); a wait for a turn ends at it. */
   callerDeadline: number;
-  resolve(r: ConfirmedResponse): void;
+  /** A read of one variable kept encoded: resolved with the results of its response, checked to be one. */
+  resultsOnly: boolean;
+  resolve(r: ConfirmedResponse | AccessResult[]): void;
   reject(e: Error): void;
 };
 
@@ -124,8 +128,9 @@ export interface MmsRequester {
 type Port = {
   negotiated: Negotiated;
   closeReason(): MmsConnectionError | undefined;
-  ask(request: ConfirmedRequest, service: Uint8Array | undefined, deadline: number): Promise<ConfirmedResponse>;
-  keptRead(ref: string): KeptRead;
+  ask(request: ConfirmedRequest, deadline: number): Promise<ConfirmedResponse>;
+  /** A read of one reference by its text, encoded once: its results. */
+  readKept(ref: string, deadline: number): Promise<AccessResult[]>;
 };
 
 /** `work`'s value, or undefined once `ms` have passed; the timer never outlives the race. */
@@ -148,6 +153,10 @@ const deadlinePassed = (service: string, when: string) =>
   new MmsConnectionError('deadline_passed', `${service} was not sent: its caller's deadline passed ${when}`);
 
 const nameOf = (ref: VariableRef): NamedVariable => (typeof ref === 'string' ? objectNameOf(ref) : ref);
+
+/** A read answered with another number of results than it named variables. */
+const wrongCount = (asked: number, answered: number) =>
+  new MmsConnectionError('protocol_error', `read of ${asked} variables answered with ${answered} results`);
 
 /** A read of one reference, encoded once for an association that reads it again and again (polling). */
 type KeptRead = { request: Extract<ConfirmedRequest, { service: 'read' }>; service: Uint8Array };
@@ -217,14 +226,22 @@ class MmsRequests implements MmsRequester {
     return (await this.request({ service: 'getVariableAccessAttributes', name: nameOf(ref) })).type;
   }
 
-  /** Reads variables; one result per reference, in order. A read of one reference by its text is encoded once. */
-  async read(refs: VariableRef[]): Promise<AccessResult[]> {
-    const kept = refs.length === 1 && typeof refs[0] === 'string' ? this.#port.keptRead(refs[0]) : undefined;
-    const { results } = kept
-      ? ((await this.#port.ask(kept.request, kept.service, this.deadline)) as ResponseOf<'read'>)
-      : await this.request({ service: 'read', specificationWithResult: false, variables: { kind: 'variables', names: refs.map(nameOf) } });
-    if (results.length !== refs.length)
-      throw new MmsConnectionError('protocol_error', `read of ${refs.length} variables answered with ${results.length} results`);
+  /**
+   * Reads variables; one result per reference, in order. A read of one reference by its text (polling) is
+   * encoded once and costs one promise: the one answered.
+   */
+  read(refs: VariableRef[]): Promise<AccessResult[]> {
+    if (refs.length === 1 && typeof refs[0] === 'string') return this.#port.readKept(refs[0], this.deadline);
+    return this.#readMany(refs);
+  }
+
+  async #readMany(refs: VariableRef[]): Promise<AccessResult[]> {
+    const { results } = await this.request({
+      service: 'read',
+      specificationWithResult: false,
+      variables: { kind: 'variables', names: refs.map(nameOf) },
+    });
+    if (results.length !== refs.length) throw wrongCount(refs.length, results.length);
     return results;
   }
 
@@ -257,7 +274,7 @@ class MmsRequests implements MmsRequester {
   /** Sends any confirmed request and resolves with the response of the same service. */
   request<S extends Service>(request: Extract<ConfirmedRequest, { service: S }>): Promise<ResponseOf<S>> {
     // resolved only with a response of the request's own service (`#mms` checks it)
-    return this.#port.ask(request, undefined, this.deadline) as Promise<ResponseOf<S>>;
+    return this.#port.ask(request, this.deadline) as Promise<ResponseOf<S>>;
   }
 }
 
@@ -269,8 +286,14 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   readonly #requestTimeoutMs: number;
   readonly #queueTimeoutMs: number;
   readonly #idleTimeoutMs: number;
-  /** Requests sent and not answered, by invoke id; a Map keeps them in the order sent: the order their deadlines fall in. */
-  readonly #pending = new Map<number, Pending>();
+  /**
+   * Requests sent and not answered, in the order sent: the order their deadlines fall in. At most the
+   * negotiated number of outstanding requests (a handful), so an answer finds its request by a scan, usually
+   * at the front: cheaper than a Map's entry made and deleted for every read.
+   */
+  readonly #sent: Pending[] = [];
+  /** Where the in-place decoding of a read's answer leaves its invoke id. */
+  readonly #answer: ReadAnswer = { invokeId: 0 };
   /**
    * Requests waiting for a turn, oldest first. Their deadlines fall in that order unless a caller's deadline
    * ends a wait sooner: the few a queue holds (bounded by the device requests above it) are scanned for those.
@@ -301,12 +324,21 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     this.#port = {
       negotiated,
       closeReason: () => this.#closeReason,
-      ask: (request, service, deadline) => this.#ask(request, service, deadline),
-      keptRead: (ref) => this.#keptRead(ref),
+      ask: (request, deadline) => this.#ask(request, undefined, deadline, false) as Promise<ConfirmedResponse>,
+      readKept: (ref, deadline) => {
+        let kept: KeptRead;
+        try {
+          kept = this.#keptRead(ref);
+        } catch (e) {
+          return Promise.reject(e);
+        }
+        return this.#ask(kept.request, kept.service, deadline, true) as Promise<AccessResult[]>;
+      },
     };
     this.#requests = new MmsRequests(this.#port, Infinity);
     link.handler = {
       tsdu: (p) => this.#receive(p),
+      tsduAt: (buf, start, end) => this.#receiveAt(buf, start, end),
       cotp: () => this.#fail('protocol_error', 'unexpected COTP TPDU after the connect phase'),
       failure: (e) => this.#closed(e),
     };
@@ -342,7 +374,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
 
   /** Requests sent and not answered yet. */
   get outstanding(): number {
-    return this.#pending.size;
+    return this.#sent.length;
   }
 
   /** Requests waiting for a turn to be sent. */
@@ -407,11 +439,17 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   }
 
   /**
-   * Sends `request` (its service already encoded, when given) and resolves with its response; `deadline` is
-   * its caller's (ms since 1970): past it the request is not sent, and its wait for a turn ends at it.
+   * Sends `request` (its service already encoded, when given) and resolves with its response, or with the
+   * results of a read's response (`resultsOnly`); `deadline` is its caller's (ms since 1970): past it the
+   * request is not sent, and its wait for a turn ends at it.
    */
-  #ask(request: ConfirmedRequest, service: Uint8Array | undefined, deadline: number): Promise<ConfirmedResponse> {
-    return new Promise<ConfirmedResponse>((resolve, reject) => {
+  #ask(
+    request: ConfirmedRequest,
+    service: Uint8Array | undefined,
+    deadline: number,
+    resultsOnly: boolean,
+  ): Promise<ConfirmedResponse | AccessResult[]> {
+    return new Promise<ConfirmedResponse | AccessResult[]>((resolve, reject) => {
       if (this.#closeReason)
         return reject(new MmsConnectionError('not_connected', `not connected: ${this.#closeReason.message}`, this.#closeReason));
       if (this.#concluding) return reject(new MmsConnectionError('not_connected', 'the association is concluding'));
@@ -421,8 +459,8 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
         if (left <= 0) return reject(deadlinePassed(request.service, 'before it was sent'));
         callerDeadline = performance.now() + left;
       }
-      const p: Pending = { request, service, resolve, reject, deadline: 0, callerDeadline };
-      if (this.#pending.size < this.negotiated.maxOutstanding) this.#send(p);
+      const p: Pending = { request, service, invokeId: undefined, deadline: 0, callerDeadline, resultsOnly, resolve, reject };
+      if (this.#sent.length < this.negotiated.maxOutstanding) this.#send(p);
       else {
         p.deadline = Math.min(performance.now() + this.#queueTimeoutMs, callerDeadline);
         this.#queue.push(p);
@@ -438,7 +476,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   async conclude(timeoutMs = this.#requestTimeoutMs): Promise<void> {
     if (this.#closeReason) return;
     const within = <T>(work: Promise<T>) => withTimeout(work, timeoutMs);
-    if (this.#pending.size + this.#queue.length > 0) await within(new Promise<void>((r) => this.#drained.push(r)));
+    if (this.#sent.length + this.#queue.length > 0) await within(new Promise<void>((r) => this.#drained.push(r)));
     if (this.#closeReason) return;
     const concluded = await within(
       new Promise<boolean>((resolve) => {
@@ -483,44 +521,86 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     return kept;
   }
 
+  /** The request sent with `invokeId`, or undefined. */
+  #sentWith(invokeId: number): Pending | undefined {
+    const sent = this.#sent;
+    for (let i = 0; i < sent.length; i++) if (sent[i].invokeId === invokeId) return sent[i];
+    return undefined;
+  }
+
   #send(p: Pending): void {
-    if (p.callerDeadline <= performance.now())
-      return this.#settle(p, () => p.reject(deadlinePassed(p.request.service, 'while it waited for a turn')));
-    while (this.#pending.has(this.#nextInvokeId)) this.#nextInvokeId = (this.#nextInvokeId + 1) >>> 0;
+    if (p.callerDeadline <= performance.now()) return this.#refuse(p, deadlinePassed(p.request.service, 'while it waited for a turn'));
+    while (this.#sentWith(this.#nextInvokeId) !== undefined) this.#nextInvokeId = (this.#nextInvokeId + 1) >>> 0;
     const invokeId = this.#nextInvokeId;
     this.#nextInvokeId = (this.#nextInvokeId + 1) >>> 0;
-    let pdu: Uint8Array;
+    // a request kept encoded goes straight into its frame; any other is encoded layer by layer
+    let pdu: Uint8Array | undefined;
+    let length: number;
     try {
-      pdu = p.service
-        ? encodeConfirmedRequestPdu(invokeId, p.service)
-        : encodeMmsPdu({ pdu: 'confirmed-request', invokeId, request: p.request });
+      if (p.service) length = confirmedRequestLength(invokeId, p.service.length);
+      else {
+        pdu = encodeMmsPdu({ pdu: 'confirmed-request', invokeId, request: p.request });
+        length = pdu.length;
+      }
     } catch (e) {
-      return this.#settle(p, () => p.reject(e instanceof Error ? e : new Error(String(e))));
+      return this.#refuse(p, e instanceof Error ? e : new Error(String(e)));
     }
-    if (pdu.length > this.negotiated.maxPduSize) {
+    if (length > this.negotiated.maxPduSize) {
       const error = new MmsConnectionError(
         'too_large',
-        `a ${p.request.service} request of ${pdu.length} octets exceeds the negotiated PDU size ${this.negotiated.maxPduSize}; not sent`,
+        `a ${p.request.service} request of ${length} octets exceeds the negotiated PDU size ${this.negotiated.maxPduSize}; not sent`,
       );
-      return this.#settle(p, () => p.reject(error));
+      return this.#refuse(p, error);
     }
     p.invokeId = invokeId;
     p.deadline = performance.now() + this.#requestTimeoutMs;
-    this.#pending.set(invokeId, p);
+    this.#sent.push(p);
     this.#armDeadline(p.deadline);
-    this.#link.sendMms(pdu);
+    const frame = p.service ? buildConfirmedRequestFrame(invokeId, p.service, this.#link.tpduSize) : undefined;
+    if (frame) this.#link.sendFrame(frame);
+    else this.#link.sendMms(pdu ?? encodeConfirmedRequestPdu(invokeId, p.service!));
   }
 
-  /** Frees the request's slot, runs `outcome`, and sends the next queued request. */
-  #settle(p: Pending, outcome: () => void): void {
-    if (p.invokeId !== undefined) this.#pending.delete(p.invokeId);
-    // Only a request never sent can still wait in the queue: an answer skips the scan.
-    const queued = p.invokeId === undefined ? this.#queue.indexOf(p) : -1;
+  /** Frees the request's slot: out of the requests sent, or out of the queue. */
+  #free(p: Pending): void {
+    if (p.invokeId !== undefined) {
+      // answers come mostly in the order sent
+      const at = this.#sent[0] === p ? 0 : this.#sent.indexOf(p);
+      if (at === 0) this.#sent.shift();
+      else if (at > 0) this.#sent.splice(at, 1);
+      return;
+    }
+    // only a request never sent can still wait in the queue
+    const queued = this.#queue.indexOf(p);
     if (queued >= 0) this.#queue.splice(queued, 1);
-    outcome();
-    while (!this.#closeReason && this.#queue.length > 0 && this.#pending.size < this.negotiated.maxOutstanding)
+  }
+
+  /** Sends the queued requests there are turns for; tells `conclude` once nothing is pending. */
+  #next(): void {
+    while (!this.#closeReason && this.#queue.length > 0 && this.#sent.length < this.negotiated.maxOutstanding)
       this.#send(this.#queue.shift()!);
-    if (this.#pending.size + this.#queue.length === 0) for (const r of this.#drained.splice(0)) r();
+    if (this.#sent.length + this.#queue.length === 0 && this.#drained.length > 0) for (const r of this.#drained.splice(0)) r();
+  }
+
+  /** Frees the request's slot, answers it, and sends the next queued request. */
+  #fulfil(p: Pending, value: ConfirmedResponse | AccessResult[]): void {
+    this.#free(p);
+    p.resolve(value);
+    this.#next();
+  }
+
+  /** Frees the request's slot, fails it with `error`, and sends the next queued request. */
+  #refuse(p: Pending, error: Error): void {
+    this.#free(p);
+    p.reject(error);
+    this.#next();
+  }
+
+  /** A read's results for the request `p`: its response, or for a kept read (one variable) the results alone. */
+  #readAnswered(p: Pending, results: AccessResult[], response: ConfirmedResponse | undefined): void {
+    if (!p.resultsOnly) return this.#fulfil(p, response ?? { service: 'read', results });
+    if (results.length !== 1) return this.#refuse(p, wrongCount(1, results.length));
+    this.#fulfil(p, results);
   }
 
   /**
@@ -544,11 +624,9 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     // which must not be one whose wait already ended (a timer that fired late finds both due). A caller's
     // deadline can end a later request's wait before an earlier one's: the whole queue is looked at.
     for (const p of this.#queue.filter((q) => q.deadline <= now)) this.#timeout(p);
-    for (const p of this.#pending.values()) {
-      if (p.deadline > now) break;
-      this.#timeout(p);
-    }
-    let next = this.#pending.values().next().value?.deadline ?? Infinity;
+    // a timeout frees the front one's slot (and may send a queued one, at the end, due later)
+    while (this.#sent.length > 0 && this.#sent[0].deadline <= now) this.#timeout(this.#sent[0]);
+    let next = this.#sent[0]?.deadline ?? Infinity;
     for (const p of this.#queue) next = Math.min(next, p.deadline);
     if (next < Infinity && !this.#closeReason) this.#armDeadline(next);
   }
@@ -556,17 +634,30 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   #timeout(p: Pending): void {
     const error =
       p.invokeId === undefined && p.deadline >= p.callerDeadline
-        ? deadlinePassed(p.request.service, `while it waited for a turn behind ${this.#pending.size} outstanding requests`)
+        ? deadlinePassed(p.request.service, `while it waited for a turn behind ${this.#sent.length} outstanding requests`)
         : p.invokeId === undefined
           ? new MmsConnectionError(
               'queue_timeout',
-              `${p.request.service} waited ${this.#queueTimeoutMs} ms for a turn behind ${this.#pending.size} outstanding requests; not sent`,
+              `${p.request.service} waited ${this.#queueTimeoutMs} ms for a turn behind ${this.#sent.length} outstanding requests; not sent`,
             )
           : new MmsConnectionError(
               'request_timeout',
               `${p.request.service} (invoke id ${p.invokeId}) not answered within ${this.#requestTimeoutMs} ms`,
             );
-    this.#settle(p, () => p.reject(error));
+    this.#refuse(p, error);
+  }
+
+  /** A TSDU where it lies: a read's answer in the usual form is taken here; false leaves anything else to {@link #receive}. */
+  #receiveAt(buf: Uint8Array, start: number, end: number): boolean {
+    const results = readAnswerAt(buf, start, end, this.#answer);
+    if (results === undefined) return false;
+    const { invokeId } = this.#answer;
+    const p = this.#sentWith(invokeId);
+    if (!p) this.emit('warning', new Error(`confirmed-response for invoke id ${invokeId} matches no request`));
+    else if (p.request.service !== 'read')
+      this.#refuse(p, new MmsConnectionError('protocol_error', `${p.request.service} answered with a read response`));
+    else this.#readAnswered(p, results, undefined);
+    return true;
   }
 
   #receive(t: PeeledTsdu): void {
@@ -586,7 +677,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
       case 'confirmed-response':
       case 'confirmed-error':
       case 'reject': {
-        const p = pdu.invokeId === undefined ? undefined : this.#pending.get(pdu.invokeId);
+        const p = pdu.invokeId === undefined ? undefined : this.#sentWith(pdu.invokeId);
         if (!p)
           return void this.emit(
             'warning',
@@ -596,12 +687,13 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
           );
         if (pdu.pdu === 'confirmed-response') {
           const { response } = pdu;
-          if (response.service === p.request.service) return this.#settle(p, () => p.resolve(response));
+          if (response.service === 'read' && p.request.service === 'read') return this.#readAnswered(p, response.results, response);
+          if (response.service === p.request.service) return this.#fulfil(p, response);
           const wrong = new MmsConnectionError('protocol_error', `${p.request.service} answered with a ${response.service} response`);
-          return this.#settle(p, () => p.reject(wrong));
+          return this.#refuse(p, wrong);
         }
         const error = pdu.pdu === 'reject' ? MmsError.fromReject(pdu.reason) : MmsError.fromServiceError(pdu.error);
-        return this.#settle(p, () => p.reject(error));
+        return this.#refuse(p, error);
       }
       case 'information-report':
         return void this.emit('report', pdu.report);
@@ -624,8 +716,7 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     clearTimeout(this.#idleTimer);
     clearTimeout(this.#deadlineTimer);
     this.#deadlineTimer = undefined;
-    const all = [...this.#pending.values(), ...this.#queue.splice(0)];
-    this.#pending.clear();
+    const all = [...this.#sent.splice(0), ...this.#queue.splice(0)];
     for (const p of all) p.reject(reason);
     for (const r of this.#drained.splice(0)) r();
     this.#concluding?.resolve(false);

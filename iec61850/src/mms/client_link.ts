@@ -63,8 +63,17 @@ export type Negotiated = {
   servicesSupported: BitString;
 };
 
-/** Receives what the link delivers; `failure` is called at most once, after which nothing else is. */
-export type LinkHandler = { tsdu(p: PeeledTsdu): void; cotp(t: CotpTpdu): void; failure(e: MmsConnectionError): void };
+/**
+ * Receives what the link delivers; `failure` is called at most once, after which nothing else is. A TSDU
+ * that arrives in one DT is offered to `tsduAt` first, where it lies (`buf` from `start` to `end`), if the
+ * handler has it: true when it took the TSDU, false to have it peeled and given to `tsdu` instead.
+ */
+export type LinkHandler = {
+  tsdu(p: PeeledTsdu): void;
+  tsduAt?(buf: Uint8Array, start: number, end: number): boolean;
+  cotp(t: CotpTpdu): void;
+  failure(e: MmsConnectionError): void;
+};
 
 /** Bytes of a selector given as bytes or hex. */
 export function selectorBytes(s: Selector | undefined, fallback: Uint8Array): Uint8Array {
@@ -102,7 +111,8 @@ export class IsoLink {
   readonly #deframer = createTpktDeframer();
   readonly #reassembler;
   #closed = false;
-  #corked = false;
+  /** What was sent in this turn of the event loop and not written yet: one frame, or several. */
+  #outgoing: Uint8Array | Uint8Array[] | undefined;
   /** Bytes received in this turn of the event loop (0 once a new turn began). */
   #turnBytes = 0;
 
@@ -122,25 +132,36 @@ export class IsoLink {
 
   /**
    * Sends whole frames. Frames sent in one turn of the event loop (the requests that answers arriving
-   * together set off) leave in one write, not one system call each.
+   * together set off) leave in one write, not one system call each: they are gathered here until the
+   * turn's ticks, then written as one buffer.
    */
   send(frames: Uint8Array[]): void {
-    if (this.#closed) return;
-    if (!this.#corked) {
-      this.#corked = true;
-      this.#socket.cork();
-      nextTick(() => {
-        this.#corked = false;
-        this.#socket.uncork();
-      });
-    }
-    this.#socket.write(frames.length === 1 ? frames[0] : concat(...frames));
+    for (const frame of frames) this.sendFrame(frame);
   }
+
+  /** Sends one whole frame (see {@link send}). */
+  sendFrame(frame: Uint8Array): void {
+    if (this.#closed) return;
+    const waiting = this.#outgoing;
+    if (waiting === undefined) {
+      this.#outgoing = frame;
+      nextTick(this.#flush);
+    } else if (Array.isArray(waiting)) waiting.push(frame);
+    else this.#outgoing = [waiting, frame];
+  }
+
+  /** Writes what this turn sent. */
+  readonly #flush = (): void => {
+    const waiting = this.#outgoing;
+    this.#outgoing = undefined;
+    if (waiting === undefined || this.#closed) return;
+    this.#socket.write(Array.isArray(waiting) ? concat(...waiting) : waiting);
+  };
 
   /** Sends one MMS PDU, cut into DTs of the negotiated TPDU size. */
   sendMms(pdu: Uint8Array): void {
     const frame = buildMmsDataFrame(pdu, this.tpduSize);
-    if (frame) return this.send([frame]);
+    if (frame) return this.sendFrame(frame);
     const tsdu = encodeDataSpdu(encodeUserData({ contextId: MMS_CONTEXT_ID, data: pdu }));
     this.send(segmentData(tsdu, this.tpduSize).map(encodeTpkt));
   }
@@ -148,7 +169,10 @@ export class IsoLink {
   /** Sends `last` (if any), then closes the socket; reports `error` to the handler once. */
   fail(error: MmsConnectionError, last?: Uint8Array): void {
     if (this.#closed) return;
+    // what this turn sent goes out before the last word
+    if (last) this.#flush();
     this.#closed = true;
+    this.#outgoing = undefined;
     if (last && !this.#socket.destroyed && this.#socket.writable) this.#socket.end(last);
     this.#socket.destroy();
     this.handler.failure(error);
@@ -157,14 +181,11 @@ export class IsoLink {
   #receive(chunk: Buffer): void {
     if (this.#closed) return;
     this.lastReceived = Date.now();
-    if (this.#turnBytes === 0) setImmediate(() => this.#nextTurn());
+    if (this.#turnBytes === 0) setImmediate(this.#nextTurn);
     this.#turnBytes += chunk.length;
     if (this.#turnBytes >= readPerTurnBytes) this.#socket.pause();
     try {
-      for (const frame of this.#deframer.push(chunk)) {
-        if (this.#closed) return;
-        this.#frame(decodeCotp(decodeTpkt(frame)));
-      }
+      this.#deframer.each(chunk, this.#onFrame);
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
       this.fail(e instanceof MmsConnectionError ? e : new MmsConnectionError('protocol_error', `malformed data from the peer: ${why}`, e));
@@ -172,10 +193,32 @@ export class IsoLink {
   }
 
   /** A new turn: the socket reads again. */
-  #nextTurn(): void {
+  readonly #nextTurn = (): void => {
     this.#turnBytes = 0;
     if (!this.#closed && this.#socket.isPaused()) this.#socket.resume();
-  }
+  };
+
+  /**
+   * One whole TPKT frame of a received chunk. A DT that carries a whole TSDU is offered to the handler where
+   * it lies; anything else, or a TSDU the handler does not take, is decoded layer by layer.
+   */
+  readonly #onFrame = (buf: Uint8Array, start: number, end: number): void => {
+    if (this.#closed) return;
+    const tsduAt = this.handler.tsduAt;
+    // TPKT header, then COTP: length indicator 2, DT, EOT; nothing of an earlier DT waiting to be joined
+    if (
+      tsduAt !== undefined &&
+      end - start > 7 &&
+      buf[start + 4] === 2 &&
+      (buf[start + 5] & 0xf0) === 0xf0 &&
+      (buf[start + 6] & 0x80) !== 0 &&
+      this.#reassembler.buffered === 0 &&
+      tsduAt.call(this.handler, buf, start + 7, end)
+    )
+      return;
+    // a plain view, as the layers expect (a view of a Node Buffer is a Buffer, whose `slice` does not copy)
+    this.#frame(decodeCotp(decodeTpkt(new Uint8Array(buf.buffer, buf.byteOffset + start, end - start))));
+  };
 
   #frame(tpdu: CotpTpdu): void {
     if (tpdu.kind === 'DR') throw new MmsConnectionError('cotp_refused', `transport disconnect: ${tpdu.reasonText}`);

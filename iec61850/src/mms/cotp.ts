@@ -40,6 +40,8 @@ export type ConnectionRequestOptions = {
 export type DtReassembler = {
   /** Adds one DT; returns the whole TSDU when it carried EOT, else undefined. */
   push(dt: { eot: boolean; data: Uint8Array }): Uint8Array | undefined;
+  /** Octets of DTs pushed without EOT so far (0: the next DT starts a TSDU). */
+  readonly buffered: number;
 };
 
 const CR = 0xe0;
@@ -185,20 +187,23 @@ export function decodeCotp(tpdu: Uint8Array): CotpTpdu {
 
 /** A reassembler that refuses a TSDU growing past `maxSize` octets. */
 export function createDtReassembler(maxSize = DEFAULT_MAX_TSDU): DtReassembler {
-  let parts: Uint8Array[] = [];
+  const parts: Uint8Array[] = [];
   let size = 0;
   return {
+    get buffered() {
+      return size;
+    },
     push(dt) {
       size += dt.data.length;
       if (size > maxSize) {
-        parts = [];
+        parts.length = 0;
         size = 0;
         throw cotpError('tsdu_too_large', `a TSDU grows past ${maxSize} octets`);
       }
       parts.push(dt.data);
       if (!dt.eot) return undefined;
       const whole = parts.length === 1 ? parts[0] : concat(...parts);
-      parts = [];
+      parts.length = 0;
       size = 0;
       return whole;
     },

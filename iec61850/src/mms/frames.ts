@@ -105,13 +105,11 @@ function writeHeader(out: Uint8Array, at: number, identifier: number, n: number)
 }
 
 /**
- * The one TPKT frame carrying an MMS PDU whose TSDU fits a single DT of `tpduSize` (a request's usual
- * case), built in one allocation from a pooled buffer; the same octets as {@link buildMmsFrames} builds
- * layer by layer. Undefined when the TSDU needs several DTs. Every confirmed request goes through here,
- * so sparing the copies and short-lived arrays of the layered encoders is what keeps a read cheap.
+ * A TPKT frame for an MMS PDU of `pduLength` octets whose TSDU fits a single DT of `tpduSize`, every header
+ * written and the PDU's octets left to write at its end; undefined when the TSDU needs several DTs.
  */
-export function buildMmsDataFrame(pdu: Uint8Array, tpduSize: number): Uint8Array | undefined {
-  const pdv = 3 + 1 + lengthOctets(pdu.length) + pdu.length; // context id, then [C0] around the PDU
+function dataFrameFor(pduLength: number, tpduSize: number): Uint8Array | undefined {
+  const pdv = 3 + 1 + lengthOctets(pduLength) + pduLength; // context id, then [C0] around the PDU
   const list = 1 + lengthOctets(pdv) + pdv; // the PDV list (SEQUENCE)
   const ppdu = 1 + lengthOctets(list) + list; // fully-encoded user data ([A1])
   const tsdu = 4 + ppdu; // session GIVE-TOKENS and DATA TRANSFER, both empty
@@ -124,8 +122,54 @@ export function buildMmsDataFrame(pdu: Uint8Array, tpduSize: number): Uint8Array
   out[at++] = 2;
   out[at++] = 1;
   out[at++] = MMS_CONTEXT_ID;
-  at = writeHeader(out, at, 0xa0, pdu.length);
-  out.set(pdu, at);
+  writeHeader(out, at, 0xa0, pduLength);
+  return out;
+}
+
+/**
+ * The one TPKT frame carrying an MMS PDU whose TSDU fits a single DT of `tpduSize` (a request's usual
+ * case), built in one allocation from a pooled buffer; the same octets as {@link buildMmsFrames} builds
+ * layer by layer. Undefined when the TSDU needs several DTs. Every confirmed request goes through here,
+ * so sparing the copies and short-lived arrays of the layered encoders is what keeps a read cheap.
+ */
+export function buildMmsDataFrame(pdu: Uint8Array, tpduSize: number): Uint8Array | undefined {
+  const out = dataFrameFor(pdu.length, tpduSize);
+  out?.set(pdu, out.length - pdu.length);
+  return out;
+}
+
+/** Content octets of a non-negative invoke id as the shortest two's-complement INTEGER (as `encodeInteger` writes it). */
+function invokeIdOctets(invokeId: number): number {
+  let size = 1;
+  while (size < 5 && invokeId >= 2 ** (8 * size - 1)) size++;
+  return size;
+}
+
+/** Octets of the Confirmed-RequestPDU of `invokeId` around a service request of `serviceLength` octets. */
+export function confirmedRequestLength(invokeId: number, serviceLength: number): number {
+  const content = 2 + invokeIdOctets(invokeId) + serviceLength;
+  return 1 + lengthOctets(content) + content;
+}
+
+/**
+ * The one TPKT frame of a Confirmed-RequestPDU: `invokeId` and a service request already encoded (a read
+ * kept for polling), written straight into the frame, in one allocation; the same octets as
+ * `buildMmsDataFrame(encodeConfirmedRequestPdu(invokeId, service), tpduSize)`. Undefined when the TSDU needs
+ * several DTs.
+ */
+export function buildConfirmedRequestFrame(invokeId: number, service: Uint8Array, tpduSize: number): Uint8Array | undefined {
+  const idOctets = invokeIdOctets(invokeId);
+  const content = 2 + idOctets + service.length;
+  const pduLength = 1 + lengthOctets(content) + content;
+  const out = dataFrameFor(pduLength, tpduSize);
+  if (out === undefined) return undefined;
+  let at = writeHeader(out, out.length - pduLength, 0xa0, content);
+  out[at++] = 2;
+  out[at++] = idOctets;
+  for (let i = idOctets - 1, n = invokeId; i >= 0; i--, n = Math.floor(n / 256)) out[at + i] = n % 256;
+  at += idOctets;
+  if (service.length > 32) out.set(service, at);
+  else for (let i = 0; i < service.length; i++) out[at + i] = service[i];
   return out;
 }
 

@@ -16,6 +16,12 @@ export const TPKT_MAX_LENGTH = 65535;
 export type TpktDeframer = {
   /** Adds received bytes; returns the frames they complete (header included), in order. */
   push(chunk: Uint8Array): Uint8Array[];
+  /**
+   * The same as `push`, each frame handed to `onFrame` as it is found, as the buffer holding it and where it
+   * begins and ends: a frame whole in `chunk` is `chunk` itself with its bounds, not a view of it (a view of a
+   * Node Buffer is an object of its own, and a read's answer is one frame of a few dozen octets).
+   */
+  each(chunk: Uint8Array, onFrame: (buf: Uint8Array, start: number, end: number) => void): void;
   /** Octets received but not yet part of a whole frame. */
   readonly buffered: number;
 };
@@ -73,14 +79,25 @@ export function createTpktDeframer(): TpktDeframer {
   let filled = 0;
   let failure: CodecError | undefined;
 
+  /** The length of the frame at `at` once its header is whole; a bad header fails this deframer for good. */
+  const lengthAt = (buf: Uint8Array, at: number): number | undefined => {
+    try {
+      return headerLength(buf, at);
+    } catch (e) {
+      // a stream with a bad header cannot be resynchronised: refuse everything from now on
+      if (e instanceof CodecError) failure = e;
+      throw e;
+    }
+  };
+
   /** Adds octets of `chunk` from `at` to the frame being gathered; answers where the rest begins. */
-  const gather = (chunk: Uint8Array, at: number, frames: Uint8Array[]): number => {
+  const gather = (chunk: Uint8Array, at: number, onFrame: (buf: Uint8Array, start: number, end: number) => void): number => {
     if (gathering === undefined) {
       const n = Math.min(TPKT_HEADER_LENGTH - filled, chunk.length - at);
       header.set(chunk.subarray(at, at + n), filled);
       filled += n;
       at += n;
-      const length = headerLength(header.subarray(0, filled), 0);
+      const length = lengthAt(header.subarray(0, filled), 0);
       if (length === undefined) return at;
       gathering = new Uint8Array(length);
       gathering.set(header);
@@ -89,11 +106,26 @@ export function createTpktDeframer(): TpktDeframer {
     gathering.set(chunk.subarray(at, at + n), filled);
     filled += n;
     if (filled === gathering.length) {
-      frames.push(gathering);
+      const whole = gathering;
       gathering = undefined;
       filled = 0;
+      onFrame(whole, 0, whole.length);
     }
     return at + n;
+  };
+
+  /** Every whole frame of `chunk` (after the one being gathered, if any) to `onFrame`, in order. */
+  const each = (chunk: Uint8Array, onFrame: (buf: Uint8Array, start: number, end: number) => void): void => {
+    if (failure) throw failure;
+    let at = filled > 0 ? gather(chunk, 0, onFrame) : 0;
+    if (filled > 0) return;
+    for (;;) {
+      const length = lengthAt(chunk, at);
+      if (length === undefined || chunk.length < at + length) break;
+      onFrame(chunk, at, at + length);
+      at += length;
+    }
+    if (at < chunk.length) gather(chunk, at, onFrame);
   };
 
   return {
@@ -101,24 +133,12 @@ export function createTpktDeframer(): TpktDeframer {
       return filled;
     },
     push(input) {
-      if (failure) throw failure;
       // a plain view: the views taken of a Node Buffer are Buffers, each made by a constructor of its own
       const chunk = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
       const frames: Uint8Array[] = [];
-      try {
-        let at = filled > 0 ? gather(chunk, 0, frames) : 0;
-        if (filled > 0) return frames;
-        for (let read = readTpkt(chunk, at); read; read = readTpkt(chunk, at)) {
-          frames.push(chunk.subarray(at, read.next));
-          at = read.next;
-        }
-        if (at < chunk.length) gather(chunk, at, frames);
-      } catch (e) {
-        // a stream with a bad header cannot be resynchronised: refuse everything from now on
-        if (e instanceof CodecError) failure = e;
-        throw e;
-      }
+      each(chunk, (buf, start, end) => frames.push(start === 0 && end === buf.length && buf !== chunk ? buf : buf.subarray(start, end)));
       return frames;
     },
+    each,
   };
 }
