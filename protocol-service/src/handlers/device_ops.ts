@@ -128,7 +128,10 @@ export type LoggedChange<T> = (
 
 /**
  * Runs a change of a device and keeps it in the control log of connection `id` with its outcome, whatever
- * that is: the status `okStatus` or the problem it failed with, and the device's reason.
+ * that is: the status `okStatus` or the problem it failed with, and the device's reason. The answer waits
+ * for the entry to be kept, unless `answerFirst`: then a success is answered at once and its entry kept
+ * meanwhile (a file download, whose headers and first octets would otherwise wait for the store while the
+ * device's answers wait in the socket); a refusal still waits for its entry.
  */
 export async function withControlLog<T>(
   store: Store,
@@ -137,18 +140,13 @@ export async function withControlLog<T>(
   okStatus: number,
   describe: LoggedChange<T>,
   run: () => Promise<T>,
+  answerFirst = false,
 ): Promise<T> {
   let problem: ProblemError | null = null;
   let answer: T | undefined;
-  try {
-    answer = await run();
-    return answer;
-  } catch (err) {
-    problem = asDeviceProblem(err);
-    throw problem;
-  } finally {
+  const keep = () => {
     const deviceError = (problem?.extensions.deviceError as ControlLogRecord['deviceError'] | undefined) ?? null;
-    await appendControlLog(store, spaceOf(ctx), id.toLowerCase(), {
+    return appendControlLog(store, spaceOf(ctx), id.toLowerCase(), {
       userId: ctx.actor?.id ?? null,
       username: ctx.actor?.name ?? null,
       ...describe(answer, problem),
@@ -157,7 +155,17 @@ export async function withControlLog<T>(
       deviceError,
       detail: problem?.expose ? problem.detail : null,
     }).catch((err: unknown) => ctx.log.error({ err }, 'a control log entry was not kept'));
+  };
+  try {
+    answer = await run();
+  } catch (err) {
+    problem = asDeviceProblem(err);
+    await keep();
+    throw problem;
   }
+  if (answerFirst) void keep();
+  else await keep();
+  return answer;
 }
 
 /**

@@ -3,7 +3,7 @@
  * page of entries by time or after an entry). Each runs on the replica holding the connection, as every
  * device operation does (`device_ops.ts`); a download's chunks find their way to the same replica by the
  * connection they name. The opening of each download, and each file deleted, is kept in the control log,
- * refused or not.
+ * refused or not; a download that opened is answered without waiting for its entry to be written.
  */
 import {
   closeConnectionFile,
@@ -136,6 +136,8 @@ export function deviceRecordOperations(deps: DeviceRecordDeps, forward: boolean)
         200,
         (opened) => ({ action: 'file-download', reference: req.query.path, value: opened ? { size: opened.size } : null }),
         run,
+        // the download starts without waiting for its entry: the device's first answers arrive meanwhile
+        true,
       );
     }),
     implement(deleteConnectionFile, (req, ctx) => {
