@@ -209,6 +209,30 @@ t.test("an answer of another service than the request's is a protocol error of t
   t.same(await client.identify(), { vendor: 'acme', model: 'fake', revision: '1.0' });
 });
 
+t.test('a read answered in place is still checked: its number of results, and the service it answers', async (t) => {
+  let reads = 0;
+  const server = await serverFor(t, {
+    handle: (x) =>
+      x.request.service === 'read' && reads++ === 0
+        ? readResponse(x.invokeId, [
+            { type: 'boolean', value: true },
+            { type: 'boolean', value: false },
+          ])
+        : readResponse(x.invokeId, [{ type: 'float', value: 0.5, double: false }]),
+  });
+  const client = await clientOf(t, server);
+  const error = await client.read(['a/b']).catch((e: unknown) => e);
+  t.match(error, { code: 'protocol_error', message: 'read of 1 variables answered with 2 results' });
+  t.match(await client.read(['a/b']), [{ ok: true, data: { type: 'float', value: 0.5 } }], 'the same read again, answered as it should');
+  const identify = await client.identify().catch((e: unknown) => e);
+  t.match(identify, { code: 'protocol_error', message: 'identify answered with a read response' });
+  t.match(await client.read(['a/b', 'a/c']).catch((e: unknown) => e), {
+    code: 'protocol_error',
+    message: 'read of 2 variables answered with 1 results',
+  });
+  t.equal(client.outstanding, 0, 'nothing is left waiting');
+});
+
 t.test('a confirmed error carries class, code and text; a write refusal carries the data access error', async (t) => {
   const server = await serverFor(t, {
     handle: (x) => (x.request.service === 'read' ? confirmedError(x.invokeId, 2, 1) : writeResponse(x.invokeId, [3])),
