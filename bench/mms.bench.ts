@@ -15,7 +15,7 @@
  * reads the same attribute for `{seconds}` seconds with `{outstanding}` requests outstanding and prints
  * reads per second; the placeholders are filled in, or the two values appended). The platform's client and
  * the command then take turns, `BENCH_ROUNDS` rounds each (3 by default), with 1 and 5 outstanding, and the
- * table gives the medians, their ratio, and the range of the ratios of the rounds taken side by side (each
+ * table gives the medians (with the CPU this process spent a read), their ratio, and the range of the ratios of the rounds taken side by side (each
  * round of the platform against the baseline's round after it: the machine's other work moves both). Each
  * round also gives the server's own pace: the platform's read request, recorded once, written again by a
  * bare socket that decodes nothing (`mms_replay.ts`), with as many in flight, and at 5 with 20 (more than
@@ -79,12 +79,22 @@ const stopChild = async (c: ChildProcess) => {
   await gone;
 };
 
-/** Reads per second of one attribute on one association with `outstanding` requests in flight. */
+/** CPU microseconds of this process a read cost in the last round of {@link ourReads}. */
+let lastCpuPerRead = 0;
+
+/**
+ * Reads per second of one attribute on one association with `outstanding` requests in flight; the CPU this
+ * process spent a read meanwhile (every thread: the collector's helpers too) in {@link lastCpuPerRead}.
+ */
 async function ourReads(host: string, port: number, ref: string, outstanding: number): Promise<number> {
   const client = await MmsClient.connect({ host, port, maxOutstanding: 5 });
   try {
     await client.read([ref]);
-    return await perSecond(outstanding, seconds * 1000, () => client.read([ref]));
+    const before = process.cpuUsage();
+    const rate = await perSecond(outstanding, seconds * 1000, () => client.read([ref]));
+    const used = process.cpuUsage(before);
+    lastCpuPerRead = (used.user + used.system) / (rate * seconds);
+    return rate;
   } finally {
     await client.conclude();
   }
@@ -120,6 +130,7 @@ async function againstPeer(peer: string, command: string): Promise<void> {
   const recorded = await recordRead(host, port, ref);
   for (const outstanding of [1, 5]) {
     const ours: number[] = [];
+    const cpu: number[] = [];
     const theirs: number[] = [];
     // the server's pace: the platform's read request written again by a bare socket, as many in flight
     // as the clients have, and more than the server negotiates
@@ -127,16 +138,17 @@ async function againstPeer(peer: string, command: string): Promise<void> {
     const bareMore: number[] = [];
     for (let round = 0; round < rounds; round++) {
       ours.push(await ourReads(host, port, ref, outstanding));
+      cpu.push(lastCpuPerRead);
       theirs.push(await baselineReads(command, outstanding));
       bare.push(await replayReads(host, port, recorded, outstanding, seconds * 1000));
       if (outstanding === 5) bareMore.push(await replayReads(host, port, recorded, 4 * outstanding, seconds * 1000));
     }
     const [o, t, b] = [median(ours), median(theirs), median(bare)];
     console.error(
-      `${outstanding} outstanding: ours ${ours.map((x) => x.toFixed(0)).join(', ')}; baseline ${theirs.map((x) => x.toFixed(0)).join(', ')}; bare socket ${bare.map((x) => x.toFixed(0)).join(', ')}${bareMore.length > 0 ? `; bare socket, ${4 * outstanding} outstanding ${bareMore.map((x) => x.toFixed(0)).join(', ')}` : ''}`,
+      `${outstanding} outstanding: ours ${ours.map((x) => x.toFixed(0)).join(', ')} (CPU ${cpu.map((x) => x.toFixed(1)).join(', ')} µs a read); baseline ${theirs.map((x) => x.toFixed(0)).join(', ')}; bare socket ${bare.map((x) => x.toFixed(0)).join(', ')}${bareMore.length > 0 ? `; bare socket, ${4 * outstanding} outstanding ${bareMore.map((x) => x.toFixed(0)).join(', ')}` : ''}`,
     );
     lines.push(
-      `| reads of one attribute on one association, ${outstanding} outstanding (median of ${rounds}) | ${o.toFixed(0)}/s | ${(o / t).toFixed(2)} of ${t.toFixed(0)}/s by the baseline client (rounds side by side: ${pairRange(ours, theirs)}) |`,
+      `| reads of one attribute on one association, ${outstanding} outstanding (median of ${rounds}; ${median(cpu).toFixed(1)} µs of this process's CPU a read) | ${o.toFixed(0)}/s | ${(o / t).toFixed(2)} of ${t.toFixed(0)}/s by the baseline client (rounds side by side: ${pairRange(ours, theirs)}) |`,
       `| the same read request written again by a bare socket that decodes nothing, ${outstanding} outstanding | ${b.toFixed(0)}/s | the platform's client ${(o / b).toFixed(2)} of it, the baseline client ${(t / b).toFixed(2)} |`,
     );
     if (bareMore.length > 0) {
