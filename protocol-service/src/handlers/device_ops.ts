@@ -173,7 +173,10 @@ export async function withControlLog<T>(
  * takes one of the connection's places for device requests (503 `overloaded` at once when none is free),
  * unless its caller has given up while it was routed. `place: false` for the work of an open file download
  * (its next chunk, its close): the download itself is bounded (`maxDownloadsPerConnection`), and a close
- * refused for want of a place would leave the file open on the device.
+ * refused for want of a place would leave the file open on the device. Such work sends nothing through the
+ * device it is given (the download's FileReads and FileClose go through the association it was opened on),
+ * so it gets the device as it is, not a view bound to its caller's deadline: a view is some forty functions
+ * made, and a download asks for a chunk every 65,000 octets.
  */
 export function deviceRunner(deps: DeviceOpsDeps) {
   return async <T>(
@@ -192,7 +195,7 @@ export function deviceRunner(deps: DeviceOpsDeps) {
     checkDeadline(ctx, 'The device request');
     const { session } = route;
     // every MMS request of the work carries the caller's deadline: none is sent once the caller has given up
-    const device = Number.isFinite(ctx.deadline) ? route.device.within(ctx.deadline) : route.device;
+    const device = place && Number.isFinite(ctx.deadline) ? route.device.within(ctx.deadline) : route.device;
     try {
       return await (place ? session.requests.run(id, () => work(device, session)) : work(device, session));
     } catch (err) {
