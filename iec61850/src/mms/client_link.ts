@@ -204,19 +204,17 @@ export class IsoLink {
    */
   readonly #onFrame = (buf: Uint8Array, start: number, end: number): void => {
     if (this.#closed) return;
-    const tsduAt = this.handler.tsduAt;
-    // TPKT header, then COTP: length indicator 2, DT, EOT; nothing of an earlier DT waiting to be joined
-    if (
-      tsduAt !== undefined &&
-      end - start > 7 &&
-      buf[start + 4] === 2 &&
-      (buf[start + 5] & 0xf0) === 0xf0 &&
-      (buf[start + 6] & 0x80) !== 0 &&
-      this.#reassembler.buffered === 0 &&
-      tsduAt.call(this.handler, buf, start + 7, end)
-    )
+    // TPKT header, then COTP: length indicator 2 and DT, the class 0 DT every TSDU after the connect travels in
+    if (buf[start + 4] === 2 && (buf[start + 5] & 0xf0) === 0xf0) {
+      const eot = (buf[start + 6] & 0x80) !== 0;
+      const tsduAt = this.handler.tsduAt;
+      // a whole TSDU, nothing of an earlier DT waiting to be joined: offered where it lies
+      if (eot && tsduAt !== undefined && this.#reassembler.buffered === 0 && tsduAt.call(this.handler, buf, start + 7, end)) return;
+      // a plain view, as the layers expect (a view of a Node Buffer is a Buffer, whose `slice` does not copy)
+      const tsdu = this.#reassembler.push({ eot, data: new Uint8Array(buf.buffer, buf.byteOffset + start + 7, end - start - 7) });
+      if (tsdu !== undefined) this.handler.tsdu(peelTsdu(tsdu));
       return;
-    // a plain view, as the layers expect (a view of a Node Buffer is a Buffer, whose `slice` does not copy)
+    }
     this.#frame(decodeCotp(decodeTpkt(new Uint8Array(buf.buffer, buf.byteOffset + start, end - start))));
   };
 
