@@ -129,6 +129,15 @@ t.test(`a device's file store (${p.mode})`, async (t) => {
     t.equal(res.headers.get('content-length'), String(dat.length));
     t.same(Buffer.from(await res.arrayBuffer()), dat, 'byte for byte');
     await until('closed on the device after its last piece', async () => sim.openFiles() === 0, 5000);
+    // a download is answered while its entry is being kept, so the entry may land just after the last octet
+    await until(
+      'its entry in the control log',
+      async () => {
+        const row = await lastLogRow();
+        return row?.action === 'file-download' && row.outcome === 'ok';
+      },
+      5000,
+    );
     t.match(await lastLogRow(), {
       action: 'file-download',
       reference: 'COMTRADE/DR_0001.DAT',
