@@ -17,6 +17,8 @@ const lastInstant = Date.parse('9999-12-31T23:59:59Z');
  * the first and last year, where the offset can carry the instant out of range.
  */
 function isDateTime(v: string): boolean {
+  const canonical = canonicalDateTime(v);
+  if (canonical !== undefined) return canonical;
   const m = dateTimeShape.exec(v);
   if (!m) return false;
   const year = Number(m[1]);
@@ -29,6 +31,45 @@ function isDateTime(v: string): boolean {
     return at >= firstInstant && at <= lastInstant;
   }
   return true;
+}
+
+/** The digit at `i` as a number, or -1. */
+function digitAt(v: string, i: number): number {
+  const d = v.charCodeAt(i) - 48;
+  return d >= 0 && d <= 9 ? d : -1;
+}
+
+/** Two digits at `i` as a number, or -1. */
+function twoDigitsAt(v: string, i: number): number {
+  const a = digitAt(v, i);
+  const b = digitAt(v, i + 1);
+  return a < 0 || b < 0 ? -1 : a * 10 + b;
+}
+
+/**
+ * The form `Date.toISOString` writes and the store reads back (`YYYY-MM-DDTHH:MM:SS.sssZ`, years 2 to
+ * 9998, hours to 23), decided without the expression or a match's strings: the audit times of every
+ * row a list answers are checked this way, and the expression's match was a twentieth of a 100-row
+ * list's CPU. Answers `undefined` for anything else, which `isDateTime` decides as before.
+ */
+function canonicalDateTime(v: string): boolean | undefined {
+  if (v.length !== 24 || v.charCodeAt(23) !== 90 /* Z */ || v.charCodeAt(19) !== 46 /* . */) return undefined;
+  if (v.charCodeAt(4) !== 45 || v.charCodeAt(7) !== 45 || v.charCodeAt(10) !== 84 || v.charCodeAt(13) !== 58 || v.charCodeAt(16) !== 58)
+    return undefined;
+  const high = twoDigitsAt(v, 0);
+  const low = twoDigitsAt(v, 2);
+  const hour = twoDigitsAt(v, 11);
+  if (high < 0 || low < 0 || hour < 0 || hour > 23) return undefined;
+  const year = high * 100 + low;
+  if (year <= 1 || year >= 9999) return undefined;
+  if (digitAt(v, 20) < 0 || digitAt(v, 21) < 0 || digitAt(v, 22) < 0) return false;
+  const month = twoDigitsAt(v, 5);
+  const day = twoDigitsAt(v, 8);
+  const minute = twoDigitsAt(v, 14);
+  const second = twoDigitsAt(v, 17);
+  if (month < 1 || month > 12 || day < 1 || minute < 0 || minute > 59 || second < 0 || second > 59) return false;
+  if (day > (daysIn[month - 1] ?? 0)) return false;
+  return !(month === 2 && day === 29 && !(year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)));
 }
 
 registerFormats();

@@ -42,6 +42,29 @@ function* candidates(): Generator<string> {
     for (const f of fractions) for (const o of offsets) for (const time of times) for (const md of days) yield `${y}-${md}T${time}${f}${o}`;
   for (let h = 0; h <= 25; h++)
     for (let mi = 0; mi <= 61; mi++) for (const sign of ['+', '-']) yield `2026-06-15T10:00:00${sign}${two(h)}:${two(mi)}`;
+  // The form Date.toISOString writes (24 characters, milliseconds, Z), decided apart from the expression:
+  // every field at and around its edges in that form too, and the same length with something out of place.
+  for (const y of years) for (let m = 0; m <= 13; m++) for (let d = 0; d <= 32; d++) yield `${y}-${two(m)}-${two(d)}T23:59:59.999Z`;
+  for (let h = 0; h <= 25; h++)
+    for (let mi = 0; mi <= 61; mi++) for (let s = 58; s <= 61; s++) yield `2026-06-15T${two(h)}:${two(mi)}:${two(s)}.000Z`;
+  yield* [
+    '2026-06-15T10:00:00.12aZ',
+    '2026-06-15T10:00:00.1234',
+    '2026-06-15T10:00:00,000Z',
+    '2026-06-15t10:00:00.000Z',
+    '2026/06/15T10:00:00.000Z',
+    '2026-06-15T10-00:00.000Z',
+    'a026-06-15T10:00:00.000Z',
+    '2026-0a-15T10:00:00.000Z',
+    '2026-06-1aT10:00:00.000Z',
+    '2026-06-15T1a:00:00.000Z',
+    '2026-06-15T10:0a:00.000Z',
+    '2026-06-15T10:00:0a.000Z',
+    '2026-06-15T10:00:00.000z',
+    '2026-06-15T24:00:00.000Z',
+    '2024-02-29T10:00:00.000Z',
+    '2100-02-29T10:00:00.000Z',
+  ];
   yield* [
     '',
     '2026-06-15',

@@ -21,7 +21,7 @@ import type { SpaceStamp, SpaceVersions } from '@scada/platform';
 export type ReadCacheSettings = {
   /** How long an answer may be served from the cache; 0 turns the cache off. */
   maxAgeMs: number;
-  /** Characters of answers kept at most; the oldest go first. */
+  /** Characters of answers kept at most (an answer kept as bytes counts a character a byte); the oldest go first. */
   maxChars: number;
 };
 
@@ -32,12 +32,18 @@ export type ReadCacheSettings = {
  */
 export type ReadOutcome = 'hit' | 'shared' | 'miss' | 'off';
 
-/** A read's answer with its entity tag. */
-export type CachedAnswer = { text: string; etag: string; outcome: ReadOutcome };
+/**
+ * An answer's body: the bytes of its JSON as the service sent them (what the gateway relays), or its text.
+ * Either is answered to the client as it is.
+ */
+export type AnswerBody = string | Buffer;
 
-type Entry = { text: string; etag: string; stamp: SpaceStamp; local: number; sentAt: number; size: number };
+/** A read's answer with its entity tag. */
+export type CachedAnswer = { text: AnswerBody; etag: string; outcome: ReadOutcome };
+
+type Entry = { text: AnswerBody; etag: string; stamp: SpaceStamp; local: number; sentAt: number; size: number };
 type Ticket = { space: string; stamp: SpaceStamp; local: number; sentAt: number };
-type InFlight = { stamp: SpaceStamp; local: number; sentAt: number; answer: Promise<{ text: string; etag: string }> };
+type InFlight = { stamp: SpaceStamp; local: number; sentAt: number; answer: Promise<{ text: AnswerBody; etag: string }> };
 /** The answers of one space, least recently used first, and what they weigh. */
 type Shelf = { entries: Map<string, Entry>; size: number };
 
@@ -76,7 +82,7 @@ export class ReadCache {
    * so that spellings of one request share an entry): from the cache when an entry is still good, else
    * from `fetch`, kept when nothing changed meanwhile.
    */
-  async read(space: string | null, key: string, fetch: () => Promise<string>): Promise<CachedAnswer> {
+  async read(space: string | null, key: string, fetch: () => Promise<AnswerBody>): Promise<CachedAnswer> {
     const ticket = space === null || key.length > longestKey ? undefined : this.#ticket(space);
     if (ticket === undefined) {
       const text = await fetch();
@@ -132,7 +138,7 @@ export class ReadCache {
     return { space, stamp, local: this.#local.get(space) ?? 0, sentAt: performance.now() };
   }
 
-  #keep(key: string, ticket: Ticket, text: string, etag: string): void {
+  #keep(key: string, ticket: Ticket, text: AnswerBody, etag: string): void {
     const now = this.#ticket(ticket.space);
     if (now === undefined || now.stamp !== ticket.stamp || now.local !== ticket.local) return;
     const size = text.length + key.length + entryOverhead;
@@ -180,8 +186,8 @@ export class ReadCache {
   }
 }
 
-/** A strong entity tag of an answer's text. */
-export function etagOf(text: string): string {
+/** A strong entity tag of an answer's body (the same for its text and for the UTF-8 bytes of it). */
+export function etagOf(text: AnswerBody): string {
   return `"${createHash('sha1').update(text).digest('base64url')}"`;
 }
 

@@ -410,13 +410,27 @@ export async function call<O extends Operation>(bus: Bus, op: O, request: Reques
 }
 
 /**
- * Calls an operation over the bus and answers its reply as the JSON text the service sent (expanded when
- * it travelled compressed; the empty string for no body), for a caller that only passes it on: the
+ * Calls an operation over the bus and answers its reply as the bytes of the JSON the service sent
+ * (expanded when it travelled compressed; empty for no body), for a caller that only passes it on: the
  * gateway answering a client. The serving side checked the reply against the response schema before
- * sending it (`serve`), so it is not parsed and checked a second time here. Failures as `call`.
+ * sending it (`serve`), so it is not parsed and checked a second time here, nor decoded into a string
+ * only to be encoded again on its way out. The bytes are the caller's own (copied out of the bus's
+ * buffer, which a kept answer must not hold on to). Failures as `call`.
  */
-export async function relay<O extends Operation>(bus: Bus, op: O, request: RequestOf<O>, ctx: CallContext): Promise<string> {
-  return replyText(op, await exchange(bus, op, request, ctx));
+export async function relay<O extends Operation>(bus: Bus, op: O, request: RequestOf<O>, ctx: CallContext): Promise<Buffer> {
+  return replyBytes(op, await exchange(bus, op, request, ctx));
+}
+
+/** A reply's body as sent, as bytes of its own: expanded when it travelled compressed. */
+function replyBytes(op: Operation, reply: BusMessage): Buffer {
+  if (reply.headers[busHeaders.contentEncoding] !== 'gzip') return Buffer.from(reply.data);
+  try {
+    return gunzipSync(reply.data, { maxOutputLength: maxExpandedReply });
+  } catch (err) {
+    throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} with a compressed body that does not expand`, {
+      cause: err,
+    });
+  }
 }
 
 /** Sends a request and answers its reply; transport failures and a service's problem reply thrown as problems. */

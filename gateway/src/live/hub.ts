@@ -96,6 +96,10 @@ export class LiveHub {
   }
 
   #dispatch(event: LoggedEvent): void {
+    // With no stream open on this replica nobody gets it: not decoded (its body checked against its schema)
+    // for nothing, as every change of the configuration was. A stream that opens later reads what it
+    // missed from the log itself.
+    if (this.#bySpace.size === 0) return;
     const message = liveMessage(event);
     if (!message) return;
     let sent = 0;

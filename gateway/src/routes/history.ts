@@ -30,10 +30,10 @@ export function historyRoutes(ops: readonly Operation[], deps: HistoryRouteDeps)
       await authorize(ctx, http, deps.sessions, space === undefined ? undefined : [space].flat());
       const message = (await buildMessage(ctx, op, deps.bodyLimitBytes)) as { params: { connectionId: string }; query: HistoryQuery };
       if (message.query.format === 'csv') return csv(ctx, deps, message);
-      const text = await relay(deps.bus, op, message as never, callContext(ctx, deps, op));
+      const bytes = await relay(deps.bus, op, message as never, callContext(ctx, deps, op));
       ctx.status = 200;
       ctx.type = 'application/json';
-      ctx.body = text;
+      ctx.body = bytes;
     });
   }
   return router;
