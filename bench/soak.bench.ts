@@ -20,8 +20,8 @@
  * platform's node after the image's own (so `--max-semi-space-size=8` there is the one it runs with) (`--cpu-prof --cpu-prof-dir=/tmp/prof` profiles it; the profile
  * is written when it stops at the end of the run), `BENCH_SOAK_LOG`, a file the platform's log lines are
  * copied to, `BENCH_SOAK_DEVICE_ARGS` flags for the device's node (the same `--cpu-prof …`), `BENCH_SOAK_DIST` another build's `dist/` folder to run (for before/after pairs in one session).
- * Reports the CPU the platform's process and the device's used while the device reported, and the
- * platform's per 10,000 values.
+ * Reports the CPU the device's process used while it reported and the platform's (its store worker
+ * included) from then until the first live client had every value, each per 10,000 values.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
