@@ -25,7 +25,8 @@
  * thread and on a worker (`EMBEDDED_STORE_THREAD`), and the CPU a fixed piece of the store's work costs
  * with each (`footprint_store_work.ts`), the defaults as the baseline. Goals: site ≤ 128 MiB
  * together; all-in-one ≤ 200 MiB idle, ≤ 300 MiB at its peak, ready ≤ 3 s on a quiet machine.
- * `BENCH_FOOTPRINT=edge` runs this part alone.
+ * `BENCH_FOOTPRINT=edge` runs this part alone; `BENCH_EDGE_SEMI_SPACE` (say `4 8 16`) adds the all-in-one's first
+ * start with each of those young generations (`--max-semi-space-size`, in MiB) in place of the image's.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -167,15 +168,23 @@ const edge: {
   first: EdgeSample[];
   site: { service: EdgeSample; natsMiB: number }[];
   work: StoreWork[];
+  /** Node flags of the all-in-one alone: its first start is measured, the site and the store's work not. */
+  flags?: string[];
 }[] = [
   ["defaults (the all-in-one's store on a worker thread, the site's on the main thread)", {}],
   ['EMBEDDED_STORE_THREAD=main', { EMBEDDED_STORE_THREAD: 'main' }],
   ['EMBEDDED_STORE_THREAD=worker', { EMBEDDED_STORE_THREAD: 'worker' }],
   ['EMBEDDED_STORE_COMPILER=optimizing', { EMBEDDED_STORE_COMPILER: 'optimizing' }],
 ].map(([label, env]) => ({ label: label as string, env: env as Record<string, string>, first: [], site: [], work: [] }));
+// `BENCH_EDGE_SEMI_SPACE` ("4 8"): the all-in-one's first start with each young generation too, the flag after the image's.
+for (const mb of (process.env.BENCH_EDGE_SEMI_SPACE ?? '').split(/\s+/).filter(Boolean)) {
+  const flags = [`--max-semi-space-size=${mb}`];
+  edge.push({ label: `all-in-one with ${flags.join(' ')}`, env: {}, first: [], site: [], work: [], flags });
+}
 for (let round = 0; round < rounds; round++) {
   for (const e of round % 2 === 0 ? edge : [...edge].reverse()) {
-    e.first.push(await edgeFirstStart(e.env, idleMs));
+    e.first.push(await edgeFirstStart(e.env, idleMs, e.flags));
+    if (e.flags) continue;
     e.site.push(await edgeSite(e.env, idleMs));
     e.work.push(await storeWork(e.env));
   }
@@ -297,8 +306,11 @@ for (const e of edge) {
   const svc = median(e.site.map((x) => x.service.idleMiB));
   const svcPeak = median(e.site.map((x) => x.service.idlePeakMiB));
   const nat = median(e.site.map((x) => x.natsMiB));
-  lines.push(
-    `| ${e.label} | ${s(m((x) => x.readyMs))} | ${s(m((x) => x.cpuMs))} | ${mib(m((x) => x.peakMiB))} | ${mib(m((x) => x.idleMiB))} | ${mib(m((x) => x.idlePeakMiB))} | ${mib(svc)} (${mib(svcPeak)}) | ${mib(nat)} | ${mib(median(e.site.map((x) => x.service.idleMiB + x.natsMiB)))} | ${work} |`,
-  );
+  const first = `| ${e.label} | ${s(m((x) => x.readyMs))} | ${s(m((x) => x.cpuMs))} | ${mib(m((x) => x.peakMiB))} | ${mib(m((x) => x.idleMiB))} | ${mib(m((x) => x.idlePeakMiB))} |`;
+  if (e.flags) lines.push(`${first} – | – | – | – |`);
+  else
+    lines.push(
+      `${first} ${mib(svc)} (${mib(svcPeak)}) | ${mib(nat)} | ${mib(median(e.site.map((x) => x.service.idleMiB + x.natsMiB)))} | ${work} |`,
+    );
 }
 console.log(lines.join('\n'));

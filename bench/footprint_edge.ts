@@ -92,8 +92,11 @@ async function startAndMeasure(args: string[], env: Record<string, string>, port
   }
 }
 
-/** The all-in-one bundle on its embedded defaults and `extra`, started on a new data folder (a first start). */
-export async function edgeFirstStart(extra: Record<string, string>, idleMs: number): Promise<EdgeSample> {
+/**
+ * The all-in-one bundle on its embedded defaults and `extra`, started on a new data folder (a first start),
+ * with `flags` given to its node after the image's own (the one it runs with where both set the same).
+ */
+export async function edgeFirstStart(extra: Record<string, string>, idleMs: number, flags: string[] = []): Promise<EdgeSample> {
   const dataDir = await mkdtemp(join(tmpdir(), 'scada-footprint-first-'));
   try {
     const port = await freePort();
@@ -107,7 +110,8 @@ export async function edgeFirstStart(extra: Record<string, string>, idleMs: numb
       DATA_DIR: dataDir,
       ...extra,
     };
-    return await startAndMeasure(bundleCommand('edge'), env, port, idleMs);
+    const command = bundleCommand('edge');
+    return await startAndMeasure([...command.slice(0, -1), ...flags, command.at(-1)!], env, port, idleMs);
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }

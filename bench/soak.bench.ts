@@ -16,14 +16,16 @@
  * not in the history of the run's last second), and sign-ins answered (200) of those asked.
  * Goal: p99 ≤ 50 ms, and none lost, dropped or unanswered.
  *
- * For looking into it: `BENCH_SOAK_BUSY` busy loops (2), and `BENCH_SOAK_NODE_ARGS`, flags given to the
- * platform's node before the bundle's own (`--cpu-prof --cpu-prof-dir=/tmp/prof` profiles it; the profile
+ * For looking into it: `BENCH_SOAK_BUSY` busy loops (2), `BENCH_SOAK_ASIDES=0` (no history reads or sign-ins), and `BENCH_SOAK_NODE_ARGS`, flags given to the
+ * platform's node after the image's own (so `--max-semi-space-size=8` there is the one it runs with) (`--cpu-prof --cpu-prof-dir=/tmp/prof` profiles it; the profile
  * is written when it stops at the end of the run), `BENCH_SOAK_LOG`, a file the platform's log lines are
- * copied to.
+ * copied to, `BENCH_SOAK_DEVICE_ARGS` flags for the device's node (the same `--cpu-prof …`), `BENCH_SOAK_DIST` another build's `dist/` folder to run (for before/after pairs in one session).
+ * Reports the CPU the device's process used while it reported and the platform's (its store worker
+ * included) from then until the first live client had every value, each per 10,000 values.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -38,9 +40,12 @@ import { freePort, waitReady } from './harness.ts';
 const seconds = Number(process.env.BENCH_SECONDS ?? 60);
 const rate = Number(process.env.BENCH_SOAK_RATE ?? 5000);
 const busyLoops = Number(process.env.BENCH_SOAK_BUSY ?? 2);
+/** `BENCH_SOAK_ASIDES=0`: no history reads or sign-ins beside the values, so the CPU counted is the ingest path's. */
+const asides = process.env.BENCH_SOAK_ASIDES !== '0';
 const storeThread = process.env.EMBEDDED_STORE_THREAD ?? 'auto';
 const loadBefore = loadavg()[0]?.toFixed(1);
 const nodeArgs = (process.env.BENCH_SOAK_NODE_ARGS ?? '').split(/\s+/).filter((a) => a !== '');
+const deviceArgs = (process.env.BENCH_SOAK_DEVICE_ARGS ?? '').split(/\s+/).filter((a) => a !== '');
 const D = 'SIMLD0';
 /** Where the sign-ins come from, in turn: loopback addresses of their own, each well inside the rate limit. */
 const signInAddresses = Array.from({ length: 8 }, (_, i) => `127.0.0.${i + 2}`);
@@ -63,15 +68,31 @@ function signIn(url: string, localAddress: string, body: string): Promise<number
   });
 }
 
+/**
+ * CPU seconds (user + system) a process has used so far, from `/proc/<pid>/stat` (its threads included: the
+ * platform's store worker counts); NaN where there is no `/proc`.
+ */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command's name may hold spaces: the fields counted from after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** The device in a process of its own (`soak_device.ts`): its port, the last counter it set, and how to steer it. */
 async function startDevice(): Promise<{
   port: number;
+  pid: number | undefined;
   readonly last: number;
   start(rate: number, max: number): void;
   stop(): Promise<number>;
   exit(): Promise<void>;
 }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', new URL('./soak_device.ts', import.meta.url).pathname], {
+  const proc = spawn(process.execPath, [...deviceArgs, '--import', 'tsx', new URL('./soak_device.ts', import.meta.url).pathname], {
     cwd: repoRoot,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -90,6 +111,7 @@ async function startDevice(): Promise<{
   });
   return {
     port,
+    pid: proc.pid,
     get last() {
       return last;
     },
@@ -144,10 +166,14 @@ async function follow(
   return { events: () => events, close: () => abort.abort() };
 }
 
-await ensureBuilt();
+// `BENCH_SOAK_DIST`: a build kept elsewhere (another commit's `dist/`) to run instead, for before/after pairs.
+const distDir = process.env.BENCH_SOAK_DIST;
+if (distDir === undefined) await ensureBuilt();
 const dataDir = await mkdtemp(join(tmpdir(), 'scada-soak-'));
 const port = await freePort();
-const child: ChildProcess = spawn(process.execPath, [...nodeArgs, ...bundleCommand('edge')], {
+const image = bundleCommand('edge', distDir);
+// The flags asked for after the image's own, so that one the image sets too (`--max-semi-space-size`) is the one asked for.
+const child: ChildProcess = spawn(process.execPath, [...image.slice(0, -1), ...nodeArgs, image.at(-1)!], {
   cwd: repoRoot,
   env: {
     PATH: process.env.PATH ?? '',
@@ -171,7 +197,32 @@ createInterface({ input: child.stdout! }).on('line', (line) => {
   if (/renew.*late|late.*renew/i.test(line)) lateRenewals++;
 });
 const busy: ChildProcess[] = [];
+// Stopped with Ctrl-C or a SIGTERM: the platform, the busy loops and the device stop too, and the data folder goes.
+let interrupted = false;
+const onSignal = (signal: NodeJS.Signals) => {
+  if (interrupted) return;
+  interrupted = true;
+  console.error(`soak: ${signal}, stopping the platform, the device and the busy loops`);
+  for (const b of busy) b.kill('SIGKILL');
+  void stopAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+};
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+let device: Awaited<ReturnType<typeof startDevice>> | undefined;
+const stopAll = async () => {
+  for (const b of busy) b.kill('SIGKILL');
+  await device?.exit().catch(() => undefined);
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  await rm(dataDir, { recursive: true, force: true });
+};
 const sim = await startDevice();
+device = sim;
 const p = { url: `http://127.0.0.1:${port}` } as TestPlatform;
 const closers: (() => void)[] = [];
 try {
@@ -197,6 +248,7 @@ try {
   for (let i = 0; i < busyLoops; i++) busy.push(spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
 
   const counter = sim;
+  const cpuAtStart = { platform: cpuSeconds(child.pid), device: cpuSeconds(sim.pid) };
   sim.start(rate, seen.length - 1);
   const lags: number[] = [];
   let drops = 0;
@@ -241,6 +293,7 @@ try {
     lastState = state;
   });
   every(1000, async () => {
+    if (!asides) return;
     reads.asked++;
     await historyOf(Date.now() - 60_000, Date.now()).then(
       () => reads.answered++,
@@ -249,6 +302,7 @@ try {
   });
   const signInBody = JSON.stringify({ username: 'admin', password: testAdminPassword });
   every(2000, async () => {
+    if (!asides) return;
     const from = signInAddresses[signIns.asked % signInAddresses.length] as string;
     signIns.asked++;
     const status = await signIn(p.url, from, signInBody);
@@ -258,10 +312,14 @@ try {
   await new Promise((r) => setTimeout(r, seconds * 1000));
   const reported = await sim.stop();
   const endedAt = Date.now();
+  const deviceCpu = cpuSeconds(sim.pid) - cpuAtStart.device;
   for (const b of busy) b.kill('SIGKILL');
   for (const close of closers.splice(2)) close();
   const received = () => seen.subarray(1, reported + 1).reduce((a, b) => a + b, 0);
   await until('the live client has every value', async () => received() >= reported, 60_000).catch(() => undefined);
+  // The platform's CPU up to now: a starved one still works through values reported before the device stopped.
+  const cpu = { platform: cpuSeconds(child.pid) - cpuAtStart.platform, device: deviceCpu };
+  const per10k = (s: number) => ((s / Math.max(1, reported)) * 10_000).toFixed(2);
   // The history of the run's last second (its raw values fit in one answer): every counter reported then.
   const windowStart = endedAt - 1000;
   let inHistory = 0;
@@ -283,7 +341,7 @@ try {
   const sorted = [...lags].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
   const lines = [
-    `Soak, ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, ${seconds} s, ${rate} values/s asked, Node ${process.versions.node}, ${busyLoops} busy-loop processes, EMBEDDED_STORE_THREAD=${storeThread}, load average ${loadBefore} before / ${loadavg()[0]?.toFixed(1)} at the end`,
+    `Soak, ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, ${seconds} s, ${rate} values/s asked, Node ${process.versions.node}, ${busyLoops} busy-loop processes, EMBEDDED_STORE_THREAD=${storeThread}${asides ? '' : ', no history reads or sign-ins'}${nodeArgs.length > 0 ? `, platform's node given ${nodeArgs.join(' ')}` : ''}, load average ${loadBefore} before / ${loadavg()[0]?.toFixed(1)} at the end`,
     '',
     '| measure | value | goal |',
     '|---|---:|---:|',
@@ -296,16 +354,12 @@ try {
     `| history reads answered 200 | ${reads.answered} of ${reads.asked} (others: ${outcomes(reads.other)}) | all |`,
     `| sign-ins answered 200 | ${signIns.answered} of ${signIns.asked} (others: ${outcomes(signIns.other)}) | all |`,
     `| /metrics scrapes answered | ${lags.length} of ${Math.floor(seconds / 5)} | all |`,
+    `| CPU, platform process (its threads included, until the first live client has every value) / device process | ${cpu.platform.toFixed(1)} s (${per10k(cpu.platform)} s per 10,000 values) / ${cpu.device.toFixed(1)} s (${per10k(cpu.device)}) | |`,
   ];
   console.log(lines.join('\n'));
 } finally {
   for (const close of closers) close();
-  for (const b of busy) b.kill('SIGKILL');
-  await sim.exit();
-  if (child.exitCode === null) {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  }
-  await rm(dataDir, { recursive: true, force: true });
+  await stopAll();
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
 }

@@ -179,6 +179,27 @@ t.test('a BRCB past its capacity drops its oldest entries and says so once', asy
   await c.close();
 });
 
+t.test('a BRCB keeps its newest entries and resumes after one of them however many went before', async (t) => {
+  const small = await startSimulator({ model: await fixtureModel(), port: 0, faults: { bufferEntries: 3 } });
+  t.teardown(() => small.stop());
+  // Thousands of changes into a buffer of three: the oldest keep going, the last three stay.
+  for (let n = 0; n < 2500; n++) small.setValue(`${D}/GGIO1$ST$SPCSO1$stVal`, n % 2 === 0 ? yes : no);
+  const entryOf = (n: number) => ({ type: 'octet-string', value: Uint8Array.of(0, 0, 0, 0, 0, 0, n >> 8, n & 255) }) as const;
+  const hex = (n: number) => n.toString(16).padStart(16, '0');
+  const c = await RawClient.associated(small.port);
+  t.same(writeResults(await c.ok(writeOf('LLN0$BR$brcb$EntryID', entryOf(2497)))), ['object-value-invalid'], 'entry 2497 is gone');
+  t.same(writeResults(await c.ok(writeOf('LLN0$BR$brcb$EntryID', entryOf(2501)))), ['object-value-invalid'], 'entry 2501 never was');
+  await c.ok(writeOf('LLN0$BR$brcb$EntryID', entryOf(2498)));
+  await c.ok(writeOf('LLN0$BR$brcb$RptEna', yes));
+  const next = async () => values((await c.report('RPT')).results as { ok: boolean; data?: MmsData }[]).slice(3, 5);
+  t.same(await next(), [false, hex(2499)], 'resumed after 2498, no overflow');
+  t.same(await next(), [false, hex(2500)], 'then the newest');
+  await t.rejects(c.report('RPT', 150), 'and nothing else');
+  small.setValue(`${D}/GGIO1$ST$SPCSO1$stVal`, yes);
+  t.same(await next(), [false, hex(2501)], 'a new change is sent at once');
+  await c.close();
+});
+
 t.test('OptFlds bits follow IEC 61850-8-1 numbering', async (t) => {
   const optFlds = sim.value(`${D}/LLN0$RP$urcb01$OptFlds`);
   t.equal(optFlds.type === 'bit-string' && bitsOf(optFlds.value).length, 10);

@@ -30,7 +30,7 @@ const encoder = new TextEncoder();
 
 /**
  * The in-process bus: a real message bus for one process, with the semantics of NATS. Deliveries are
- * asynchronous, payloads are copied, a queue group hands each message to one member at random, a request
+ * asynchronous, payloads are copied (once a message, shared by its receivers), a queue group hands each message to one member at random, a request
  * nobody listens to fails at once with `no_responders`, and a slow one with `timeout`.
  */
 export class MemoryBus implements Bus {
@@ -223,15 +223,32 @@ export class MemoryBus implements Bus {
   private route(d: Delivery): boolean {
     const { plain, groups } = this.routeOf(d.subject);
     if (plain.length === 0 && groups.length === 0) return false;
-    for (const sub of plain) this.deliverCopy(sub, d);
-    for (const members of groups) this.deliverCopy(members[Math.floor(Math.random() * members.length)]!, d);
+    // One copy a message, taken when it is sent (the sender may reuse its buffer, as with NATS), and
+    // shared by its receivers, which read it and never write into it: a value event heard by the history,
+    // the live channel and the alarms costs one copy, not one each.
+    const copy: Delivery = { ...d, data: new Uint8Array(d.data), headers: { ...d.headers } };
+    for (const sub of plain) this.later(sub, copy);
+    for (const members of groups) this.later(members[Math.floor(Math.random() * members.length)]!, copy);
     return true;
   }
 
-  private deliverCopy(sub: Sub, d: Delivery): void {
-    const copy: Delivery = { ...d, data: new Uint8Array(d.data), headers: { ...d.headers } };
-    setImmediate(() => sub.deliver(copy));
+  /** Deliveries waiting for the next turn, in the order they were sent. */
+  private waiting: [Sub, Delivery][] = [];
+
+  /**
+   * Delivers after the current turn, as a message from the network would arrive: the deliveries sent in
+   * one turn wait in one queue, handed out by one `setImmediate` (not one each), in the order they were
+   * sent; those sent while it hands them out wait for the next turn.
+   */
+  private later(sub: Sub, d: Delivery): void {
+    if (this.waiting.push([sub, d]) === 1) setImmediate(this.handOut);
   }
+
+  private readonly handOut = (): void => {
+    const now = this.waiting;
+    this.waiting = [];
+    for (const [sub, d] of now) sub.deliver(d);
+  };
 
   private routeOf(subject: string): Route {
     let route = this.routes.get(subject);

@@ -49,7 +49,47 @@ export type AlarmEvaluatorDeps = {
   lastValues?: (space: string, id: string) => readonly LastValue[];
 };
 
-type Defs = { byConnection: Map<string, { def: EvaluatedAlarm; ref: DataReference | null }[]>; all: EvaluatedAlarm[] };
+type Watched = { def: EvaluatedAlarm; ref: DataReference | null };
+
+/**
+ * The alarms of one connection, by what a value must name to concern them: a reported value concerns an
+ * alarm only when it names the alarm's logical node and a path the alarm's path starts with
+ * (`watchedPart`), so a value is held against the alarms of its logical node and first path element
+ * (or every alarm of the node, for a value of the whole node), not every alarm of the connection.
+ */
+type ConnectionAlarms = {
+  list: Watched[];
+  /** By `ld/ln`, then by the first element of the path ('' for an alarm on a whole logical node). */
+  byNode: Map<string, { all: Watched[]; byFirst: Map<string, Watched[]> }>;
+};
+
+type Defs = { byConnection: Map<string, ConnectionAlarms>; all: EvaluatedAlarm[] };
+
+const none: readonly Watched[] = [];
+
+/** The alarms of a connection a value of `reported` may concern, in the order of their definitions. */
+function candidatesOf(alarms: ConnectionAlarms, reported: DataReference): readonly Watched[] {
+  const node = alarms.byNode.get(`${reported.ld}/${reported.ln}`);
+  if (!node) return none;
+  if (reported.path.length === 0) return node.all;
+  return node.byFirst.get(reported.path[0]!) ?? none;
+}
+
+function indexAlarms(list: Watched[]): ConnectionAlarms {
+  const byNode: ConnectionAlarms['byNode'] = new Map();
+  for (const w of list) {
+    if (!w.ref) continue;
+    const key = `${w.ref.ld}/${w.ref.ln}`;
+    let node = byNode.get(key);
+    if (!node) byNode.set(key, (node = { all: [], byFirst: new Map() }));
+    node.all.push(w);
+    const first = w.ref.path[0] ?? '';
+    const same = node.byFirst.get(first);
+    if (same) same.push(w);
+    else node.byFirst.set(first, [w]);
+  }
+  return { list, byNode };
+}
 
 export class AlarmEvaluator {
   readonly #deps: AlarmEvaluatorDeps;
@@ -128,13 +168,13 @@ export class AlarmEvaluator {
       },
     );
     await syncDefinitions(this.#deps.store, space, all, this.#now());
-    const byConnection = new Map<string, { def: EvaluatedAlarm; ref: DataReference | null }[]>();
+    const lists = new Map<string, Watched[]>();
     for (const def of all) {
-      const list = byConnection.get(def.connectionId) ?? [];
+      const list = lists.get(def.connectionId) ?? [];
       list.push({ def, ref: referenceOf(def.reference) });
-      byConnection.set(def.connectionId, list);
+      lists.set(def.connectionId, list);
     }
-    return { byConnection, all };
+    return { byConnection: new Map([...lists].map(([id, list]) => [id, indexAlarms(list)])), all };
   }
 
   /** The fresh last values of the space's connections held here, evaluated against the definitions as they are now. */
@@ -161,7 +201,7 @@ export class AlarmEvaluator {
     for (const v of values) {
       const reported = referenceOf(v.reference);
       if (!reported) continue;
-      for (const { def, ref } of watching) {
+      for (const { def, ref } of candidatesOf(watching, reported)) {
         if (!ref) continue;
         const part = watchedPart(ref, reported, v.value);
         if (part === undefined) continue;
@@ -229,9 +269,9 @@ export class AlarmEvaluator {
     const defs = await this.definitions(connection.space);
     const watching = defs.byConnection.get(connection.id);
     // Only stale alarms and on-delays depend on time alone: a connection without them costs the tick nothing.
-    if (!watching?.some(({ def }) => def.type === 'stale' || (def.onDelayMs ?? 0) > 0)) return;
+    if (!watching?.list.some(({ def }) => def.type === 'stale' || (def.onDelayMs ?? 0) > 0)) return;
     const rows = new Map((await alarmsOfConnection(this.#deps.store, connection.space, connection.id)).map((r) => [r.alarmId, r]));
-    for (const { def } of watching) {
+    for (const { def } of watching.list) {
       const row = rows.get(def.id);
       if (!row) continue;
       const now = this.#now();
