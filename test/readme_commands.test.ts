@@ -53,8 +53,10 @@ const readmes = [
 
 /** Where a block is run besides this test: a file that does it, and what in that file shows it. */
 type Elsewhere = { by: string; showing: string; why: string };
-/** A block run here: what it showed, or why it could not run on this machine. */
-type Here = { run: (block: Block) => Promise<{ shown: string } | { skip: string }> };
+/** What a block run here showed, or why it could not run on this machine. */
+type Outcome = { shown: string } | { skip: string };
+/** A block run here. */
+type Here = { run: (block: Block) => Promise<Outcome> };
 /** An account names its block by the README and how the block's first line begins. */
 type Account = { file: string; first: string } & (Elsewhere | Here);
 
@@ -67,6 +69,41 @@ const quickStart = {
   simulator: 'npm run simulator -- examples/single_line/substation.icd',
   example: 'npm run example -- --password',
 };
+
+/** A block's commands as bash runs them: its comments left out, its spaces collapsed. */
+const commandsOf = (text: string) =>
+  text
+    .split('\n')
+    .map((line) =>
+      line
+        .replace(/(^|\s+)#\s.*$/, '')
+        .trim()
+        .replace(/\s+/g, ' '),
+    )
+    .filter(Boolean)
+    .join('\n');
+
+const ranAlready = new Map<string, { file: string; outcome: Promise<Outcome> }>();
+
+/**
+ * Runs a block, unless a block of the same commands (they differ in their comments only) has run already: it
+ * is then answered by that run, which it names. README.md and deploy/README.md show the same "running
+ * services apart" commands; starting their keys, NATS server, database and two processes twice would
+ * check nothing more (some 6 CPU-s).
+ */
+function onceForTheSameCommands(run: (block: Block) => Promise<Outcome>): (block: Block) => Promise<Outcome> {
+  return (block) => {
+    const commands = commandsOf(block.text);
+    const earlier = ranAlready.get(commands);
+    if (earlier)
+      return earlier.outcome.then((o) =>
+        'skip' in o ? o : { shown: `the same commands as the block of ${earlier.file}, run there: ${o.shown}` },
+      );
+    const outcome = run(block);
+    ranAlready.set(commands, { file: block.file, outcome });
+    return outcome;
+  };
+}
 
 /** Every block, by its README and first line, and who runs it. */
 const accounts: Account[] = [
@@ -114,8 +151,8 @@ const accounts: Account[] = [
     'deno task admin reset-password admin',
     'its Deno form, in the Deno smoke step',
   ),
-  { file: 'README.md', first: 'npm run bus-keys -- keys # once', run: (b) => runServicesApart(b) },
-  { file: 'deploy/README.md', first: 'npm run bus-keys -- keys # once', run: (b) => runServicesApart(b) },
+  { file: 'README.md', first: 'npm run bus-keys -- keys # once', run: onceForTheSameCommands(runServicesApart) },
+  { file: 'deploy/README.md', first: 'npm run bus-keys -- keys # once', run: onceForTheSameCommands(runServicesApart) },
   elsewhere(
     'deploy/README.md',
     'npm run build',
@@ -237,7 +274,7 @@ for (const a of accounts) {
 }
 
 /** "Running services apart": keys made, a protocol service and a gateway started, the gateway ready and seeing the service. */
-async function runServicesApart(block: Block): Promise<{ shown: string } | { skip: string }> {
+async function runServicesApart(block: Block): Promise<Outcome> {
   if (!hasNatsServer()) return { skip: 'nats-server is not installed' };
   const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const db = await createDatabase(base).catch(() => null);

@@ -144,7 +144,17 @@ export async function startBrowser(t: Test, options: { shotPrefix?: string } = {
   const sideways = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
   const check: ConsoleBrowser['check'] = async (t, page, name, { widths, sideways: checkSideways = false } = {}) => {
-    const result = await new AxeBuilder({ page }).withTags(wcagTags).analyze();
+    // axe-core's source (some 600 KB) is put in a page once and run there on each check: @axe-core/playwright
+    // otherwise evaluates the whole source again at every check and then runs its last step in a blank page
+    // of its own, where the source is evaluated once more (about 0.7 CPU-s a check against 0.1, measured in
+    // docs/testing.md). So the page's first check injects it; the later checks of the same document, found
+    // by axe being there in every frame, give the builder a no-op source. Legacy mode runs axe.run in the page
+    // itself: the same rules on the same document, with frames of other origins left out (the console's
+    // policy frames none unless DISPLAY_FRAME_ORIGINS names some, which no browser test does).
+    const frames = page.frames();
+    const present = await Promise.all(frames.map((f) => f.evaluate(() => 'axe' in window).catch(() => false)));
+    const builder = present.every(Boolean) ? new AxeBuilder({ page, axeSource: ';' }) : new AxeBuilder({ page });
+    const result = await builder.withTags(wcagTags).setLegacyMode().analyze();
     const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
     t.same(
       bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
