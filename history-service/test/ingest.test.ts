@@ -7,22 +7,19 @@
  */
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
-import { loadMigrations, openStore, type DurableEvent, type Store } from '@scada/platform';
-import { createDatabase } from '@scada/testkit/databases';
+import { loadMigrations, type DurableEvent, type Store } from '@scada/platform';
+import { storeTargets } from '@scada/testkit/stores';
 import { record } from '../src/ingest.ts';
 import { Partitions } from '../src/partitions.ts';
 
-const log = pino({ level: 'silent' });
-const dataDir = await mkdtemp(join(tmpdir(), 'scada-history-ingest-'));
-t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-const database = process.env.DATABASE_URL ? await createDatabase(process.env.DATABASE_URL) : null;
-if (database) t.teardown(() => database.drop());
-const store: Store = await openStore({ databaseUrl: database?.url, dataDir }, log);
-t.teardown(() => store.close());
+// The store the run names: a database of its own on PostgreSQL when `DATABASE_URL` is set, otherwise the
+// embedded store started from the suite's cached fresh database (no initdb of its own), compiled as a
+// platform compiles it.
+const [target] = storeTargets();
+const made = await target!.make();
+t.teardown(() => made.cleanup());
+const store: Store = made.store;
+const database = target!.name === 'postgres';
 await store.query('create schema if not exists history');
 for (const m of await loadMigrations(new URL('../migrations/', import.meta.url))) await store.query(m.sql);
 const partitions = new Partitions(store);

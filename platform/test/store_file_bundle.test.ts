@@ -10,9 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type Store } from '@scada/platform';
 import { PGliteStore } from '@scada/platform/testing';
+import { compileStoresAsPlatform } from '@scada/testkit/stores';
 import { pino } from 'pino';
 import t, { type Test } from 'tap';
 
+// The WebAssembly compiled as a started platform compiles it (`EMBEDDED_STORE_COMPILER`).
+compileStoresAsPlatform();
 const folder = await mkdtemp(join(tmpdir(), 'scada-store-bundle-'));
 t.teardown(() => rm(folder, { recursive: true, force: true }));
 const lines: { msg?: string; onDemand?: number }[] = [];

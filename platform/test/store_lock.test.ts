@@ -10,10 +10,18 @@ import { PGliteStore } from '../src/store/pglite_store.ts';
 
 const storeModule = new URL('../src/store/pglite_store.ts', import.meta.url).href;
 
-/** Runs `node --import tsx` on a module script; answers its exit code and output. */
+/**
+ * The suite's TypeScript set-up (tsx only on a Node that cannot strip types itself), as tap gives it to every
+ * test process: a child that imports the store's `.ts` modules needs no more.
+ */
+const typescriptSetup = new URL('../../tools/test-setup/typescript.mjs', import.meta.url).href;
+
+/** Runs `node` on a module script that may import the platform's TypeScript; answers its exit code and output. */
 function runNode(script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', typescriptSetup, '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

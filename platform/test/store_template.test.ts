@@ -10,16 +10,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { PGliteStore } from '@scada/platform/testing';
+import { compileStoresAsPlatform, pgliteTemplate } from '@scada/testkit/stores';
 import t from 'tap';
 
 process.umask(0);
+// The WebAssembly compiled as a started platform compiles it (`EMBEDDED_STORE_COMPILER`).
+compileStoresAsPlatform();
 const folder = await mkdtemp(join(tmpdir(), 'scada-store-template-'));
 t.teardown(() => rm(folder, { recursive: true, force: true }));
 
 // A template as the build makes one: a database with a schema of its own, dumped and gzip-compressed.
 const templateFile = join(folder, 'store_template.tar.gz');
 {
-  const source = await PGliteStore.memory();
+  // From the suite's cached fresh database rather than a run of initdb of its own: the same files.
+  const source = await PGliteStore.memory({ template: await pgliteTemplate() });
   await source.query('create schema prepared; create table prepared.things (id int primary key, name text)');
   await source.query(`insert into prepared.things values (1, 'from the template')`);
   await writeFile(templateFile, gzipSync(Buffer.from(await (await source.dump()).arrayBuffer())));
@@ -59,7 +63,7 @@ t.test('without a template file the store is created as before', async (t) => {
 
 t.test('a template that does not unpack fails the open and leaves no half database', async (t) => {
   const broken = join(folder, 'broken.tar.gz');
-  const empty = await PGliteStore.memory();
+  const empty = await PGliteStore.memory({ template: await pgliteTemplate() });
   const whole = gzipSync(Buffer.from(await (await empty.dump()).arrayBuffer()));
   await empty.close();
   await writeFile(broken, whole.subarray(0, whole.length >> 1));

@@ -11,12 +11,15 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { pgliteTemplate } from '@scada/testkit/stores';
+import { compileStoresAsPlatform, pgliteTemplate } from '@scada/testkit/stores';
 import { PGliteStore } from '../src/store/pglite_store.ts';
 import { ConstraintViolation, StoreOverloadedError, StoreUnavailableError } from '../src/store/store.ts';
 import { toProblem } from '../src/rpc.ts';
 
 t.setTimeout(600_000);
+// The stores' WebAssembly compiled as a started platform compiles it (the baseline compiler unless
+// `EMBEDDED_STORE_COMPILER=optimizing`); V8's flags are the process's, so the worker threads' stores too.
+compileStoresAsPlatform();
 
 t.test('statements, errors and transactions on the worker answer as on the main thread', async (t) => {
   const store = await PGliteStore.memory({ thread: 'worker', template: await pgliteTemplate(), checkNesting: true });
