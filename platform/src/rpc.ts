@@ -421,9 +421,16 @@ export async function relay<O extends Operation>(bus: Bus, op: O, request: Reque
   return replyBytes(op, await exchange(bus, op, request, ctx));
 }
 
-/** A reply's body as sent, as bytes of its own: expanded when it travelled compressed. */
+/**
+ * A reply's body as sent, as bytes of its own: expanded when it travelled compressed. Its own memory, of
+ * its own length: `Buffer.from` would cut a short body out of Node's shared 8 KiB pool, and a body the
+ * read cache keeps would then hold the whole block alive while the cache counts only the body.
+ */
 function replyBytes(op: Operation, reply: BusMessage): Buffer {
-  if (reply.headers[busHeaders.contentEncoding] !== 'gzip') return Buffer.from(reply.data);
+  if (reply.headers[busHeaders.contentEncoding] !== 'gzip' || reply.data.length === 0) {
+    const own = new Uint8Array(reply.data);
+    return Buffer.from(own.buffer, 0, own.length);
+  }
   try {
     return gunzipSync(reply.data, { maxOutputLength: maxExpandedReply });
   } catch (err) {

@@ -78,6 +78,15 @@ for (const target of busTargets()) {
       t.equal(received.length, 1, 'the handler never had it');
     });
 
+    await t.test("a relayed answer's bytes are memory of their own, of their own length", async (t) => {
+      // a short body cut from Node's shared pool would keep a whole pool block alive in the read cache
+      const bytes = await relay(as('gateway'), echo, wellFormed, { requestId: randomUUID(), checked: true });
+      t.match(JSON.parse(bytes.toString('utf8')), { text: 'hi' });
+      t.ok(bytes.length < 4096, 'a short answer');
+      t.equal(bytes.byteOffset, 0, 'from the start of its memory');
+      t.equal(bytes.buffer.byteLength, bytes.length, 'and no more memory than it holds');
+    });
+
     await t.test('another role saying the message was checked: 401 and a warn line', async (t) => {
       const before = refusals.length;
       const ctx = { requestId: randomUUID(), actor: configService, checked: true };

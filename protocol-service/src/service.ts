@@ -9,6 +9,7 @@ import { plainConnectionHandlers } from './handlers/plain_connections.ts';
 import { liveHandlers } from './handlers/live.ts';
 import { liveSnapshotHandler } from './handlers/live_snapshot.ts';
 import { siteHandlers } from './handlers/sites.ts';
+import { controlLogKept } from './handlers/device_ops.ts';
 import { startSiteHub, type SiteHub } from './sites/hub.ts';
 import { atSite, startSite } from './sites/site.ts';
 import { deviceTargets } from './sessions/device_target.ts';
@@ -94,6 +95,7 @@ export const protocolService: ServiceDefinition<ProtocolConfig> = {
       await supervisor.stop();
       await evaluator.stop();
       await hub?.stop();
+      await controlLogKept(store);
     };
     if (!hub) {
       // A site serves the hub's forwarded device requests and its ping on the site's own subjects, nothing else.

@@ -10,8 +10,8 @@
 //
 // Two more costs of every test process, on a Node that strips types (docs/testing.md, fifth pass):
 // - Node's compile cache (22.1 and later): the stripped TypeScript and V8's compiled code of every module are
-//   kept on disk (`<tmp>/scada-node-compile-cache`, keyed by each file's content, so an edited file is compiled
-//   again) and read back by the next process instead of stripping and compiling the same 600 modules again:
+//   kept on disk (`node_modules/.cache/scada-node-compile-cache`: the checkout's own, not a shared temporary
+//   folder another user could fill first; keyed by each file's content, so an edited file is compiled again) and read back by the next process instead of stripping and compiling the same 600 modules again:
 //   importing the platform 1.6-1.7 CPU-s without it, 0.7-0.9 with it warm. Handed on to the processes a test
 //   starts (a platform, a simulator) through `NODE_COMPILE_CACHE`, unless the test's environment names one.
 // - Source maps: tap starts every test with `--enable-source-maps`, and its module recorder
@@ -21,13 +21,12 @@
 //
 // A plain module on purpose: it must load before anything can read TypeScript.
 import module from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 if (process.features.typescript) {
   process.setSourceMapsEnabled(false);
   if (typeof module.enableCompileCache === 'function') {
-    process.env.NODE_COMPILE_CACHE ||= join(tmpdir(), 'scada-node-compile-cache');
+    process.env.NODE_COMPILE_CACHE ||= fileURLToPath(new URL('../../node_modules/.cache/scada-node-compile-cache', import.meta.url));
     module.enableCompileCache(process.env.NODE_COMPILE_CACHE);
   }
 } else {

@@ -73,7 +73,7 @@ export function operationRoutes(ops: readonly Operation[], deps: OperationRouteD
       if (http.csvFormat && (message.query as { format?: string }).format === 'csv') {
         // The service answered the CSV text as a JSON string.
         ctx.type = 'text/csv; charset=utf-8';
-        ctx.body = JSON.parse(bytes.toString('utf8')) as string;
+        ctx.body = JSON.parse(new TextDecoder().decode(bytes)) as string;
         return;
       }
       // Every answer is JSON, a bare string too (Koa would send a string body as text/plain by itself).

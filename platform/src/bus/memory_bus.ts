@@ -247,7 +247,17 @@ export class MemoryBus implements Bus {
   private readonly handOut = (): void => {
     const now = this.waiting;
     this.waiting = [];
-    for (const [sub, d] of now) sub.deliver(d);
+    for (const [sub, d] of now) {
+      try {
+        sub.deliver(d);
+      } catch (err) {
+        // a receiver that throws does not keep the others of the turn from theirs; the error still
+        // surfaces, as it did when each delivery had a turn of its own
+        queueMicrotask(() => {
+          throw err;
+        });
+      }
+    }
   };
 
   private routeOf(subject: string): Route {

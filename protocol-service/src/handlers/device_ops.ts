@@ -163,9 +163,26 @@ export async function withControlLog<T>(
     await keep();
     throw problem;
   }
-  if (answerFirst) void keep();
-  else await keep();
+  if (answerFirst) {
+    const pending = entriesBeingKept.get(store) ?? new Set<Promise<unknown>>();
+    entriesBeingKept.set(store, pending);
+    const kept = keep();
+    pending.add(kept);
+    void kept.finally(() => pending.delete(kept));
+  } else await keep();
   return answer;
+}
+
+/** Control-log entries of answered downloads still being written, by store. */
+const entriesBeingKept = new WeakMap<Store, Set<Promise<unknown>>>();
+
+/**
+ * Waits for the control-log entries still being written to `store` after their downloads were answered:
+ * the service's stop waits for them, so that a replica stopping does not close its store under them.
+ */
+export async function controlLogKept(store: Store): Promise<void> {
+  const pending = entriesBeingKept.get(store);
+  if (pending) await Promise.allSettled([...pending]);
 }
 
 /**
