@@ -184,6 +184,8 @@ const child: ChildProcess = spawn(process.execPath, [...image.slice(0, -1), ...n
     HTTPS_PORT: String(await freePort()),
     DATA_DIR: dataDir,
     LOG_LEVEL: 'info',
+    // The ten-minute run outlasts the default five minutes of the bench's access token.
+    ACCESS_TOKEN_TTL_SECONDS: String(Math.max(300, seconds * 2)),
     EMBEDDED_STORE_THREAD: storeThread,
   },
   stdio: ['ignore', 'pipe', 'inherit'],
