@@ -361,17 +361,21 @@ function octetsOf(op: Operation, reply: BusMessage): unknown {
   }
 }
 
-/** A reply's body as sent: expanded when it travelled compressed. */
-function replyText(op: Operation, reply: BusMessage): string {
-  if (reply.data.byteLength === 0) return '';
-  if (reply.headers[busHeaders.contentEncoding] !== 'gzip') return decoder.decode(reply.data);
+/** A reply's body as sent: expanded when it travelled compressed (then in memory of its own). */
+function replyBody(op: Operation, reply: BusMessage): Uint8Array {
+  if (reply.data.byteLength === 0 || reply.headers[busHeaders.contentEncoding] !== 'gzip') return reply.data;
   try {
-    return decoder.decode(gunzipSync(reply.data, { maxOutputLength: maxExpandedReply }));
+    return gunzipSync(reply.data, { maxOutputLength: maxExpandedReply });
   } catch (err) {
     throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} with a compressed body that does not expand`, {
       cause: err,
     });
   }
+}
+
+/** A reply's body as text. */
+function replyText(op: Operation, reply: BusMessage): string {
+  return decoder.decode(replyBody(op, reply));
 }
 
 /** Turns any failure into a problem; unknown errors become a bare internal error. */
@@ -427,17 +431,9 @@ export async function relay<O extends Operation>(bus: Bus, op: O, request: Reque
  * read cache keeps would then hold the whole block alive while the cache counts only the body.
  */
 function replyBytes(op: Operation, reply: BusMessage): Buffer {
-  if (reply.headers[busHeaders.contentEncoding] !== 'gzip' || reply.data.length === 0) {
-    const own = new Uint8Array(reply.data);
-    return Buffer.from(own.buffer, 0, own.length);
-  }
-  try {
-    return gunzipSync(reply.data, { maxOutputLength: maxExpandedReply });
-  } catch (err) {
-    throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} with a compressed body that does not expand`, {
-      cause: err,
-    });
-  }
+  const body = replyBody(op, reply);
+  const own = body === reply.data ? new Uint8Array(body) : body;
+  return Buffer.from(own.buffer, own.byteOffset, own.byteLength);
 }
 
 /** Sends a request and answers its reply; transport failures and a service's problem reply thrown as problems. */

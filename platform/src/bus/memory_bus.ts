@@ -30,8 +30,9 @@ const encoder = new TextEncoder();
 
 /**
  * The in-process bus: a real message bus for one process, with the semantics of NATS. Deliveries are
- * asynchronous, payloads are copied (once a message, shared by its receivers), a queue group hands each message to one member at random, a request
- * nobody listens to fails at once with `no_responders`, and a slow one with `timeout`.
+ * asynchronous, payloads are copied (once a message, shared by its receivers), a queue group hands each
+ * message to one member at random, a request nobody listens to fails at once with `no_responders`, and a
+ * slow one with `timeout`.
  */
 export class MemoryBus implements Bus {
   readonly kind = 'memory' as const;
