@@ -200,7 +200,8 @@ async function run(): Promise<void> {
   });
 
   t.test(`a password set by an administrator is changed first, and a one-time code is asked for (${p.mode})`, async (t) => {
-    const { page, problems } = await open(t);
+    const opened = await open(t);
+    const { page, problems } = opened;
     const admin = await asAdmin(p);
     const user = await createUser(p, { role: 'viewer' });
     const json = { ...admin.headers, 'content-type': 'application/json' };
@@ -242,7 +243,9 @@ async function run(): Promise<void> {
     t.pass('the code opens the console');
 
     // The session ends elsewhere (its cookies used by another client to sign out): the live stream's end
-    // brings the console back to sign-in.
+    // brings the console back to sign-in. Once the console has loaded what it shows: a request still in
+    // flight would be refused with 401 (a failed load in the console, and a sign-in screen for another reason).
+    await opened.settled();
     const cookies = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
     t.equal((await fetch(`${p.url}/logout`, { method: 'POST', headers: { cookie: cookies } })).status, 200);
     await page.getByText('Your session has ended. Please sign in again.').waitFor();

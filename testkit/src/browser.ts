@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { type ConsoleBuild, consoleBuiltOnce } from '@scada/console/build';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 
 /** What this module needs of a tap test (the testkit does not depend on tap). */
 type Test = {
@@ -66,6 +66,12 @@ export type OpenedPage = {
   dialogs: string[];
   /** The URL of every request the page made. */
   requested: string[];
+  /**
+   * Resolves once the page's live stream has opened and no other request is in flight: what a test
+   * waits for before it changes something under the console (a session ended elsewhere, say), so that a
+   * request still loading is not refused by the change and logged as a failed load.
+   */
+  settled(): Promise<void>;
 };
 
 /** One browser for a test file. */
@@ -117,7 +123,37 @@ export async function startBrowser(t: Test, options: { shotPrefix?: string } = {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads });
     t.teardown(() => context.close());
     const page = await context.newPage();
-    const opened: OpenedPage = { page, context, problems: [], expectedRefusals: new Set(), dialogs: [], requested: [] };
+    const inFlight = new Set<Request>();
+    let streamOpen = false;
+    let onChange: (() => void) | undefined;
+    const changed = () => onChange?.();
+    const settled = () =>
+      new Promise<void>((resolve) => {
+        onChange = () => {
+          if (!streamOpen || inFlight.size > 0) return;
+          onChange = undefined;
+          resolve();
+        };
+        onChange();
+      });
+    const opened: OpenedPage = { page, context, problems: [], expectedRefusals: new Set(), dialogs: [], requested: [], settled };
+    // The stream counts as open from its answer's headers until it ends (a new stream starts closed).
+    page.on('request', (r) => {
+      if (r.resourceType() === 'eventsource') streamOpen = false;
+      else inFlight.add(r);
+      changed();
+    });
+    page.on('response', (r) => {
+      if (r.request().resourceType() === 'eventsource' && r.status() === 200) streamOpen = true;
+      changed();
+    });
+    const ended = (r: Request) => {
+      if (r.resourceType() === 'eventsource') streamOpen = false;
+      inFlight.delete(r);
+      changed();
+    };
+    page.on('requestfinished', ended);
+    page.on('requestfailed', ended);
     page.on('console', (m) => {
       if (m.type() !== 'error') return;
       const url = m.location().url ?? '';
