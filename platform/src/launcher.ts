@@ -239,7 +239,7 @@ async function openTransport(platform: PlatformConfig, log: Logger): Promise<Bus
   if (platform.services.length < serviceKeys.length) {
     log.warn({ services: platform.services }, 'NATS_URL is not set: the in-process bus reaches only the services of this process');
   }
-  return new MemoryBus({ defaultTimeoutMs: platform.busTimeoutMs });
+  return new MemoryBus({ defaultTimeoutMs: platform.busTimeoutMs, log });
 }
 
 /**

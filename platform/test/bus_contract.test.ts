@@ -3,6 +3,8 @@
  * in-process bus, and NATS when NATS_URL is set) and expects the same behaviour from both. Services
  * (queue groups, errors, `$SRV`, stop) are in `bus_service_contract.test.ts`.
  */
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import t from 'tap';
 import { busTargets, uniqueToken } from '@scada/testkit/buses';
 import type { Bus, BusMessage } from '../src/bus/bus.ts';
@@ -203,6 +205,48 @@ for (const target of busTargets()) {
       t.equal(read(await bus.request(`${p}.late`, text('now'))), 'now', 'a service started after a refused request answers the next one');
     });
 
+    t.test('a request routed to a service before its stop() is served before stop() resolves, none after', async (t) => {
+      const p = uniqueToken();
+      let stopped = false;
+      let ranAfterStop = false;
+      const svc = await bus.addService({ name: p, version: '1.0.0' }, [
+        {
+          name: 'e',
+          subject: `${p}.e`,
+          handler: async (m) => {
+            if (stopped) ranAfterStop = true;
+            return { data: m.data };
+          },
+        },
+      ]);
+      await bus.flush();
+      const pending = bus.request(`${p}.e`, text('x')).then(read);
+      await svc.stop();
+      stopped = true;
+      t.equal(await pending, 'x', 'the request sent before the stop is answered');
+      t.notOk(ranAfterStop, 'no handler ran after stop() resolved');
+    });
+
+    t.test('a message not yet handled when its subscriber unsubscribes is not handled after', async (t) => {
+      const p = uniqueToken();
+      let unsubscribed = false;
+      let handledAfter = 0;
+      const sub = bus.subscribe(`${p}.u`, () => {
+        if (unsubscribed) handledAfter++;
+      });
+      const later = gate();
+      const after = bus.subscribe(`${p}.v`, () => later.open());
+      t.teardown(() => after.unsubscribe());
+      await bus.flush();
+      bus.publish(`${p}.u`, text(''));
+      await sub.unsubscribe();
+      unsubscribed = true;
+      // A message sent after it on the same connection reaches its own subscriber after it would have.
+      bus.publish(`${p}.v`, text(''));
+      await later.promise;
+      t.equal(handledAfter, 0, 'nothing handled after unsubscribe() resolved');
+    });
+
     t.test('a payload over maxPayload fails with payload_too_large', async (t) => {
       t.ok(bus.maxPayload >= 1024, `maxPayload is ${bus.maxPayload}`);
       const big = new Uint8Array(bus.maxPayload + 1);
@@ -219,6 +263,33 @@ for (const target of busTargets()) {
         t.throws(() => bus.subscribe(pattern, () => {}), { code: 'invalid_subject' }, `subscribe to "${pattern}"`);
       }
     });
+  });
+
+  t.test(`the ${target.name} bus logs a subscriber's failure`, async (t) => {
+    const lines: { msg?: string; subject?: string; err?: { message?: string } }[] = [];
+    const logged = gate();
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        const line = JSON.parse(String(chunk)) as (typeof lines)[number];
+        lines.push(line);
+        if (line.msg === 'event handler failed') logged.open();
+        done();
+      },
+    });
+    const bus = await target.makeRaw({ defaultTimeoutMs: 2000, log: pino({ level: 'info' }, sink) });
+    t.teardown(() => bus.close());
+    const p = uniqueToken();
+    bus.subscribe(`${p}.boom`, () => {
+      throw new Error('the handler broke');
+    });
+    await bus.flush();
+    bus.publish(`${p}.boom`, text(''));
+    await logged.promise;
+    t.match(
+      lines.find((l) => l.msg === 'event handler failed'),
+      { subject: `${p}.boom`, err: { message: 'the handler broke' } },
+      'logged with its subject and error',
+    );
   });
 
   t.test(`the ${target.name} bus, closed`, async (t) => {

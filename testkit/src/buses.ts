@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { createConnection } from 'node:net';
 import { MemoryBus, NatsBus, PrefixedBus, type Bus } from '@scada/platform';
+import type { Logger } from 'pino';
 import { harnessNatsOptions } from './nats_auth.ts';
 
 /** How a test bus is made. */
-export type BusOptions = { defaultTimeoutMs?: number };
+export type BusOptions = { defaultTimeoutMs?: number; log?: Logger };
 
 /** A bus a test can run against. */
 export type BusTarget = {
@@ -45,7 +46,7 @@ async function connectNats(url: string, options: BusOptions = {}): Promise<Bus> 
   await probe(url, 2000);
   const harness = harnessNatsOptions(url);
   const auth = harness.user ? { user: harness.user, password: harness.pass } : {};
-  return NatsBus.connect({ servers: url, name: 'scada-test', defaultTimeoutMs: options.defaultTimeoutMs, auth });
+  return NatsBus.connect({ servers: url, name: 'scada-test', defaultTimeoutMs: options.defaultTimeoutMs, log: options.log, auth });
 }
 
 /** Resolves when something accepts TCP connections at the first server of the URL. */

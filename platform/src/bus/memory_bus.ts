@@ -1,4 +1,5 @@
 import { deadlines } from '@scada/contracts';
+import type { Logger } from 'pino';
 import {
   BusError,
   type Bus,
@@ -46,10 +47,12 @@ export class MemoryBus implements Bus {
   private readonly versions = new Map<string, SpaceVersions>();
   private readonly defaultTimeoutMs: number;
   private readonly waiters = new Waiters();
+  private readonly log: Logger | undefined;
 
-  constructor(options: { maxPayload?: number; defaultTimeoutMs?: number } = {}) {
+  constructor(options: { maxPayload?: number; defaultTimeoutMs?: number; log?: Logger } = {}) {
     this.maxPayload = options.maxPayload ?? 1024 * 1024;
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? deadlines.standardMs;
+    this.log = options.log;
   }
 
   isConnected(): boolean {
@@ -101,9 +104,13 @@ export class MemoryBus implements Bus {
       queue: options.queue,
       closed: false,
       deliver: (d) => {
+        // A message sent before an unsubscribe that is still waiting for its turn is dropped, as the NATS
+        // client drops what it holds for a subscription it ended: no handler runs after `unsubscribe()`.
+        if (sub.closed) return;
+        // A handler's failure is its own: logged, as the NATS bus logs it, never lost without a trace.
         void Promise.resolve()
           .then(() => handler({ subject: d.subject, data: d.data, headers: d.headers }))
-          .catch(() => {});
+          .catch((error: unknown) => this.log?.error({ err: error, subject: d.subject }, 'event handler failed'));
       },
     };
     this.subs.push(sub);
@@ -149,6 +156,9 @@ export class MemoryBus implements Bus {
       stop: async () => {
         for (const sub of own) this.remove(sub);
         this.services.delete(service);
+        // Requests already routed here but still waiting for their turn are served before the stop ends,
+        // as a drained NATS subscription serves what it received: the turn's hand-out runs first.
+        await new Promise((resolve) => setImmediate(resolve));
         await Promise.allSettled([...inFlight]);
       },
     };
@@ -193,6 +203,7 @@ export class MemoryBus implements Bus {
     if (this.closed) return;
     await Promise.allSettled([...this.services].map((s) => s.stop()));
     this.closed = true;
+    for (const sub of this.subs) sub.closed = true;
     this.subs = [];
     this.routes.clear();
   }
