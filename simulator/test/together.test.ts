@@ -1,0 +1,38 @@
+/**
+ * The simulator's test files that share nothing on tap's root, run in this one test process.
+ *
+ * tap starts a process of its own for each file it runs, and each pays its start (Node, tap, the loader) before
+ * its first test: about 0.35 CPU-s, as much as many of these files spend on their tests (docs/testing.md, sixth
+ * pass). So tap runs this file instead of them: `package.json`'s tap `exclude` leaves out the files named here
+ * (checked below, so that none is run twice or not at all). Each can still be run alone:
+ * `npx tap simulator/test/wander.test.ts`.
+ *
+ * The others (`arrays`, `controls`, `reports`: a simulator started around each test by `t.beforeEach`;
+ * `services`: `t.before`) run alone, as their hooks would run around these files' tests too.
+ *
+ * What a file here may not do, as all of them share tap's root: hooks on the root (`t.beforeEach`,
+ * `t.afterEach`, `t.before`) would run around every other file's tests too.
+ */
+import { readFileSync } from 'node:fs';
+import t from 'tap';
+
+const names = ['captures', 'faults', 'records', 'security', 'setting_groups', 'wander'];
+const here = new URL('./', import.meta.url);
+const files = names.map((name) => `${name}.test.ts`);
+
+t.test("tap's own run leaves out exactly the files run here", async (t) => {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { tap: { exclude: string[] } };
+  t.ok(manifest.tap.exclude.includes(`simulator/test/@(${names.join('|')}).test.ts`), manifest.tap.exclude.join(' '));
+});
+// Loaded in a test of their own, which holds tap's root until the last file has queued its tests: a file's
+// setup awaited at its top (a store, a simulator) would otherwise find the root ended by the files before it.
+// A file that fails to load fails here, and the others still run.
+t.test('the test files load', async (t) => {
+  for (const file of files) {
+    const failed = await import(new URL(file, here).href).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    t.error(failed, `${file} loads`);
+  }
+});
