@@ -5,7 +5,8 @@
  * (prestart), `deno task start`, `npm run build` and the browser test; prints the initial bundle's sizes.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -288,9 +289,12 @@ async function main(): Promise<void> {
   }
 }
 
-if (
-  import.meta.url === `file://${process.argv[1]}` ||
-  (globalThis as { Deno?: { mainModule: string } }).Deno?.mainModule === import.meta.url
-) {
+/** Whether this file is the one node was asked to run: its real path, as node loads it through a link. */
+const runAsMain = (): boolean => {
+  const entry = process.argv[1];
+  return entry !== undefined && existsSync(entry) && import.meta.url === pathToFileURL(realpathSync(entry)).href;
+};
+
+if (runAsMain() || (globalThis as { Deno?: { mainModule: string } }).Deno?.mainModule === import.meta.url) {
   await main();
 }
