@@ -233,6 +233,9 @@ if (!natsUrl || !databaseUrl) {
         options: { ...post('gw', headers), cpu: platformCpu },
       },
     ];
+    // BENCH_CASES=natsCreate,molCreate measures only those (and the baseline, which every table needs).
+    const only = process.env.BENCH_CASES?.split(',').map((k) => k.trim());
+    if (only) cases.splice(0, cases.length, ...cases.filter((c, i) => i === 0 || only.includes(c.key)));
     for (const c of cases) await load('warm-up', c.url, { ...c.options, seconds: 1, cpu: undefined });
     const results = await interleave(
       benchRounds,
@@ -273,6 +276,7 @@ function ratioTable(title: string, runs: Record<string, LoadResult[]>, pairs: [s
   };
   const lines = [`### ${title}`, '', '| ratio | median | range over rounds | goal |', '|---|---:|---:|---:|'];
   for (const [a, b, label, goal] of pairs) {
+    if (!runs[a] || !runs[b]) continue;
     const ratios = runs[a]!.map((r, i) => r.rps / runs[b]![i]!.rps);
     lines.push(
       `| ${label} | ${median(ratios).toFixed(2)} | ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} | ${goal} |`,

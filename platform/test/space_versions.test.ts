@@ -234,3 +234,32 @@ t.test(
     t.not(await changed(follower, 'plant', before), before, 'the next bump is heard');
   },
 );
+
+t.test(
+  'a put the bucket refuses fails the bump (the write it stands for is answered without it)',
+  { skip: busTargets().some((b) => b.name === 'nats') ? false : 'needs NATS_URL' },
+  async (t) => {
+    const target = busTargets().find((b) => b.name === 'nats')!;
+    const prefix = uniqueToken('refused');
+    const bus = new PrefixedBus(await target.makeRaw(), prefix);
+    t.teardown(() => bus.close());
+    const nc = await connect(harnessNatsOptions());
+    const jsm = await jetstreamManager(nc);
+    const stream = `KV_${spaceVersionsBucket(prefix)}`;
+    t.teardown(async () => {
+      await jsm.streams.delete(stream).catch(() => {});
+      await nc.close();
+    });
+    // The bucket's stream, sealed: JetStream answers every put with an error in its acknowledgement.
+    await jsm.streams.add({ name: stream, subjects: [`$KV.${spaceVersionsBucket(prefix)}.>`], allow_direct: true });
+    // `sealed` is a stream setting the client's update type leaves out.
+    await jsm.streams.update(stream, { sealed: true } as Parameters<typeof jsm.streams.update>[1]);
+    await t.rejects(bus.spaceVersions().bump('plant'), 'the put is refused: the bump fails');
+    t.equal((await jsm.streams.info(stream)).state.messages, 0, 'nothing was stored');
+    // A stream that takes the put: the same bump succeeds.
+    await jsm.streams.delete(stream);
+    await jsm.streams.add({ name: stream, subjects: [`$KV.${spaceVersionsBucket(prefix)}.>`], allow_direct: true });
+    await t.resolves(bus.spaceVersions().bump('plant'), 'once the bucket takes puts, a bump is one');
+    t.equal((await jsm.streams.info(stream)).state.messages, 1, 'one put stored');
+  },
+);

@@ -216,9 +216,16 @@ export class NatsBus implements Bus {
 
   spaceVersions(prefix = ''): SpaceVersions {
     let versions = this.versions.get(prefix);
-    if (!versions) this.versions.set(prefix, (versions = new NatsSpaceVersions(this.nc, { prefix, log: this.log })));
+    if (!versions)
+      this.versions.set(prefix, (versions = new NatsSpaceVersions(this.nc, { prefix, log: this.log, request: this.#kvRequest })));
     return versions;
   }
+
+  /** A put of the space versions, on the connection's reply inbox; the connection's state checked as a request's. */
+  readonly #kvRequest = (subject: string, data: Uint8Array, timeoutMs: number): Promise<Msg> => {
+    if (this.nc.isClosed() || this.nc.isDraining()) return Promise.reject(new ClosedConnectionError());
+    return this.replies.request(subject, data, undefined, timeoutMs);
+  };
 
   /** Stops the services (their requests in flight still get answered), drains and closes the connection. */
   close(): Promise<void> {

@@ -5,7 +5,7 @@
  * for a day: followers only need to hear changes, never read old ones.
  */
 import { Buffer } from 'node:buffer';
-import type { NatsConnection } from '@nats-io/nats-core';
+import { NoRespondersError, type Msg, type NatsConnection } from '@nats-io/nats-core';
 import { StorageType } from '@nats-io/jetstream';
 import { KvWatchInclude, Kvm, type KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
@@ -27,6 +27,20 @@ const rewatchMs = 1000;
 /** The puts of one space: the one on its way, and the one that waits for it. */
 type BumpLine = { running?: Promise<void>; queued?: Promise<void> };
 
+/**
+ * A request on the connection, answered on its bus's reply inbox (`NatsBus`'s `Replies`): a no-responders
+ * reply fails it with the client's `NoRespondersError`, one past its time with `TimeoutError`.
+ */
+export type KvRequest = (subject: string, data: Uint8Array, timeoutMs: number) => Promise<Msg>;
+
+const empty = new Uint8Array();
+const ackDecoder = new TextDecoder();
+
+/** A put the stream refused (its acknowledgement names an error): the write is answered without it. */
+export class BumpRefusedError extends Error {
+  override name = 'BumpRefusedError';
+}
+
 const ignore = () => {};
 
 /** Keys are the space's UTF-8 bytes in base64url: any space, and only characters a key may hold. */
@@ -40,7 +54,10 @@ function spaceOfKey(key: string): string {
 
 export class NatsSpaceVersions implements SpaceVersions {
   readonly #nc: NatsConnection;
+  readonly #request: KvRequest | undefined;
   readonly #bucketName: string;
+  /** The subject a put of a key goes to, before the key: what the key-value client puts to for a bucket opened by name. */
+  readonly #putPrefix: string;
   readonly #log: Logger | undefined;
   readonly #book = new StampBook();
   #bucket: Promise<KV> | undefined;
@@ -54,9 +71,15 @@ export class NatsSpaceVersions implements SpaceVersions {
   /** Puts on their way and waiting, per space. */
   readonly #lines = new Map<string, BumpLine>();
 
-  constructor(nc: NatsConnection, options: { prefix: string; log?: Logger }) {
+  /**
+   * `request`, when given, carries the puts (the bus's own request path: the key-value client's costs an
+   * error object with a stack for every put that succeeds); the key-value client puts them otherwise.
+   */
+  constructor(nc: NatsConnection, options: { prefix: string; log?: Logger; request?: KvRequest }) {
     this.#nc = nc;
+    this.#request = options.request;
     this.#bucketName = spaceVersionsBucket(options.prefix);
+    this.#putPrefix = `$KV.${this.#bucketName}.`;
     this.#log = options.log;
   }
 
@@ -81,20 +104,18 @@ export class NatsSpaceVersions implements SpaceVersions {
   }
 
   #send(space: string, line: BumpLine): Promise<void> {
-    const put = this.#openToWrite()
-      .then((kv) => kv.put(keyOf(space), new Uint8Array(), { timeout: bumpTimeoutMs }))
-      .then(
-        () => {
-          this.#unfollowedSaid = false;
-        },
-        (err: unknown) => {
-          if (!unfollowed(err)) throw err;
-          // No stream takes the put: no gateway keeps a read cache (each that does makes the bucket), so
-          // there is nothing to tell. Said once, not a warning with a stack per write.
-          if (!this.#unfollowedSaid) this.#log?.info('no gateway follows space versions; writes are not recorded until one does');
-          this.#unfollowedSaid = true;
-        },
-      );
+    const put = this.#put(space).then(
+      () => {
+        this.#unfollowedSaid = false;
+      },
+      (err: unknown) => {
+        if (!unfollowed(err)) throw err;
+        // No stream takes the put: no gateway keeps a read cache (each that does makes the bucket), so
+        // there is nothing to tell. Said once, not a warning with a stack per write.
+        if (!this.#unfollowedSaid) this.#log?.info('no gateway follows space versions; writes are not recorded until one does');
+        this.#unfollowedSaid = true;
+      },
+    );
     line.running = put;
     void put.then(ignore, ignore).then(() => {
       if (line.running !== put) return;
@@ -102,6 +123,16 @@ export class NatsSpaceVersions implements SpaceVersions {
       if (line.queued === undefined) this.#lines.delete(space);
     });
     return put;
+  }
+
+  /**
+   * One acknowledged put of the space's key, empty: JetStream answers a publication to the bucket's
+   * subject of the key with its acknowledgement (the stream and sequence stored), or an error.
+   */
+  #put(space: string): Promise<unknown> {
+    const request = this.#request;
+    if (request === undefined) return this.#openToWrite().then((kv) => kv.put(keyOf(space), empty, { timeout: bumpTimeoutMs }));
+    return request(this.#putPrefix + keyOf(space), empty, bumpTimeoutMs).then(checkAck);
   }
 
   follow(): Promise<void> {
@@ -216,8 +247,25 @@ export class NatsSpaceVersions implements SpaceVersions {
   }
 }
 
+/** Throws unless a put's answer is JetStream's acknowledgement of it. */
+function checkAck(msg: Msg): void {
+  const ack = parseAck(msg.data);
+  if (ack === null) throw new BumpRefusedError('the space version put was answered with no acknowledgement');
+  if (ack.error !== undefined) throw new BumpRefusedError(`the space version put was refused: ${String(ack.error?.description)}`);
+  if (typeof ack.stream !== 'string' || ack.stream === '') throw new BumpRefusedError('the space version put was answered with no stream');
+}
+
+function parseAck(data: Uint8Array): { stream?: unknown; error?: { description?: unknown } } | null {
+  try {
+    const ack: unknown = JSON.parse(ackDecoder.decode(data));
+    return typeof ack === 'object' && ack !== null ? ack : null;
+  } catch {
+    return null;
+  }
+}
+
 /** A put no stream answered: the bucket was never made (JetStream reports no responders this way). */
 function unfollowed(err: unknown): boolean {
   const name = (err as Error | null)?.name;
-  return name === 'JetStreamNotEnabled' || name === 'NoRespondersError';
+  return err instanceof NoRespondersError || name === 'JetStreamNotEnabled' || name === 'NoRespondersError';
 }

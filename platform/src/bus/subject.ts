@@ -10,10 +10,19 @@ export function subjectMatches(pattern: string, subject: string): boolean {
   return p.length === s.length;
 }
 
+/** Subjects found valid before; cleared when full (a process that names a subject per entity still checks it right). */
+const validSubjects = new Set<string>();
+const maxRemembered = 4096;
+
 /** True when a subject is valid for publishing: non-empty tokens, no whitespace, no wildcards. */
 export function isValidSubject(subject: string): boolean {
+  if (validSubjects.has(subject)) return true;
   if (subject.length === 0 || /\s/.test(subject)) return false;
-  return subject.split('.').every((t) => t.length > 0 && t !== '*' && t !== '>');
+  if (!subject.split('.').every((t) => t.length > 0 && t !== '*' && t !== '>')) return false;
+  // A process sends on a few subjects, again and again: each is split once, not once a message.
+  if (validSubjects.size >= maxRemembered) validSubjects.clear();
+  validSubjects.add(subject);
+  return true;
 }
 
 /** True when a subject is valid for subscribing: non-empty tokens, no whitespace, `>` only as the last token. */

@@ -1,3 +1,4 @@
+import * as nodeCrypto from 'node:crypto';
 import { createHash, createHmac, createSecretKey, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { busHeaders } from '@scada/contracts';
 import { pairKey, tagIdBytes, type BusRole, type BusTrust, type TrustedBusKey } from './bus_keys.ts';
@@ -76,8 +77,14 @@ const entryBytes = tagIdBytes + tagBytes;
 /** What each tag's input starts with: no other MAC made with these secrets can pass for a context's. */
 const tagDomain = 'scada-bus-context.v1.';
 
+/**
+ * Node's one-shot hash (20.12 and later): no `Hash` object a call, half the CPU of `createHash` for a
+ * body; `createHash` where the runtime has none. The same digest either way.
+ */
+const oneShotHash = (nodeCrypto as { hash?: (algorithm: string, data: Uint8Array, encoding: 'base64url') => string }).hash;
+
 function digest(data: Uint8Array): string {
-  return createHash('sha256').update(data).digest('base64url');
+  return oneShotHash ? oneShotHash('sha256', data, 'base64url') : createHash('sha256').update(data).digest('base64url');
 }
 
 function tagOf(secret: KeyObject, payload: string): Buffer {
