@@ -132,38 +132,79 @@ async function startDevice(): Promise<{
   };
 }
 
-/** Follows `/api/live` for one connection's values, keeping which counters arrived (a bitmap) and how many events. */
+/**
+ * Follows `/api/live` for one connection's values, keeping which counters arrived (a bitmap) and how many
+ * events. As a browser's `EventSource` does, a stream that ends (dropped as slow, or cut) is opened again
+ * with `Last-Event-ID`, the id of the last event it had whole, so that the platform resumes after it;
+ * `resumes` counts those, `ends` the reasons the platform gave in a last `event: end`.
+ */
 async function follow(
   url: string,
   headers: Record<string, string>,
   seen: Uint8Array | null,
-): Promise<{ events: () => number; close(): void }> {
+): Promise<{ events: () => number; resumes: () => number; ends: Map<string, number>; close(): void }> {
   const abort = new AbortController();
-  const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal });
-  if (res.status !== 200 || !res.body) throw new Error(`/api/live answered ${res.status}`);
+  const open = async (lastId: string) => {
+    const res = await fetch(url, {
+      headers: { accept: 'text/event-stream', ...headers, ...(lastId === '' ? {} : { 'last-event-id': lastId }) },
+      signal: abort.signal,
+    });
+    if (res.status !== 200 || !res.body) {
+      await res.body?.cancel();
+      throw new Error(`/api/live answered ${res.status}`);
+    }
+    return res.body as unknown as AsyncIterable<Uint8Array>;
+  };
   let events = 0;
-  let rest = '';
+  let resumes = 0;
+  let lastId = '';
+  const ends = new Map<string, number>();
+  let body = await open('');
   void (async () => {
-    const decoder = new TextDecoder();
-    try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        rest += decoder.decode(chunk, { stream: true });
-        const blocks = rest.split('\n\n');
-        rest = blocks.pop() ?? '';
-        for (const block of blocks) {
-          if (!block.includes('event: value')) continue;
-          events++;
-          if (seen === null) continue;
-          const data = block.split('\n').find((l) => l.startsWith('data: '));
-          const n = (JSON.parse(data?.slice(6) ?? '{}') as { value?: { mag?: { f?: number } } }).value?.mag?.f;
-          if (typeof n === 'number' && n < seen.length) seen[n] = 1;
+    for (;;) {
+      const decoder = new TextDecoder();
+      let rest = '';
+      try {
+        for await (const chunk of body) {
+          rest += decoder.decode(chunk, { stream: true });
+          const blocks = rest.split('\n\n');
+          rest = blocks.pop() ?? '';
+          for (const block of blocks) {
+            const lines = block.split('\n');
+            const id = lines.find((l) => l.startsWith('id: '));
+            if (id !== undefined) lastId = id.slice(4);
+            if (block.includes('event: end')) {
+              const reason = (JSON.parse(lines.find((l) => l.startsWith('data: '))?.slice(6) ?? '{}') as { reason?: string }).reason;
+              ends.set(String(reason), (ends.get(String(reason)) ?? 0) + 1);
+              continue;
+            }
+            if (!block.includes('event: value')) continue;
+            events++;
+            if (seen === null) continue;
+            const data = lines.find((l) => l.startsWith('data: '));
+            const n = (JSON.parse(data?.slice(6) ?? '{}') as { value?: { mag?: { f?: number } } }).value?.mag?.f;
+            if (typeof n === 'number' && n < seen.length) seen[n] = 1;
+          }
+        }
+      } catch {
+        // cut off
+      }
+      if (abort.signal.aborted) return;
+      // Opened again after the last whole event, as an EventSource would (a second later, the retry it waits).
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 1000));
+        if (abort.signal.aborted) return;
+        try {
+          body = await open(lastId);
+          resumes++;
+          break;
+        } catch {
+          // tried again
         }
       }
-    } catch {
-      // closed
     }
   })();
-  return { events: () => events, close: () => abort.abort() };
+  return { events: () => events, resumes: () => resumes, ends, close: () => abort.abort() };
 }
 
 // `BENCH_SOAK_DIST`: a build kept elsewhere (another commit's `dist/`) to run instead, for before/after pairs.
@@ -352,6 +393,7 @@ try {
     `| leases lost ("lease lost" lines) / late renewals said | ${leasesLost} / ${lateRenewals} | 0 |`,
     `| session dropped (polled each second) | ${drops} | 0 |`,
     `| values lost, first live client | ${reported - received()} of ${reported} (second client: ${second.events()} events) | 0 |`,
+    `| live streams opened again with Last-Event-ID: first / second client (ends said: ${outcomes(first.ends)}) | ${first.resumes()} / ${second.resumes()} | |`,
     `| values lost, history of the last second | ${expected - inHistory} of ${expected} | 0 |`,
     `| history reads answered 200 | ${reads.answered} of ${reads.asked} (others: ${outcomes(reads.other)}) | all |`,
     `| sign-ins answered 200 | ${signIns.answered} of ${signIns.asked} (others: ${outcomes(signIns.other)}) | all |`,
