@@ -13,7 +13,8 @@
  * `/metrics`, scraped every 5 s, so each scrape is the p99 of the 5 s before it: the median and the
  * worst), leases lost (its "lease lost" log lines), the session's drops (a state other than `connected`
  * when polled each second), values lost (counters reported and not received by the first live client, and
- * not in the history of the run's last second), and sign-ins answered (200) of those asked.
+ * not in the history of the run's last second; a live client whose stream ends resumes with Last-Event-ID
+ * as a browser's EventSource does, and the resumes are counted), and sign-ins answered (200) of those asked.
  * Goal: p99 ≤ 50 ms, and none lost, dropped or unanswered.
  *
  * For looking into it: `BENCH_SOAK_BUSY` busy loops (2), `BENCH_SOAK_ASIDES=0` (no history reads or sign-ins), and `BENCH_SOAK_NODE_ARGS`, flags given to the
