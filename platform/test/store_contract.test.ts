@@ -226,6 +226,57 @@ for (const target of storeTargets()) {
       },
     );
 
+    t.test(
+      'on the embedded store work of the first lane goes ahead of every caller waiting: urgent work queued before it and bulk work past its patience',
+      async (t) => {
+        const { store } = await fresh(t, target);
+        await store.query('create table done (what text, n serial)');
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        const finished: string[] = [];
+        // A transaction holds the database until the gate opens; meanwhile 20 statements and 3 bulk
+        // statements queue up (the bulk ones waited more than their patience), then a first-lane statement.
+        const holder = store.transaction(async (tx) => {
+          await tx.query("insert into done (what) values ('holder')");
+          await gate;
+        });
+        const queued = [
+          ...Array.from({ length: 20 }, (_, i) =>
+            store.query('insert into done (what) values ($1)', [`urgent ${i}`]).then(() => void finished.push(`urgent ${i}`)),
+          ),
+          ...Array.from({ length: 3 }, (_, i) =>
+            store
+              .bulk()
+              .query('insert into done (what) values ($1)', [`bulk ${i}`])
+              .then(() => void finished.push(`bulk ${i}`)),
+          ),
+        ];
+        await new Promise((resolve) => setTimeout(resolve, 1100));
+        const first = store
+          .first()
+          .query<{ n: number }>("insert into done (what) values ('first') returning n")
+          .then((r) => (finished.push('first'), r.rows[0]?.n));
+        const firstTx = store
+          .first()
+          .transaction((tx) => tx.query("insert into done (what) values ('first transaction')"))
+          .then(() => void finished.push('first transaction'));
+        await new Promise((resolve) => setImmediate(resolve));
+        release();
+        await Promise.all([holder, ...queued, first, firstTx]);
+        // PostgreSQL runs them side by side on the pool, in no order the store decides.
+        if (store.kind === 'pglite') {
+          t.same(
+            finished.slice(0, 2),
+            ['first', 'first transaction'],
+            `the first lane answered before every other (${finished.join(', ')})`,
+          );
+          t.equal(await first, 2, 'and its statement ran second, right after the transaction that held the database');
+        }
+        const { rows } = await store.first().query<{ c: number }>('select count(*)::int as c from done');
+        t.same(rows, [{ c: 26 }], 'the first lane reads the same database');
+      },
+    );
+
     t.test("a statement outside a transaction never joins another caller's open transaction", async (t) => {
       const { store } = await fresh(t, target);
       await store.query('create table mark (who text)');

@@ -178,6 +178,11 @@ export class PgStore implements Store {
     return this;
   }
 
+  /** Work that must not wait behind other work: on the pool it is the store itself, as bulk work is. */
+  first(): Transactional {
+    return this;
+  }
+
   /** True when `select 1` answers within the store's timeout; never throws. */
   async ping(): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;

@@ -114,8 +114,11 @@ export { embeddedSettings } from './pglite_run.ts';
 /** The open transaction of the current async call chain, so a store call inside it fails fast. */
 type TxScope = { open: boolean };
 
-/** Which of the embedded store's queues a piece of work waits in: `bulk` work lets every other go first. */
-type Lane = 'urgent' | 'bulk';
+/**
+ * Which of the embedded store's queues a piece of work waits in: `first` work (a lease's renewal) goes
+ * ahead of every other, `bulk` work lets every other go first.
+ */
+type Lane = 'first' | 'urgent' | 'bulk';
 
 /** Bulk work that has waited this long takes the next turn whatever else waits, so it is never starved. */
 export const bulkPatienceMs = 1000;
@@ -133,9 +136,10 @@ export const urgentSliceMs = 20;
 export const defaultTurnLimits = { urgent: 1000, bulk: 64 } as const;
 
 /**
- * Whose turn it is on the embedded store: one statement or transaction at a time, from two queues. The
- * next turn goes to the oldest urgent waiter, else to the oldest bulk one (or to a bulk one that has
- * waited `bulkPatienceMs`). PGlite runs a statement synchronously and answers through promises only, so
+ * Whose turn it is on the embedded store: one statement or transaction at a time, from three queues. The
+ * next turn goes to the oldest `first` waiter (a lease's renewal: it waits only for the turn running, never
+ * behind a queue of urgent work or an overdue bulk turn, and is handed its turn directly), else to the
+ * oldest urgent waiter, else to the oldest bulk one (or to a bulk one that has waited `bulkPatienceMs`). PGlite runs a statement synchronously and answers through promises only, so
  * a queue of work handed on in promise callbacks would hold the event loop until it was empty (timers,
  * sockets and lease renewals waiting seconds behind it). So a turn is handed on directly only to urgent
  * work (short statements: a lease, a sign-in, a session) and only within `urgentSliceMs` of the first
@@ -149,6 +153,7 @@ class Turns {
   #runStart = 0;
   /** The last turn went to bulk work ahead of waiting urgent work. */
   #overdueTaken = false;
+  readonly #first: (() => void)[] = [];
   readonly #urgent: (() => void)[] = [];
   readonly #bulk: { since: number; start: () => void }[] = [];
   readonly #limits: { urgent: number; bulk: number };
@@ -171,20 +176,21 @@ class Turns {
   #take(lane: Lane): Promise<void> {
     // Urgent work on an idle store starts at once; bulk work always after the event loop's next turn, so
     // that one part after another of a bulk job (the history's batch) lets timers run between them.
-    if (lane === 'urgent' && !this.#busy && !this.#scheduled && this.#urgent.length === 0 && this.#bulk.length === 0) {
+    if (lane !== 'bulk' && !this.#busy && !this.#scheduled && this.#waiting() === 0) {
       this.#busy = true;
       this.#runStart = performance.now();
       return Promise.resolve();
     }
-    const waiting = lane === 'bulk' ? this.#bulk.length : this.#urgent.length;
-    if (waiting >= this.#limits[lane]) {
+    const waiting = lane === 'bulk' ? this.#bulk.length : lane === 'urgent' ? this.#urgent.length : this.#first.length;
+    if (waiting >= this.#limits[lane === 'bulk' ? 'bulk' : 'urgent']) {
       return Promise.reject(
         new StoreOverloadedError(`the embedded store has ${waiting} callers waiting in its ${lane} lane, as many as it takes`),
       );
     }
     return new Promise<void>((start) => {
       if (lane === 'bulk') this.#bulk.push({ since: performance.now(), start });
-      else this.#urgent.push(start);
+      else if (lane === 'urgent') this.#urgent.push(start);
+      else this.#first.push(start);
       this.#next();
     });
   }
@@ -195,6 +201,7 @@ class Turns {
    * waiter has waited that long, and bulk would otherwise take every turn.
    */
   #pick(now: number): (() => void) | undefined {
+    if (this.#first.length > 0) return this.#first.shift();
     const oldestBulk = this.#bulk[0];
     const overdue = oldestBulk !== undefined && now - oldestBulk.since >= bulkPatienceMs && !this.#overdueTaken;
     const bulkFirst = oldestBulk !== undefined && (this.#urgent.length === 0 || overdue);
@@ -202,8 +209,19 @@ class Turns {
     return bulkFirst ? this.#bulk.shift()?.start : this.#urgent.shift();
   }
 
+  #waiting(): number {
+    return this.#first.length + this.#urgent.length + this.#bulk.length;
+  }
+
   #next(): void {
-    if (this.#busy || this.#scheduled || (this.#urgent.length === 0 && this.#bulk.length === 0)) return;
+    if (this.#busy || this.#scheduled || this.#waiting() === 0) return;
+    // A lease's renewal is one short statement every few seconds: handed its turn at once, whatever ran before.
+    if (this.#first.length > 0) {
+      this.#busy = true;
+      this.#runStart = performance.now();
+      this.#first.shift()!();
+      return;
+    }
     const now = performance.now();
     const oldestBulk = this.#bulk[0];
     const urgentNext =
@@ -489,6 +507,7 @@ export class PGliteStore implements Store {
   readonly #timeoutMs: number;
   readonly #turns: Turns;
   readonly #bulk: Transactional;
+  readonly #first: Transactional;
   readonly #testHooks: boolean;
   #closing: Promise<void> | undefined;
 
@@ -503,6 +522,10 @@ export class PGliteStore implements Store {
     this.#bulk = {
       query: (sql, params) => this.#query(sql, params, 'bulk'),
       transaction: (fn) => this.#transaction(fn, 'bulk'),
+    };
+    this.#first = {
+      query: (sql, params) => this.#query(sql, params, 'first'),
+      transaction: (fn) => this.#transaction(fn, 'first'),
     };
   }
 
@@ -586,6 +609,11 @@ export class PGliteStore implements Store {
   /** The same database, whose statements and transactions wait while any other caller's do. */
   bulk(): Transactional {
     return this.#bulk;
+  }
+
+  /** The same database, whose statements and transactions go ahead of every other waiting. */
+  first(): Transactional {
+    return this.#first;
   }
 
   async #query<R extends Record<string, unknown> = Record<string, unknown>>(

@@ -33,6 +33,13 @@ export interface Store extends Transactional {
    * runs both side by side.
    */
   bulk(): Transactional;
+  /**
+   * The same store for the few statements that must not wait behind other work: a lease's renewal, which
+   * lapses if it comes late. The embedded store gives such work the next turn, ahead of every caller
+   * already waiting (it waits only for the statement or transaction running); keep it to short statements
+   * a few times a minute. On PostgreSQL it is the store itself.
+   */
+  first(): Transactional;
   /** True when the store answers a trivial query. */
   ping(): Promise<boolean>;
   /** Waits for the statements in flight and releases every connection and file. */

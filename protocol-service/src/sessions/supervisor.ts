@@ -9,7 +9,10 @@
  *
  * Renewing runs on a timer of its own and never waits behind the rest of a tick: ending a session can
  * take a device's whole request timeout, and a renewal held behind it lapsed every lease of the replica
- * on a busy machine. A renewal that comes later than two ticks after the one before says so at warn.
+ * on a busy machine. Its statement takes the store's first lane (`Store.first()`: on the embedded store
+ * it waits for no other caller's work but the one running), and a renewal that comes after a lease's time
+ * ran out still keeps it while no other replica took it over (`renewLeases`). A renewal that comes later
+ * than two ticks after the one before says so at warn.
  */
 import type { Logger } from 'pino';
 import { centralSite } from '@scada/contracts';
@@ -87,7 +90,8 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   /** Renews every lease held here; a session whose lease is gone is dropped (not waited for). */
   const renew = async () => {
     const before = lastRenewal;
-    const held = await renewLeases(options.store, options.owner, leaseMs);
+    // The store's first lane: a renewal never queues behind history batches, reads or other writes.
+    const held = await renewLeases(options.store.first(), options.owner, leaseMs);
     lastRenewal = Date.now();
     const lateMs = lastRenewal - before - tickMs;
     if (sessions.size > 0 && lateMs > tickMs)

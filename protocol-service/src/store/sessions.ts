@@ -75,11 +75,16 @@ export async function acquireLease(db: Queryable, space: string, id: string, own
   return rows[0]?.owner === owner;
 }
 
-/** Renews every lease `owner` still holds; answers the ids (`space/id`) it holds after the renewal. */
+/**
+ * Renews every lease `owner` still holds; answers the ids (`space/id`) it holds after the renewal. A lease
+ * whose time ran out is still `owner`'s while its row names it: no other replica took it over (taking it
+ * over names the new holder), so a renewal that comes late keeps it rather than losing it to its own
+ * lateness. Once another replica has taken it, the row names that one and the lease is not renewed here.
+ */
 export async function renewLeases(db: Queryable, owner: string, ttlMs: number): Promise<Set<string>> {
   const { rows } = await db.query<{ space: string; connection_id: string }>(
     `update protocol.session_leases set expires_at = now() + make_interval(secs => $2::double precision / 1000)
-       where owner = $1 and expires_at >= now() returning space, connection_id`,
+       where owner = $1 returning space, connection_id`,
     [owner, ttlMs],
   );
   return new Set(rows.map((r) => `${r.space}/${r.connection_id}`));
