@@ -133,7 +133,14 @@ async function sourcesKey(): Promise<string> {
     }
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) await add(join(path, entry.name));
   };
-  for (const path of [join(consoleRoot, 'src'), join(consoleRoot, 'build.ts'), join(consoleRoot, '..', 'contracts', 'src')])
+  // Everything the build reads: the sources, the build itself, its compiler and package settings.
+  for (const path of [
+    join(consoleRoot, 'src'),
+    join(consoleRoot, 'build.ts'),
+    join(consoleRoot, 'tsconfig.json'),
+    join(consoleRoot, 'package.json'),
+    join(consoleRoot, '..', 'contracts', 'src'),
+  ])
     await add(path);
   await add(join(consoleRoot, '..', 'package-lock.json'));
   return hash.digest('hex').slice(0, 16);

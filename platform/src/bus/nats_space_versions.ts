@@ -130,6 +130,8 @@ export class NatsSpaceVersions implements SpaceVersions {
    * subject of the key with its acknowledgement (the stream and sequence stored), or an error.
    */
   #put(space: string): Promise<unknown> {
+    // An empty key names no subject the bucket's stream takes: its put would be lost as "nobody follows".
+    if (space === '') return Promise.reject(new Error('a space version needs a space'));
     const request = this.#request;
     if (request === undefined) return this.#openToWrite().then((kv) => kv.put(keyOf(space), empty, { timeout: bumpTimeoutMs }));
     return request(this.#putPrefix + keyOf(space), empty, bumpTimeoutMs).then(checkAck);

@@ -104,8 +104,26 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     }
   };
 
+  /**
+   * A renewal bounded by the safety margin: one that neither answers nor fails (a half-open socket, a lock
+   * held elsewhere) fails once the last renewal is older than the margin, so the associations are dropped
+   * before another replica can take the leases over; the statement may still complete later, harmlessly.
+   */
+  const boundedRenewal = () => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waitMs = Math.max(tickMs, lastRenewal + leaseMs * 0.7 - Date.now());
+    const overdue = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`lease renewal not answered within ${Math.round(leaseMs * 0.7)} ms of the last one`)),
+        waitMs,
+      );
+      timer.unref?.();
+    });
+    return Promise.race([renew(), overdue]).finally(() => clearTimeout(timer));
+  };
+
   const renewNow = () => {
-    renewing ??= renew()
+    renewing ??= boundedRenewal()
       .catch((err: unknown) => {
         // The store is away: keep what is held only while the leases surely have not expired.
         if (Date.now() - lastRenewal > leaseMs * 0.7 && sessions.size > 0) {
