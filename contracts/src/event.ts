@@ -84,6 +84,32 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /**
+ * Bodies already read and checked, by the bytes they were read from: an event's publisher reads its own
+ * message back to check it (`encodeEvent`), and followers in the same process (the in-process bus hands
+ * them one copy of the bytes, `carryDecoded`) take that body instead of parsing and checking the bytes
+ * again, each of them; a value event heard by the history and the live channel is read once. The body is
+ * frozen, since every follower shares it. Held weakly: it goes with its bytes.
+ */
+const decoded = new WeakMap<Uint8Array, { schema: TSchema; body: unknown }>();
+
+/** Freezes a body read from JSON, every object and array in it. */
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== 'object') return;
+  Object.freeze(value);
+  if (Array.isArray(value)) for (const item of value) deepFreeze(item);
+  else for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
+}
+
+/**
+ * The bytes `to` are a copy of `from` (the in-process bus's copy of a message it carries): a body read
+ * and checked from `from` serves `to` as well.
+ */
+export function carryDecoded(from: Uint8Array, to: Uint8Array): void {
+  const known = decoded.get(from);
+  if (known !== undefined) decoded.set(to, known);
+}
+
+/**
  * An event's message: its body (with `at` set to now unless given), checked against the definition as its
  * followers will read it, after JSON: a body the schema takes only before (a required value that is
  * `undefined`, a `Date` where a string belongs) would be refused by every follower, so it is the
@@ -97,11 +123,16 @@ export function encodeEvent<E extends EventDefinition>(event: E, body: EventBody
     const first = check.Errors(sent).First();
     throw new EventShapeError(`${event.name}: ${first ? `${first.path} ${first.message}` : 'does not match its schema'}`);
   }
-  return encoder.encode(json);
+  const bytes = encoder.encode(json);
+  deepFreeze(sent);
+  decoded.set(bytes, { schema: event.schema, body: sent });
+  return bytes;
 }
 
 /** A received event's body, checked against its definition; null when it is not JSON or not of that shape. */
 export function decodeEvent<E extends EventDefinition>(event: E, data: Uint8Array): EventMessage<E> | null {
+  const known = decoded.get(data);
+  if (known !== undefined && known.schema === event.schema) return known.body as EventMessage<E>;
   let body: unknown;
   try {
     body = JSON.parse(decoder.decode(data));
