@@ -88,9 +88,28 @@ const decoder = new TextDecoder();
  * message back to check it (`encodeEvent`), and followers in the same process (the in-process bus hands
  * them one copy of the bytes, `carryDecoded`) take that body instead of parsing and checking the bytes
  * again, each of them; a value event heard by the history and the live channel is read once. The body is
- * frozen, since every follower shares it. Held weakly: it goes with its bytes.
+ * frozen, since every follower shares it. A body is kept for one to two seconds (two generations, the
+ * older dropped each second), whatever holds its bytes longer (the live channel's event log holds them
+ * for minutes): a follower later than that reads the bytes itself.
  */
-const decoded = new WeakMap<Uint8Array, { schema: TSchema; body: unknown }>();
+const decodedGenerationMs = 1000;
+let decodedNow = new WeakMap<Uint8Array, { schema: TSchema; body: unknown }>();
+let decodedBefore = new WeakMap<Uint8Array, { schema: TSchema; body: unknown }>();
+let decodedSince = 0;
+
+function decodedOf(data: Uint8Array): { schema: TSchema; body: unknown } | undefined {
+  return decodedNow.get(data) ?? decodedBefore.get(data);
+}
+
+function keepDecoded(data: Uint8Array, known: { schema: TSchema; body: unknown }): void {
+  const now = Date.now();
+  if (now - decodedSince >= decodedGenerationMs) {
+    decodedBefore = now - decodedSince >= 2 * decodedGenerationMs ? new WeakMap() : decodedNow;
+    decodedNow = new WeakMap();
+    decodedSince = now;
+  }
+  decodedNow.set(data, known);
+}
 
 /** Freezes a body read from JSON, every object and array in it. */
 function deepFreeze(value: unknown): void {
@@ -105,8 +124,8 @@ function deepFreeze(value: unknown): void {
  * and checked from `from` serves `to` as well.
  */
 export function carryDecoded(from: Uint8Array, to: Uint8Array): void {
-  const known = decoded.get(from);
-  if (known !== undefined) decoded.set(to, known);
+  const known = decodedOf(from);
+  if (known !== undefined) keepDecoded(to, known);
 }
 
 /**
@@ -125,13 +144,13 @@ export function encodeEvent<E extends EventDefinition>(event: E, body: EventBody
   }
   const bytes = encoder.encode(json);
   deepFreeze(sent);
-  decoded.set(bytes, { schema: event.schema, body: sent });
+  keepDecoded(bytes, { schema: event.schema, body: sent });
   return bytes;
 }
 
 /** A received event's body, checked against its definition; null when it is not JSON or not of that shape. */
 export function decodeEvent<E extends EventDefinition>(event: E, data: Uint8Array): EventMessage<E> | null {
-  const known = decoded.get(data);
+  const known = decodedOf(data);
   if (known !== undefined && known.schema === event.schema) return known.body as EventMessage<E>;
   let body: unknown;
   try {
