@@ -84,6 +84,51 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /**
+ * Bodies already read and checked, by the bytes they were read from: an event's publisher reads its own
+ * message back to check it (`encodeEvent`), and followers in the same process (the in-process bus hands
+ * them one copy of the bytes, `carryDecoded`) take that body instead of parsing and checking the bytes
+ * again, each of them; a value event heard by the history and the live channel is read once. The body is
+ * frozen, since every follower shares it. A body is kept for one to two seconds (two generations, the
+ * older dropped each second), whatever holds its bytes longer (the live channel's event log holds them
+ * for minutes): a follower later than that reads the bytes itself.
+ */
+const decodedGenerationMs = 1000;
+let decodedNow = new WeakMap<Uint8Array, { schema: TSchema; body: unknown }>();
+let decodedBefore = new WeakMap<Uint8Array, { schema: TSchema; body: unknown }>();
+let decodedSince = 0;
+
+function decodedOf(data: Uint8Array): { schema: TSchema; body: unknown } | undefined {
+  return decodedNow.get(data) ?? decodedBefore.get(data);
+}
+
+function keepDecoded(data: Uint8Array, known: { schema: TSchema; body: unknown }): void {
+  const now = Date.now();
+  if (now - decodedSince >= decodedGenerationMs) {
+    decodedBefore = now - decodedSince >= 2 * decodedGenerationMs ? new WeakMap() : decodedNow;
+    decodedNow = new WeakMap();
+    decodedSince = now;
+  }
+  decodedNow.set(data, known);
+}
+
+/** Freezes a body read from JSON, every object and array in it. */
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== 'object') return;
+  Object.freeze(value);
+  if (Array.isArray(value)) for (const item of value) deepFreeze(item);
+  else for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
+}
+
+/**
+ * The bytes `to` are a copy of `from` (the in-process bus's copy of a message it carries): a body read
+ * and checked from `from` serves `to` as well.
+ */
+export function carryDecoded(from: Uint8Array, to: Uint8Array): void {
+  const known = decodedOf(from);
+  if (known !== undefined) keepDecoded(to, known);
+}
+
+/**
  * An event's message: its body (with `at` set to now unless given), checked against the definition as its
  * followers will read it, after JSON: a body the schema takes only before (a required value that is
  * `undefined`, a `Date` where a string belongs) would be refused by every follower, so it is the
@@ -97,11 +142,16 @@ export function encodeEvent<E extends EventDefinition>(event: E, body: EventBody
     const first = check.Errors(sent).First();
     throw new EventShapeError(`${event.name}: ${first ? `${first.path} ${first.message}` : 'does not match its schema'}`);
   }
-  return encoder.encode(json);
+  const bytes = encoder.encode(json);
+  deepFreeze(sent);
+  keepDecoded(bytes, { schema: event.schema, body: sent });
+  return bytes;
 }
 
 /** A received event's body, checked against its definition; null when it is not JSON or not of that shape. */
 export function decodeEvent<E extends EventDefinition>(event: E, data: Uint8Array): EventMessage<E> | null {
+  const known = decodedOf(data);
+  if (known !== undefined && known.schema === event.schema) return known.body as EventMessage<E>;
   let body: unknown;
   try {
     body = JSON.parse(decoder.decode(data));

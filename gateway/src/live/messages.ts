@@ -55,7 +55,14 @@ export function liveMessage(event: LoggedEvent): LiveMessage | null {
     topic: build.topic,
     connectionId: build.connectionId,
     frames: framesOf,
-    all: () => (all ??= Buffer.concat(framesOf())),
+    all: () => {
+      if (all === null) {
+        const list = framesOf();
+        // A report of one value (the usual one) is its frame as it is: no copy of it.
+        all = list.length === 1 ? list[0]! : Buffer.concat(list);
+      }
+      return all;
+    },
   };
 }
 

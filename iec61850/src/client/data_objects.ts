@@ -76,12 +76,19 @@ function isTimestamp(v: Json | undefined): v is TimestampJson {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof v.time === 'string';
 }
 
-/** The value at `target` among the values by reference: a value of it, or inside a value that contains it. */
-function find(values: Map<string, Json | null>, target: DataReference): Json | undefined {
-  for (let k = target.path.length; k >= 1; k--) {
-    let at: Json | undefined = values.get(toObjectReference({ ...target, path: target.path.slice(0, k) }));
-    for (const name of target.path.slice(k)) {
-      at = stepValue(at, name);
+/**
+ * The value at `target` (its logical node `base`, `LD/LN`, its path and its FC) among the values by
+ * reference: a value of it, or inside a value that contains it. The references of the path's prefixes are
+ * the object references (`toObjectReference`) of `target` cut after each element, built one from the other.
+ */
+function find(values: Map<string, Json | null>, base: string, path: readonly string[], fc: string): Json | undefined {
+  const prefixes: string[] = [];
+  let prefix = base;
+  for (const name of path) prefixes.push((prefix = `${prefix}.${name}`));
+  for (let k = path.length; k >= 1; k--) {
+    let at: Json | undefined = values.get(`${prefixes[k - 1]}${fc}`);
+    for (let i = k; i < path.length; i++) {
+      at = stepValue(at, path[i]!);
       if (at === undefined) break;
     }
     if (at !== undefined && at !== null) return at;
@@ -90,10 +97,15 @@ function find(values: Map<string, Json | null>, target: DataReference): Json | u
 }
 
 function stampAt(values: Map<string, Json | null>, ref: DataReference, depth: number): DataObjectStamp {
+  const base = `${ref.ld}/${ref.ln}`;
+  const fc = ref.fc === undefined ? '' : `[${ref.fc}]`;
   const dataObject = ref.path.slice(0, depth);
-  const q = find(values, { ...ref, path: [...dataObject, 'q'] });
-  const t = find(values, { ...ref, path: [...dataObject, 't'] });
-  return { ...(isQuality(q) ? { quality: q } : {}), ...(isTimestamp(t) ? { timestamp: t } : {}) };
+  const q = find(values, base, [...dataObject, 'q'], fc);
+  const t = find(values, base, [...dataObject, 't'], fc);
+  const stamp: DataObjectStamp = {};
+  if (isQuality(q)) stamp.quality = q;
+  if (isTimestamp(t)) stamp.timestamp = t;
+  return stamp;
 }
 
 /**

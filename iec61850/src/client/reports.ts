@@ -291,7 +291,8 @@ export function decodeReport(r: InformationReport, lookup: (rptId: string) => Re
   const inclusion: BitString = f.take('bit-string', 'inclusion bit string').value;
   if (inclusion.bitLength !== sub.members.length)
     throw bad(`inclusion has ${inclusion.bitLength} bits, data set ${sub.dataSet} has ${sub.members.length} members`);
-  const included = sub.members.filter((_, i) => bitsOf(inclusion)[i]);
+  const includedBits = bitsOf(inclusion);
+  const included = sub.members.filter((_, i) => includedBits[i]);
   if (opt.dataReference) for (const m of included) f.take('visible-string', `data reference of ${m.ref}`);
   out.values = included.map((m) => {
     const a = f.next(`value of ${m.ref}`);

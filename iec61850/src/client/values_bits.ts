@@ -64,7 +64,8 @@ function bad(path: string, why: string): Iec61850Error {
 export function qualityOf(bits: BitString): QualityJson {
   const b = bitsOf(bits);
   const validity = VALIDITY[((b[0] ? 1 : 0) << 1) | (b[1] ? 1 : 0)];
-  const flags = QUALITY_BITS.flatMap((name, i) => (name !== 'source' && b[i + 2] ? [name] : []));
+  const flags: string[] = [];
+  for (let i = 0; i < QUALITY_BITS.length; i++) if (QUALITY_BITS[i] !== 'source' && b[i + 2]) flags.push(QUALITY_BITS[i]);
   return { validity, flags, source: b[10] ? 'substituted' : 'process' };
 }
 
@@ -91,7 +92,9 @@ export function qualityBits(q: unknown, path: string): BitString {
 /** Named flags of a bit string as an object (`{ dataChange: true, ... }`), reserved bits left out. */
 export function flagsOf(bits: BitString, names: readonly string[]): Record<string, boolean> {
   const b = bitsOf(bits);
-  return Object.fromEntries(names.flatMap((n, i) => (n === 'reserved' ? [] : [[n, b[i] ?? false]])));
+  const out: Record<string, boolean> = {};
+  for (let i = 0; i < names.length; i++) if (names[i] !== 'reserved') out[names[i]] = b[i] ?? false;
+  return out;
 }
 
 /** A bit string of `size` bits from an object of named flags; unknown names are refused. */

@@ -136,7 +136,9 @@ export function bitStringFromBits(bits: readonly boolean[]): BitString {
 
 /** The bits of a bit string as booleans, bit 0 first. */
 export function bitsOf(bits: BitString): boolean[] {
-  return Array.from({ length: bits.bitLength }, (_, i) => (bits.bytes[i >> 3] & (0x80 >> (i & 7))) !== 0);
+  const out = new Array<boolean>(bits.bitLength);
+  for (let i = 0; i < bits.bitLength; i++) out[i] = (bits.bytes[i >> 3] & (0x80 >> (i & 7))) !== 0;
+  return out;
 }
 
 /** VisibleString content; only printable ASCII (0x20..0x7e) can be written. */

@@ -60,13 +60,65 @@ export const defaultMaxQueued = 100_000;
 /** How long an in-process durable consumer lets events gather into a batch, unless its options say otherwise. */
 export const defaultGatherMs = 50;
 
+/**
+ * Events waiting in order, first out first: a taken or dropped event moves a start index on instead of
+ * the array's other entries, so that a consumer whose queue is full (past `maxQueued`, each new event
+ * dropping the oldest) costs a new event the same few operations as an empty queue does, not a move of
+ * the 100,000 entries behind it.
+ */
+class Waiting {
+  #events: DurableEvent[] = [];
+  #head = 0;
+
+  get length(): number {
+    return this.#events.length - this.#head;
+  }
+
+  push(event: DurableEvent): void {
+    this.#events.push(event);
+  }
+
+  /** Takes up to `max` of the oldest. */
+  take(max: number): DurableEvent[] {
+    const end = Math.min(this.#events.length, this.#head + max);
+    const taken = this.#events.slice(this.#head, end);
+    this.#head = end;
+    this.#compact();
+    return taken;
+  }
+
+  /** Drops the oldest. */
+  dropOldest(): void {
+    if (this.length === 0) return;
+    this.#events[this.#head++] = undefined as unknown as DurableEvent;
+    this.#compact();
+  }
+
+  /** Puts events back in front of the others (a batch to be tried again). */
+  unshift(events: readonly DurableEvent[]): void {
+    this.#events = [...events, ...this.#events.slice(this.#head)];
+    this.#head = 0;
+  }
+
+  #compact(): void {
+    if (this.#head === this.#events.length) {
+      this.#events = [];
+      this.#head = 0;
+    } else if (this.#head >= 1024 && this.#head * 2 >= this.#events.length) {
+      this.#events = this.#events.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+}
+
 /** The in-process durable consumer: the bus's events of the subjects, queued and handled in order. */
 export class MemoryDurableEvents implements DurableEvents {
   readonly #options: DurableEventsOptions;
-  readonly #queue: DurableEvent[] = [];
+  /** Events not yet handed to the handler, oldest first. */
+  readonly #waiting = new Waiting();
   readonly #unsubscribe: () => Promise<void>;
   readonly #maxQueued: number;
-  /** Events at the front of the queue handed to the handler and not yet done with. */
+  /** Events handed to the handler and not yet done with (they count against `maxQueued` too). */
   #inHand = 0;
   #dropped = 0;
   #dropNoticeAt = 0;
@@ -83,10 +135,10 @@ export class MemoryDurableEvents implements DurableEvents {
     this.#maxQueued = Math.max(options.maxQueued ?? defaultMaxQueued, (options.maxBatch ?? 500) + 1);
     this.#unsubscribe = subscribe((event) => {
       if (this.#stopped) return;
-      if (this.#queue.length >= this.#maxQueued) this.#dropOldestWaiting();
-      if (this.#queue.length === this.#inHand) this.#waitingSince = performance.now();
-      this.#queue.push(event);
-      if (this.#queue.length - this.#inHand >= (options.maxBatch ?? 500)) this.#gathered?.();
+      if (this.#waiting.length + this.#inHand >= this.#maxQueued) this.#dropOldestWaiting();
+      if (this.#waiting.length === 0) this.#waitingSince = performance.now();
+      this.#waiting.push(event);
+      if (this.#waiting.length >= (options.maxBatch ?? 500)) this.#gathered?.();
       this.#pumping ??= this.#pump().finally(() => {
         this.#pumping = null;
       });
@@ -95,16 +147,16 @@ export class MemoryDurableEvents implements DurableEvents {
 
   async #pump(): Promise<void> {
     const max = this.#options.maxBatch ?? 500;
-    while (this.#queue.length > 0) {
+    while (this.#waiting.length > 0) {
       await this.#gather(max);
-      const batch = this.#queue.slice(0, max);
+      const batch = this.#waiting.take(max);
       this.#inHand = batch.length;
       try {
         await this.#options.handle(batch);
-        this.#queue.splice(0, batch.length);
         this.#inHand = 0;
       } catch (err) {
         this.#inHand = 0;
+        this.#waiting.unshift(batch);
         this.#options.log?.warn({ err, events: batch.length }, 'handling events failed: they are tried again');
         if (this.#stopped) return;
         await new Promise<void>((resolve) => {
@@ -123,7 +175,7 @@ export class MemoryDurableEvents implements DurableEvents {
   /** Waits until the queue holds a whole batch, its oldest event has waited `gatherMs`, or the consumer stops. */
   async #gather(max: number): Promise<void> {
     const leftMs = this.#waitingSince + (this.#options.gatherMs ?? defaultGatherMs) - performance.now();
-    if (this.#queue.length >= max || this.#stopped || leftMs <= 0) return;
+    if (this.#waiting.length >= max || this.#stopped || leftMs <= 0) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => this.#gathered?.(), leftMs);
       this.#gathered = () => {
@@ -136,7 +188,7 @@ export class MemoryDurableEvents implements DurableEvents {
 
   /** Drops the oldest event not in the handler's hands, and says so at most once a second. */
   #dropOldestWaiting(): void {
-    this.#queue.splice(this.#inHand, 1);
+    this.#waiting.dropOldest();
     this.#dropped++;
     const now = Date.now();
     if (now - this.#dropNoticeAt >= 1000) {

@@ -1,4 +1,4 @@
-import { deadlines } from '@scada/contracts';
+import { carryDecoded, deadlines } from '@scada/contracts';
 import type { Logger } from 'pino';
 import {
   BusError,
@@ -239,6 +239,8 @@ export class MemoryBus implements Bus {
     // shared by its receivers, which read it and never write into it: a value event heard by the history,
     // the live channel and the alarms costs one copy, not one each.
     const copy: Delivery = { ...d, data: new Uint8Array(d.data), headers: { ...d.headers } };
+    // An event's body its publisher already read and checked serves its receivers too (`decodeEvent`).
+    carryDecoded(d.data, copy.data);
     for (const sub of plain) this.later(sub, copy);
     for (const members of groups) this.later(members[Math.floor(Math.random() * members.length)]!, copy);
     return true;
