@@ -102,12 +102,9 @@ t.test('a renewal that neither answers nor fails drops the associations before a
   const leaseMs = 1500;
   const tickMs = 100;
   const one = startSupervisor({ store: hangs, bus, log, owner: 'replica-1', connector: connector('replica-1'), leaseMs, tickMs });
-  // Its stop is not waited for: it waits for its store, which never answers again.
-  t.teardown(() => void one.stop());
   await until(() => one.held().length === 1, 10_000, 'replica-1 holds the connection');
   hang = true;
   const two = startSupervisor({ store, bus, log, owner: 'replica-2', connector: connector('replica-2'), leaseMs, tickMs });
-  t.teardown(() => two.stop());
   let both = 0;
   // Watched from the start until replica-2 holds it: at no sample do both replicas hold it or talk to the device.
   await until(
@@ -121,4 +118,8 @@ t.test('a renewal that neither answers nor fails drops the associations before a
   );
   t.equal(one.held().length, 0, 'replica-1 dropped the association while its renewal hung');
   t.equal(both, 0, 'the two replicas never held it, nor talked to the device, at once');
+  // Stopped before the store is cleaned up; replica-1's stop is not waited for: it waits for its store,
+  // which never answers again.
+  await two.stop();
+  void one.stop();
 });
