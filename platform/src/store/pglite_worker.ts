@@ -72,6 +72,14 @@ const workerParsers: typeof pgCompatibleParsers = {
   },
 };
 
+/**
+ * Lets the worker's port go once it has said its last word. Deno's `parentPort` has no `close` (the main
+ * thread ends the worker right after in any case): there, nothing to do, rather than an uncaught error.
+ */
+function closePort(port: NonNullable<typeof parentPort>): void {
+  if (typeof (port as { close?: unknown }).close === 'function') port.close();
+}
+
 async function serve(data: StoreWorkerData, port: NonNullable<typeof parentPort>): Promise<void> {
   let db: PGlite;
   try {
@@ -83,7 +91,7 @@ async function serve(data: StoreWorkerData, port: NonNullable<typeof parentPort>
     });
   } catch (err) {
     port.postMessage({ type: 'failed', error: sendable(err) } satisfies FromStoreWorker);
-    port.close();
+    closePort(port);
     return;
   }
   // One request at a time, in the order sent: the main thread's turns already order them.
@@ -95,7 +103,7 @@ async function serve(data: StoreWorkerData, port: NonNullable<typeof parentPort>
       } catch (err) {
         port.postMessage({ id: msg.id, ok: false, error: sendable(err) } satisfies FromStoreWorker);
       }
-      if (msg.op === 'close') port.close();
+      if (msg.op === 'close') closePort(port);
     });
   });
   // A data folder's store started (initdb, when it ran, is done with them): PostgreSQL's share and lib
