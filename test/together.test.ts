@@ -12,6 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import t from 'tap';
+import { loadTogether } from '@scada/testkit/together';
 
 const names = ['events_registry', 'settings_table', 'site_permissions', 'smoke', 'workspace_deps'];
 const here = new URL('./', import.meta.url);
@@ -21,15 +22,4 @@ t.test("tap's own run leaves out exactly the files run here", async (t) => {
   const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { tap: { exclude: string[] } };
   t.ok(manifest.tap.exclude.includes(`test/@(${names.join('|')}).test.ts`), manifest.tap.exclude.join(' '));
 });
-// Loaded in a test of their own, which holds tap's root until the last file has queued its tests: a file's
-// setup awaited at its top (a store, a simulator) would otherwise find the root ended by the files before it.
-// A file that fails to load fails here, and the others still run.
-t.test('the test files load', async (t) => {
-  for (const file of files) {
-    const failed = await import(new URL(file, here).href).then(
-      () => null,
-      (error: unknown) => error,
-    );
-    t.error(failed, `${file} loads`);
-  }
-});
+loadTogether(t, here, files);
