@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { loadTogether } from '@scada/testkit/together';
 
-const names = ['events_registry', 'settings_table', 'site_permissions', 'smoke', 'workspace_deps'];
+const names = ['events_registry', 'process_flags', 'settings_table', 'site_permissions', 'smoke', 'workspace_deps'];
 const here = new URL('./', import.meta.url);
 const files = names.map((name) => `${name}.test.ts`);
 

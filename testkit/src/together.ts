@@ -8,7 +8,7 @@
  * tap's root: hooks on the root (`t.beforeEach`, `t.afterEach`, `t.before`) would run around every other file's
  * tests too.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 
 /** What this module needs of a tap test (the testkit does not depend on tap). */
@@ -44,5 +44,74 @@ export function loadTogether(t: Test, folder: URL, files: readonly string[]): vo
       );
       t.error(failed, `${file} loads`);
     }
+  });
+}
+
+/** What `loadInTurn` needs of tap's root: `teardown` and `after` are set on it for the time of a file's load. */
+type Root = Test & { teardown(fn: () => unknown): unknown; after(fn: () => unknown): unknown };
+
+/**
+ * Runs test files that each start a platform (or another costly fixture) in this one process, one file at a
+ * time: a file is loaded (its top awaits its platform and queues its tests on tap's root), its tests run, then
+ * what it set to run at the root's end (`t.teardown`, `t.after` at its top: its platform's stop) runs before the
+ * next file loads. So one platform is up at a time, as when each file had a process of its own, and the process
+ * start, tap and the platform's modules are paid once for all of them.
+ *
+ * Each step is a test of its own on the root, queued by the step before once that step's file has queued its
+ * tests, so that the order is: load the first, its tests, stop it and load the second, its tests, and so on. A
+ * file that fails to load or to stop fails its step, and the others still run. What a file run this way may not
+ * do, besides hooks on the root: leave anything running past its teardowns (a timer, a connection), as the
+ * files after it share the process.
+ */
+export function loadInTurn(t: Test, folder: URL, files: readonly string[]): void {
+  const root = t as Root;
+  let stops: Array<() => unknown> = [];
+  const step = (i: number): void => {
+    const previous = files[i - 1];
+    const file = files[i];
+    const name = [previous && `${previous} stops`, file && `${file} loads`].filter(Boolean).join(', ');
+    root.test(i === 0 ? `the test files load in turn: ${name}` : name, async (t) => {
+      if (i === 0) t.ok(files.length > 0, `${files.length} files`);
+      if (previous) {
+        let failed: unknown = null;
+        // In the reverse order of their setting, as tap runs them.
+        for (const stop of stops.reverse()) {
+          try {
+            await stop();
+          } catch (error) {
+            failed ??= error;
+          }
+        }
+        stops = [];
+        t.error(failed, `${previous} stops`);
+      }
+      if (!file) return;
+      const keep = (fn: () => unknown) => void stops.push(fn);
+      for (const key of ['teardown', 'after']) Object.defineProperty(root, key, { value: keep, configurable: true, writable: true });
+      const failed = await import(new URL(file, folder).href).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      for (const key of ['teardown', 'after']) delete (root as unknown as Record<string, unknown>)[key];
+      t.error(failed, `${file} loads`);
+      step(i + 1);
+    });
+  };
+  step(0);
+}
+
+/**
+ * Checks that tap's own run (`package.json`'s tap `exclude`) and the PostgreSQL + NATS pass of `.ci/run` (its
+ * `--exclude` list, which replaces that one) both leave out `pattern`, the files a group file runs, so that
+ * none of them runs twice or not at all.
+ */
+export function leftOutOfTapRuns(t: Test, checkout: URL, pattern: string): void {
+  t.test("tap's own runs leave out exactly the files run here", async (t) => {
+    const manifest = JSON.parse(readFileSync(new URL('package.json', checkout), 'utf8')) as { tap: { exclude: string[] } };
+    t.ok(manifest.tap.exclude.includes(pattern), `package.json's tap exclude names ${pattern}`);
+    t.ok(
+      readFileSync(new URL('.ci/run', checkout), 'utf8').includes(`'${pattern}'`),
+      `.ci/run's PostgreSQL + NATS pass leaves out ${pattern}`,
+    );
   });
 }

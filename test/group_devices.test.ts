@@ -1,0 +1,18 @@
+/**
+ * The device service files (files, logs, deadlines, the queue, what a device reports), run in this one test process, one file after the other (`loadInTurn`): each starts its own platform
+ * and stops it before the next file loads, but the process, tap and the platform's modules are paid once
+ * (docs/testing.md, seventh pass). `package.json`'s tap `exclude` and the PostgreSQL + NATS pass of `.ci/run`
+ * leave out the files named here (checked below), so each runs once in either pass; each still runs alone:
+ * `npx tap test/device_files.test.ts`.
+ */
+import t from 'tap';
+import { loadInTurn, leftOutOfTapRuns } from '@scada/testkit/together';
+
+const names = ['device_files', 'device_files_large_pdu', 'device_logs', 'device_deadlines', 'device_queue', 'device_truth', 'report_truth'];
+
+leftOutOfTapRuns(t, new URL('../', import.meta.url), `test/@(${names.join('|')}).test.ts`);
+loadInTurn(
+  t,
+  new URL('./', import.meta.url),
+  names.map((name) => `${name}.test.ts`),
+);
