@@ -13,7 +13,9 @@ import { startTestPlatform } from '@scada/testkit/platform';
 import { generateScd } from '@scada/testkit/scd';
 import { asAdmin, signIn } from '@scada/testkit/session';
 
-// Temporary upload files of this platform land here, so the test can see that none is left behind.
+// Temporary upload files of this platform land here, so the test can see that none is left behind; the
+// temp folder the process had comes back with the teardown, for the files run after this one in its process.
+const temp = process.env.TMPDIR;
 process.env.TMPDIR = await mkdtemp(join(tmpdir(), 'scada-edge-'));
 const uploads = async () => (await readdir(process.env.TMPDIR as string)).filter((f) => f.startsWith('scada-upload-'));
 
@@ -23,6 +25,8 @@ const p = await startTestPlatform({}, { tls: true });
 t.teardown(async () => {
   await p.stop();
   await rm(process.env.TMPDIR as string, { recursive: true, force: true });
+  if (temp === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = temp;
 });
 const admin = await asAdmin(p);
 const editor = await signIn(p, { role: 'editor' });

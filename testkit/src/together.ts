@@ -48,7 +48,11 @@ export function loadTogether(t: Test, folder: URL, files: readonly string[]): vo
 }
 
 /** What `loadInTurn` needs of tap's root: `teardown` and `after` are set on it for the time of a file's load. */
-type Root = Test & { teardown(fn: () => unknown): unknown; after(fn: () => unknown): unknown };
+type Root = Test & {
+  teardown(fn: () => unknown): unknown;
+  after(fn: () => unknown): unknown;
+  setTimeout(ms: number): unknown;
+};
 
 /**
  * Runs test files that each start a platform (or another costly fixture) in this one process, one file at a
@@ -65,6 +69,9 @@ type Root = Test & { teardown(fn: () => unknown): unknown; after(fn: () => unkno
  */
 export function loadInTurn(t: Test, folder: URL, files: readonly string[]): void {
   const root = t as Root;
+  // tap's time limit is for one file's process (its `timeout`, given to the process as TAP_TIMEOUT in
+  // seconds): each file run here keeps the one it had alone, as these run one after the other.
+  root.setTimeout(files.length * Number(process.env.TAP_TIMEOUT ?? 30) * 1000);
   let stops: Array<() => unknown> = [];
   const step = (i: number): void => {
     const previous = files[i - 1];
