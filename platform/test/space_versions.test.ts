@@ -86,6 +86,12 @@ for (const target of busTargets()) {
       await writerBus.spaceVersions().bump('burst');
       t.equal((await puts()) - before, sent + 1, 'the next bump is one more put');
       await changed(reader, 'burst', last);
+      // Writes that committed in one turn of the event loop share one put, sent with the turn's write.
+      const turnBefore = await puts();
+      const turnStamp = reader.stampOf('turn');
+      await Promise.all([1, 2, 3].map(() => writerBus.spaceVersions().bump('turn')));
+      t.equal((await puts()) - turnBefore, 1, 'three bumps asked in one turn are one put');
+      await changed(reader, 'turn', turnStamp);
     }
     if (target.name === 'nats') {
       t.not(new PrefixedBus(readerBus, 'x').spaceVersions(), reader, 'another prefix, other versions');

@@ -5,10 +5,12 @@
  * for a day: followers only need to hear changes, never read old ones.
  */
 import { Buffer } from 'node:buffer';
+import { setImmediate } from 'node:timers';
 import { NoRespondersError, type Msg, type NatsConnection } from '@nats-io/nats-core';
 import { StorageType } from '@nats-io/jetstream';
 import { KvWatchInclude, Kvm, type KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
+import { atTurnWrite } from './nats_writes.ts';
 import { prefixToken } from './subject.ts';
 import { StampBook, type SpaceStamp, type SpaceVersions } from './space_versions.ts';
 
@@ -84,19 +86,31 @@ export class NatsSpaceVersions implements SpaceVersions {
   }
 
   /**
-   * Bumps are grouped per space: while a put for the space is on its way (sent before this write
-   * committed, so it cannot stand for it), this write waits for the next put, sent once that one is
-   * done, together with every other write that arrives meanwhile. Under a burst of writes to one space
-   * the bucket sees at most two puts at a time for it, and each write waits for at most two.
+   * Bumps are grouped per space. With no put of the space on its way, the put is sent at the end of the
+   * event loop's turn, just before the connection's write of the turn (`atTurnWrite`), after every write
+   * that committed in the same turn asked for it: writes the store answered together share one put (and
+   * the followers hear one update), which leaves with the turn's other messages (the writes' events).
+   * While a put is on its way (sent before this write committed, so it cannot stand for it), this write
+   * waits for the next put, sent once that one is done, together with every other write that arrives
+   * meanwhile. Under a burst of writes to one space the bucket sees at most two puts at a time for it,
+   * and each write waits for at most two.
    */
   bump(space: string): Promise<void> {
     let line = this.#lines.get(space);
     if (line === undefined) this.#lines.set(space, (line = {}));
     if (line.queued !== undefined) return line.queued;
-    const running = line.running;
-    if (running === undefined) return this.#send(space, line);
     const current = line;
-    current.queued = running.then(ignore, ignore).then(() => {
+    if (current.running === undefined) {
+      current.queued = new Promise<void>((resolve, reject) => {
+        const send = () => {
+          current.queued = undefined;
+          this.#send(space, current).then(resolve, reject);
+        };
+        if (!atTurnWrite(this.#nc, send)) setImmediate(send);
+      });
+      return current.queued;
+    }
+    current.queued = current.running.then(ignore, ignore).then(() => {
       current.queued = undefined;
       return this.#send(space, current);
     });

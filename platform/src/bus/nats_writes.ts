@@ -21,8 +21,19 @@ export function writeOncePerTurn(nc: NatsConnection): void {
   const protocol = (nc as unknown as { protocol?: Protocol }).protocol;
   if (typeof protocol?.flushPending !== 'function') return;
   const write = protocol.flushPending.bind(protocol);
+  const before: (() => void)[] = [];
   let scheduled = false;
   const writeQueued = (): void => {
+    // What asked to join this turn's write queues its messages first: `scheduled` is still set, so they
+    // ask for no write of their own and leave in this one.
+    for (let i = 0; i < before.length; i++) {
+      try {
+        (before[i] as () => void)();
+      } catch {
+        // Its own failure, which it reports itself: the turn's write still goes out.
+      }
+    }
+    before.length = 0;
     scheduled = false;
     write();
   };
@@ -31,4 +42,24 @@ export function writeOncePerTurn(nc: NatsConnection): void {
     scheduled = true;
     setImmediate(writeQueued);
   };
+  turnWrites.set(nc, (fn) => {
+    before.push(fn);
+    protocol.flushPending();
+  });
+}
+
+/** Per connection that writes once a turn: how to run work just before the turn's write. */
+const turnWrites = new WeakMap<NatsConnection, (fn: () => void) => void>();
+
+/**
+ * Runs `fn` at the end of the event loop's current turn, just before the connection's one write of the
+ * turn (`writeOncePerTurn`), so that what it sends leaves in that write; work that several callbacks of
+ * the turn ask for is done once for all of them. False, and `fn` not taken, for a connection that does
+ * not write once a turn.
+ */
+export function atTurnWrite(nc: NatsConnection, fn: () => void): boolean {
+  const join = turnWrites.get(nc);
+  if (join === undefined) return false;
+  join(fn);
+  return true;
 }

@@ -22,7 +22,7 @@ export {
 /**
  * Trust between the processes of a platform on NATS. A service acts on nobody's word for who asks: every
  * request carries a short-lived context made by the process that sent it and bound to the subject, the
- * request id and the body, authenticated with one HMAC-SHA-256 tag per key the sender trusts, each under
+ * request id and the body, authenticated with one HMAC-SHA-256 tag per key the sender trusts in a service's role, each under
  * the secret the sender shares with that key's holder (`bus_keys.ts`). The receiving service checks the
  * tag made for its own key, which only the named sender could have made, and takes the actor, space and
  * client address from the context alone (the request id and the time left travel in it too: a request on
@@ -123,9 +123,14 @@ function peersOf(trust: BusTrust): Peer[] {
   }));
 }
 
+/** Whether the holder of a key may serve requests on the bus, and so check a context's tag for it. */
+function mayReceive(key: TrustedBusKey): boolean {
+  return key.roles.some((role) => role !== 'gateway');
+}
+
 /**
  * Makes a context from its claims: `<claims>.<tags>`, the claims as base64url JSON, the tags as base64url
- * of one entry per trusted key (its 8-byte short id, then the 16-byte HMAC of the claims under the secret
+ * of one entry per trusted key that may receive it (its 8-byte short id, then the 16-byte HMAC of the claims under the secret
  * shared with it). `makeContext` in `@scada/platform/testing` makes one from any claims.
  */
 export class ContextSigner {
@@ -135,7 +140,11 @@ export class ContextSigner {
   constructor(trust: BusTrust) {
     const own = [...trust.trusted.values()].find((k) => k.kid === trust.identity.kid);
     this.#iss = own?.tagId ?? Buffer.from(trust.identity.kid, 'base64url').subarray(0, tagIdBytes).toString('base64url');
-    this.#peers = peersOf(trust);
+    // A tag for each key whose holder may receive a context: every key that plays a service's role. A key
+    // trusted as a gateway alone is held by processes that run a gateway and no service (the launcher
+    // refuses a process whose key is not trusted in every role it runs), and a gateway answers no request
+    // on the bus: a tag for it would never be checked. One HMAC a request less for a gateway.
+    this.#peers = peersOf(trust).filter(mayReceive);
   }
 
   /** A context of arbitrary claims (tests make wrong ones with it); `iss` defaults to this process's key. */
