@@ -65,9 +65,14 @@ function mapped(err: unknown): unknown {
  * Appends rows from COPY text (`Queryable.copyRows`): PGlite reads a COPY's data from `/dev/blob`, a file
  * it makes of the blob given with the statement. Answers how many rows went in.
  */
-export async function copyRows(db: PGlite | Transaction, table: string, columns: readonly string[], text: string): Promise<number> {
+export async function copyRows(
+  db: PGlite | Transaction,
+  table: string,
+  columns: readonly string[],
+  text: string | Uint8Array,
+): Promise<number> {
   try {
-    const result = await db.query(copySql(table, columns, "'/dev/blob'"), [], { blob: new Blob([text]) });
+    const result = await db.query(copySql(table, columns, "'/dev/blob'"), [], { blob: new Blob([text as BlobPart]) });
     return result.affectedRows ?? 0;
   } catch (err) {
     throw mapped(err);

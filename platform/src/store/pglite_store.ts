@@ -400,13 +400,13 @@ class WorkerEngine implements Engine {
     if (first && !this.#closing) this.#onLost?.(this.#ended);
   }
 
-  #ask<T>(request: StoreRequest): Promise<T> {
+  #ask<T>(request: StoreRequest, transfer: ArrayBuffer[] = []): Promise<T> {
     if (this.#ended !== undefined) return Promise.reject(this.#ended);
     const id = ++this.#next;
     return new Promise<T>((resolve, reject) => {
       this.#waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
       try {
-        this.#worker.postMessage({ ...request, id } satisfies ToStoreWorker);
+        this.#worker.postMessage({ ...request, id } satisfies ToStoreWorker, transfer);
       } catch (err) {
         // Not sent (a parameter that cannot be copied to another thread, such as a function): no answer will come.
         this.#waiting.delete(id);
@@ -421,7 +421,18 @@ class WorkerEngine implements Engine {
 
   /** A whole transaction of known statements, in one request to the worker. */
   async steps(steps: Step[]): Promise<QueryResult<Record<string, unknown>>[]> {
-    const results = await this.#ask<QueryResult<Record<string, unknown>>[]>({ op: 'steps', steps });
+    // COPY text crosses as UTF-8 bytes whose buffer is moved to the worker: neither thread copies it again,
+    // and the worker makes its blob of them as they are (a string would be serialised, then encoded there).
+    const transfer: ArrayBuffer[] = [];
+    const sent = steps.map((step): Step => {
+      if (!('copy' in step) || typeof step.copy.text !== 'string') return step;
+      const bytes = Buffer.from(step.copy.text);
+      // A small text's Buffer is a view of the thread's shared pool, which cannot be moved: sent as a string.
+      if (bytes.byteOffset !== 0 || bytes.byteLength !== bytes.buffer.byteLength) return step;
+      transfer.push(bytes.buffer as ArrayBuffer);
+      return { copy: { ...step.copy, text: bytes } };
+    });
+    const results = await this.#ask<QueryResult<Record<string, unknown>>[]>({ op: 'steps', steps: sent }, transfer);
     return results.map(withBuffers);
   }
 

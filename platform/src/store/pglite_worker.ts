@@ -36,7 +36,7 @@ export type StoreWorkerData = {
 /** What the main thread asks of the worker. */
 export type StoreRequest =
   | { op: 'query'; sql: string; params?: unknown[] }
-  | { op: 'copy'; table: string; columns: readonly string[]; text: string }
+  | { op: 'copy'; table: string; columns: readonly string[]; text: string | Uint8Array }
   | { op: 'steps'; steps: Step[] }
   | { op: 'commit' | 'dump' | 'close' | 'exit' };
 

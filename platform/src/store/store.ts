@@ -37,7 +37,12 @@ export function copySql(table: string, columns: readonly string[], source: strin
 }
 
 /** One statement of {@link Transactional.transactionOf}: a query with its parameters, or rows from COPY text ({@link Queryable.copyRows}). */
-export type Step = { sql: string; params?: unknown[] } | { copy: { table: string; columns: readonly string[]; text: string } };
+export type Step =
+  | { sql: string; params?: unknown[] }
+  | {
+      /** `text` as `copyRows` takes it, or already as UTF-8 bytes (the embedded store's worker is sent them so, moved rather than copied). */
+      copy: { table: string; columns: readonly string[]; text: string | Uint8Array };
+    };
 
 /** Something SQL and transactions can run on: a store, or its lane for work that can wait ({@link Store.bulk}). */
 export interface Transactional extends Queryable {
