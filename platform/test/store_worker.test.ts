@@ -256,3 +256,35 @@ for (const thread of ['main', 'worker'] as const) {
     t.same(inTx, { n: 2, seen: 4 }, "a transaction's tx appends COPY text too");
   });
 }
+
+for (const thread of ['main', 'worker'] as const) {
+  t.test(`${thread} thread: a statement waits for the one bulk transaction of steps running, not for those queued behind it`, async (t) => {
+    const store = await PGliteStore.memory({ thread, template: await pgliteTemplate(), checkNesting: true });
+    t.teardown(() => store.close());
+    await store.query('create table done (what text, n serial)');
+    const finished: string[] = [];
+    // Five history-like batches, one turn each; the first is running (handed its turn a callback later).
+    const bulk = Array.from({ length: 5 }, (_, i) =>
+      store.bulk().transactionOf!([
+        { sql: 'select pg_sleep(0.05)' },
+        { sql: 'insert into done (what) values ($1)', params: [`bulk ${i}`] },
+      ]).then(() => void finished.push(`bulk ${i}`)),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    // On the main thread a batch's turn may already be over by now and the next one running: the
+    // statement waits for whichever runs when it comes, and goes before every batch queued behind it.
+    const doneBefore = finished.length;
+    const statement = store.query("insert into done (what) values ('statement')").then(() => void finished.push('statement'));
+    await Promise.all([...bulk, statement]);
+    const waitedFor = finished.indexOf('statement') - doneBefore;
+    t.ok(waitedFor <= 1, `the statement waited for at most the one batch running (${finished.join(', ')})`);
+    t.ok(finished.indexOf('statement') < 4, 'and went ahead of the batches queued');
+    const { rows } = await store.query<{ what: string }>('select what from done order by n');
+    t.same(
+      rows.map((r) => r.what),
+      finished,
+      'each ran in its turn, in the order answered',
+    );
+  });
+}
