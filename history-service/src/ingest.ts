@@ -140,11 +140,16 @@ const insertPointsSql = `insert into history.points (${pointColumns}) ${pointsFr
 /** The columns of `history.points` a batch fills, in the order of `copyText`'s fields. */
 const copiedColumns = pointColumns.split(', ');
 
+/** A jsonb field of COPY text: the value as JSON (a string value too, which `copyField` would give bare). */
+function jsonField(value: unknown): string {
+  return copyField(value === null || value === undefined ? null : JSON.stringify(value));
+}
+
 /** The points of a batch as COPY text (`Queryable.copyRows`), its fields in the order of `copiedColumns`. */
 export function copyText(points: PointRow[]): string {
   let text = '';
   for (const p of points) {
-    text += `${copyField(p.c)}\t${copyField(p.r)}\t${p.t}\t${p.at}\t${copyField(p.rcb)}\t${copyField(p.seq)}\t${copyField(p.sp)}\t${copyField(p.sn)}\t${copyField(p.dt)}\t${copyField(p.num)}\t${copyField(p.v)}\t${copyField(p.q)}\t${p.w}\n`;
+    text += `${copyField(p.c)}\t${copyField(p.r)}\t${p.t}\t${p.at}\t${copyField(p.rcb)}\t${copyField(p.seq)}\t${copyField(p.sp)}\t${copyField(p.sn)}\t${copyField(p.dt)}\t${copyField(p.num)}\t${jsonField(p.v)}\t${jsonField(p.q)}\t${p.w}\n`;
   }
   return text;
 }
