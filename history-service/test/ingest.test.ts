@@ -154,3 +154,53 @@ t.test(
     }
   },
 );
+
+t.test(
+  `values of every kind are recorded as the JSON path records them, awkward text too (${database ? 'PostgreSQL' : 'embedded store'})`,
+  async (t) => {
+    const kinds: unknown[] = [
+      'plain',
+      'tab\tline\nreturn\r back\\slash',
+      '\\N',
+      '',
+      true,
+      null,
+      -1.5e-7,
+      [1, 'two'],
+      { deep: { text: 'a\tb' } },
+    ];
+    const events = (id: string) =>
+      kinds.map((value, i) =>
+        report(id, i, [
+          { reference: `LD0/GGIO1.Str${i}.stVal[ST]`, value, at: start + i * 1000, validity: i % 2 ? 'questionable' : 'good' },
+        ]),
+      );
+    const fast = randomUUID();
+    const plain = randomUUID();
+    await record(store, partitions, events(fast), settings);
+    // The same values through a lane that has neither COPY nor one-request transactions: the JSON path.
+    const jsonOnly = {
+      query: store.query.bind(store),
+      transaction: <T>(fn: (tx: { query: typeof store.query }) => Promise<T>) =>
+        store.transaction((tx) => fn({ query: tx.query.bind(tx) })),
+    };
+    await record(jsonOnly, partitions, events(plain), settings);
+    const read = async (id: string) =>
+      (
+        await store.query(
+          `select reference, t, received_at, rcb, seq, space, seq_num, device_time, num, value, quality, validity
+           from history.points where connection_id = $1 order by reference`,
+          [id],
+        )
+      ).rows;
+    const recorded = await read(fast);
+    // A structure is recorded attribute by attribute: the array's two items, the object's one leaf.
+    t.equal(recorded.length, kinds.length + 1, 'every value recorded');
+    t.same(recorded, await read(plain), 'each field as the JSON path records it');
+    t.same(
+      recorded.map((r) => r.value ?? r.num),
+      [...kinds.slice(0, 5), null, -1.5e-7, 1, 'two', 'a\tb'],
+      'the values read back as they were reported',
+    );
+  },
+);

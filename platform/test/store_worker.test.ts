@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { compileStoresAsPlatform, pgliteTemplate } from '@scada/testkit/stores';
 import { PGliteStore } from '../src/store/pglite_store.ts';
-import { ConstraintViolation, StoreOverloadedError, StoreUnavailableError } from '../src/store/store.ts';
+import { ConstraintViolation, copyField, StoreOverloadedError, StoreUnavailableError } from '../src/store/store.ts';
 import { toProblem } from '../src/rpc.ts';
 
 t.setTimeout(600_000);
@@ -213,5 +213,78 @@ for (const thread of ['main', 'worker'] as const) {
     t.match(failed, { kind: 'foreign_key', constraint: 'child_parent_fk', code: '23503' });
     t.notOk('params' in (failed as object), 'no parameters travel with the error');
     t.same((await store.query('select count(*)::int as n from child')).rows, [{ n: 0 }], 'and nothing was kept');
+  });
+}
+
+for (const thread of ['main', 'worker'] as const) {
+  t.test(`${thread} thread: a transaction of steps and COPY text commits whole, or not at all`, async (t) => {
+    const store = await PGliteStore.memory({ thread, template: await pgliteTemplate(), checkNesting: true });
+    t.teardown(() => store.close());
+    await store.query('create table c (id int primary key, note text, j jsonb, b bytea)');
+    const awkward = 'tab\there, line\nbreak, back\\slash, return\r, \\N as text';
+    const text = [
+      [1, awkward, { a: 'x\ty' }],
+      [2, null, null],
+    ]
+      .map((row) => row.map(copyField).join('\t'))
+      .join('\n');
+    const results = await store.bulk().transactionOf!([
+      { copy: { table: 'c', columns: ['id', 'note', 'j'], text: `${text}\n` } },
+      { sql: 'update c set b = $1 where id = $2', params: [Buffer.from('ok'), 2] },
+      { sql: 'select id, b from c where id = $1', params: [2] },
+    ]);
+    t.equal(results[0]?.rowCount, 2, "the COPY's rows are its rowCount");
+    t.equal(results[1]?.rowCount, 1);
+    t.same(results[2]?.rows, [{ id: 2, b: Buffer.from('ok') }], 'a step that reads answers its rows, a bytea as a Buffer');
+    const { rows } = await store.query('select id, note, j from c order by id');
+    t.same(rows, [
+      { id: 1, note: awkward, j: { a: 'x\ty' } },
+      { id: 2, note: null, j: null },
+    ]);
+
+    const failed = await store.transactionOf!([
+      { copy: { table: 'c', columns: ['id', 'note'], text: '3\tthree\n' } },
+      { copy: { table: 'c', columns: ['id', 'note'], text: '1\tagain\n' } },
+    ]).catch((err: unknown) => err);
+    t.ok(failed instanceof ConstraintViolation && failed.kind === 'unique', 'a COPY that breaks a key is a ConstraintViolation');
+    t.equal((await store.query('select id from c where id = 3')).rowCount, 0, 'the steps before it were rolled back');
+
+    const inTx = await store.transaction(async (tx) => {
+      const n = await tx.copyRows!('c', ['id', 'note'], '4\tfour\n5\t\\N\n');
+      return { n, seen: (await tx.query('select count(*)::int as n from c')).rows[0]?.n };
+    });
+    t.same(inTx, { n: 2, seen: 4 }, "a transaction's tx appends COPY text too");
+  });
+}
+
+for (const thread of ['main', 'worker'] as const) {
+  t.test(`${thread} thread: a statement waits for the one bulk transaction of steps running, not for those queued behind it`, async (t) => {
+    const store = await PGliteStore.memory({ thread, template: await pgliteTemplate(), checkNesting: true });
+    t.teardown(() => store.close());
+    await store.query('create table done (what text, n serial)');
+    const finished: string[] = [];
+    // Five history-like batches, one turn each; the first is running (handed its turn a callback later).
+    const bulk = Array.from({ length: 5 }, (_, i) =>
+      store.bulk().transactionOf!([
+        { sql: 'select pg_sleep(0.05)' },
+        { sql: 'insert into done (what) values ($1)', params: [`bulk ${i}`] },
+      ]).then(() => void finished.push(`bulk ${i}`)),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    // On the main thread a batch's turn may already be over by now and the next one running: the
+    // statement waits for whichever runs when it comes, and goes before every batch queued behind it.
+    const doneBefore = finished.length;
+    const statement = store.query("insert into done (what) values ('statement')").then(() => void finished.push('statement'));
+    await Promise.all([...bulk, statement]);
+    const waitedFor = finished.indexOf('statement') - doneBefore;
+    t.ok(waitedFor <= 1, `the statement waited for at most the one batch running (${finished.join(', ')})`);
+    t.ok(finished.indexOf('statement') < 4, 'and went ahead of the batches queued');
+    const { rows } = await store.query<{ what: string }>('select what from done order by n');
+    t.same(
+      rows.map((r) => r.what),
+      finished,
+      'each ran in its turn, in the order answered',
+    );
   });
 }

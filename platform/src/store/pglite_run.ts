@@ -4,7 +4,7 @@
  * Kept apart from `pglite_store.ts` so that the worker thread loads only this and PGlite.
  */
 import { PGlite, type PGliteOptions, type Results, type Transaction } from '@electric-sql/pglite';
-import { asConstraintViolation, type QueryResult } from './store.ts';
+import { asConstraintViolation, copySql, type QueryResult, type Step } from './store.ts';
 
 /**
  * Parsers that make PGlite answer like `PgStore`: int8 as a string (PGlite gives a number, or a bigint
@@ -50,8 +50,52 @@ export async function runStatement<R>(db: PGlite | Transaction, sql: string, par
     if (params === undefined || params.length === 0) return toResult<R>(await db.exec(sql));
     return toResult<R>(await db.query(sql, params));
   } catch (err) {
-    // PGlite attaches the parameters to its errors; they must not travel on into logs (see log.ts).
-    if (err && typeof err === 'object' && 'params' in err) delete (err as { params?: unknown }).params;
-    throw asConstraintViolation(err);
+    throw mapped(err);
+  }
+}
+
+/** An error of PGlite as the store answers it: without the parameters, a broken constraint as a `ConstraintViolation`. */
+function mapped(err: unknown): unknown {
+  // PGlite attaches the parameters to its errors; they must not travel on into logs (see log.ts).
+  if (err && typeof err === 'object' && 'params' in err) delete (err as { params?: unknown }).params;
+  return asConstraintViolation(err);
+}
+
+/**
+ * Appends rows from COPY text (`Queryable.copyRows`): PGlite reads a COPY's data from `/dev/blob`, a file
+ * it makes of the blob given with the statement. Answers how many rows went in.
+ */
+export async function copyRows(
+  db: PGlite | Transaction,
+  table: string,
+  columns: readonly string[],
+  text: string | Uint8Array,
+): Promise<number> {
+  try {
+    const result = await db.query(copySql(table, columns, "'/dev/blob'"), [], { blob: new Blob([text as BlobPart]) });
+    return result.affectedRows ?? 0;
+  } catch (err) {
+    throw mapped(err);
+  }
+}
+
+/**
+ * Runs the steps of `Transactional.transactionOf` in one transaction of PGlite's: BEGIN, each step, COMMIT,
+ * or ROLLBACK and the step's error (a deferred constraint's failing the COMMIT as a `ConstraintViolation`).
+ */
+export async function runSteps(db: PGlite, steps: Step[]): Promise<QueryResult<Record<string, unknown>>[]> {
+  try {
+    return await db.transaction(async (tx) => {
+      const results: QueryResult<Record<string, unknown>>[] = [];
+      for (const step of steps) {
+        if ('copy' in step) {
+          const { table, columns, text } = step.copy;
+          results.push({ rows: [], rowCount: await copyRows(tx, table, columns, text) });
+        } else results.push(await runStatement<Record<string, unknown>>(tx, step.sql, step.params));
+      }
+      return results;
+    });
+  } catch (err) {
+    throw mapped(err);
   }
 }

@@ -12,12 +12,13 @@ import { workerEntry } from '../worker_entry.ts';
 import { unpackStoreTemplate } from './template_tar.ts';
 import { OwnerOnlyNodeFS, ownerOnlyDatabaseFolder } from './owner_only_fs.ts';
 import { Worker } from 'node:worker_threads';
-import { pgCompatibleParsers, runStatement, startParams } from './pglite_run.ts';
+import { copyRows, pgCompatibleParsers, runStatement, runSteps, startParams } from './pglite_run.ts';
 import {
   asConstraintViolation,
   type ConstraintViolation,
   type QueryResult,
   type Queryable,
+  type Step,
   type Store,
   StoreOverloadedError,
   StoreUnavailableError,
@@ -254,6 +255,8 @@ interface Engine {
   run<R>(sql: string, params: unknown[] | undefined): Promise<QueryResult<R>>;
   /** BEGIN, `fn` with a `tx` that refuses statements once the transaction ended, COMMIT or ROLLBACK. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** BEGIN, every step, COMMIT, or ROLLBACK when one fails: on a worker store, one request. */
+  steps(steps: Step[]): Promise<QueryResult<Record<string, unknown>>[]>;
   dump(): Promise<Blob>;
   close(): Promise<void>;
 }
@@ -280,6 +283,10 @@ class ThreadEngine implements Engine {
     } catch (err) {
       throw asConstraintViolation(err);
     }
+  }
+
+  steps(steps: Step[]): Promise<QueryResult<Record<string, unknown>>[]> {
+    return runSteps(this.#db, steps);
   }
 
   dump(): Promise<Blob> {
@@ -393,13 +400,13 @@ class WorkerEngine implements Engine {
     if (first && !this.#closing) this.#onLost?.(this.#ended);
   }
 
-  #ask<T>(request: StoreRequest): Promise<T> {
+  #ask<T>(request: StoreRequest, transfer: ArrayBuffer[] = []): Promise<T> {
     if (this.#ended !== undefined) return Promise.reject(this.#ended);
     const id = ++this.#next;
     return new Promise<T>((resolve, reject) => {
       this.#waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
       try {
-        this.#worker.postMessage({ ...request, id } satisfies ToStoreWorker);
+        this.#worker.postMessage({ ...request, id } satisfies ToStoreWorker, transfer);
       } catch (err) {
         // Not sent (a parameter that cannot be copied to another thread, such as a function): no answer will come.
         this.#waiting.delete(id);
@@ -410,6 +417,28 @@ class WorkerEngine implements Engine {
 
   async run<R>(sql: string, params: unknown[] | undefined): Promise<QueryResult<R>> {
     return withBuffers(await this.#ask<QueryResult<R>>({ op: 'query', sql, params }));
+  }
+
+  /** A whole transaction of known statements, in one request to the worker. */
+  async steps(steps: Step[]): Promise<QueryResult<Record<string, unknown>>[]> {
+    // COPY text crosses as UTF-8 bytes whose buffer is moved to the worker: neither thread copies it again,
+    // and the worker makes its blob of them as they are (a string would be serialised, then encoded there).
+    const transfer: ArrayBuffer[] = [];
+    const sent = steps.map((step): Step => {
+      if (!('copy' in step) || typeof step.copy.text !== 'string') return step;
+      const bytes = Buffer.from(step.copy.text);
+      // A small text's Buffer is a view of the thread's shared pool, which cannot be moved: sent as a string.
+      if (bytes.byteOffset !== 0 || bytes.byteLength !== bytes.buffer.byteLength) return step;
+      transfer.push(bytes.buffer as ArrayBuffer);
+      return { copy: { ...step.copy, text: bytes } };
+    });
+    const results = await this.#ask<QueryResult<Record<string, unknown>>[]>({ op: 'steps', steps: sent }, transfer);
+    return results.map(withBuffers);
+  }
+
+  /** Rows from COPY text, in the worker (the text crosses as one string). */
+  copy(table: string, columns: readonly string[], text: string): Promise<number> {
+    return this.#ask<number>({ op: 'copy', table, columns, text });
   }
 
   /**
@@ -488,6 +517,11 @@ class WorkerTransaction implements Queryable {
     if (!this.#open) throw new Error('Transaction is closed');
     return this.#engine.run<R>(sql, params);
   }
+
+  async copyRows(table: string, columns: readonly string[], text: string): Promise<number> {
+    if (!this.#open) throw new Error('Transaction is closed');
+    return this.#engine.copy(table, columns, text);
+  }
 }
 
 /**
@@ -522,10 +556,12 @@ export class PGliteStore implements Store {
     this.#bulk = {
       query: (sql, params) => this.#query(sql, params, 'bulk'),
       transaction: (fn) => this.#transaction(fn, 'bulk'),
+      transactionOf: (steps) => this.#transactionOf(steps, 'bulk'),
     };
     this.#first = {
       query: (sql, params) => this.#query(sql, params, 'first'),
       transaction: (fn) => this.#transaction(fn, 'first'),
+      transactionOf: (steps) => this.#transactionOf(steps, 'first'),
     };
   }
 
@@ -606,6 +642,11 @@ export class PGliteStore implements Store {
     return this.#transaction(fn, 'urgent');
   }
 
+  /** Runs `steps` in one transaction, in one turn (and on a worker store, one request to it). */
+  transactionOf(steps: Step[]): Promise<QueryResult<Record<string, unknown>>[]> {
+    return this.#transactionOf(steps, 'urgent');
+  }
+
   /** The same database, whose statements and transactions wait while any other caller's do. */
   bulk(): Transactional {
     return this.#bulk;
@@ -640,6 +681,11 @@ export class PGliteStore implements Store {
         }),
       ),
     );
+  }
+
+  async #transactionOf(steps: Step[], lane: Lane): Promise<QueryResult<Record<string, unknown>>[]> {
+    this.#refuseInsideTransaction();
+    return this.#guard(() => this.#turns.run(lane, () => this.#db.steps(steps)));
   }
 
   /** True when `select 1` (waiting its turn) answers within the store's timeout; never throws. */
@@ -718,5 +764,9 @@ class PGliteTransaction implements Queryable {
 
   query<R extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
     return runStatement<R>(this.#tx, sql, params);
+  }
+
+  copyRows(table: string, columns: readonly string[], text: string): Promise<number> {
+    return copyRows(this.#tx, table, columns, text);
   }
 }

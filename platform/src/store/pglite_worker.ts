@@ -6,14 +6,15 @@
  * thread imports this module only to learn its URL (in a bundle, the URL of the chunk it became), so it
  * does nothing unless it runs as the store's worker.
  *
- * Messages: in `{id, op: 'query' | 'commit' | 'dump' | 'close' | 'exit', …}`; out `{type: 'ready'}` or
+ * Messages: in `{id, op: 'query' | 'copy' | 'steps' | 'commit' | 'dump' | 'close' | 'exit', …}`; out `{type: 'ready'}` or
  * `{type: 'failed', error}` once, then `{id, ok: true, value}` or `{id, ok: false, error}` for each.
  */
 import { PGlite, type Results } from '@electric-sql/pglite';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { OwnerOnlyNodeFS } from './owner_only_fs.ts';
 import { releaseFileBundle } from './file_bundle.ts';
-import { pgCompatibleParsers, runStatement, startParams } from './pglite_run.ts';
+import { copyRows, pgCompatibleParsers, runStatement, runSteps, startParams } from './pglite_run.ts';
+import type { Step } from './store.ts';
 
 /** Where this module is: the file the store's worker thread starts. */
 export const storeWorkerUrl = import.meta.url;
@@ -33,7 +34,11 @@ export type StoreWorkerData = {
 };
 
 /** What the main thread asks of the worker. */
-export type StoreRequest = { op: 'query'; sql: string; params?: unknown[] } | { op: 'commit' | 'dump' | 'close' | 'exit' };
+export type StoreRequest =
+  | { op: 'query'; sql: string; params?: unknown[] }
+  | { op: 'copy'; table: string; columns: readonly string[]; text: string | Uint8Array }
+  | { op: 'steps'; steps: Step[] }
+  | { op: 'commit' | 'dump' | 'close' | 'exit' };
 
 /** A request from the main thread: what it asks, and the number its answer carries. */
 export type ToStoreWorker = StoreRequest & { id: number };
@@ -116,6 +121,10 @@ async function answer(db: PGlite, msg: ToStoreWorker): Promise<unknown> {
   switch (msg.op) {
     case 'query':
       return runStatement(db, msg.sql, msg.params);
+    case 'copy':
+      return copyRows(db, msg.table, msg.columns, msg.text);
+    case 'steps':
+      return runSteps(db, msg.steps);
     case 'commit': {
       // As PGlite's own transaction: a COMMIT of a failed transaction rolls back, and says so as an error.
       const [result] = (await db.exec('COMMIT')) as (Results & { command?: string })[];

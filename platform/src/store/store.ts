@@ -10,10 +10,51 @@ export type QueryResult<R> = { rows: R[]; rowCount: number };
 /** Something SQL can run on: the store itself, or a transaction. Parameters are `$1`, `$2`, … */
 export interface Queryable {
   query<R extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>>;
+  /**
+   * Appends rows to `table` (its `columns`, in order) from `text` in COPY's text format: one line a row,
+   * fields split by a tab, `\N` for null, backslash, tab, newline and carriage return escaped with a
+   * backslash ({@link copyField}). Answers how many rows it added. Only a transaction of the embedded
+   * store has it: there the rows skip the JSON a statement's parameter would carry them in (its text
+   * parsed into jsonb, then every field out of it as text again), the larger part of a row's cost. A
+   * broken constraint fails it as a statement's would. `table` and `columns` are identifiers written in
+   * the code, never a caller's input.
+   */
+  copyRows?(table: string, columns: readonly string[], text: string): Promise<number>;
 }
+
+/** One field of a COPY text row ({@link Queryable.copyRows}): null as `\N`, text escaped, anything else as JSON. */
+export function copyField(value: unknown): string {
+  if (value === null || value === undefined) return '\\N';
+  const text = typeof value === 'string' ? value : typeof value === 'number' ? String(value) : JSON.stringify(value);
+  return /[\\\t\n\r]/.test(text) ? text.replace(/[\\\t\n\r]/g, (ch) => copyEscapes[ch]!) : text;
+}
+
+const copyEscapes: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/** The COPY statement of {@link Queryable.copyRows}, reading from `source`. */
+export function copySql(table: string, columns: readonly string[], source: string): string {
+  return `copy ${table} (${columns.join(', ')}) from ${source}`;
+}
+
+/** One statement of {@link Transactional.transactionOf}: a query with its parameters, or rows from COPY text ({@link Queryable.copyRows}). */
+export type Step =
+  | { sql: string; params?: unknown[] }
+  | {
+      /** `text` as `copyRows` takes it, or already as UTF-8 bytes (the embedded store's worker is sent them so, moved rather than copied). */
+      copy: { table: string; columns: readonly string[]; text: string | Uint8Array };
+    };
 
 /** Something SQL and transactions can run on: a store, or its lane for work that can wait ({@link Store.bulk}). */
 export interface Transactional extends Queryable {
+  /**
+   * Runs `steps` in one transaction, one after another, none of them needing another's answer: committed
+   * when all went through, rolled back and the error thrown when one fails. Answers each step's result (a
+   * COPY's as its `rowCount`, without rows). Only the embedded store has it: there the whole transaction is
+   * one turn and, on a worker store, one message to the worker, instead of a turn held across a round
+   * trip through the event loop for every statement (which, on a busy event loop, kept every other caller
+   * waiting while the worker sat idle).
+   */
+  transactionOf?(steps: Step[]): Promise<QueryResult<Record<string, unknown>>[]>;
   /**
    * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws (the error is
    * rethrown). Statements inside must use the given `tx`.
