@@ -8,10 +8,11 @@
  * `BENCH_VALUE_TURN` (25, a few TCP reads' worth of reports), `BENCH_ROUNDS` rounds (3).
  *
  * Reports the CPU of this process (user + system, every thread) per 10,000 events, the time garbage
- * collection took (from `perf_hooks` `gc` entries) and the longest pause, and the heap used with the
+ * collection took (from `perf_hooks` `gc` entries), the collections of each kind (which do not depend on the
+ * machine's load) and the longest pause, and the heap used with the
  * log full: the figures the soak's event-loop delay follows, without its machine's noise.
  */
-import { PerformanceObserver } from 'node:perf_hooks';
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { protocolEvents, type ReportEvent, decodeEvent } from '@scada/contracts';
 import { MemoryBus, publishEvent } from '@scada/platform';
 import { pino } from 'pino';
@@ -27,16 +28,29 @@ const log = pino({ level: 'silent' });
 
 let gcMs = 0;
 let gcWorst = 0;
+let minor = 0;
+let major = 0;
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
     gcMs += e.duration;
     gcWorst = Math.max(gcWorst, e.duration);
+    const kind = (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+    if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) major++;
+    else if (kind === constants.NODE_PERFORMANCE_GC_MINOR) minor++;
   }
 }).observe({ entryTypes: ['gc'] });
 
 const quality = { validity: 'good' as const, detail: [] as string[], source: 'process' as const, test: false, operatorBlocked: false };
 
-async function round(): Promise<{ cpuPer10k: number; gcPer10k: number; gcWorst: number; heapMiB: number; written: number }> {
+async function round(): Promise<{
+  cpuPer10k: number;
+  gcPer10k: number;
+  gcWorst: number;
+  minorPer10k: number;
+  major: number;
+  heapMiB: number;
+  written: number;
+}> {
   const bus = new MemoryBus();
   const eventLog = await bus.openEventLog({ maxAgeMs: 3_600_000 });
   let written = 0;
@@ -64,6 +78,8 @@ async function round(): Promise<{ cpuPer10k: number; gcPer10k: number; gcWorst: 
   if (typeof globalThis.gc === 'function') globalThis.gc();
   gcMs = 0;
   gcWorst = 0;
+  minor = 0;
+  major = 0;
   const cpu0 = process.cpuUsage();
   const base = Date.now() - 60_000;
   for (let n = 0; n < events; ) {
@@ -107,6 +123,8 @@ async function round(): Promise<{ cpuPer10k: number; gcPer10k: number; gcWorst: 
     cpuPer10k: ((used.user + used.system) / 1e3 / events) * 10_000,
     gcPer10k: (gcMs / events) * 10_000,
     gcWorst,
+    minorPer10k: (minor / events) * 10_000,
+    major,
     heapMiB,
     written,
   };
@@ -126,5 +144,7 @@ console.log(
   `| CPU ms per 10,000 events | ${median(results.map((r) => r.cpuPer10k)).toFixed(0)} (${results.map((r) => r.cpuPer10k.toFixed(0)).join(', ')}) |`,
 );
 console.log(`| GC ms per 10,000 events | ${median(results.map((r) => r.gcPer10k)).toFixed(0)} |`);
+console.log(`| young-generation collections per 10,000 events | ${median(results.map((r) => r.minorPer10k)).toFixed(1)} |`);
+console.log(`| full collections in the round | ${median(results.map((r) => r.major))} |`);
 console.log(`| longest GC pause, ms | ${median(results.map((r) => r.gcWorst)).toFixed(1)} |`);
 console.log(`| heap used with the log full, MiB | ${median(results.map((r) => r.heapMiB)).toFixed(0)} |`);
