@@ -129,15 +129,11 @@ function utf8(text: string): Uint8Array {
  * message back to check it (`encodeEvent`), and followers in the same process (the in-process bus hands
  * them one copy of the bytes, `carryDecoded`) take that body instead of parsing and checking the bytes
  * again, each of them; a value event heard by the history and the live channel is read once. The body is
- * frozen, since every follower shares it. A body is kept for a quarter to half a second (two
- * generations, the older dropped every 250 ms), whatever holds its bytes longer (the history's queue
- * while the store is behind): a follower later than that reads the bytes itself. The live channel takes
- * its events on the next turn and the history its batch within `gatherMs` (50 ms) when it keeps up. Kept
- * longer, they cost more than they save: at 5,000 events a second, two seconds of bodies (some 10,000,
- * a dozen objects each) were alive at every young-generation collection, which copied them and then
- * promoted them to the old generation to die there.
+ * frozen, since every follower shares it. A body is kept for one to two seconds (two generations, the
+ * older dropped each second), whatever holds its bytes longer (the live channel's event log holds them
+ * for minutes): a follower later than that reads the bytes itself.
  */
-const decodedGenerationMs = 250;
+const decodedGenerationMs = 1000;
 let decodedNow = new WeakMap<Uint8Array, { schema: TSchema; body: unknown }>();
 let decodedBefore = new WeakMap<Uint8Array, { schema: TSchema; body: unknown }>();
 let decodedSince = 0;
