@@ -84,6 +84,47 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /**
+ * Small messages share blocks of this size instead of each holding a buffer of its own (an object, its
+ * memory outside the heap and what the garbage collector does for each), as Node's own `Buffer` pool
+ * does; a message larger than `smallBytes` gets its own. A block lives while any message in it does, so
+ * a message kept for long keeps at most this much.
+ */
+const sharedBlockBytes = 16 * 1024;
+const smallBytes = 2048;
+let sharedBlock = new Uint8Array(0);
+let sharedUsed = 0;
+
+/** Room for `size` bytes in the shared block (a new block when the rest of this one is too small). */
+function sharedRoom(size: number): void {
+  if (sharedUsed + size > sharedBlock.length) {
+    sharedBlock = new Uint8Array(sharedBlockBytes);
+    sharedUsed = 0;
+  }
+}
+
+/** A copy of `data` that nobody else writes into: in a shared block when small, else a buffer of its own. */
+export function copyBytes(data: Uint8Array): Uint8Array {
+  const size = data.byteLength;
+  if (size > smallBytes) return new Uint8Array(data);
+  sharedRoom(size);
+  const start = sharedUsed;
+  sharedBlock.set(data, start);
+  sharedUsed += size;
+  return sharedBlock.subarray(start, sharedUsed);
+}
+
+/** `text` in UTF-8: in a shared block when small (at most three bytes a UTF-16 unit), else a buffer of its own. */
+function utf8(text: string): Uint8Array {
+  const most = text.length * 3;
+  if (most > smallBytes) return encoder.encode(text);
+  sharedRoom(most);
+  const start = sharedUsed;
+  const { written } = encoder.encodeInto(text, sharedBlock.subarray(start));
+  sharedUsed += written;
+  return sharedBlock.subarray(start, sharedUsed);
+}
+
+/**
  * Bodies already read and checked, by the bytes they were read from: an event's publisher reads its own
  * message back to check it (`encodeEvent`), and followers in the same process (the in-process bus hands
  * them one copy of the bytes, `carryDecoded`) take that body instead of parsing and checking the bytes
@@ -142,7 +183,7 @@ export function encodeEvent<E extends EventDefinition>(event: E, body: EventBody
     const first = check.Errors(sent).First();
     throw new EventShapeError(`${event.name}: ${first ? `${first.path} ${first.message}` : 'does not match its schema'}`);
   }
-  const bytes = encoder.encode(json);
+  const bytes = utf8(json);
   deepFreeze(sent);
   keepDecoded(bytes, { schema: event.schema, body: sent });
   return bytes;
