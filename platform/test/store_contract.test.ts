@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { createHash } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { storeTargets, type StoreTarget, type TestStore } from '@scada/testkit/stores';
 import { migrate } from '../src/store/migrate.ts';
@@ -83,6 +84,25 @@ for (const target of storeTargets()) {
       );
       t.ok(Buffer.isBuffer(row.bytes));
       t.ok(row.at instanceof Date);
+    });
+
+    t.test('a bytea parameter goes in byte for byte on both stores: a Buffer, a view into a larger buffer, none', async (t) => {
+      const { store } = await fresh(t, target);
+      const all = Buffer.alloc(256);
+      for (let i = 0; i < all.length; i++) all[i] = i;
+      const whole = Buffer.concat([all, all, all]);
+      // A view that starts and ends inside its buffer: only its own bytes may go in.
+      const view = new Uint8Array(whole.buffer, whole.byteOffset + 3, 500);
+      const { rows } = await store.query(
+        'select $1::bytea as whole, $2::bytea as view, $3::bytea as none, length($1::bytea) as n, md5($2::bytea) as sum',
+        [whole, view, Buffer.alloc(0)],
+      );
+      const row = rows[0]!;
+      t.ok(Buffer.isBuffer(row.whole) && (row.whole as Buffer).equals(whole), 'every byte value in order');
+      t.ok(Buffer.isBuffer(row.view) && (row.view as Buffer).equals(Buffer.from(view)), "a view's own bytes, not its buffer's");
+      t.equal((row.none as Buffer).length, 0, 'no bytes');
+      t.equal(row.n, 768);
+      t.equal(row.sum, createHash('md5').update(view).digest('hex'), 'the store hashed the same bytes');
     });
 
     t.test('a broken constraint is one typed error on both stores, naming its kind and constraint but no value', async (t) => {

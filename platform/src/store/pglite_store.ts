@@ -12,7 +12,7 @@ import { workerEntry } from '../worker_entry.ts';
 import { unpackStoreTemplate } from './template_tar.ts';
 import { OwnerOnlyNodeFS, ownerOnlyDatabaseFolder } from './owner_only_fs.ts';
 import { Worker } from 'node:worker_threads';
-import { copyRows, pgCompatibleParsers, runStatement, runSteps, startParams } from './pglite_run.ts';
+import { copyRows, pgCompatibleParsers, pgCompatibleSerializers, runStatement, runSteps, startParams } from './pglite_run.ts';
 import {
   asConstraintViolation,
   type ConstraintViolation,
@@ -591,6 +591,7 @@ export class PGliteStore implements Store {
               await PGlite.create({
                 fs: new OwnerOnlyNodeFS(pgdata),
                 parsers: pgCompatibleParsers,
+                serializers: pgCompatibleSerializers,
                 loadDataDir: template,
                 startParams: startParams({ sharedBuffersMB, maxConnections }),
               }),
@@ -619,6 +620,7 @@ export class PGliteStore implements Store {
         : new ThreadEngine(
             await PGlite.create({
               parsers: pgCompatibleParsers,
+              serializers: pgCompatibleSerializers,
               loadDataDir: options.template,
               startParams: startParams({ sharedBuffersMB, maxConnections }),
             }),

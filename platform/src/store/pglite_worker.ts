@@ -13,7 +13,7 @@ import { PGlite, type Results } from '@electric-sql/pglite';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { OwnerOnlyNodeFS } from './owner_only_fs.ts';
 import { releaseFileBundle } from './file_bundle.ts';
-import { copyRows, pgCompatibleParsers, runStatement, runSteps, startParams } from './pglite_run.ts';
+import { copyRows, pgCompatibleParsers, pgCompatibleSerializers, runStatement, runSteps, startParams } from './pglite_run.ts';
 import type { Step } from './store.ts';
 
 /** Where this module is: the file the store's worker thread starts. */
@@ -91,6 +91,7 @@ async function serve(data: StoreWorkerData, port: NonNullable<typeof parentPort>
     db = await PGlite.create({
       ...(data.pgdata !== undefined ? { fs: new OwnerOnlyNodeFS(data.pgdata) } : {}),
       parsers: workerParsers,
+      serializers: pgCompatibleSerializers,
       loadDataDir: data.template,
       startParams: startParams({ sharedBuffersMB: data.sharedBuffersMB, maxConnections: data.maxConnections }),
     });
