@@ -95,6 +95,20 @@ export function iecReference(reference: string): string {
 /** Where a value comes from: its space, connection, block, place in the block, and the oldest kept day. */
 type Origin = { space: string; connectionId: string; rcb: string; seq: string; seqNum: number | null; keptFrom: number };
 
+/**
+ * Text as the store can keep it: PostgreSQL's text and jsonb hold no NUL character, so a device's string
+ * that carries one would fail its whole batch, delivered again and failing again. It is kept with U+FFFD
+ * (the replacement character) in the NUL's place instead.
+ */
+export function storable(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
+/** A leaf value as the store can keep it (see {@link storable}). */
+function storableValue(value: unknown): unknown {
+  return typeof value === 'string' ? storable(value) : value;
+}
+
 function pointsOf(o: Origin, v: ReportedValue | ReadValue): PointRow[] {
   const at = timeOf(v?.receivedAt);
   if (at === null || typeof v.reference !== 'string') return [];
@@ -105,16 +119,16 @@ function pointsOf(o: Origin, v: ReportedValue | ReadValue): PointRow[] {
     const numeric = typeof value === 'number' && Number.isFinite(value);
     return {
       c: o.connectionId,
-      r: reference,
+      r: storable(reference),
       t: axis,
       at: new Date(at).toISOString(),
-      rcb: o.rcb,
-      seq: o.seq,
+      rcb: storable(o.rcb),
+      seq: storable(o.seq),
       sp: o.space,
       sn: o.seqNum,
       dt: device === null ? null : new Date(device).toISOString(),
       num: numeric ? value : null,
-      v: numeric ? null : (value ?? null),
+      v: numeric ? null : storableValue(value ?? null),
       q: v.quality ?? null,
       w: validity ? (validityRank[validity] ?? 0) : 0,
     };
@@ -137,7 +151,7 @@ export function rowsOf(event: DurableEvent, keptFrom: number): { points: PointRo
         since: new Date(timeOf(s.since)!).toISOString(),
         state: s.state,
         sp: s.space,
-        err: s.lastError ?? null,
+        err: s.lastError === null || s.lastError === undefined ? null : storable(s.lastError),
       });
   } else if (def === protocolEvents.report) {
     const r = decodeEvent(protocolEvents.report, event.data);

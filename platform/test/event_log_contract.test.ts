@@ -65,6 +65,28 @@ for (const target of busTargets()) {
       t.same(await log.after(log.last()), []);
     });
 
+    t.test('events of every size, small and large in turn, are answered byte for byte after an id', async (t) => {
+      const log = await bus.openEventLog({ maxAgeMs: 60_000 });
+      t.teardown(() => log.close());
+      const start = log.last();
+      // Around the sizes the log keeps together and apart (its blocks are 256 KiB): small ones between large
+      // ones, and one larger than a block.
+      const sizes = [10, 70_000, 20, 300_000, 30, 65_536, 65_537, 200_000, 40, 1];
+      const bodies = sizes.map((n, i) => String.fromCharCode(97 + i).repeat(n));
+      for (const b of bodies) bus.publish('events.test.sizes', text(b));
+      await waitFor(() => log.last() >= start + sizes.length, 5000);
+      const answered = (await log.after(start))!.map(body);
+      t.same(
+        answered.map((b) => b.length),
+        sizes,
+        'each size as published',
+      );
+      t.ok(
+        answered.every((b, i) => b === bodies[i]),
+        'each body as published',
+      );
+    });
+
     t.test('a view opened later holds the events published before it, with their ids', async (t) => {
       const first = await bus.openEventLog({ maxAgeMs: 60_000 });
       t.teardown(() => first.close());

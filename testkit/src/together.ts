@@ -10,6 +10,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** What this module needs of a tap test (the testkit does not depend on tap). */
 type Test = {
@@ -73,6 +74,19 @@ export function loadInTurn(t: Test, folder: URL, files: readonly string[]): void
   // seconds): each file run here keeps the one it had alone, as these run one after the other.
   root.setTimeout(files.length * Number(process.env.TAP_TIMEOUT ?? 30) * 1000);
   let stops: Array<() => unknown> = [];
+  // A process that ends early (an uncaught error, a timer of a file before that fires later, a test that
+  // never ends) is reported by tap against whatever test ran then, and the files after it do not run: the
+  // last words say which file's tests were running, which one ran before it, and how to run each alone.
+  let running: { file: string; previous: string | undefined } | null = null;
+  process.once('exit', (code) => {
+    if (running === null) return;
+    const alone = (file: string) => `npx tap ${fileURLToPath(new URL(file, folder))}`;
+    const before = running.previous === undefined ? '' : `, after ${running.previous} (\`${alone(running.previous)}\`)`;
+    process.stderr.write(
+      `# these files ran in one process, which ended (code ${code}) before every file had run, while ${running.file}'s tests ran${before}; ` +
+        `files after it did not run. Run it alone: \`${alone(running.file)}\`\n`,
+    );
+  });
   const step = (i: number): void => {
     const previous = files[i - 1];
     const file = files[i];
@@ -92,7 +106,10 @@ export function loadInTurn(t: Test, folder: URL, files: readonly string[]): void
         stops = [];
         t.error(failed, `${previous} stops`);
       }
-      if (!file) return;
+      if (!file) {
+        running = null;
+        return;
+      }
       const keep = (fn: () => unknown) => void stops.push(fn);
       for (const key of ['teardown', 'after']) Object.defineProperty(root, key, { value: keep, configurable: true, writable: true });
       const failed = await import(new URL(file, folder).href).then(
@@ -100,6 +117,7 @@ export function loadInTurn(t: Test, folder: URL, files: readonly string[]): void
         (error: unknown) => error,
       );
       for (const key of ['teardown', 'after']) delete (root as unknown as Record<string, unknown>)[key];
+      running = { file, previous };
       t.error(failed, `${file} loads`);
       step(i + 1);
     });

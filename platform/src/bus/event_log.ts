@@ -153,17 +153,25 @@ export class EventTail {
   /** Keeps an event: its bytes copied into the current block (a new one when they do not fit), the rest into the arrays. */
   #hold(event: LoggedEvent): void {
     const size = event.data.byteLength;
-    if (this.#blockUsed + size > this.#block.length) {
-      this.#block = new Uint8Array(Math.max(blockBytes, size));
-      this.#blockUsed = 0;
+    let block = this.#block;
+    let start = 0;
+    if (size > blockBytes / 4) {
+      // A large event gets a buffer of its own; the current block stays open for the small ones after it
+      // (else each large event would leave the rest of a block empty).
+      block = new Uint8Array(size);
+    } else {
+      if (this.#blockUsed + size > this.#block.length) {
+        this.#block = block = new Uint8Array(blockBytes);
+        this.#blockUsed = 0;
+      }
+      start = this.#blockUsed;
+      this.#blockUsed += size;
     }
-    const start = this.#blockUsed;
-    this.#block.set(event.data, start);
-    this.#blockUsed += size;
+    block.set(event.data, start);
     this.#ids.push(event.id);
     this.#subjects.push(event.subject);
     this.#ats.push(event.at);
-    this.#blocks.push(this.#block);
+    this.#blocks.push(block);
     this.#starts.push(start);
     this.#ends.push(start + size);
   }

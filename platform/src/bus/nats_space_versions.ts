@@ -104,7 +104,12 @@ export class NatsSpaceVersions implements SpaceVersions {
       current.queued = new Promise<void>((resolve, reject) => {
         const send = () => {
           current.queued = undefined;
-          this.#send(space, current).then(resolve, reject);
+          // A put that fails before it is sent fails this bump too: the writes waiting on it are answered.
+          try {
+            this.#send(space, current).then(resolve, reject);
+          } catch (error) {
+            reject(error);
+          }
         };
         if (!atTurnWrite(this.#nc, send)) setImmediate(send);
       });
