@@ -1,7 +1,7 @@
 /**
  * The main thread's share of a reported value after its decoding, in this process alone (no device, no
- * store, no HTTP): a report event of one value published as the protocol service publishes it (checked
- * encoding, an entry's event id), carried by the in-process bus to the event log (which holds every event
+ * store, no HTTP): a report event of one value published as the protocol service publishes it (its own
+ * encoding, `publishOwnEvent`, and a buffered entry's event id, `entryEventId`), carried by the in-process bus to the event log (which holds every event
  * for the run, as the live channel's 120 s do at 5,000 values/s), to a live follower that builds each
  * event's SSE frame as the gateway's live hub does, and to a durable consumer whose handler reads each
  * event as the history's does. `BENCH_VALUE_EVENTS` events (300,000 unless told) in turns of
@@ -14,9 +14,10 @@
  */
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { protocolEvents, type ReportEvent, decodeEvent } from '@scada/contracts';
-import { MemoryBus, publishEvent } from '@scada/platform';
+import { MemoryBus, publishOwnEvent } from '@scada/platform';
 import { pino } from 'pino';
 import { liveMessage } from '../gateway/src/live/messages.ts';
+import { entryEventId } from '../protocol-service/src/sessions/report_delivery.ts';
 import { benchRounds } from './harness.ts';
 
 const events = Number(process.env.BENCH_VALUE_EVENTS ?? 300_000);
@@ -40,6 +41,7 @@ new PerformanceObserver((list) => {
   }
 }).observe({ entryTypes: ['gc'] });
 
+const deviceQuality = { validity: 'good', flags: [] as string[], source: 'process' };
 const quality = { validity: 'good' as const, detail: [] as string[], source: 'process' as const, test: false, operatorBlocked: false };
 
 async function round(): Promise<{
@@ -109,9 +111,18 @@ async function round(): Promise<{
         ],
         at,
       };
-      publishEvent(bus, protocolEvents.report, event, {
+      const device = {
+        rcb,
+        rptId: 'brcb01',
+        seqNum: n & 0xffff,
+        timeOfEntry: at,
+        entryId,
+        values: [{ ref: 'SIMLD0/GGIO1.AnIn1.mag.f', value: n, quality: deviceQuality, timestamp: { time: at }, reason: ['dataChange'] }],
+      };
+      publishOwnEvent(bus, protocolEvents.report, event, {
         requestId: `report-${connectionId}`,
-        eventId: `report.${connectionId}.${entryId}`,
+        eventId: entryEventId(connectionId, device),
+        listed: 'values',
       });
     }
     await new Promise((resolve) => setImmediate(resolve));

@@ -5,7 +5,16 @@
  * events) and the live channel. A follower that refuses a body logs "an event not of its defined shape";
  * none may.
  */
-import { configEvents, decodeEvent, encodeEvent, events, type EventBody, type EventDefinition } from '@scada/contracts';
+import {
+  configEvents,
+  decodeEvent,
+  encodeEvent,
+  encodeOwnEvent,
+  events,
+  listedItems,
+  type EventBody,
+  type EventDefinition,
+} from '@scada/contracts';
 import { publishEvent, type KindOf } from '@scada/platform';
 import t from 'tap';
 import { startTestPlatform } from '@scada/testkit/platform';
@@ -21,6 +30,26 @@ t.test('every event of the registry has an example its schema takes, unchanged b
     const data = encodeEvent(e, e.example as EventBody<typeof e>);
     t.same(decodeEvent(e, data), e.example, `${e.name}: the follower reads what the publisher sent`);
   }
+});
+
+t.test("a service's own encoding (not checked on the way out) makes the checked encoding's JSON, each listed item findable", async (t) => {
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  for (const e of events) {
+    const body = e.example as EventBody<typeof e>;
+    t.equal(text(encodeOwnEvent(e, body)), text(encodeEvent(e, body)), `${e.name}: the same JSON`);
+  }
+  const report = events.find((e) => e.name === 'protocol.report')!;
+  const example = report.example as { values: { reference: string }[] };
+  const body = { ...example, values: [example.values[0]!, { ...example.values[0]!, reference: 'LD\u00e9/GGIO1.Ind1.stVal' }] };
+  const data = encodeOwnEvent(report, body as EventBody<typeof report>, 'values');
+  t.equal(text(data), text(encodeEvent(report, body as EventBody<typeof report>)), 'a report encoded value by value: the same JSON');
+  t.same(
+    listedItems(data)?.map(text),
+    body.values.map((v) => JSON.stringify(v)),
+    "each value's bytes in the event are its JSON, non-ASCII text included",
+  );
+  t.same(JSON.parse(text(data)), decodeEvent(report, data), 'its followers in the process read what its JSON says');
+  t.equal(listedItems(encodeEvent(report, body as EventBody<typeof report>)), undefined, 'a checked encoding lists no items');
 });
 
 t.test("a body its schema takes only before JSON (a required value left undefined) is the publisher's error", async (t) => {

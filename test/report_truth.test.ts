@@ -5,6 +5,7 @@
  * the device is away and dropped with their block, and data-set reads.
  */
 import t from 'tap';
+import { checkerOf, protocolEvents } from '@scada/contracts';
 import { readFile } from 'node:fs/promises';
 import { startSimulator, type Faults } from '@scada/simulator';
 import { FIXTURE_SCL, fixtureModel } from '@scada/testkit/simulator_fixture';
@@ -39,7 +40,18 @@ type Value = {
 };
 type Report = { connectionId: string; rcb: string; rptId: string; seqNum: number | null; entryId: string | null; values: Value[] };
 const reports: Report[] = [];
-p.proc.bus.subscribe('events.protocol.report', (m) => void reports.push(JSON.parse(new TextDecoder().decode(m.data)) as Report));
+// Each report read from its bytes, as a follower in another process reads it, and checked against the
+// event's schema: the sessions publish reports without checking them on the way out.
+const reportShape = checkerOf(protocolEvents.report.schema);
+const unshaped: string[] = [];
+p.proc.bus.subscribe('events.protocol.report', (m) => {
+  const body: unknown = JSON.parse(new TextDecoder().decode(m.data));
+  if (!reportShape.Check(body)) {
+    const first = reportShape.Errors(body).First();
+    unshaped.push(`${first?.path} ${first?.message}`);
+  }
+  reports.push(body as Report);
+});
 const toggle = (() => {
   let on = false;
   return () => sim.setValue(`${D}/GGIO1$ST$Ind1$stVal`, { type: 'boolean', value: (on = !on) });
@@ -295,4 +307,9 @@ t.test(`another device behind the same address: the values go (${p.mode})`, asyn
     'no value of the previous device is served',
   );
   t.equal((await c.api('POST', '/stop')).status, 204);
+});
+
+t.test('every report the sessions published is of its schema, read from its bytes', async (t) => {
+  t.ok(reports.length > 0, 'reports were published');
+  t.same(unshaped, [], 'none is refused by the schema');
 });

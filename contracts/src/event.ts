@@ -134,15 +134,21 @@ function utf8(text: string): Uint8Array {
  * for minutes): a follower later than that reads the bytes itself.
  */
 const decodedGenerationMs = 1000;
-let decodedNow = new WeakMap<Uint8Array, { schema: TSchema; body: unknown }>();
-let decodedBefore = new WeakMap<Uint8Array, { schema: TSchema; body: unknown }>();
+type Decoded = {
+  schema: TSchema;
+  body: unknown;
+  /** Where each item of the body's listed array lies in the bytes (start and end, in turn), when they were encoded one by one. */
+  items?: readonly number[];
+};
+let decodedNow = new WeakMap<Uint8Array, Decoded>();
+let decodedBefore = new WeakMap<Uint8Array, Decoded>();
 let decodedSince = 0;
 
-function decodedOf(data: Uint8Array): { schema: TSchema; body: unknown } | undefined {
+function decodedOf(data: Uint8Array): Decoded | undefined {
   return decodedNow.get(data) ?? decodedBefore.get(data);
 }
 
-function keepDecoded(data: Uint8Array, known: { schema: TSchema; body: unknown }): void {
+function keepDecoded(data: Uint8Array, known: Decoded): void {
   const now = Date.now();
   if (now - decodedSince >= decodedGenerationMs) {
     decodedBefore = now - decodedSince >= 2 * decodedGenerationMs ? new WeakMap() : decodedNow;
@@ -187,6 +193,82 @@ export function encodeEvent<E extends EventDefinition>(event: E, body: EventBody
   deepFreeze(sent);
   keepDecoded(bytes, { schema: event.schema, body: sent });
   return bytes;
+}
+
+/** Pieces of text in UTF-8, one after the other, in a shared block when small; with where each ends in the bytes. */
+function utf8Pieces(pieces: readonly string[]): { bytes: Uint8Array; ends: number[] } {
+  let length = 0;
+  for (const piece of pieces) length += piece.length;
+  const ends: number[] = [];
+  if (length * 3 > smallBytes) {
+    const bytes = new Uint8Array(length * 3);
+    let used = 0;
+    for (const piece of pieces) {
+      used += encoder.encodeInto(piece, bytes.subarray(used)).written;
+      ends.push(used);
+    }
+    return { bytes: bytes.slice(0, used), ends };
+  }
+  sharedRoom(length * 3);
+  const start = sharedUsed;
+  for (const piece of pieces) {
+    sharedUsed += encoder.encodeInto(piece, sharedBlock.subarray(sharedUsed)).written;
+    ends.push(sharedUsed - start);
+  }
+  return { bytes: sharedBlock.subarray(start, sharedUsed), ends };
+}
+
+/**
+ * An event's message from the service that defines it, whose code alone shapes the body (a session's
+ * reports): made once, not read back nor checked against the schema (`encodeEvent` does both, for
+ * bodies made from what came from outside; the tests check what each publisher sends). The body must be
+ * what its JSON reads back as (no `undefined`, no `Date`, no class instances): it is frozen and given as
+ * it is to the followers in this process (`decodeEvent`), as a checked body is; followers elsewhere read
+ * and check the bytes.
+ *
+ * `listed` names an array of the body (its last key) whose items are encoded one by one, each then found
+ * by `listedItems` in the bytes: the live channel writes a report's values as they are in the event.
+ */
+export function encodeOwnEvent<E extends EventDefinition>(event: E, body: EventBody<E>, listed?: string): Uint8Array {
+  const sent = { at: new Date().toISOString(), ...body } as Record<string, unknown>;
+  const list = listed === undefined ? undefined : sent[listed];
+  if (listed === undefined || !Array.isArray(list)) {
+    const bytes = utf8(JSON.stringify(sent));
+    deepFreeze(sent);
+    keepDecoded(bytes, { schema: event.schema, body: sent });
+    return bytes;
+  }
+  const { [listed]: _list, ...rest } = sent;
+  const head = JSON.stringify(rest);
+  const pieces = [`${head.length > 2 ? `${head.slice(0, -1)},` : '{'}${JSON.stringify(listed)}:[`];
+  for (let i = 0; i < list.length; i++) {
+    if (i > 0) pieces.push(',');
+    pieces.push(JSON.stringify(list[i]));
+  }
+  pieces.push(']}');
+  const { bytes, ends } = utf8Pieces(pieces);
+  const items: number[] = [];
+  for (let i = 0; i < list.length; i++) {
+    // The item's piece is the 1st, 3rd, 5th… after the head (commas between them).
+    const piece = 1 + 2 * i;
+    items.push(ends[piece - 1]!, ends[piece]!);
+  }
+  deepFreeze(sent);
+  keepDecoded(bytes, { schema: event.schema, body: sent, items });
+  return bytes;
+}
+
+/**
+ * The bytes of each item of an event's listed array, as its publisher encoded them (`encodeOwnEvent`),
+ * views into `data`; undefined when this process does not know them (the bytes came from elsewhere, or
+ * long ago): the caller then encodes the items from the decoded body.
+ */
+export function listedItems(data: Uint8Array): Uint8Array[] | undefined {
+  const items = decodedOf(data)?.items;
+  if (items === undefined) return undefined;
+  const out: Uint8Array[] = [];
+  for (let i = 0; i < items.length; i += 2) out.push(data.subarray(items[i]!, items[i + 1]!));
+  return out;
 }
 
 /** A received event's body, checked against its definition; null when it is not JSON or not of that shape. */

@@ -11,6 +11,7 @@ import {
   decodeEvent,
   eventOf,
   kindOf,
+  listedItems,
   protocolEvents,
   type EventDefinition,
   type LiveAlarm,
@@ -41,6 +42,17 @@ export function frame(id: string, event: string, data: unknown): Buffer {
   return Buffer.from(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
+/** One SSE event whose data is JSON already encoded (a report's value as its event holds it): the bytes copied as they are. */
+export function rawFrame(id: string, event: string, json: Uint8Array): Buffer {
+  const head = `id: ${id}\nevent: ${event}\ndata: `;
+  const out = Buffer.allocUnsafe(head.length + json.byteLength + 2);
+  const at = out.write(head, 0, 'latin1');
+  out.set(json, at);
+  out[at + json.byteLength] = 10;
+  out[at + json.byteLength + 1] = 10;
+  return out;
+}
+
 /** Decodes a logged event through the event registry; null for events the live channel does not carry (auth events, unreadable ones). */
 export function liveMessage(event: LoggedEvent): LiveMessage | null {
   const build = buildOf(event.subject, event.data);
@@ -48,7 +60,13 @@ export function liveMessage(event: LoggedEvent): LiveMessage | null {
   let frames: Buffer[] | null = null;
   let all: Buffer | null = null;
   const framesOf = () =>
-    (frames ??= build.data().map((d, n, list) => frame(list.length === 1 ? String(event.id) : `${event.id}:${n}`, d.event, d.data)));
+    (frames ??= build
+      .data()
+      .map((d, n, list) =>
+        'json' in d
+          ? rawFrame(list.length === 1 ? String(event.id) : `${event.id}:${n}`, d.event, d.json)
+          : frame(list.length === 1 ? String(event.id) : `${event.id}:${n}`, d.event, d.data),
+      ));
   return {
     id: event.id,
     space: build.space,
@@ -66,7 +84,9 @@ export function liveMessage(event: LoggedEvent): LiveMessage | null {
   };
 }
 
-type Build = { space: string; topic: LiveTopic; connectionId: string | null; data(): { event: string; data: unknown }[] };
+/** An SSE event's data: a value to write as JSON, or its JSON already encoded. */
+type FrameData = { event: string; data: unknown } | { event: string; json: Uint8Array };
+type Build = { space: string; topic: LiveTopic; connectionId: string | null; data(): FrameData[] };
 
 /** The configuration changes the channel carries, by event: every context's entities, connections included. */
 const configChanges = new Map<EventDefinition, string>([
@@ -86,7 +106,12 @@ function buildOf(subject: string, data: Uint8Array): Build | null {
       space: body.space,
       topic: 'values',
       connectionId: body.connectionId,
-      data: () => body.values.map((data) => ({ event: 'value', data: data satisfies ReportedValue })),
+      // Each value as its publisher in this process encoded it, when known: the same JSON, not made again.
+      data: () => {
+        const items = listedItems(data);
+        if (items !== undefined && items.length === body.values.length) return items.map((json) => ({ event: 'value', json }));
+        return body.values.map((data) => ({ event: 'value', data: data satisfies ReportedValue }));
+      },
     };
   }
   if (def === protocolEvents.session) {

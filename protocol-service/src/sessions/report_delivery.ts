@@ -3,14 +3,15 @@
  * and kept in the replica's journal: the place (EntryID) of a buffered block and the last values, which a
  * new holder of the connection starts from. A block resumes after the last EntryID saved, wherever that
  * was, and the values answer at once, stale until fresh ones arrive. An entry of a buffered block is
- * published with an event id made of the entry itself (connection, block, EntryID, values), so the entries
+ * published with an event id made of the entry itself (connection, block, EntryID and TimeOfEntry, or its
+ * values when it carries no TimeOfEntry), so the entries
  * a device sends again after a takeover (those delivered since the dead holder's last save) are the same
  * events to the event log, which keeps each once: every entry reaches `/api/live` once. A device's BufOvfl
  * on the first report of a block enabled with no place to resume from is not a loss: nothing was owed.
  */
 import * as crypto from 'node:crypto';
 import { protocolEvents, type ReportEvent } from '@scada/contracts';
-import { publishEvent, type Bus, type Store } from '@scada/platform';
+import { publishOwnEvent, type Bus, type Store } from '@scada/platform';
 import { parseReference, toMmsReference } from '@scada/iec61850';
 import { readDeliveries, type StoredValue } from '../store/deliveries.ts';
 import type { StartedConnection } from '../store/sessions.ts';
@@ -134,16 +135,27 @@ export class ReportDelivery {
       values: values.map(({ stale: _s, ...v }) => ({ connectionId: id, ...v })),
       at: receivedAt,
     };
-    publishEvent(this.#deps.bus, protocolEvents.report, event, {
+    // The body is made here from decoded values alone (JSON's own kinds, no `undefined`): encoded once,
+    // not read back and checked (the tests check every report a session sends against the schema).
+    publishOwnEvent(this.#deps.bus, protocolEvents.report, event, {
       requestId: `report-${id}`,
       eventId: report.entryId ? entryEventId(id, report) : undefined,
+      listed: 'values',
     });
   }
 }
 
-/** The event id of a buffered block's entry: the same whoever publishes it, and another for another entry that reuses an EntryID. */
-function entryEventId(connectionId: string, report: DeviceReport): string {
-  const entry = sha256(JSON.stringify([report.rcb, report.entryId, report.values]));
+/**
+ * The event id of a buffered block's entry: the same whoever publishes it (a device sends an entry again
+ * as it was), and another for another entry that reuses an EntryID (a device that started again counts its
+ * EntryIDs afresh): the block, the EntryID and the entry's TimeOfEntry, which together name one entry of
+ * a block; an entry without a TimeOfEntry is named by its values instead.
+ */
+export function entryEventId(connectionId: string, report: DeviceReport): string {
+  const entry =
+    report.timeOfEntry === undefined
+      ? sha256(JSON.stringify([report.rcb, report.entryId, report.values]))
+      : sha256(`${report.rcb}\n${report.entryId}\n${report.timeOfEntry}`);
   return `report.${connectionId}.${entry.slice(0, 22)}`;
 }
 
