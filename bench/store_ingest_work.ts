@@ -18,8 +18,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { loadMigrations, type DurableEvent, type Transactional } from '@scada/platform';
 import { PGliteStore } from '@scada/platform/testing';
-import { record } from '../history-service/src/ingest.ts';
-import { Partitions } from '../history-service/src/partitions.ts';
+import { Partitions, record } from '@scada/history/parts';
 
 const batches = Number(process.env.BENCH_STORE_BATCHES ?? 40);
 const eventsPerBatch = Number(process.env.BENCH_STORE_EVENTS ?? 500);

@@ -16,8 +16,8 @@ import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf
 import { protocolEvents, type ReportEvent, decodeEvent } from '@scada/contracts';
 import { MemoryBus, publishOwnEvent } from '@scada/platform';
 import { pino } from 'pino';
-import { liveMessage } from '../gateway/src/live/messages.ts';
-import { entryEventId } from '../protocol-service/src/sessions/report_delivery.ts';
+import { liveMessage } from '@scada/gateway/parts';
+import { entryEventId } from '@scada/protocol/parts';
 import { benchRounds } from './harness.ts';
 
 const events = Number(process.env.BENCH_VALUE_EVENTS ?? 300_000);

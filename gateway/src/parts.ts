@@ -7,3 +7,4 @@ export { parseUrlencoded } from './input/body.ts';
 export { clientIp } from './middleware/client_ip.ts';
 export { Tallies } from './metrics.ts';
 export { indexedRoutes } from './route_index.ts';
+export { liveMessage } from './live/messages.ts';
