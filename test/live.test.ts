@@ -458,10 +458,22 @@ t.test(`the live channel (${p.mode})`, async (t) => {
 
   t.test('a gateway that stops ends its streams with a last event', async (t) => {
     const other = await secondGateway(p);
-    const s = await openSse(`${other.url}/api/live`, viewer.headers);
+    const s = await openSse(`${other.url}/api/live?connections=${a}`, viewer.headers);
     const snapshot = await s.wait(isEvent('snapshot'));
+    report('default', a, 'before-shutdown');
+    await s.wait(isValue(a, 'before-shutdown'));
     await other.stop();
     await s.ended(2000);
-    t.match(s.events.at(-1), { event: 'end', id: idOf(snapshot), data: { reason: 'shutdown' } }, 'with the id to resume after');
+    const end = s.events.at(-1)!;
+    t.match(end, { event: 'end', id: /^\d+$/, data: { reason: 'shutdown' } }, 'a last event with an id');
+    // The id is the position the stream reached in the event log: at least the last event it carried, and
+    // further when the log moved on with events this stream does not carry (other spaces, other
+    // connections), which a resume need not replay. Resuming from it elsewhere misses nothing and repeats nothing.
+    const last = s.events.filter((e) => e.event !== 'end').at(-1)!;
+    t.ok(Number(idOf(end)) >= Number(idOf(last)) && Number(idOf(last)) > Number(idOf(snapshot)), 'with the id to resume after');
+    report('default', a, 'after-shutdown');
+    const again = await live(viewer, `?connections=${a}`, { 'last-event-id': idOf(end)! });
+    t.teardown(() => again.close());
+    t.match(await again.wait(() => true), { event: 'value', data: { value: 'after-shutdown' } }, 'a resume from it through another gateway: the next event, nothing twice');
   });
 });
