@@ -469,11 +469,15 @@ t.test(`the live channel (${p.mode})`, async (t) => {
     // The id is the position the stream reached in the event log: at least the last event it carried, and
     // further when the log moved on with events this stream does not carry (other spaces, other
     // connections), which a resume need not replay. Resuming from it elsewhere misses nothing and repeats nothing.
-    const last = s.events.filter((e) => e.event !== 'end').at(-1)!;
+    const last = s.events.filter((e) => 'event' in e && e.event !== 'end').at(-1)!;
     t.ok(Number(idOf(end)) >= Number(idOf(last)) && Number(idOf(last)) > Number(idOf(snapshot)), 'with the id to resume after');
     report('default', a, 'after-shutdown');
     const again = await live(viewer, `?connections=${a}`, { 'last-event-id': idOf(end)! });
     t.teardown(() => again.close());
-    t.match(await again.wait(() => true), { event: 'value', data: { value: 'after-shutdown' } }, 'a resume from it through another gateway: the next event, nothing twice');
+    t.match(
+      await again.wait(() => true),
+      { event: 'value', data: { value: 'after-shutdown' } },
+      'a resume from it through another gateway: the next event, nothing twice',
+    );
   });
 });
