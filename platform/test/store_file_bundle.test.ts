@@ -23,6 +23,14 @@ const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(J
 /** How many of the bundle's files the last open left to be read on demand, as its log line says. */
 const onDemand = () => lines.filter((l) => l.msg === 'opened the embedded store').at(-1)?.onDemand ?? 0;
 
+/**
+ * The data folder of the first test, a database made by initdb there. The tests after it open it again
+ * rather than each running initdb on a folder of its own (2-3 CPU-s each): what they test is a started
+ * store's reading of the bundle, the same on a database it opens as on one it created, which the first
+ * test shows. Run alone, each creates it.
+ */
+const plain = join(folder, 'plain');
+
 /** What reads files of the bundle after the start: each a different one, each read for the first time. */
 async function usesTheBundle(t: Test, store: Store): Promise<void> {
   const zones = await store.query<{ berlin: string; tokyo: string }>(
@@ -39,7 +47,7 @@ async function usesTheBundle(t: Test, store: Store): Promise<void> {
 }
 
 t.test('a store opened from a data folder, new and again', async (t) => {
-  const dataDir = join(folder, 'plain');
+  const dataDir = plain;
   const first = await PGliteStore.open(dataDir, { log });
   t.ok(onDemand() > 100, `the bundle's files read on demand (${onDemand()})`);
   await usesTheBundle(t, first);
@@ -51,7 +59,7 @@ t.test('a store opened from a data folder, new and again', async (t) => {
 });
 
 t.test("an edge site's store: one connection's shared memory, 1 MB of shared buffers", async (t) => {
-  const store = await openStore({ dataDir: join(folder, 'site'), site: 'substation-1' }, log);
+  const store = await openStore({ dataDir: plain, site: 'substation-1' }, log);
   try {
     const settings = await store.query<{ name: string; setting: string; unit: string | null }>(
       `select name, setting, unit from pg_settings where name in ('max_connections', 'shared_buffers') order by name`,
@@ -67,8 +75,9 @@ t.test("an edge site's store: one connection's shared memory, 1 MB of shared buf
 });
 
 t.test("two stores open at once in one process, one on a worker thread: each reads its own bundle's files", async (t) => {
-  const main = await PGliteStore.open(join(folder, 'beside-main'), { log });
+  const main = await PGliteStore.open(plain, { log });
   t.ok(onDemand() > 100, 'the main thread store reads on demand');
+  // A new database, made by initdb on the worker thread: the worker's copy of the bundle is let go after it.
   const worker = await PGliteStore.open(join(folder, 'beside-worker'), { log, thread: 'worker' });
   t.ok(onDemand() > 100, "and the worker's copy too");
   try {

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { compileStoresAsPlatform, pgliteTemplate } from '@scada/testkit/stores';
 import { PGliteStore } from '../src/store/pglite_store.ts';
 import { ConstraintViolation, copyField, StoreOverloadedError, StoreUnavailableError } from '../src/store/store.ts';
@@ -21,9 +21,43 @@ t.setTimeout(600_000);
 // `EMBEDDED_STORE_COMPILER=optimizing`); V8's flags are the process's, so the worker threads' stores too.
 compileStoresAsPlatform();
 
+/**
+ * One store on each thread for the tests that neither close it nor start it with settings of their own,
+ * made when first asked for and emptied before each test: what a new store would offer the test, without
+ * a new one's cost (a start from the template: 0.4-0.9 CPU-s and 200 MB each, a worker's the dearer).
+ */
+const sharedStores = new Map<'main' | 'worker', Promise<PGliteStore>>();
+t.teardown(async () => {
+  for (const store of sharedStores.values()) await (await store).close();
+});
+
+/** The shared store of `thread`, emptied for this test; that nothing is left of the tests before is asserted. */
+async function sharedStore(t: Test, thread: 'main' | 'worker'): Promise<PGliteStore> {
+  let made = sharedStores.get(thread);
+  if (made === undefined) {
+    made = pgliteTemplate().then((template) => PGliteStore.memory({ thread, template, checkNesting: true }));
+    sharedStores.set(thread, made);
+  }
+  const store = await made;
+  await store.query('drop schema public cascade; create schema public');
+  const { rows } = await store.query(
+    `select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public'
+     union all select p.proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = 'public'`,
+  );
+  t.same(rows, [], 'the test starts on an empty database');
+  return store;
+}
+
+/**
+ * One data folder for the tests that close a store on disk and open it again (each writes a table of its
+ * own): the first of them to run creates the database there from the template, the others open it, at a
+ * tenth of the cost of writing a new database's 40 MB to the disk (1.6 CPU-s and more on a busy disk).
+ */
+const folder = await mkdtemp(join(tmpdir(), 'scada-store-worker-'));
+t.teardown(() => rm(folder, { recursive: true, force: true }));
+
 t.test('statements, errors and transactions on the worker answer as on the main thread', async (t) => {
-  const store = await PGliteStore.memory({ thread: 'worker', template: await pgliteTemplate(), checkNesting: true });
-  t.teardown(() => store.close());
+  const store = await sharedStore(t, 'worker');
   t.equal(store.thread, 'worker');
   await store.query('create table w (id int primary key, b bytea, n int8, d date, j jsonb)');
   await store.query('insert into w values ($1, $2, $3, $4, $5)', [1, Buffer.from('ab'), '9007199254740993', '2026-11-29', { a: [1] }]);
@@ -118,8 +152,7 @@ t.test('a worker store closed as asked is not told lost', async (t) => {
 });
 
 t.test('close ends the worker, releases the folder, and the data is there when opened again', async (t) => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'scada-store-worker-'));
-  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const dataDir = folder;
   const template = await pgliteTemplate();
   const store = await PGliteStore.open(dataDir, { thread: 'worker', template });
   await store.query('create table kept (v text)');
@@ -164,19 +197,19 @@ for (const thread of ['main', 'worker'] as const) {
 
 for (const thread of ['main', 'worker'] as const) {
   t.test(`${thread} thread: close waits for the transaction in progress, which commits`, async (t) => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'scada-store-close-'));
-    t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+    const dataDir = folder;
     const store = await PGliteStore.open(dataDir, { thread, template: await pgliteTemplate() });
+    const table = `during_close_${thread}`;
     let began!: () => void;
     const begun = new Promise<void>((done) => {
       began = done;
     });
     const committed = store.transaction(async (tx) => {
-      await tx.query('create table during_close (v int)');
+      await tx.query(`create table ${table} (v int)`);
       began();
       // The close below is asked for while this transaction still has statements to run.
       await new Promise((done) => setImmediate(done));
-      await tx.query('insert into during_close values (1)');
+      await tx.query(`insert into ${table} values (1)`);
       return 'committed';
     });
     await begun;
@@ -185,13 +218,12 @@ for (const thread of ['main', 'worker'] as const) {
     await closed;
     const again = await PGliteStore.open(dataDir, { thread: 'main' });
     t.teardown(() => again.close());
-    t.same((await again.query('select v from during_close')).rows, [{ v: 1 }], 'and what it wrote is there');
+    t.same((await again.query(`select v from ${table}`)).rows, [{ v: 1 }], 'and what it wrote is there');
   });
 }
 
 t.test('a parameter that cannot reach the worker fails its call, and the store goes on', async (t) => {
-  const store = await PGliteStore.memory({ thread: 'worker', template: await pgliteTemplate() });
-  t.teardown(() => store.close());
+  const store = await sharedStore(t, 'worker');
   const uncopyable = { a: 1, f: () => 1 };
   await t.rejects(store.query('select $1::jsonb as v', [uncopyable]), { name: 'DataCloneError' });
   await t.rejects(
@@ -204,8 +236,7 @@ t.test('a parameter that cannot reach the worker fails its call, and the store g
 
 for (const thread of ['main', 'worker'] as const) {
   t.test(`${thread} thread: a deferred constraint broken at COMMIT is a ConstraintViolation`, async (t) => {
-    const store = await PGliteStore.memory({ thread, template: await pgliteTemplate() });
-    t.teardown(() => store.close());
+    const store = await sharedStore(t, thread);
     await store.query('create table parent (id int primary key)');
     await store.query('create table child (parent int constraint child_parent_fk references parent deferrable initially deferred)');
     const failed = await store.transaction((tx) => tx.query('insert into child values (5)')).catch((err: unknown) => err);
@@ -218,8 +249,7 @@ for (const thread of ['main', 'worker'] as const) {
 
 for (const thread of ['main', 'worker'] as const) {
   t.test(`${thread} thread: a transaction of steps and COPY text commits whole, or not at all`, async (t) => {
-    const store = await PGliteStore.memory({ thread, template: await pgliteTemplate(), checkNesting: true });
-    t.teardown(() => store.close());
+    const store = await sharedStore(t, thread);
     await store.query('create table c (id int primary key, note text, j jsonb, b bytea)');
     const awkward = 'tab\there, line\nbreak, back\\slash, return\r, \\N as text';
     const text = [
@@ -259,8 +289,7 @@ for (const thread of ['main', 'worker'] as const) {
 
 for (const thread of ['main', 'worker'] as const) {
   t.test(`${thread} thread: a statement waits for the one bulk transaction of steps running, not for those queued behind it`, async (t) => {
-    const store = await PGliteStore.memory({ thread, template: await pgliteTemplate(), checkNesting: true });
-    t.teardown(() => store.close());
+    const store = await sharedStore(t, thread);
     await store.query('create table done (what text, n serial)');
     const finished: string[] = [];
     // Five history-like batches, one turn each; the first is running (handed its turn a callback later).
