@@ -1,6 +1,6 @@
 /**
  * What the console's browser tests share: Debian's Chromium driven by playwright-core, one browser a test
- * file; the console built first, as `npm start` builds it (once for every file while its sources stay the
+ * file, or one a process for files run in turn (`keepOneBrowser`); the console built first, as `npm start` builds it (once for every file while its sources stay the
  * same); a page in a context of its own that records every console error, page error, CSP violation,
  * dialog and request; signing in through the form; and a screen's check (axe-core finds no serious or
  * critical violation, nothing scrolls sideways, a screenshot under test/output/console/, which git ignores).
@@ -33,18 +33,62 @@ export const screenshotsDir = new URL('../../test/output/console/', import.meta.
 const wcagTags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 
 /**
+ * A browser file's time limit, more than the suite's per-file limit: a browser, the platform and often the
+ * simulator in one process have taken 2–3 times their usual 40–60 s on two cores crowded by the other test
+ * files.
+ */
+export const browserFileTimeoutMs = 300_000;
+
+/**
+ * The browser a process keeps for the browser files it runs in turn (`keepOneBrowser`): launched by the first
+ * file that starts one, closed when the file that keeps it ends. `null` while each file has a browser of its own.
+ */
+let kept: { browser?: Promise<Browser> } | null = null;
+
+/** Why the browser tests cannot run here, or `null` when Chromium is there. */
+function chromiumMissing(): string | null {
+  return existsSync(chromiumPath) ? null : `Chromium is not at ${chromiumPath}`;
+}
+
+/**
  * Whether the file's browser tests can run. Without Chromium they are skipped (planned as none, with the
- * reason) on a developer's machine and fail in CI, which installs it. A file that runs gets more time than
- * the suite's per-file limit: a browser, the platform and often the simulator in one process have taken
- * 2–3 times their usual 40–60 s on two cores crowded by the other test files.
+ * reason) on a developer's machine and fail in CI, which installs it. A file that runs gets
+ * `browserFileTimeoutMs`. In a process that keeps one browser for its files (`keepOneBrowser`), that file has
+ * checked Chromium and set the time limit for all of them, so this leaves tap's root alone.
  */
 export function browserAvailable(t: FileTest): boolean {
-  if (!existsSync(chromiumPath)) {
-    if (process.env.CI === 'true') t.fail(`Chromium is not at ${chromiumPath}: .ci/run installs the chromium package`);
-    else t.plan(0, `Chromium is not at ${chromiumPath} (apt-get install chromium, or set CHROMIUM_PATH): the browser test is skipped`);
+  if (kept) return true;
+  const missing = chromiumMissing();
+  if (missing) {
+    if (process.env.CI === 'true') t.fail(`${missing}: .ci/run installs the chromium package`);
+    else t.plan(0, `${missing} (apt-get install chromium, or set CHROMIUM_PATH): the browser test is skipped`);
     return false;
   }
-  t.setTimeout(300_000);
+  t.setTimeout(browserFileTimeoutMs);
+  return true;
+}
+
+/**
+ * For a file that runs browser files in turn in its process (`loadInTurn`): one Chromium for all of them,
+ * launched by the first `startBrowser` and closed when `t` ends, instead of one a file (its start, some 2–3
+ * CPU-s of Chromium's processes, paid once). Each test still opens its pages in a context of its own. Answers
+ * whether Chromium is there; without it, it fails in CI and skips (with the reason) elsewhere, and the caller
+ * loads none of the files.
+ */
+export function keepOneBrowser(t: FileTest & { skip(name: string, fn: () => void): unknown }): boolean {
+  const missing = chromiumMissing();
+  if (missing) {
+    if (process.env.CI === 'true') t.fail(`${missing}: .ci/run installs the chromium package`);
+    else t.skip(`${missing} (apt-get install chromium, or set CHROMIUM_PATH): the browser tests are skipped`, () => {});
+    return false;
+  }
+  const held: { browser?: Promise<Browser> } = {};
+  kept = held;
+  t.teardown(async () => {
+    if (kept === held) kept = null;
+    const browser = await held.browser?.catch(() => null);
+    await browser?.close();
+  });
   return true;
 }
 
@@ -102,9 +146,9 @@ export async function signInThroughForm(page: Page, url: string, who: Who): Prom
 }
 
 /**
- * Builds the console and starts Chromium, closed when the file's test ends. The teardown it sets makes
- * tap end the file's test by itself once idle: an assertion at the file's top level belongs right before
- * its subtests, not before a start that takes a while.
+ * Builds the console and starts Chromium, closed when the file's test ends (or takes the one its process
+ * keeps, `keepOneBrowser`). The teardown it sets makes tap end the file's test by itself once idle: an
+ * assertion at the file's top level belongs right before its subtests, not before a start that takes a while.
  */
 export async function startBrowser(t: Test, options: { shotPrefix?: string } = {}): Promise<ConsoleBrowser> {
   const [{ chromium }, { default: AxeBuilder }, built] = await Promise.all([
@@ -113,8 +157,13 @@ export async function startBrowser(t: Test, options: { shotPrefix?: string } = {
     // Built once a suite run, not once a file: `gateway/test/console.test.ts` builds it for real every time.
     consoleBuiltOnce(),
   ]);
-  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-  t.teardown(() => browser.close());
+  const launch = () => chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+  let browser: Browser;
+  if (kept) browser = await (kept.browser ??= launch());
+  else {
+    browser = await launch();
+    t.teardown(() => browser.close());
+  }
   mkdirSync(screenshotsDir, { recursive: true });
   const shot = (page: Page, name: string) =>
     page.screenshot({ path: `${screenshotsDir}${options.shotPrefix ?? ''}${name}.png`, fullPage: true });
