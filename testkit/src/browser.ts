@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { type ConsoleBuild, consoleBuiltOnce } from '@scada/console/build';
-import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserType, Page, Request } from 'playwright-core';
 
 /** What this module needs of a tap test (the testkit does not depend on tap). */
 type Test = {
@@ -40,10 +40,16 @@ const wcagTags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 export const browserFileTimeoutMs = 300_000;
 
 /**
- * The browser a process keeps for the browser files it runs in turn (`keepOneBrowser`): launched by the first
- * file that starts one, closed when the file that keeps it ends. `null` while each file has a browser of its own.
+ * The browser a process keeps for the browser files it runs in turn (`keepOneBrowser`): launched as that
+ * file sets it, closed when that file ends. `null` while each file has a browser of its own.
  */
-let kept: { browser?: Promise<Browser> } | null = null;
+let kept: { browser: Promise<Browser> } | null = null;
+
+/** Starts Chromium as the browser tests drive it. */
+async function launchChromium(chromium?: BrowserType): Promise<Browser> {
+  chromium ??= (await import('playwright-core')).chromium;
+  return chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+}
 
 /** Why the browser tests cannot run here, or `null` when Chromium is there. */
 function chromiumMissing(): string | null {
@@ -70,10 +76,10 @@ export function browserAvailable(t: FileTest): boolean {
 
 /**
  * For a file that runs browser files in turn in its process (`loadInTurn`): one Chromium for all of them,
- * launched by the first `startBrowser` and closed when `t` ends, instead of one a file (its start, some 2–3
- * CPU-s of Chromium's processes, paid once). Each test still opens its pages in a context of its own. Answers
- * whether Chromium is there; without it, it fails in CI and skips (with the reason) elsewhere, and the caller
- * loads none of the files.
+ * launched now and closed when `t` ends, instead of one a file (a launch and close is some 0.4–0.6 CPU-s and
+ * a second of wall time on two busy cores: docs/testing.md, eighth pass). Each test still opens its pages in
+ * a context of its own. Answers whether Chromium is there; without it, it fails in CI and skips (with the
+ * reason) elsewhere, and the caller loads none of the files.
  */
 export function keepOneBrowser(t: FileTest & { skip(name: string, fn: () => void): unknown }): boolean {
   const missing = chromiumMissing();
@@ -82,11 +88,14 @@ export function keepOneBrowser(t: FileTest & { skip(name: string, fn: () => void
     else t.skip(`${missing} (apt-get install chromium, or set CHROMIUM_PATH): the browser tests are skipped`, () => {});
     return false;
   }
-  const held: { browser?: Promise<Browser> } = {};
+  // Launched now, while the first file loads its modules and starts its platform; a failed launch fails
+  // each file's `startBrowser`, which awaits it.
+  const held = { browser: launchChromium() };
+  held.browser.catch(() => {});
   kept = held;
   t.teardown(async () => {
     if (kept === held) kept = null;
-    const browser = await held.browser?.catch(() => null);
+    const browser = await held.browser.catch(() => null);
     await browser?.close();
   });
   return true;
@@ -157,11 +166,10 @@ export async function startBrowser(t: Test, options: { shotPrefix?: string } = {
     // Built once a suite run, not once a file: `gateway/test/console.test.ts` builds it for real every time.
     consoleBuiltOnce(),
   ]);
-  const launch = () => chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
   let browser: Browser;
-  if (kept) browser = await (kept.browser ??= launch());
+  if (kept) browser = await kept.browser;
   else {
-    browser = await launch();
+    browser = await launchChromium(chromium);
     t.teardown(() => browser.close());
   }
   mkdirSync(screenshotsDir, { recursive: true });
