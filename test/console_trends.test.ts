@@ -58,18 +58,21 @@ async function run(): Promise<void> {
     const beforeInvalid = await count(analogue);
     setAnalogue(20, invalid);
     await until('a value of bad quality recorded', async () => (await count(analogue)) > beforeInvalid);
+    const history = async () =>
+      (await (
+        await c.api('GET', `/history?${new URLSearchParams({ reference: analogue, from: new Date(Date.now() - 600_000).toISOString() })}`)
+      ).json()) as { points: unknown[]; gaps: { reason: string }[] };
     t.equal((await c.api('POST', '/stop')).status, 204);
     await until('stopped', async () => (await c.session()).state === 'stopped');
-    await new Promise((r) => setTimeout(r, 2_000));
+    // The session restarts once the history holds its stop: a gap is open from there until now.
+    await until('the stop recorded as an open gap', async () => (await history()).gaps.some((g) => g.reason.startsWith('stopped')));
     await c.connect();
     await enable();
     const before = { a: await count(analogue), s: await count(status) };
     t.equal((await read()).status, 200);
     setAnalogue(30);
     await until('values after the restart recorded', async () => (await count(analogue)) > before.a && (await count(status)) > before.s);
-    const answer = (await (
-      await c.api('GET', `/history?${new URLSearchParams({ reference: analogue, from: new Date(Date.now() - 600_000).toISOString() })}`)
-    ).json()) as { points: unknown[]; gaps: { reason: string }[] };
+    const answer = await history();
     t.ok(answer.gaps.length >= 1, `the history answers the stop as a gap (${answer.gaps.map((g) => g.reason).join(', ')})`);
 
     // Act: sign in, open the trend of AnIn1 from the live values, add Ind1 with the form.

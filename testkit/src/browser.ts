@@ -1,13 +1,13 @@
 /**
  * What the console's browser tests share: Debian's Chromium driven by playwright-core, one browser a test
- * file; the console built first, as `npm start` builds it (once for every file while its sources stay the
+ * file, or one a process for files run in turn (`keepOneBrowser`); the console built first, as `npm start` builds it (once for every file while its sources stay the
  * same); a page in a context of its own that records every console error, page error, CSP violation,
  * dialog and request; signing in through the form; and a screen's check (axe-core finds no serious or
  * critical violation, nothing scrolls sideways, a screenshot under test/output/console/, which git ignores).
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { type ConsoleBuild, consoleBuiltOnce } from '@scada/console/build';
-import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserType, Page, Request } from 'playwright-core';
 
 /** What this module needs of a tap test (the testkit does not depend on tap). */
 type Test = {
@@ -33,18 +33,71 @@ export const screenshotsDir = new URL('../../test/output/console/', import.meta.
 const wcagTags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 
 /**
+ * A browser file's time limit, more than the suite's per-file limit: a browser, the platform and often the
+ * simulator in one process have taken 2–3 times their usual 40–60 s on two cores crowded by the other test
+ * files.
+ */
+export const browserFileTimeoutMs = 300_000;
+
+/**
+ * The browser a process keeps for the browser files it runs in turn (`keepOneBrowser`): launched as that
+ * file sets it, closed when that file ends. `null` while each file has a browser of its own.
+ */
+let kept: { browser: Promise<Browser> } | null = null;
+
+/** Starts Chromium as the browser tests drive it. */
+async function launchChromium(chromium?: BrowserType): Promise<Browser> {
+  chromium ??= (await import('playwright-core')).chromium;
+  return chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+}
+
+/** Why the browser tests cannot run here, or `null` when Chromium is there. */
+function chromiumMissing(): string | null {
+  return existsSync(chromiumPath) ? null : `Chromium is not at ${chromiumPath}`;
+}
+
+/**
  * Whether the file's browser tests can run. Without Chromium they are skipped (planned as none, with the
- * reason) on a developer's machine and fail in CI, which installs it. A file that runs gets more time than
- * the suite's per-file limit: a browser, the platform and often the simulator in one process have taken
- * 2–3 times their usual 40–60 s on two cores crowded by the other test files.
+ * reason) on a developer's machine and fail in CI, which installs it. A file that runs gets
+ * `browserFileTimeoutMs`. In a process that keeps one browser for its files (`keepOneBrowser`), that file has
+ * checked Chromium and set the time limit for all of them, so this leaves tap's root alone.
  */
 export function browserAvailable(t: FileTest): boolean {
-  if (!existsSync(chromiumPath)) {
-    if (process.env.CI === 'true') t.fail(`Chromium is not at ${chromiumPath}: .ci/run installs the chromium package`);
-    else t.plan(0, `Chromium is not at ${chromiumPath} (apt-get install chromium, or set CHROMIUM_PATH): the browser test is skipped`);
+  if (kept) return true;
+  const missing = chromiumMissing();
+  if (missing) {
+    if (process.env.CI === 'true') t.fail(`${missing}: .ci/run installs the chromium package`);
+    else t.plan(0, `${missing} (apt-get install chromium, or set CHROMIUM_PATH): the browser test is skipped`);
     return false;
   }
-  t.setTimeout(300_000);
+  t.setTimeout(browserFileTimeoutMs);
+  return true;
+}
+
+/**
+ * For a file that runs browser files in turn in its process (`loadInTurn`): one Chromium for all of them,
+ * launched now and closed when `t` ends, instead of one a file (a launch and close is some 0.4–0.6 CPU-s and
+ * a second of wall time on two busy cores: docs/testing.md, eighth pass). Each test still opens its pages in
+ * a context of its own. Answers whether Chromium is there; without it, it fails in CI and skips (with the
+ * reason) elsewhere, and the caller loads none of the files.
+ */
+export function keepOneBrowser(t: FileTest & { skip(name: string, fn: () => void): unknown }): boolean {
+  const missing = chromiumMissing();
+  if (missing) {
+    if (process.env.CI === 'true') t.fail(`${missing}: .ci/run installs the chromium package`);
+    else t.skip(`${missing} (apt-get install chromium, or set CHROMIUM_PATH): the browser tests are skipped`, () => {});
+    return false;
+  }
+  // Launched now, while the first file loads its modules and starts its platform; a failed launch fails
+  // each file's `startBrowser`, which awaits it.
+  const held = { browser: launchChromium() };
+  held.browser.catch(() => {});
+  kept = held;
+  t.teardown(async () => {
+    if (kept === held) kept = null;
+    const browser = await held.browser.catch(() => null);
+    await browser?.close();
+  });
   return true;
 }
 
@@ -102,9 +155,9 @@ export async function signInThroughForm(page: Page, url: string, who: Who): Prom
 }
 
 /**
- * Builds the console and starts Chromium, closed when the file's test ends. The teardown it sets makes
- * tap end the file's test by itself once idle: an assertion at the file's top level belongs right before
- * its subtests, not before a start that takes a while.
+ * Builds the console and starts Chromium, closed when the file's test ends (or takes the one its process
+ * keeps, `keepOneBrowser`). The teardown it sets makes tap end the file's test by itself once idle: an
+ * assertion at the file's top level belongs right before its subtests, not before a start that takes a while.
  */
 export async function startBrowser(t: Test, options: { shotPrefix?: string } = {}): Promise<ConsoleBrowser> {
   const [{ chromium }, { default: AxeBuilder }, built] = await Promise.all([
@@ -113,8 +166,12 @@ export async function startBrowser(t: Test, options: { shotPrefix?: string } = {
     // Built once a suite run, not once a file: `gateway/test/console.test.ts` builds it for real every time.
     consoleBuiltOnce(),
   ]);
-  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-  t.teardown(() => browser.close());
+  let browser: Browser;
+  if (kept) browser = await kept.browser;
+  else {
+    browser = await launchChromium(chromium);
+    t.teardown(() => browser.close());
+  }
   mkdirSync(screenshotsDir, { recursive: true });
   const shot = (page: Page, name: string) =>
     page.screenshot({ path: `${screenshotsDir}${options.shotPrefix ?? ''}${name}.png`, fullPage: true });

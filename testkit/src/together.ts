@@ -66,13 +66,15 @@ type Root = Test & {
  * tests, so that the order is: load the first, its tests, stop it and load the second, its tests, and so on. A
  * file that fails to load or to stop fails its step, and the others still run. What a file run this way may not
  * do, besides hooks on the root: leave anything running past its teardowns (a timer, a connection), as the
- * files after it share the process.
+ * files after it share the process; set the root's time limit (`options.fileTimeoutMs` gives each file a limit
+ * of its own instead of tap's).
  */
-export function loadInTurn(t: Test, folder: URL, files: readonly string[]): void {
+export function loadInTurn(t: Test, folder: URL, files: readonly string[], options: { fileTimeoutMs?: number } = {}): void {
   const root = t as Root;
   // tap's time limit is for one file's process (its `timeout`, given to the process as TAP_TIMEOUT in
-  // seconds): each file run here keeps the one it had alone, as these run one after the other.
-  root.setTimeout(files.length * Number(process.env.TAP_TIMEOUT ?? 30) * 1000);
+  // seconds), or the one the files set for themselves alone (`fileTimeoutMs`, the browser files'): each file
+  // run here keeps the one it had alone, as these run one after the other.
+  root.setTimeout(files.length * (options.fileTimeoutMs ?? Number(process.env.TAP_TIMEOUT ?? 30) * 1000));
   let stops: Array<() => unknown> = [];
   // A process that ends early (an uncaught error, a timer of a file before that fires later, a test that
   // never ends) is reported by tap against whatever test ran then, and the files after it do not run: the
