@@ -27,7 +27,7 @@ t.teardown(() => rm(dataDir, { recursive: true, force: true }));
 
 /**
  * The starts that must be refused read no data folder and open no port: they start together as the file
- * loads and their tests check them in turn (the same three processes, with one wait for their module
+ * loads, and their tests check them in turn (the same three processes, with one wait for their module
  * loading instead of three in a row).
  */
 const refused = {
@@ -44,6 +44,9 @@ const refused = {
   otherPart: startMain({ SERVICES: 'config,gateway' }, 'config-service/src/main.ts'),
 };
 for (const run of Object.values(refused)) t.teardown(() => void (run.child.exitCode === null && run.child.kill('SIGKILL')));
+/** The first start, on the empty data folder, begins beside them: none of them reads the folder or a port. */
+const firstPort = await freePort();
+const firstStart = startAsUsersDo(t, firstPort);
 
 t.test('bad configuration stops start-up with one message naming every bad variable', async (t) => {
   const run = refused.badConfiguration;
@@ -107,8 +110,7 @@ async function groupGone(pgid: number): Promise<boolean> {
 t.test(
   `${starting} on embedded defaults: its first start creates the store and comes up; SIGTERM stops it cleanly, nothing is left running (${platformRuntime})`,
   async (t) => {
-    const httpPort = await freePort();
-    const run = startAsUsersDo(t, httpPort);
+    const [httpPort, run] = [firstPort, firstStart];
     const health = await waitFor(`http://127.0.0.1:${httpPort}/healthz`, upWithin);
     t.equal(health.status, 200, 'up');
     const ready = await waitFor(`http://127.0.0.1:${httpPort}/readyz`, upWithin, (res) => res.status === 200);
