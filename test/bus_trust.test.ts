@@ -63,58 +63,49 @@ t.test('stream and bucket names never collide between prefixes', async (t) => {
 });
 
 t.test('a process on NATS: bad credentials and missing keys stop the start with exit 2', async (t) => {
-  const halfUser = startMain({ NATS_URL: 'nats://127.0.0.1:1', NATS_USER: 'gateway', SERVICES: 'gateway' });
-  t.equal(await halfUser.exited, 2);
-  t.match(halfUser.output().stderr, /NATS_USER and NATS_PASSWORD: set both or neither/);
-  const noKeys = startMain({ NATS_URL: 'nats://127.0.0.1:1', SERVICES: 'gateway', HTTP_PORT: '0', HTTPS_PORT: '0' });
-  t.equal(await noKeys.exited, 2);
-  t.match(noKeys.output().stderr, /BUS_SIGNING_KEY\(_FILE\) and BUS_TRUSTED_KEYS\(_FILE\): required on NATS/);
-  const badKey = startMain({
-    NATS_URL: 'nats://127.0.0.1:1',
-    SERVICES: 'gateway',
-    HTTP_PORT: '0',
-    HTTPS_PORT: '0',
-    BUS_SIGNING_KEY: 'not a key',
-    BUS_TRUSTED_KEYS: '{"keys": []}',
-  });
-  t.equal(await badKey.exited, 2);
-  t.match(badKey.output().stderr, /BUS_SIGNING_KEY \/ BUS_TRUSTED_KEYS/);
+  // The six processes are independent (none reaches a NATS server: each stops on its configuration or its
+  // keys), so they start together and are checked one by one: the same starts, and one wait for their
+  // module loading instead of six in a row.
   const keys = roleBusKeys({ gateway: ['gateway'], protocol: ['protocol'] });
+  const dir = mkdtempSync(join(tmpdir(), 'scada-keyfile-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'gateway.pem'), keys.gateway.BUS_SIGNING_KEY!, { mode: 0o644 });
+  const onNats = { NATS_URL: 'nats://127.0.0.1:1', SERVICES: 'gateway', HTTP_PORT: '0', HTTPS_PORT: '0' };
+  const halfUser = startMain({ NATS_URL: 'nats://127.0.0.1:1', NATS_USER: 'gateway', SERVICES: 'gateway' });
+  const noKeys = startMain(onNats);
+  const badKey = startMain({ ...onNats, BUS_SIGNING_KEY: 'not a key', BUS_TRUSTED_KEYS: '{"keys": []}' });
   const oldKey = startMain({
-    NATS_URL: 'nats://127.0.0.1:1',
-    SERVICES: 'gateway',
-    HTTP_PORT: '0',
-    HTTPS_PORT: '0',
+    ...onNats,
     BUS_SIGNING_KEY: generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
     BUS_TRUSTED_KEYS: keys.gateway.BUS_TRUSTED_KEYS!,
   });
-  t.equal(await oldKey.exited, 2);
-  t.match(oldKey.output().stderr, /the bus key is an ed25519 key, not X25519 \(npm run bus-keys makes one\)/, 'an Ed25519 key of old');
   const wrongRole = startMain({
-    NATS_URL: 'nats://127.0.0.1:1',
-    SERVICES: 'gateway',
-    HTTP_PORT: '0',
-    HTTPS_PORT: '0',
+    ...onNats,
     BUS_SIGNING_KEY: keys.protocol.BUS_SIGNING_KEY!,
     BUS_TRUSTED_KEYS: keys.protocol.BUS_TRUSTED_KEYS!,
   });
+  const openKey = startMain({
+    ...onNats,
+    BUS_SIGNING_KEY_FILE: join(dir, 'gateway.pem'),
+    BUS_TRUSTED_KEYS: keys.gateway.BUS_TRUSTED_KEYS!,
+  });
+  for (const run of [halfUser, noKeys, badKey, oldKey, wrongRole, openKey])
+    t.teardown(() => void (run.child.exitCode === null && run.child.kill('SIGKILL')));
+
+  t.equal(await halfUser.exited, 2);
+  t.match(halfUser.output().stderr, /NATS_USER and NATS_PASSWORD: set both or neither/);
+  t.equal(await noKeys.exited, 2);
+  t.match(noKeys.output().stderr, /BUS_SIGNING_KEY\(_FILE\) and BUS_TRUSTED_KEYS\(_FILE\): required on NATS/);
+  t.equal(await badKey.exited, 2);
+  t.match(badKey.output().stderr, /BUS_SIGNING_KEY \/ BUS_TRUSTED_KEYS/);
+  t.equal(await oldKey.exited, 2);
+  t.match(oldKey.output().stderr, /the bus key is an ed25519 key, not X25519 \(npm run bus-keys makes one\)/, 'an Ed25519 key of old');
   t.equal(await wrongRole.exited, 2);
   t.match(
     wrongRole.output().stderr,
     /this process's signing key \(.+\) is not trusted as gateway/,
     'a key not trusted in the role it plays',
   );
-  const dir = mkdtempSync(join(tmpdir(), 'scada-keyfile-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(join(dir, 'gateway.pem'), keys.gateway.BUS_SIGNING_KEY!, { mode: 0o644 });
-  const openKey = startMain({
-    NATS_URL: 'nats://127.0.0.1:1',
-    SERVICES: 'gateway',
-    HTTP_PORT: '0',
-    HTTPS_PORT: '0',
-    BUS_SIGNING_KEY_FILE: join(dir, 'gateway.pem'),
-    BUS_TRUSTED_KEYS: keys.gateway.BUS_TRUSTED_KEYS!,
-  });
   t.equal(await openKey.exited, 2);
   t.match(
     openKey.output().stderr,

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -10,7 +10,7 @@ import { busAuthView, startGateway } from '@scada/gateway';
 import type { JWK } from 'jose';
 import { launchProcess, openStore } from '@scada/platform';
 import { allParts, type PlatformProcess } from '../../launch.ts';
-import { migrate, PGliteStore } from '@scada/platform/testing';
+import { migrate, PGliteStore, unpackStoreTemplate } from '@scada/platform/testing';
 import { cachedDump, compileStoresAsPlatform, pgliteTemplate, testStoreThread } from './stores.ts';
 import { dropEventStream } from './event_streams.ts';
 import { testBusKeys } from './bus_keys.ts';
@@ -127,6 +127,22 @@ export function migratedTemplate(): Promise<Blob> {
     });
   })();
   return migrated;
+}
+
+/**
+ * Puts the migrated template into `dataDir` as the embedded store's data folder (`pgdata`), as a platform's
+ * own start would unpack a `store_template.tar.gz` beside its bundle: a process started on the folder
+ * (`startMain`) opens a store with every migration applied instead of running initdb and the migrations
+ * (some 3 CPU-s). For processes whose first start on an empty folder is not what is tested.
+ */
+export async function prepareDataFolder(dataDir: string): Promise<void> {
+  const file = join(dataDir, 'store_template.tar');
+  await writeFile(file, new Uint8Array(await (await migratedTemplate()).arrayBuffer()), { mode: 0o600 });
+  try {
+    unpackStoreTemplate(file, join(dataDir, 'pgdata'));
+  } finally {
+    await rm(file, { force: true });
+  }
 }
 
 /**

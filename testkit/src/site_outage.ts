@@ -15,7 +15,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { startSimulator } from '@scada/simulator';
 import { FIXTURE_SCL, fixtureCounter, fixtureModel } from './simulator_fixture.ts';
 import { roleBusKeys } from './bus_keys.ts';
-import { createDatabase, secretsKeyOf, startTestPlatform } from './platform.ts';
+import { createDatabase, prepareDataFolder, secretsKeyOf, startTestPlatform } from './platform.ts';
 import { liveConnection, until } from './live.ts';
 import { startMain, type MainProcess } from './processes.ts';
 import { isEvent, openSse, type SseEvent } from './sse.ts';
@@ -85,6 +85,9 @@ export async function runSiteOutage(options: SiteOutageOptions): Promise<SiteOut
     if (siteDb) cleanup.push(() => siteDb.drop());
     const dataDir = await mkdtemp(join(tmpdir(), 'scada-site-'));
     cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    // What is under test is the service's restart on what its store kept, not its first start: its
+    // embedded store starts from the migrated template, as a site's bundle does from its own.
+    if (!siteDb) await prepareDataFolder(dataDir);
     const siteEnv = {
       SERVICES: 'protocol',
       SITE: site,
