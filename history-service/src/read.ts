@@ -2,7 +2,7 @@
  * Reading the history back: the period a query asks for, the session's down times in it (a trend's gaps),
  * what the history holds of a connection, and the raw values page by page (the trends are `trend.ts`).
  */
-import { ProblemError, type HistoryAnswer } from '@scada/contracts';
+import { isoTime, ProblemError, type HistoryAnswer } from '@scada/contracts';
 import { mapInPieces, type Queryable } from '@scada/platform';
 
 /** A period as asked, checked. */
@@ -45,7 +45,7 @@ export async function checkReference(db: Queryable, space: string, connectionId:
 
 /** A time of a row as the answer gives it (ISO 8601, UTC, milliseconds). */
 export function iso(t: Date | string): string {
-  return (t instanceof Date ? t : new Date(t)).toISOString();
+  return isoTime(t instanceof Date ? t.getTime() : new Date(t).getTime());
 }
 
 /**

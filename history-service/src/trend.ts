@@ -5,7 +5,7 @@
  * lie wholly inside the period, and of the raw values of the stretches at its edges that no whole rollup
  * covers; buckets finer than a minute are made of raw values alone.
  */
-import type { HistoryAnswer, HistoryPoint } from '@scada/contracts';
+import { isoTime, type HistoryAnswer, type HistoryPoint } from '@scada/contracts';
 import { mapInPieces, type Queryable } from '@scada/platform';
 import { gapsOf, iso, isoOr, type Period } from './read.ts';
 import { validityNames } from './rows.ts';
@@ -102,7 +102,7 @@ async function bucketsOf(db: Queryable, key: string[], period: Period, grid: { o
     // The first bucket begins where the period does, however the grid lies.
     const start = Math.max(grid.origin + Number(row.k) * grid.width, period.from);
     const point: HistoryPoint = {
-      t: new Date(start).toISOString(),
+      t: isoTime(start),
       value: numbers > 0 ? Number(row.sum) / numbers : (row.last_value ?? null),
       quality: validityNames[Number(row.worst)] ?? 'good',
       count: Number(row.count),
