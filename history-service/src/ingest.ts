@@ -39,14 +39,24 @@ type RollupRow = {
  */
 export function foldRollups(points: PointRow[], width: number): RollupRow[] {
   const byKey = new Map<string, RollupRow>();
+  // The row of the point before: a batch's points come attribute by attribute and in time, so most points
+  // fall into the row of the one before, found without a key made and looked up.
+  let last: RollupRow | undefined;
+  let lastBucket = Number.NaN;
   for (const p of points) {
     const at = instantOf(p.t);
     const receipt = instantOf(p.at);
     const bucket = Math.floor(at / width) * width;
-    const key = `${p.c}\u0000${p.r}\u0000${bucket}`;
-    const row = byKey.get(key);
+    let row = last !== undefined && bucket === lastBucket && p.c === last.c && p.r === last.r ? last : undefined;
+    let key = '';
     if (row === undefined) {
-      byKey.set(key, {
+      key = `${p.c}\u0000${p.r}\u0000${bucket}`;
+      row = byKey.get(key);
+      lastBucket = bucket;
+      last = row;
+    }
+    if (row === undefined) {
+      last = {
         c: p.c,
         r: p.r,
         b: new Date(bucket).toISOString(),
@@ -62,7 +72,8 @@ export function foldRollups(points: PointRow[], width: number): RollupRow[] {
         ln: p.num,
         lv: p.v,
         w: p.w,
-      });
+      };
+      byKey.set(key, last);
       continue;
     }
     row.n++;
