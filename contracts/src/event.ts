@@ -6,7 +6,7 @@
  */
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ServiceName } from './operation.ts';
-import { checkerOf } from './validate.ts';
+import { checkerOf, isoTime } from './validate.ts';
 
 /** The subject every event lives under: `events.<name>[.<kind>]`. */
 export const eventRoot = 'events';
@@ -182,7 +182,7 @@ export function carryDecoded(from: Uint8Array, to: Uint8Array): void {
  * publisher's error.
  */
 export function encodeEvent<E extends EventDefinition>(event: E, body: EventBody<E>): Uint8Array {
-  const json = JSON.stringify({ at: new Date().toISOString(), ...body });
+  const json = JSON.stringify({ at: isoTime(Date.now()), ...body });
   const sent: unknown = JSON.parse(json);
   const check = checkerOf(event.schema);
   if (!check.Check(sent)) {
@@ -230,7 +230,7 @@ function utf8Pieces(pieces: readonly string[]): { bytes: Uint8Array; ends: numbe
  * by `listedItems` in the bytes: the live channel writes a report's values as they are in the event.
  */
 export function encodeOwnEvent<E extends EventDefinition>(event: E, body: EventBody<E>, listed?: string): Uint8Array {
-  const sent = { at: new Date().toISOString(), ...body } as Record<string, unknown>;
+  const sent = { at: isoTime(Date.now()), ...body } as Record<string, unknown>;
   const list = listed === undefined ? undefined : sent[listed];
   if (listed === undefined || !Array.isArray(list)) {
     const bytes = utf8(JSON.stringify(sent));

@@ -72,6 +72,53 @@ function canonicalDateTime(v: string): boolean | undefined {
   return !(month === 2 && day === 29 && !(year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)));
 }
 
+/**
+ * The instant of a time written in the form `Date.toISOString` writes (`YYYY-MM-DDTHH:MM:SS.sssZ`, a day
+ * that exists, years 2 to 9998), in milliseconds since 1970; `undefined` for any other text, which the
+ * caller reads with `Date.parse`. Such a text is its instant's `toISOString()` exactly, so a caller that
+ * holds one needs neither to parse it with `Date.parse` nor to write it again: a recorded value's times
+ * were a tenth of the history's work a value, `Date.parse` and `toISOString` each far slower than this.
+ */
+export function canonicalInstant(v: string): number | undefined {
+  if (canonicalDateTime(v) !== true) return undefined;
+  const year = twoDigitsAt(v, 0) * 100 + twoDigitsAt(v, 2);
+  const month = twoDigitsAt(v, 5);
+  // Days since 1970-01-01 of the civil date (the year taken from March, so February's length comes last).
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + twoDigitsAt(v, 8) - 1;
+  const days = era * 146_097 + yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear - 719_468;
+  const seconds = ((days * 24 + twoDigitsAt(v, 11)) * 60 + twoDigitsAt(v, 14)) * 60 + twoDigitsAt(v, 17);
+  return seconds * 1000 + digitAt(v, 20) * 100 + twoDigitsAt(v, 21);
+}
+
+/** The last second {@link isoTime} wrote, and its text up to the milliseconds. */
+let isoSecond = Number.NaN;
+let isoPrefix = '';
+/** The milliseconds and the `Z` that end a time's text, by milliseconds. */
+const isoEnds = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(3, '0')}Z`);
+/** The largest instant a `Date` holds. */
+const maxInstant = 8.64e15;
+
+/**
+ * `new Date(ms).toISOString()`, the same text, for a fraction of its CPU when the second is the one of the
+ * call before (as it is for the times of a stream of values: their receipt, their device times, their
+ * events' `at`): the text of the second is kept, and only its milliseconds added.
+ */
+export function isoTime(ms: number): string {
+  // As a Date does: the milliseconds truncated toward zero; NaN and instants past its range throw the same.
+  const whole = Math.trunc(ms) + 0;
+  if (!(Math.abs(whole) <= maxInstant)) return new Date(ms).toISOString();
+  const second = Math.floor(whole / 1000);
+  if (second !== isoSecond) {
+    const text = new Date(second * 1000).toISOString();
+    isoPrefix = text.slice(0, -4);
+    isoSecond = second;
+  }
+  return isoPrefix + (isoEnds[whole - second * 1000] as string);
+}
+
 registerFormats();
 
 /** Formats the schemas use, checked the same way by the gateway and the services. */

@@ -5,7 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import t from 'tap';
-import { validate } from '../src/validate.ts';
+import { canonicalInstant, isoTime, validate } from '../src/validate.ts';
 
 const schema = Type.String({ format: 'date-time' });
 const shape = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -126,4 +126,52 @@ t.test('examples', async (t) => {
   ]) {
     t.notOk(validate(schema, v).ok, `${v} refused`);
   }
+});
+
+t.test("a time in toISOString's form is read as its instant; any other text is left to Date.parse", async (t) => {
+  const wrong: string[] = [];
+  const missed: string[] = [];
+  let read = 0;
+  for (const v of candidates()) {
+    const ms = canonicalInstant(v);
+    const at = Date.parse(v);
+    // Exactly the texts that are their own instant's toISOString, in the years 2 to 9998.
+    const canonical =
+      Number.isFinite(at) &&
+      new Date(at).toISOString() === v &&
+      at >= Date.parse('0002-01-01T00:00:00Z') &&
+      at < Date.parse('9999-01-01T00:00:00Z');
+    if (ms === undefined) {
+      if (canonical) missed.push(v);
+      continue;
+    }
+    read++;
+    if (ms !== at || !canonical) wrong.push(v);
+  }
+  t.same(wrong, [], 'every instant read is the one Date.parse reads, of a text toISOString writes');
+  t.same(missed.slice(0, 10), [], 'every text toISOString writes is read');
+  t.ok(read > 4000, `${read} texts read`);
+  // Instants spread over the years it reads, and around the days where the calendar turns.
+  const instants = [
+    Date.parse('2000-02-29T23:59:59.999Z'),
+    Date.parse('2100-03-01T00:00:00.000Z'),
+    Date.parse('1970-01-01T00:00:00.000Z'),
+    -1,
+  ];
+  for (let i = 0; i < 100_000; i++)
+    instants.push(Math.floor(-62_135_596_800_000 + 31_622_400_000 + ((i * 2_654_435_761) % 1_000_000) * 253_370_000));
+  const off = instants.filter((ms) => canonicalInstant(new Date(ms).toISOString()) !== ms);
+  t.same(off.slice(0, 10), [], `${instants.length} instants written by toISOString read back`);
+});
+
+t.test('isoTime writes what toISOString writes', async (t) => {
+  const instants = [0, -1, 1, -0.5, 0.5, 999.9, -999.9, 1000, -1000, 8.64e15, -8.64e15, Date.parse('0000-01-01T00:00:00Z') - 1];
+  const base = Date.parse('2026-11-30T05:00:00.000Z');
+  // A stream of values a few milliseconds apart (the second kept from one call to the next), and instants anywhere.
+  for (let i = 0; i < 20_000; i++) instants.push(base + i * 7, base - i * 13 + 0.25);
+  for (let i = 0; i < 20_000; i++) instants.push(((i * 2_654_435_761) % 2 ** 32) * 4_000_000 - 8.6e15);
+  const differ = instants.filter((ms) => isoTime(ms) !== new Date(ms).toISOString());
+  t.same(differ.slice(0, 10), [], `${instants.length} instants`);
+  for (const ms of [Number.NaN, 8.64e15 + 1, -8.64e15 - 1, Number.POSITIVE_INFINITY])
+    t.throws(() => isoTime(ms), RangeError, `${ms} is no time, as for a Date`);
 });

@@ -6,7 +6,7 @@
 import { ConstraintViolation, copyField, type DurableEvent, type Queryable, type Step, type Transactional } from '@scada/platform';
 import type { Logger } from 'pino';
 import { dayOf, keptFrom, type Partitions } from './partitions.ts';
-import { rowsOf, type PointRow, type SessionRow } from './rows.ts';
+import { instantOf, rowsOf, type PointRow, type SessionRow } from './rows.ts';
 
 const minuteMs = 60_000;
 const hourMs = 3_600_000;
@@ -39,14 +39,24 @@ type RollupRow = {
  */
 export function foldRollups(points: PointRow[], width: number): RollupRow[] {
   const byKey = new Map<string, RollupRow>();
+  // The row of the point before: a batch's points come attribute by attribute and in time, so most points
+  // fall into the row of the one before, found without a key made and looked up.
+  let last: RollupRow | undefined;
+  let lastBucket = Number.NaN;
   for (const p of points) {
-    const at = Date.parse(p.t);
-    const receipt = Date.parse(p.at);
+    const at = instantOf(p.t);
+    const receipt = instantOf(p.at);
     const bucket = Math.floor(at / width) * width;
-    const key = `${p.c}\u0000${p.r}\u0000${bucket}`;
-    const row = byKey.get(key);
+    let row = last !== undefined && bucket === lastBucket && p.c === last.c && p.r === last.r ? last : undefined;
+    let key = '';
     if (row === undefined) {
-      byKey.set(key, {
+      key = `${p.c}\u0000${p.r}\u0000${bucket}`;
+      row = byKey.get(key);
+      lastBucket = bucket;
+      last = row;
+    }
+    if (row === undefined) {
+      last = {
         c: p.c,
         r: p.r,
         b: new Date(bucket).toISOString(),
@@ -62,7 +72,8 @@ export function foldRollups(points: PointRow[], width: number): RollupRow[] {
         ln: p.num,
         lv: p.v,
         w: p.w,
-      });
+      };
+      byKey.set(key, last);
       continue;
     }
     row.n++;
@@ -182,14 +193,14 @@ export async function record(
   let points: PointRow[] = [];
   let sessions: SessionRow[] = [];
   const flush = async () => {
-    const kept = points.filter((p) => Date.parse(p.at) >= from);
+    const kept = points.filter((p) => instantOf(p.at) >= from);
     if (kept.length < points.length)
       settings.log?.debug({ values: points.length - kept.length }, 'values older than the retention not recorded');
     const states = sessions;
     points = [];
     sessions = [];
     if (kept.length === 0 && states.length === 0) return;
-    await partitions.ensure(kept.map((p) => dayOf(Date.parse(p.at))));
+    await partitions.ensure(kept.map((p) => dayOf(instantOf(p.at))));
     if (kept.length === 0) return recordPart(store, [], states);
     for (let i = 0; i < kept.length; i += valuesPerTransaction) {
       await recordPart(store, kept.slice(i, i + valuesPerTransaction), i === 0 ? states : []);

@@ -2,8 +2,8 @@
  * Reading the history back: the period a query asks for, the session's down times in it (a trend's gaps),
  * what the history holds of a connection, and the raw values page by page (the trends are `trend.ts`).
  */
-import { ProblemError, type HistoryAnswer } from '@scada/contracts';
-import type { Queryable } from '@scada/platform';
+import { isoTime, ProblemError, type HistoryAnswer } from '@scada/contracts';
+import { mapInPieces, type Queryable } from '@scada/platform';
 
 /** A period as asked, checked. */
 export type Period = { from: number; to: number };
@@ -43,8 +43,19 @@ export async function checkReference(db: Queryable, space: string, connectionId:
   if (rows.length === 0) throw badQuery('/query/reference', 'has no recorded values on this connection');
 }
 
-function iso(t: Date | string): string {
-  return (t instanceof Date ? t : new Date(t)).toISOString();
+/** A time of a row as the answer gives it (ISO 8601, UTC, milliseconds). */
+export function iso(t: Date | string): string {
+  return isoTime(t instanceof Date ? t.getTime() : new Date(t).getTime());
+}
+
+/**
+ * {@link iso} of `t`, or `sameIso` (the text of `same`) when both are one instant: a recorded value's
+ * place on the time axis is its device time or its receipt, so one row holds few distinct times, and
+ * making each text once spares most of a large answer's formatting.
+ */
+export function isoOr(t: Date | string, same: Date | string, sameIso: string): string {
+  if (t === same) return sameIso;
+  return t instanceof Date && same instanceof Date && t.getTime() === same.getTime() ? sameIso : iso(t);
 }
 
 /** The stretches of the period in which the session was not connected, from the states it announced. */
@@ -136,15 +147,18 @@ export async function rawPage(
   );
   const last = rows.at(-1);
   return {
-    rows: rows.map((r) => ({
-      t: iso(r.t),
-      receivedAt: iso(r.received_at),
-      timestamp: r.device_time === null ? null : iso(r.device_time),
-      value: r.num !== null ? Number(r.num) : (r.value ?? null),
-      quality: (r.quality ?? null) as never,
-      rcb: r.rcb,
-      seqNum: r.seq_num,
-    })),
+    rows: await mapInPieces(rows, (r) => {
+      const t = iso(r.t);
+      return {
+        t,
+        receivedAt: isoOr(r.received_at, r.t, t),
+        timestamp: r.device_time === null ? null : isoOr(r.device_time, r.t, t),
+        value: r.num !== null ? Number(r.num) : (r.value ?? null),
+        quality: (r.quality ?? null) as never,
+        rcb: r.rcb,
+        seqNum: r.seq_num,
+      };
+    }),
     next:
       rows.length === q.size && last
         ? Buffer.from(JSON.stringify([iso(last.t), iso(last.received_at), last.rcb, last.seq])).toString('base64url')

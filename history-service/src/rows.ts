@@ -3,7 +3,16 @@
  * or a read, placed on the time axis (the device's time, else the time of receipt), and the session
  * states that make a trend's gaps.
  */
-import { decodeEvent, eventOf, eventsOf, protocolEvents, type ReadValue, type ReportedValue } from '@scada/contracts';
+import {
+  canonicalInstant,
+  decodeEvent,
+  isoTime,
+  eventOf,
+  eventsOf,
+  protocolEvents,
+  type ReadValue,
+  type ReportedValue,
+} from '@scada/contracts';
 import type { DurableEvent } from '@scada/platform';
 
 /**
@@ -44,8 +53,26 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function timeOf(text: unknown): number | null {
   if (typeof text !== 'string') return null;
-  const ms = Date.parse(text);
+  const ms = canonicalInstant(text) ?? Date.parse(text);
   return Number.isFinite(ms) ? ms : null;
+}
+
+/**
+ * A time's instant and its text as the store is given it: the text itself when it is already the form
+ * `toISOString` writes (as every time the platform stamps is), else that form of its instant; null for
+ * no time.
+ */
+function stampOf(text: unknown): { ms: number; iso: string } | null {
+  if (typeof text !== 'string') return null;
+  const ms = canonicalInstant(text);
+  if (ms !== undefined) return { ms, iso: text };
+  const parsed = Date.parse(text);
+  return Number.isFinite(parsed) ? { ms: parsed, iso: isoTime(parsed) } : null;
+}
+
+/** The instant of a time text a row holds (`toISOString`'s form, see {@link stampOf}). */
+export function instantOf(text: string): number {
+  return canonicalInstant(text) ?? Date.parse(text);
 }
 
 /** A device time later than its receipt by more than this is not believed: the device's clock is ahead. */
@@ -92,8 +119,8 @@ export function iecReference(reference: string): string {
   return m ? `${m[1]}.${m[3]!.replaceAll('$', '.')}[${m[2]}]` : reference;
 }
 
-/** Where a value comes from: its space, connection, block, place in the block, and the oldest kept day. */
-type Origin = { space: string; connectionId: string; rcb: string; seq: string; seqNum: number | null; keptFrom: number };
+/** Where a value comes from: its space, connection, place in its block, and the oldest kept day. */
+type Origin = { space: string; connectionId: string; seq: string; seqNum: number | null; keptFrom: number };
 
 /**
  * Text as the store can keep it: PostgreSQL's text and jsonb hold no NUL character, so a device's string
@@ -109,30 +136,34 @@ function storableValue(value: unknown): unknown {
   return typeof value === 'string' ? storable(value) : value;
 }
 
-function pointsOf(o: Origin, v: ReportedValue | ReadValue): PointRow[] {
-  const at = timeOf(v?.receivedAt);
-  if (at === null || typeof v.reference !== 'string') return [];
+/** Appends the rows of one value to `points`. */
+function pointsOf(points: PointRow[], o: Origin, rcb: string, v: ReportedValue | ReadValue): void {
+  const at = stampOf(v?.receivedAt);
+  if (at === null || typeof v.reference !== 'string') return;
   const validity = (v.quality as { validity?: string } | null)?.validity;
-  const device = timeOf(v.timestamp);
-  const axis = new Date(axisTimeOf(device, at, o.keptFrom)).toISOString();
-  return leavesOf(iecReference(v.reference), v.value).map(([reference, value]) => {
+  const device = stampOf(v.timestamp);
+  const axis = device !== null && axisTimeOf(device.ms, at.ms, o.keptFrom) === device.ms ? device.iso : at.iso;
+  const rcbText = storable(rcb);
+  const seq = storable(o.seq);
+  const w = validity ? (validityRank[validity] ?? 0) : 0;
+  for (const [reference, value] of leavesOf(iecReference(v.reference), v.value)) {
     const numeric = typeof value === 'number' && Number.isFinite(value);
-    return {
+    points.push({
       c: o.connectionId,
       r: storable(reference),
       t: axis,
-      at: new Date(at).toISOString(),
-      rcb: storable(o.rcb),
-      seq: storable(o.seq),
+      at: at.iso,
+      rcb: rcbText,
+      seq,
       sp: o.space,
       sn: o.seqNum,
-      dt: device === null ? null : new Date(device).toISOString(),
+      dt: device === null ? null : device.iso,
       num: numeric ? value : null,
       v: numeric ? null : storableValue(value ?? null),
       q: v.quality ?? null,
-      w: validity ? (validityRank[validity] ?? 0) : 0,
-    };
-  });
+      w,
+    });
+  }
 }
 
 /**
@@ -158,12 +189,12 @@ export function rowsOf(event: DurableEvent, keptFrom: number): { points: PointRo
     if (!r || !uuid.test(r.connectionId)) return { points, sessions };
     const seq = r.entryId ? `e:${r.entryId}` : r.seqNum !== null ? `s:${r.seqNum}` : 's';
     const block = { space: r.space, connectionId: r.connectionId, seq, seqNum: r.seqNum, keptFrom };
-    for (const v of r.values) points.push(...pointsOf({ ...block, rcb: v.rcb || r.rcb }, v));
+    for (const v of r.values) pointsOf(points, block, v.rcb || r.rcb, v);
   } else if (def === protocolEvents.read) {
     const r = decodeEvent(protocolEvents.read, event.data);
     if (!r || !uuid.test(r.connectionId)) return { points, sessions };
-    const read = { space: r.space, connectionId: r.connectionId, rcb: '', seq: 'r', seqNum: null, keptFrom };
-    for (const v of r.values) points.push(...pointsOf(read, v));
+    const read = { space: r.space, connectionId: r.connectionId, seq: 'r', seqNum: null, keptFrom };
+    for (const v of r.values) pointsOf(points, read, '', v);
   }
   return { points, sessions };
 }

@@ -5,9 +5,9 @@
  * lie wholly inside the period, and of the raw values of the stretches at its edges that no whole rollup
  * covers; buckets finer than a minute are made of raw values alone.
  */
-import type { HistoryAnswer, HistoryPoint } from '@scada/contracts';
-import type { Queryable } from '@scada/platform';
-import { gapsOf, type Period } from './read.ts';
+import { isoTime, type HistoryAnswer, type HistoryPoint } from '@scada/contracts';
+import { mapInPieces, type Queryable } from '@scada/platform';
+import { gapsOf, iso, isoOr, type Period } from './read.ts';
 import { validityNames } from './rows.ts';
 
 const minuteMs = 60_000;
@@ -97,12 +97,12 @@ async function bucketsOf(db: Queryable, key: string[], period: Period, grid: { o
      from (${pieces.sql}) p group by k order by k`,
     [...key, ...pieces.params, grid.origin, grid.width],
   );
-  return rows.map((row): HistoryPoint => {
+  return mapInPieces(rows, (row): HistoryPoint => {
     const numbers = Number(row.numbers);
     // The first bucket begins where the period does, however the grid lies.
     const start = Math.max(grid.origin + Number(row.k) * grid.width, period.from);
     const point: HistoryPoint = {
-      t: new Date(start).toISOString(),
+      t: isoTime(start),
       value: numbers > 0 ? Number(row.sum) / numbers : (row.last_value ?? null),
       quality: validityNames[Number(row.worst)] ?? 'good',
       count: Number(row.count),
@@ -111,10 +111,6 @@ async function bucketsOf(db: Queryable, key: string[], period: Period, grid: { o
     if (row.max !== null) point.max = Number(row.max);
     return point;
   });
-}
-
-function iso(t: Date | string): string {
-  return (t instanceof Date ? t : new Date(t)).toISOString();
 }
 
 /** The raw values of the period, in the order of the time axis. */
@@ -132,13 +128,16 @@ async function rawPoints(db: Queryable, key: string[], period: Period, limit: nu
      order by t, received_at, rcb, seq limit $6`,
     [...key, new Date(period.from).toISOString(), new Date(period.to).toISOString(), limit],
   );
-  return rows.map((r) => ({
-    t: iso(r.t),
-    value: r.num !== null ? Number(r.num) : (r.value ?? null),
-    quality: (r.quality ?? null) as HistoryPoint['quality'],
-    timestamp: r.device_time === null ? null : iso(r.device_time),
-    receivedAt: iso(r.received_at),
-  }));
+  return mapInPieces(rows, (r): HistoryPoint => {
+    const t = iso(r.t);
+    return {
+      t,
+      value: r.num !== null ? Number(r.num) : (r.value ?? null),
+      quality: (r.quality ?? null) as HistoryPoint['quality'],
+      timestamp: r.device_time === null ? null : isoOr(r.device_time, r.t, t),
+      receivedAt: isoOr(r.received_at, r.t, t),
+    };
+  });
 }
 
 /** The trend of one attribute over a period. */

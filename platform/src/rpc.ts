@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { constants as zlibConstants, gunzip, gzip } from 'node:zlib';
 import {
   busEnvelopeBytes,
   busHeaders,
@@ -35,11 +36,15 @@ import {
 } from './bus/bus.ts';
 import { eventIdHeader } from './bus/event_log.ts';
 import type { SpaceVersions } from './bus/space_versions.ts';
+import { checkedJsonInPieces } from './json_pieces.ts';
 import { checkWhole, partsOf, type Staging } from './staging.ts';
 import { StoreOverloadedError, StoreUnavailableError } from './store/store.ts';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+// Compressed and expanded on the thread pool: a reply of megabytes is no task of the event loop's.
+const gzipped = promisify(gzip);
+const gunzipped = promisify(gunzip);
 
 /** What a handler knows about the request besides its message. */
 export type HandlerContext = {
@@ -217,7 +222,7 @@ async function handleOne(
     const data = await requestData(msg, ctx, large);
     const request = decodeRequest(impl.op, data, !staged && msg.headers[busHeaders.checked] === requestFingerprint(impl.op));
     const result = await impl.handle(request, ctx);
-    const reply = await stagedIfLarge(encodeResult(impl.op, result), ctx, large);
+    const reply = await stagedIfLarge(await encodeResult(impl.op, result), ctx, large);
     // Routine traffic: the gateway's access line already says the request was answered.
     // Asked of the process's logger: asking the request's would build it, for every request.
     if (baseLog.isLevelEnabled('debug')) ctx.log.debug({ ms: round(performance.now() - started) }, 'request served');
@@ -327,7 +332,8 @@ function decodeRequest(op: Operation, data: Uint8Array, checked: boolean): unkno
 }
 
 /**
- * Replies larger than this travel compressed. JSON of lists and models compresses ten to twenty times, so
+ * Replies larger than this travel compressed. JSON of lists and models compresses ten to twenty times (a
+ * trend of 10,000 points, 11.5 times at the fastest level the replies are made with), so
  * an answer of several megabytes still fits one bus message (NATS carries 1 MiB by default).
  */
 export const compressRepliesOver = 128 * 1024;
@@ -335,16 +341,26 @@ export const compressRepliesOver = 128 * 1024;
 /** Compressed answers never expand past this when read back (a guard, not a limit anyone should meet). */
 const maxExpandedReply = 256 * 1024 * 1024;
 
-function encodeResult(op: Operation, body: unknown): BusReply {
-  const checked = validate(op.response, body ?? null);
-  if (!checked.ok) {
-    throw new Error(`reply of ${op.operationId} does not match its schema: ${JSON.stringify(checked.errors)}`);
+/**
+ * A handler's result as its reply: checked against the response schema, as JSON, compressed past
+ * {@link compressRepliesOver}. A result with an array of more than a thousand items is checked and written
+ * a piece at a time, the event loop free between pieces (`json_pieces.ts`); the compression runs on the
+ * thread pool.
+ */
+async function encodeResult(op: Operation, body: unknown): Promise<BusReply> {
+  const pieces = body === undefined || body === null || op.replyOctets ? undefined : await checkedJsonInPieces(op.response, body);
+  if (pieces === undefined || pieces === false) {
+    const checked = validate(op.response, body ?? null);
+    if (!checked.ok) {
+      throw new Error(`reply of ${op.operationId} does not match its schema: ${JSON.stringify(checked.errors)}`);
+    }
   }
   if (body === undefined || body === null) return { data: new Uint8Array() };
   if (op.replyOctets) return octetsReply(body as { data: Uint8Array });
-  const data = encoder.encode(JSON.stringify(body));
+  const data = encoder.encode(typeof pieces === 'string' ? pieces : JSON.stringify(body));
   if (data.byteLength <= compressRepliesOver) return { data };
-  return { data: gzipSync(data), headers: { [busHeaders.contentEncoding]: 'gzip' } };
+  // The fastest level: a 2.3 MB trend compresses 11.5 times instead of 12.3, in a third of the CPU.
+  return { data: await gzipped(data, { level: zlibConstants.Z_BEST_SPEED }), headers: { [busHeaders.contentEncoding]: 'gzip' } };
 }
 
 /** The reply of an operation with `replyOctets`: its octets as the body, its other fields in a header. */
@@ -363,10 +379,10 @@ function octetsOf(op: Operation, reply: BusMessage): unknown {
 }
 
 /** A reply's body as sent: expanded when it travelled compressed (then in memory of its own). */
-function replyBody(op: Operation, reply: BusMessage): Uint8Array {
+async function replyBody(op: Operation, reply: BusMessage): Promise<Uint8Array> {
   if (reply.data.byteLength === 0 || reply.headers[busHeaders.contentEncoding] !== 'gzip') return reply.data;
   try {
-    return gunzipSync(reply.data, { maxOutputLength: maxExpandedReply });
+    return await gunzipped(reply.data, { maxOutputLength: maxExpandedReply });
   } catch (err) {
     throw new ProblemError('bad_gateway', `${op.service} answered ${op.operationId} with a compressed body that does not expand`, {
       cause: err,
@@ -375,8 +391,8 @@ function replyBody(op: Operation, reply: BusMessage): Uint8Array {
 }
 
 /** A reply's body as text. */
-function replyText(op: Operation, reply: BusMessage): string {
-  return decoder.decode(replyBody(op, reply));
+async function replyText(op: Operation, reply: BusMessage): Promise<string> {
+  return decoder.decode(await replyBody(op, reply));
 }
 
 /** Turns any failure into a problem; unknown errors become a bare internal error. */
@@ -402,7 +418,7 @@ export async function call<O extends Operation>(bus: Bus, op: O, request: Reques
   let body: unknown = null;
   if (op.replyOctets) body = octetsOf(op, reply);
   else {
-    const text = replyText(op, reply);
+    const text = await replyText(op, reply);
     try {
       body = text === '' ? null : JSON.parse(text);
     } catch (err) {
@@ -423,7 +439,7 @@ export async function call<O extends Operation>(bus: Bus, op: O, request: Reques
  * buffer, which a kept answer must not hold on to). Failures as `call`.
  */
 export async function relay<O extends Operation>(bus: Bus, op: O, request: RequestOf<O>, ctx: CallContext): Promise<Buffer> {
-  return replyBytes(op, await exchange(bus, op, request, ctx));
+  return await replyBytes(op, await exchange(bus, op, request, ctx));
 }
 
 /**
@@ -431,8 +447,8 @@ export async function relay<O extends Operation>(bus: Bus, op: O, request: Reque
  * its own length: `Buffer.from` would cut a short body out of Node's shared 8 KiB pool, and a body the
  * read cache keeps would then hold the whole block alive while the cache counts only the body.
  */
-function replyBytes(op: Operation, reply: BusMessage): Buffer {
-  const body = replyBody(op, reply);
+async function replyBytes(op: Operation, reply: BusMessage): Promise<Buffer> {
+  const body = await replyBody(op, reply);
   const own = body === reply.data ? new Uint8Array(body) : body;
   return Buffer.from(own.buffer, own.byteOffset, own.byteLength);
 }
@@ -472,7 +488,7 @@ async function exchange<O extends Operation>(bus: Bus, op: O, request: RequestOf
   }
   if (staging && reply.headers[busHeaders.staged] === '1') reply = await readStagedReply(bus, op, staging.read, reply, ctx, left);
   const errorCode = reply.headers[serviceErrorCodeHeader];
-  if (errorCode) throw replyProblem(op, replyText(op, reply), Number(errorCode));
+  if (errorCode) throw replyProblem(op, await replyText(op, reply), Number(errorCode));
   return reply;
 }
 

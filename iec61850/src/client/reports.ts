@@ -8,7 +8,7 @@
  */
 import type { MmsRequester } from '../mms/client.ts';
 import { MmsError } from '../mms/client_errors.ts';
-import { binaryTimeToMs, bitsOf, type BitString } from '../mms/ber_values.ts';
+import { binaryTimeToMs, bitsOf, isoOfMs, type BitString } from '../mms/ber_values.ts';
 import type { AccessResult, ObjectName } from '../mms/mms_access.ts';
 import type { MmsData } from '../mms/mms_data.ts';
 import type { InformationReport } from '../mms/mms_pdu.ts';
@@ -274,7 +274,7 @@ export function decodeReport(r: InformationReport, lookup: (rptId: string) => Re
   if (opt.sequenceNumber) out.seqNum = num(f.take('unsigned', 'SqNum').value);
   if (opt.reportTimeStamp) {
     const ms = binaryTimeToMs(f.take('binary-time', 'TimeOfEntry').value);
-    if (ms !== undefined) out.timeOfEntry = new Date(ms).toISOString();
+    if (ms !== undefined) out.timeOfEntry = isoOfMs(ms);
   }
   if (opt.dataSetName) out.dataSet = f.take('visible-string', 'DatSet').value;
   if (out.dataSet !== undefined && out.dataSet !== sub.dataSet)

@@ -4,7 +4,7 @@
  * decoded. Writing: JSON checked against the variable's MMS type and converted, refusing a wrong value with
  * an {@link Iec61850Error} `bad_value` that names where and why, before anything is sent.
  */
-import { binaryTimeFromMs, binaryTimeToMs, bitsOf, bitStringFromBits, type BitString } from '../mms/ber_values.ts';
+import { binaryTimeFromMs, binaryTimeToMs, bitsOf, bitStringFromBits, isoOfMs, type BitString } from '../mms/ber_values.ts';
 import type { MmsData } from '../mms/mms_data.ts';
 import type { MmsType } from '../mms/mms_types.ts';
 import { Iec61850Error } from './errors.ts';
@@ -83,7 +83,7 @@ export function toJson(d: MmsData, type?: MmsType, name?: string): Json {
       return timestampOf(d.value);
     case 'binary-time': {
       const ms = binaryTimeToMs(d.value);
-      return ms === undefined ? { msOfDay: d.value.msOfDay } : new Date(ms).toISOString();
+      return ms === undefined ? { msOfDay: d.value.msOfDay } : isoOfMs(ms);
     }
     default:
       return d.value;

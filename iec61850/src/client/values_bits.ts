@@ -2,7 +2,7 @@
  * The IEC 61850 meanings of bit strings and time stamps (IEC 61850-7-2/-7-3, mapped by 8-1): Quality,
  * Dbpos, Tcmd, TrgOps, OptFlds, ReasonCode, and the TimeStamp's quality octet, both ways.
  */
-import { bitsOf, bitStringFromBits, type BitString, type UtcTime, utcTimeFromMs, utcTimeToMs } from '../mms/ber_values.ts';
+import { bitsOf, bitStringFromBits, isoOfMs, type BitString, type UtcTime, utcTimeFromMs, utcTimeToMs } from '../mms/ber_values.ts';
 import { Iec61850Error } from './errors.ts';
 
 /** Quality as JSON: the validity, the detail flags that are set, the source. */
@@ -128,7 +128,7 @@ export function enumBits(value: unknown, names: readonly string[], path: string)
 /** A TimeStamp as JSON. */
 export function timestampOf(t: UtcTime): TimestampJson {
   return {
-    time: new Date(utcTimeToMs(t)).toISOString(),
+    time: isoOfMs(utcTimeToMs(t)),
     flags: TIME_FLAGS.filter(([bit]) => (t.quality & bit) !== 0).map(([, n]) => n),
     accuracy: t.quality & 0x1f,
   };

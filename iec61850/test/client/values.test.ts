@@ -104,6 +104,28 @@ t.test('double points, tap commands and flag sets read by name', async (t) => {
   t.same(fromJson('0110', { type: 'bit-string', size: 4 }, 'x'), bits('0110'));
 });
 
+t.test('time stamps of a stream of values, and of any instant, read as Date writes them', async (t) => {
+  const base = Date.UTC(2026, 10, 30, 5, 0, 0, 0);
+  const instants = [0, 1, 999, 1000, 86_399_999, Date.UTC(2000, 1, 29, 23, 59, 59, 999), Date.UTC(2106, 1, 7, 6, 28, 15, 999)];
+  for (let i = 0; i < 20_000; i++) instants.push(base + i * 3, base - i * 11);
+  for (let i = 0; i < 20_000; i++) instants.push(((i * 2_654_435_761) % 2 ** 32) * 1000 + (i % 1000));
+  const differ: number[] = [];
+  for (const ms of instants) {
+    const utc = utcTimeFromMs(ms);
+    const expected = new Date(utc.seconds * 1000 + Math.floor(utc.fraction / 16_777)).toISOString();
+    if ((toJson({ type: 'utc-time', value: utc }) as { time: string }).time !== expected) differ.push(ms);
+  }
+  t.same(differ.slice(0, 10), [], `${instants.length} time stamps`);
+  const days = [0, 1, 10_000, 15_000];
+  for (const d of days)
+    for (const msOfDay of [0, 1, 43_200_000, 86_399_999])
+      t.equal(
+        toJson({ type: 'binary-time', value: { msOfDay, days: d } }),
+        new Date(Date.UTC(1984, 0, 1) + d * 86_400_000 + msOfDay).toISOString(),
+        `binary time of day ${d}, ${msOfDay} ms`,
+      );
+});
+
 t.test('time stamps read as ISO time with their quality, and write from several forms', async (t) => {
   const ms = Date.UTC(2024, 4, 1, 12, 30, 15, 250);
   t.same(toJson({ type: 'utc-time', value: utcTimeFromMs(ms, 0x80 | 0x20 | 10) }), {

@@ -10,7 +10,7 @@
  * on the first report of a block enabled with no place to resume from is not a loss: nothing was owed.
  */
 import * as crypto from 'node:crypto';
-import { protocolEvents, type ReportEvent } from '@scada/contracts';
+import { isoTime, protocolEvents, type ReportEvent } from '@scada/contracts';
 import { publishOwnEvent, type Bus, type Store } from '@scada/platform';
 import { parseReference, toMmsReference } from '@scada/iec61850';
 import { readDeliveries, type StoredValue } from '../store/deliveries.ts';
@@ -93,7 +93,7 @@ export class ReportDelivery {
 
   /** A report arrived. */
   receive(report: DeviceReport): void {
-    const receivedAt = new Date().toISOString();
+    const receivedAt = isoTime(Date.now());
     const { space, id } = this.#deps.connection;
     const device = this.#device ?? '';
     if (report.bufferOverflow && !this.#unplaced.has(report.rcb)) this.#deps.onOverflow(report.rcb);
