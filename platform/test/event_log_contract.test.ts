@@ -146,6 +146,36 @@ for (const target of busTargets()) {
       t.same((await log.after(start + 1))!.map(body), ['new'], 'what is still held replays');
     });
 
+    t.test('a log closed by its last view and opened again hands out no id twice and replays no gap', async (t) => {
+      // A log of its own, so that no other view keeps it open.
+      const ownPrefix = uniqueToken('reopen');
+      const own = new PrefixedBus(raw, ownPrefix);
+      t.teardown(async () => {
+        if (target.name === 'nats') await dropEventStream(ownPrefix);
+      });
+      const first = await own.openEventLog({ maxAgeMs: 60_000 });
+      own.publish('events.test.before', text('before'));
+      await waitFor(() => first.last() > 0, 5000);
+      const seen = first.last();
+      await first.close();
+      // Published while no view follows the log: a bus that holds events apart from its followers
+      // (JetStream) replays it, the in-process bus never heard it and answers null; neither skips it.
+      own.publish('events.test.closed', text('while closed'));
+      await sleep(200);
+      const again = await own.openEventLog({ maxAgeMs: 60_000 });
+      t.teardown(() => again.close());
+      const start = again.last();
+      t.ok(start >= seen, 'the reopened log starts at or after what was handed out before');
+      own.publish('events.test.after', text('after'));
+      await waitFor(() => again.last() > start, 5000);
+      const after = await again.after(seen);
+      if (after === null) t.pass('no replay across what the log did not hear');
+      else t.same(after.map(body), ['while closed', 'after'], 'the replay holds the event published while closed');
+      const newest = (await again.after(start))!;
+      t.same(newest.map(body), ['after'], 'the new event replays after the reopened start');
+      t.ok(newest[0]!.id > seen, 'with an id after every id handed out before');
+    });
+
     t.test('a listener stopped hears nothing more', async (t) => {
       const log = await bus.openEventLog({ maxAgeMs: 60_000 });
       t.teardown(() => log.close());

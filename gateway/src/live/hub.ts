@@ -1,9 +1,9 @@
 /**
- * The live hub of one gateway replica: it follows the bus's event log, turns each event into SSE frames
- * once and hands them to the open streams of its space; it ends a stream when its session may no longer
- * see it (`access.ts`: logout, revocation, expiry, a disabled or deleted user, a role or space taken
- * away, an address the IP filter denies), writes a comment line to every stream each heartbeat, and ends
- * them all with a last `event: end` when the gateway stops.
+ * The live hub of one gateway replica: while a stream is open it follows the bus's event log, turns each
+ * event into SSE frames once and hands them to the open streams of its space; it ends a stream when its
+ * session may no longer see it (`access.ts`: logout, revocation, expiry, a disabled or deleted user, a role
+ * or space taken away, an address the IP filter denies), writes a comment line to every stream each
+ * heartbeat, and ends them all with a last `event: end` when the gateway stops.
  */
 import { authEvents } from '@scada/contracts';
 import { subscribeEvent, type Bus, type BusSubscription, type EventLog, type LoggedEvent } from '@scada/platform';
@@ -47,9 +47,18 @@ export class LiveHub {
   readonly #subscriptions: BusSubscription[] = [];
   readonly #access: StreamAccess;
   #log: EventLog | null = null;
+  #opening: Promise<EventLog> | null = null;
   #stopListening: (() => void) | null = null;
   #timer: NodeJS.Timeout | null = null;
   #retry: NodeJS.Timeout | null = null;
+  /** Closes the log once no stream has been open for the retention time. */
+  #idle: NodeJS.Timeout | null = null;
+  /** Streams being opened that hold the log (`holdLog`). */
+  #holds = 0;
+  /** The log could be opened once: the live route serves. */
+  #ready = false;
+  /** A stream was open on this replica since it started. */
+  #served = false;
   #stopped = false;
 
   constructor(deps: { bus: Bus; auth: AuthView; log: Logger; metrics: LiveMetrics; busTimeoutMs: number }, settings: LiveSettings) {
@@ -58,15 +67,21 @@ export class LiveHub {
     this.#access = new StreamAccess(deps, settings.accessCheckMs, () => this.#clients());
   }
 
-  /** The event log, once the hub follows it; null before. */
+  /** The event log while the hub follows it; null while no stream needs it, and before it could be opened. */
   get log(): EventLog | null {
     return this.#log;
   }
 
+  /** True once the event log could be opened: the live route serves, opening the log again when a stream needs it. */
+  get ready(): boolean {
+    return this.#ready;
+  }
+
   /**
-   * Follows the auth events and starts the heartbeat and the access checks, then opens the event log. A log that cannot be
-   * opened (JetStream not answering yet) is tried again in the background: until then the live route
-   * answers 503, and the rest of the gateway serves as usual.
+   * Follows the auth events and starts the heartbeat and the access checks, then opens the event log once,
+   * which makes the stream hold events for the retention time. A log that cannot be opened (JetStream not
+   * answering yet) is tried again in the background: until then the live route answers 503, and the rest of
+   * the gateway serves as usual. With no stream open, the log is closed again at once.
    */
   async start(): Promise<void> {
     const { bus, log } = this.#deps;
@@ -78,21 +93,96 @@ export class LiveHub {
     this.#timer = setInterval(() => this.#beat(), this.settings.heartbeatMs);
     this.#timer.unref();
     this.#access.start();
-    await this.#openLog();
+    await this.#firstOpen();
   }
 
-  async #openLog(): Promise<void> {
+  async #firstOpen(): Promise<void> {
     if (this.#stopped) return;
     try {
-      const log = await this.#deps.bus.openEventLog({ maxAgeMs: this.settings.retentionMs });
-      if (this.#stopped) return void (await log.close());
-      this.#log = log;
-      this.#stopListening = log.listen((event) => this.#dispatch(event));
+      await this.#follow();
+      this.#ready = true;
+      this.#settle();
     } catch (err) {
       this.#deps.log.warn({ err }, 'the event log could not be opened; the live channel tries again in 2 s');
-      this.#retry = setTimeout(() => void this.#openLog(), 2000);
+      this.#retry = setTimeout(() => void this.#firstOpen(), 2000);
       this.#retry.unref();
     }
+  }
+
+  /**
+   * Follows the event log, opening it when it is closed. Every event costs a follower its delivery and
+   * its place in the held window, so a gateway follows the log only while a stream is open (and for the
+   * retention time after the last one ended); a stream that opens reads what it needs from the log,
+   * which on NATS holds the events whoever follows it.
+   */
+  #follow(): Promise<EventLog> {
+    if (this.#log) return Promise.resolve(this.#log);
+    this.#opening ??= this.#deps.bus
+      .openEventLog({ maxAgeMs: this.settings.retentionMs })
+      .then(async (log) => {
+        if (this.#stopped) {
+          await log.close();
+          throw new Error('the live hub stopped');
+        }
+        this.#log = log;
+        this.#stopListening = log.listen((event) => this.#dispatch(event));
+        return log;
+      })
+      .finally(() => {
+        this.#opening = null;
+      });
+    return this.#opening;
+  }
+
+  /**
+   * The event log for a stream about to open, opened when the hub does not follow it now; null while it
+   * cannot be opened (the route answers 503). It stays open until `release` is called: call it once the
+   * stream is registered (`add`), or given up.
+   */
+  async holdLog(): Promise<{ log: EventLog; release: () => void } | null> {
+    if (!this.#ready || this.#stopped) return null;
+    this.#holds++;
+    this.#cancelIdle();
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.#holds--;
+      this.#settle();
+    };
+    try {
+      return { log: await this.#follow(), release };
+    } catch (err) {
+      release();
+      this.#deps.log.warn({ err }, 'the event log could not be opened for a live stream');
+      return null;
+    }
+  }
+
+  /**
+   * With no stream open and none opening, the log is closed: at once when no stream was ever open on
+   * this replica (nobody can resume from it), else after the retention time, so a client that
+   * reconnects within it resumes on any bus (the in-process log holds only what it heard while open).
+   */
+  #settle(): void {
+    if (this.#bySpace.size > 0 || this.#holds > 0 || !this.#log || this.#idle || this.#stopped) return;
+    const close = () => {
+      this.#idle = null;
+      if (this.#bySpace.size > 0 || this.#holds > 0 || this.#stopped) return;
+      const log = this.#log;
+      this.#log = null;
+      this.#stopListening?.();
+      this.#stopListening = null;
+      void log?.close().catch((err: unknown) => this.#deps.log.warn({ err }, 'closing the event log failed'));
+    };
+    if (!this.#served) return close();
+    this.#idle = setTimeout(close, this.settings.retentionMs);
+    this.#idle.unref();
+  }
+
+  #cancelIdle(): void {
+    if (this.#idle) clearTimeout(this.#idle);
+    this.#idle = null;
   }
 
   #dispatch(event: LoggedEvent): void {
@@ -120,10 +210,12 @@ export class LiveHub {
     this.#stopped = true;
     if (this.#timer) clearInterval(this.#timer);
     if (this.#retry) clearTimeout(this.#retry);
+    this.#cancelIdle();
     this.#access.stop();
     for (const client of this.#clients()) client.end('shutdown');
     this.#stopListening?.();
     await Promise.all(this.#subscriptions.splice(0).map((s) => s.unsubscribe()));
+    await this.#opening?.catch(() => undefined);
     await this.#log?.close();
     this.#log = null;
   }
@@ -143,6 +235,8 @@ export class LiveHub {
     let set = this.#bySpace.get(client.filter.space);
     if (!set) this.#bySpace.set(client.filter.space, (set = new Set()));
     set.add(client);
+    this.#served = true;
+    this.#cancelIdle();
     this.#perUser.set(client.userId, this.streamsOf(client.userId) + 1);
     this.#deps.metrics.opened();
     return client;
@@ -161,6 +255,7 @@ export class LiveHub {
     if (left > 0) this.#perUser.set(client.userId, left);
     else this.#perUser.delete(client.userId);
     this.#deps.metrics.closed(reason);
+    this.#settle();
   }
 
   *#clients(): Iterable<LiveClient> {

@@ -11,7 +11,7 @@ import type { Bus } from '@scada/platform';
 import type { Context, Middleware } from 'koa';
 import type { SessionDeps } from '../auth/session.ts';
 import { authorize, resolveSpace, sessionOf } from '../middleware/authorize.ts';
-import type { EndReason, LiveFilter } from './client.ts';
+import type { EndReason, LiveClient, LiveFilter } from './client.ts';
 import type { LiveHub } from './hub.ts';
 import { prepareOpening, type Opening } from './opening.ts';
 
@@ -37,27 +37,35 @@ export function liveRoute(deps: { hub: LiveHub; sessions: SessionDeps; bus: Bus;
     const session = (await sessionOf(ctx, deps.sessions))!;
     const space = resolveSpace(ctx, session, listOf(ctx, 'space'));
     const filter = { space, ...filterOf(ctx) };
-    const log = deps.hub.log;
-    if (!log) throw new ProblemError('service_unavailable', 'The live channel is not ready yet', { retryAfter: 1 });
-    if (deps.hub.streamsOf(session.principal.id) >= deps.hub.settings.streamsPerUser) {
-      throw new ProblemError('rate_limited', `At most ${deps.hub.settings.streamsPerUser} live streams per user`, { retryAfter: 5 });
-    }
-    // HEAD: what a GET would answer, without a stream behind it (no place taken, no snapshot made).
+    if (!deps.hub.ready) throw notReady();
+    const capped = () => deps.hub.streamsOf(session.principal.id) >= deps.hub.settings.streamsPerUser;
+    if (capped()) throw tooMany(deps.hub.settings.streamsPerUser);
+    // HEAD: what a GET would answer, without a stream behind it (no place taken, no snapshot made, no log followed).
     if (ctx.method === 'HEAD') return void ((ctx.status = 200), ctx.set(streamHeaders));
-    const client = deps.hub.add({
-      userId: session.principal.id,
-      sid: session.claims.sid,
-      filter,
-      clientIp: ctx.state.clientIp,
-      // The session lives at least as long as the token it was opened with; after that the auth service says.
-      expires: session.claims.exp,
-      res: ctx.res,
-    });
+    // The log is followed from here on (opened when no stream needed it until now), and while the stream is open.
+    const held = await deps.hub.holdLog();
+    if (!held) throw notReady();
+    let client: LiveClient;
     let opening: Opening;
+    try {
+      // Asked again: other streams of the user may have opened while the log was being opened.
+      if (capped()) throw tooMany(deps.hub.settings.streamsPerUser);
+      client = deps.hub.add({
+        userId: session.principal.id,
+        sid: session.claims.sid,
+        filter,
+        clientIp: ctx.state.clientIp,
+        // The session lives at least as long as the token it was opened with; after that the auth service says.
+        expires: session.claims.exp,
+        res: ctx.res,
+      });
+    } finally {
+      held.release();
+    }
     try {
       const callContext = { requestId: ctx.state.requestId, space, actor: ctx.state.actor };
       opening = await prepareOpening(
-        { bus: deps.bus, busTimeoutMs: deps.busTimeoutMs, log, bufferBytes: deps.hub.settings.clientBufferBytes },
+        { bus: deps.bus, busTimeoutMs: deps.busTimeoutMs, log: held.log, bufferBytes: deps.hub.settings.clientBufferBytes },
         filter,
         ctx.get('last-event-id'),
         callContext,
@@ -78,6 +86,15 @@ export function liveRoute(deps: { hub: LiveHub; sessions: SessionDeps; bus: Bus;
       client.fail();
     }
   };
+}
+
+function tooMany(perUser: number): ProblemError {
+  return new ProblemError('rate_limited', `At most ${perUser} live streams per user`, { retryAfter: 5 });
+}
+
+/** The answer while the event log cannot be opened. */
+function notReady(): ProblemError {
+  return new ProblemError('service_unavailable', 'The live channel is not ready yet', { retryAfter: 1 });
 }
 
 /** The answer to a stream whose access ended while it was being opened. */

@@ -209,6 +209,9 @@ export class EventTail {
 /** Follows the bus's events: `push` gets each with its event id, if it has one; answers how to stop. */
 type Subscribe = (push: (subject: string, data: Uint8Array, eventId?: string) => void) => () => Promise<void>;
 
+/** Per bus (its map of logs), the next id of each log that was closed: ids are never handed out twice. */
+const nextIds = new WeakMap<Map<string, MemoryEventLog>, Map<string, number>>();
+
 /**
  * The in-process bus's event log: one sequence per bus (and subject prefix), shared by every view
  * opened on it, so two gateways in one process hand out the same ids for the same events. It holds what
@@ -224,12 +227,18 @@ export class MemoryEventLog {
   #idAts: number[] = [];
   #idHead = 0;
 
-  private constructor(maxAgeMs: number, subscribe: Subscribe) {
+  /** The next id to hand out. */
+  #next: number;
+
+  private constructor(maxAgeMs: number, subscribe: Subscribe, next: number) {
     this.tail = new EventTail(maxAgeMs);
-    let next = 1;
+    // A log opened again goes on from the ids handed out before; what was published meanwhile was not heard,
+    // so no id before this one can be replayed (a resume from one gets a snapshot).
+    this.#next = next;
+    this.tail.startAt(next);
     this.#stop = subscribe((subject, data, eventId) => {
       if (eventId !== undefined && this.#repeated(eventId)) return;
-      this.tail.push({ id: next++, subject, data, at: Date.now() });
+      this.tail.push({ id: this.#next++, subject, data, at: Date.now() });
     });
   }
 
@@ -257,7 +266,7 @@ export class MemoryEventLog {
   static open(owners: Map<string, MemoryEventLog>, key: string, options: EventLogOptions, subscribe: Subscribe): EventLog {
     let log = owners.get(key);
     if (!log) {
-      log = new MemoryEventLog(options.maxAgeMs, subscribe);
+      log = new MemoryEventLog(options.maxAgeMs, subscribe, nextIds.get(owners)?.get(key) ?? 1);
       owners.set(key, log);
     }
     log.#views++;
@@ -284,6 +293,11 @@ export class MemoryEventLog {
         for (const stop of stops) stop();
         if (--shared.#views === 0) {
           owners.delete(key);
+          let next = nextIds.get(owners);
+          if (!next) nextIds.set(owners, (next = new Map()));
+          // One id is left out: a resume from the last one handed out must not read the events of the
+          // reopened log as if nothing had been missed in between.
+          next.set(key, shared.#next + 1);
           await shared.#stop();
         }
       },
