@@ -27,6 +27,7 @@ import type { Store } from '@scada/platform';
 import type { BenchPlatform } from '@scada/testkit/bench_platform';
 import { createDatabase } from '@scada/testkit/platform';
 import { startBenchPlatform } from '@scada/testkit/bench_platform';
+import { reportOf } from './reports.ts';
 
 const total = Number(process.env.BENCH_HISTORY_VALUES ?? 100_000);
 const reads = Number(process.env.BENCH_HISTORY_READS ?? 50);
@@ -35,7 +36,6 @@ const sustainSeconds = Number(process.env.BENCH_HISTORY_SECONDS ?? 5);
 const sustainRate = Number(process.env.BENCH_HISTORY_RATE ?? 5000);
 const perReport = 20;
 const batchValues = 500 * perReport;
-const encoder = new TextEncoder();
 
 type Row = {
   mode: string;
@@ -74,33 +74,6 @@ const recorded = async (store: Store, connectionId: string) =>
     (await store.query<{ n: string | null }>('select sum(count) as n from history.rollup_hour where connection_id = $1', [connectionId]))
       .rows[0]?.n ?? 0,
   );
-
-function reportOf(connectionId: string, seq: number, values: { reference: string; value: number; at: number }[]) {
-  const rcb = 'BENCH/LLN0$RP$urcb01';
-  return encoder.encode(
-    JSON.stringify({
-      space: 'default',
-      connectionId,
-      rcb,
-      rptId: 'bench',
-      seqNum: seq % 256,
-      entryId: null,
-      at: new Date().toISOString(),
-      values: values.map((v) => ({
-        connectionId,
-        reference: v.reference,
-        value: v.value,
-        quality: { validity: 'good', detail: [], source: 'process', test: false, operatorBlocked: false },
-        timestamp: new Date(v.at).toISOString(),
-        timestampSource: 'attribute',
-        receivedAt: new Date(v.at).toISOString(),
-        rcb,
-        reason: ['data-change'],
-        seqNum: seq % 256,
-      })),
-    }),
-  );
-}
 
 /**
  * The baseline's table: `shaped`, the points' table made by the history's own migrations in a schema of

@@ -12,39 +12,12 @@
 import { createHash } from 'node:crypto';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { startBenchPlatform } from '@scada/testkit/bench_platform';
+import { reportOf } from './reports.ts';
 
 const points = Number(process.env.BENCH_TREND_POINTS ?? 10_000);
 const reads = Number(process.env.BENCH_TREND_READS ?? 20);
 const perReport = 100;
-const encoder = new TextEncoder();
 const ref = 'BENCH/MMXU1.A.mag.f[MX]';
-
-function reportOf(connectionId: string, seq: number, values: { value: number; at: number }[]): Uint8Array {
-  const rcb = 'BENCH/LLN0$RP$urcb01';
-  return encoder.encode(
-    JSON.stringify({
-      space: 'default',
-      connectionId,
-      rcb,
-      rptId: 'bench',
-      seqNum: seq % 256,
-      entryId: null,
-      at: new Date().toISOString(),
-      values: values.map((v) => ({
-        connectionId,
-        reference: ref,
-        value: v.value,
-        quality: { validity: 'good', detail: [], source: 'process', test: false, operatorBlocked: false },
-        timestamp: new Date(v.at).toISOString(),
-        timestampSource: 'attribute',
-        receivedAt: new Date(v.at).toISOString(),
-        rcb,
-        reason: ['data-change'],
-        seqNum: seq % 256,
-      })),
-    }),
-  );
-}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 const r1 = (x: number) => Math.round(x * 10) / 10;
@@ -73,9 +46,16 @@ try {
   for (let r = 0; r < points / perReport; r++) {
     const values = Array.from({ length: perReport }, (_, k) => {
       const n = r * perReport + k;
-      return { value: Math.sin(n / 100) * 100 + n / 7, at: start + Math.floor((n * 50_000) / points) };
+      return { reference: ref, value: Math.sin(n / 100) * 100 + n / 7, at: start + Math.floor((n * 50_000) / points) };
     });
-    platform.proc.bus.publish('events.protocol.report', reportOf(id, r, values));
+    platform.proc.bus.publish(
+      'events.protocol.report',
+      reportOf(
+        id,
+        r,
+        values.map((v) => ({ ...v, reference: ref })),
+      ),
+    );
     if (r % 10 === 9) await new Promise((resolve) => setImmediate(resolve));
   }
   const store = platform.proc.store!;
