@@ -8,7 +8,7 @@
 import t from 'tap';
 import { loadInTurn, leftOutOfTapRuns } from '@scada/testkit/together';
 
-const names = ['live', 'live_sessions', 'value_stamps', 'array_elements', 'integer_parameters'];
+const names = ['live', 'live_sessions', 'live_log_opening', 'value_stamps', 'array_elements', 'integer_parameters'];
 
 leftOutOfTapRuns(t, new URL('../', import.meta.url), `test/@(${names.join('|')}).test.ts`);
 loadInTurn(

@@ -90,7 +90,9 @@ export async function checkedJsonInPieces(schema: TSchema, body: unknown): Promi
     if (start > 0) await nextTurn();
     const piece = items.slice(start, start + itemsAPiece);
     for (const item of piece) if (!check.Check(item)) return false;
-    // `[a,b]` without its brackets; the pieces joined by commas make the whole array's `[a,b,c,d]`.
+    // `[a,b]` without its brackets; the pieces joined by commas make the whole array's `[a,b,c,d]`. (An
+    // item's `toJSON` is handed its index within the piece, not the array: replies hold plain rows, whose only
+    // `toJSON` is a Date's, which ignores it.)
     pieces.push(JSON.stringify(piece).slice(1, -1));
   }
   const array = `[${pieces.join(',')}]`;

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { busTargets, uniqueToken } from '@scada/testkit/buses';
 import type { Bus } from '../src/bus/bus.ts';
-import type { LoggedEvent } from '../src/bus/event_log.ts';
+import { eventIdHeader, type LoggedEvent } from '../src/bus/event_log.ts';
 import { PrefixedBus } from '../src/bus/prefixed_bus.ts';
 import { Type } from '@sinclair/typebox';
 import { defineEvent } from '@scada/contracts';
@@ -174,6 +174,30 @@ for (const target of busTargets()) {
       const newest = (await again.after(start))!;
       t.same(newest.map(body), ['after'], 'the new event replays after the reopened start');
       t.ok(newest[0]!.id > seen, 'with an id after every id handed out before');
+    });
+
+    t.test('an event published again under its event id after the log was closed and opened again is logged once', async (t) => {
+      // The duplicate window is the stream's, not its followers': a gateway closes its log while no live
+      // stream is open, and work taken over elsewhere publishes its events again under their ids.
+      const ownPrefix = uniqueToken('redo');
+      const own = new PrefixedBus(raw, ownPrefix);
+      t.teardown(async () => {
+        if (target.name === 'nats') await dropEventStream(ownPrefix);
+      });
+      const first = await own.openEventLog({ maxAgeMs: 60_000 });
+      own.publish('events.test.x', text('first'), { [eventIdHeader]: 'same-id' });
+      await waitFor(() => first.last() > 0, 5000);
+      await first.close();
+      const again = await own.openEventLog({ maxAgeMs: 60_000 });
+      t.teardown(() => again.close());
+      const start = again.last();
+      const heard: string[] = [];
+      again.listen((e) => heard.push(body(e)));
+      own.publish('events.test.x', text('republished'), { [eventIdHeader]: 'same-id' });
+      own.publish('events.test.x', text('after'));
+      await waitFor(() => heard.includes('after'), 5000);
+      t.same(heard, ['after'], 'the listener hears the new event alone');
+      t.same((await again.after(start))!.map(body), ['after'], 'and the log holds it alone');
     });
 
     t.test('a listener stopped hears nothing more', async (t) => {

@@ -154,7 +154,13 @@ export class LiveHub {
       return { log: await this.#follow(), release };
     } catch (err) {
       release();
-      this.#deps.log.warn({ err }, 'the event log could not be opened for a live stream');
+      this.#deps.log.warn({ err }, 'the event log could not be opened for a live stream; the live channel tries again in 2 s');
+      // Not ready until the log opens again: HEAD answers as a GET would, 503, meanwhile.
+      if (this.#ready && !this.#stopped) {
+        this.#ready = false;
+        this.#retry = setTimeout(() => void this.#firstOpen(), 2000);
+        this.#retry.unref();
+      }
       return null;
     }
   }

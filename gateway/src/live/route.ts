@@ -45,6 +45,13 @@ export function liveRoute(deps: { hub: LiveHub; sessions: SessionDeps; bus: Bus;
     // The log is followed from here on (opened when no stream needed it until now), and while the stream is open.
     const held = await deps.hub.holdLog();
     if (!held) throw notReady();
+    // A client that left while the log was being opened gets no stream: its response closed already, so a
+    // stream added now would never hear of it and would hold one of the user's places.
+    if (ctx.req.socket.destroyed || ctx.res.destroyed) {
+      held.release();
+      ctx.respond = false;
+      return;
+    }
     let client: LiveClient;
     let opening: Opening;
     try {

@@ -209,8 +209,44 @@ export class EventTail {
 /** Follows the bus's events: `push` gets each with its event id, if it has one; answers how to stop. */
 type Subscribe = (push: (subject: string, data: Uint8Array, eventId?: string) => void) => () => Promise<void>;
 
-/** Per bus (its map of logs), the next id of each log that was closed: ids are never handed out twice. */
-const nextIds = new WeakMap<Map<string, MemoryEventLog>, Map<string, number>>();
+/**
+ * Event ids seen within the duplicate window, as JetStream keeps them for a stream: a repeated id is
+ * dropped. The window outlives a log that is closed and opened again (`kept`), as a stream's does whoever
+ * follows it.
+ */
+class SeenIds {
+  /** The ids; `#order` and `#ats` name them oldest first, with when. */
+  readonly #ids = new Set<string>();
+  #order: string[] = [];
+  #ats: number[] = [];
+  #head = 0;
+
+  /** Whether an event of this id was logged within the duplicate window (remembering it if not). */
+  repeated(eventId: string): boolean {
+    const now = Date.now();
+    // The oldest first, from arrays: no iterator and no entry object a call.
+    while (this.#head < this.#order.length && now - this.#ats[this.#head]! >= duplicateWindowMs) {
+      this.#ids.delete(this.#order[this.#head]!);
+      this.#head++;
+    }
+    if (this.#head > compactAfter && this.#head * 2 > this.#order.length) {
+      this.#order = this.#order.slice(this.#head);
+      this.#ats = this.#ats.slice(this.#head);
+      this.#head = 0;
+    }
+    if (this.#ids.has(eventId)) return true;
+    this.#ids.add(eventId);
+    this.#order.push(eventId);
+    this.#ats.push(now);
+    return false;
+  }
+}
+
+/**
+ * Per bus (its map of logs), what each log that was closed leaves for its next opening: the next id (ids
+ * are never handed out twice) and the event ids of its duplicate window.
+ */
+const kept = new WeakMap<Map<string, MemoryEventLog>, Map<string, { next: number; seen: SeenIds }>>();
 
 /**
  * The in-process bus's event log: one sequence per bus (and subject prefix), shared by every view
@@ -221,52 +257,30 @@ export class MemoryEventLog {
   readonly tail: EventTail;
   #views = 0;
   readonly #stop: () => Promise<void>;
-  /** Event ids logged within the duplicate window; `#idOrder` and `#idAts` name them oldest first, with when. */
-  readonly #ids = new Set<string>();
-  #idOrder: string[] = [];
-  #idAts: number[] = [];
-  #idHead = 0;
+  readonly #seen: SeenIds;
 
   /** The next id to hand out. */
   #next: number;
 
-  private constructor(maxAgeMs: number, subscribe: Subscribe, next: number) {
+  private constructor(maxAgeMs: number, subscribe: Subscribe, next: number, seen: SeenIds) {
     this.tail = new EventTail(maxAgeMs);
+    this.#seen = seen;
     // A log opened again goes on from the ids handed out before; what was published meanwhile was not heard,
     // so no id before this one can be replayed (a resume from one gets a snapshot).
     this.#next = next;
     this.tail.startAt(next);
     this.#stop = subscribe((subject, data, eventId) => {
-      if (eventId !== undefined && this.#repeated(eventId)) return;
+      if (eventId !== undefined && this.#seen.repeated(eventId)) return;
       this.tail.push({ id: this.#next++, subject, data, at: Date.now() });
     });
-  }
-
-  /** Whether an event of this id was logged within the duplicate window (remembering it if not). */
-  #repeated(eventId: string): boolean {
-    const now = Date.now();
-    // The oldest first, from arrays: no iterator and no entry object a call.
-    while (this.#idHead < this.#idOrder.length && now - this.#idAts[this.#idHead]! >= duplicateWindowMs) {
-      this.#ids.delete(this.#idOrder[this.#idHead]!);
-      this.#idHead++;
-    }
-    if (this.#idHead > compactAfter && this.#idHead * 2 > this.#idOrder.length) {
-      this.#idOrder = this.#idOrder.slice(this.#idHead);
-      this.#idAts = this.#idAts.slice(this.#idHead);
-      this.#idHead = 0;
-    }
-    if (this.#ids.has(eventId)) return true;
-    this.#ids.add(eventId);
-    this.#idOrder.push(eventId);
-    this.#idAts.push(now);
-    return false;
   }
 
   /** The shared log of a bus, created on first use; each call opens a view that must be closed. */
   static open(owners: Map<string, MemoryEventLog>, key: string, options: EventLogOptions, subscribe: Subscribe): EventLog {
     let log = owners.get(key);
     if (!log) {
-      log = new MemoryEventLog(options.maxAgeMs, subscribe, nextIds.get(owners)?.get(key) ?? 1);
+      const before = kept.get(owners)?.get(key);
+      log = new MemoryEventLog(options.maxAgeMs, subscribe, before?.next ?? 1, before?.seen ?? new SeenIds());
       owners.set(key, log);
     }
     log.#views++;
@@ -293,11 +307,11 @@ export class MemoryEventLog {
         for (const stop of stops) stop();
         if (--shared.#views === 0) {
           owners.delete(key);
-          let next = nextIds.get(owners);
-          if (!next) nextIds.set(owners, (next = new Map()));
+          let left = kept.get(owners);
+          if (!left) kept.set(owners, (left = new Map()));
           // One id is left out: a resume from the last one handed out must not read the events of the
           // reopened log as if nothing had been missed in between.
-          next.set(key, shared.#next + 1);
+          left.set(key, { next: shared.#next + 1, seen: shared.#seen });
           await shared.#stop();
         }
       },
