@@ -361,12 +361,23 @@ t.test(`the live channel (${p.mode})`, async (t) => {
     t.equal(slow.statusCode, 200);
     slow.pause();
     t.teardown(() => slow.destroy());
-    // Paced so that a reader keeps up, and long enough to fill what the kernel buffers for the other.
+    // Paced by the reader: each batch of 20 (some 40 KB, under the 64 KiB a client may have unread) once it
+    // has the one before, so a reader that reads keeps up however busy the machine; long enough to fill
+    // what the kernel buffers for the other, which reads nothing.
     const big = 'x'.repeat(2000);
     const count = 4000;
+    let from = fast.events.length;
     for (let i = 0; i < count; i++) {
       report('default', a, `${i}-${big}`);
-      if (i % 20 === 19) await new Promise((r) => setTimeout(r, 5));
+      if (i % 20 === 19) {
+        const last = `${i}-`;
+        await fast.wait(
+          isEvent('value', (d) => String(d.value).startsWith(last)),
+          20_000,
+          from,
+        );
+        from = fast.events.length; // the next batch comes after what the reader has now
+      }
     }
     await fast.wait(
       isEvent('value', (d) => String(d.value).startsWith(`${count - 1}-`)),
