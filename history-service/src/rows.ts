@@ -122,13 +122,17 @@ export function iecReference(reference: string): string {
 /** Where a value comes from: its space, connection, place in its block, and the oldest kept day. */
 type Origin = { space: string; connectionId: string; seq: string; seqNum: number | null; keptFrom: number };
 
+/** ES2024's well-formed string methods (Node 20, Deno), which the project's ES2022 library does not declare. */
+type WellFormed = { isWellFormed(): boolean; toWellFormed(): string };
+
 /**
- * Text as the store can keep it: PostgreSQL's text and jsonb hold no NUL character, so a device's string
- * that carries one would fail its whole batch, delivered again and failing again. It is kept with U+FFFD
- * (the replacement character) in the NUL's place instead.
+ * Text as the store can keep it: PostgreSQL's text and jsonb hold no NUL character, and jsonb no half of
+ * a surrogate pair, so a string that carries one would fail its whole batch, delivered again and failing
+ * again. It is kept with U+FFFD (the replacement character) in each one's place instead.
  */
 export function storable(text: string): string {
-  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+  const whole = text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+  return (whole as unknown as WellFormed).isWellFormed() ? whole : (whole as unknown as WellFormed).toWellFormed();
 }
 
 /** A leaf value as the store can keep it (see {@link storable}). */

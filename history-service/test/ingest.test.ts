@@ -168,8 +168,11 @@ t.test(
       -1.5e-7,
       [1, 'two'],
       { deep: { text: 'a\tb' } },
-      // PostgreSQL holds no NUL in text or jsonb: kept with U+FFFD in its place, not a batch failed for ever.
+      // PostgreSQL holds no NUL in text or jsonb, nor half a surrogate pair in jsonb: each kept with U+FFFD in
+      // its place, not a batch failed for ever.
       'nul\u0000byte',
+      'half\uD800pair',
+      '\uDC00alone',
     ];
     const events = (id: string) =>
       kinds.map((value, i) =>
@@ -201,7 +204,8 @@ t.test(
     t.same(recorded, await read(plain), 'each field as the JSON path records it');
     t.same(
       recorded.map((r) => r.value ?? r.num),
-      [...kinds.slice(0, 5), null, -1.5e-7, 1, 'two', 'a\tb', 'nul\uFFFDbyte'],
+      // In the order of their references: Str11 and Str12 before Str2.
+      [...kinds.slice(0, 2), 'half\uFFFDpair', '\uFFFDalone', ...kinds.slice(2, 5), null, -1.5e-7, 1, 'two', 'a\tb', 'nul\uFFFDbyte'],
       'the values read back as they were reported',
     );
   },
