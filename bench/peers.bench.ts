@@ -173,11 +173,20 @@ if (!natsUrl || !databaseUrl) {
     const { access_token: token } = (await login.json()) as { access_token: string };
     const headers = { authorization: `Bearer ${token}`, 'x-space': 'default', 'content-type': 'application/json' };
     for (let i = 0; i < 100; i++) {
-      const r = await fetch(`${gw}/api/projects`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ name: `project-${String(i).padStart(3, '0')}`, isActive: true }),
-      });
+      const create = () =>
+        fetch(`${gw}/api/projects`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ name: `project-${String(i).padStart(3, '0')}`, isActive: true }),
+        });
+      let r = await create();
+      // The gateway is ready before every service behind it is: the first create may find the config
+      // service not yet answering (503 with Retry-After), and is asked again, for at most 30 s.
+      for (let tries = 0; r.status === 503 && tries < 60; tries++) {
+        await r.body?.cancel();
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        r = await create();
+      }
       if (!r.ok) throw new Error(`creating a project: ${r.status} ${await r.text()}`);
     }
     const group = (await (

@@ -9,7 +9,7 @@
  */
 import { PGlite } from '@electric-sql/pglite';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { setFlagsFromString } from 'node:v8';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,21 +72,6 @@ export async function memoryPGlite(log?: Logger): Promise<TestStore> {
   compileStoresAsPlatform();
   const store = await PGliteStore.memory({ log, template: await pgliteTemplate(), checkNesting: true, thread: testStoreThread });
   return { store, cleanup: () => store.close() };
-}
-
-/** A file-backed PGlite in a new temporary folder, started from the template. */
-export async function filePGlite(log?: Logger): Promise<TestStore> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'scada-store-'));
-  compileStoresAsPlatform();
-  const store = await PGliteStore.open(dataDir, { log, template: await pgliteTemplate(), checkNesting: true, thread: testStoreThread });
-  return {
-    store,
-    dataDir,
-    cleanup: async () => {
-      await store.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
 }
 
 /**
