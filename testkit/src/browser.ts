@@ -120,9 +120,10 @@ export type OpenedPage = {
   /** The URL of every request the page made. */
   requested: string[];
   /**
-   * Resolves once the page's live stream has opened and no other request is in flight: what a test
-   * waits for before it changes something under the console (a session ended elsewhere, say), so that a
-   * request still loading is not refused by the change and logged as a failed load.
+   * Resolves once the page's live stream has opened and no other request has been in flight for half a
+   * second: what a test waits for before it changes something under the console (a session ended
+   * elsewhere, say), so that a request still loading is not refused by the change and logged as a failed
+   * load.
    */
   settled(): Promise<void>;
 };
@@ -184,12 +185,20 @@ export async function startBrowser(t: Test, options: { shotPrefix?: string } = {
     let streamOpen = false;
     let onChange: (() => void) | undefined;
     const changed = () => onChange?.();
+    // Settled once the stream is open and nothing else is in flight for `quietMs` on end: what the console
+    // does when its stream opens (the active alarms read, say) starts a moment after the stream's headers
+    // arrive, so the state must hold a while, as Playwright's `networkidle` asks of a page's loads.
+    const quietMs = 500;
     const settled = () =>
       new Promise<void>((resolve) => {
+        let quiet: ReturnType<typeof setTimeout> | undefined;
         onChange = () => {
+          clearTimeout(quiet);
           if (!streamOpen || inFlight.size > 0) return;
-          onChange = undefined;
-          resolve();
+          quiet = setTimeout(() => {
+            onChange = undefined;
+            resolve();
+          }, quietMs);
         };
         onChange();
       });
