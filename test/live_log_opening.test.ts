@@ -7,9 +7,8 @@
  */
 import http from 'node:http';
 import t, { type Test } from 'tap';
-import { busAuthView, startGateway } from '@scada/gateway';
 import type { Bus } from '@scada/platform';
-import { startTestPlatform } from '@scada/testkit/platform';
+import { secondGateway, startTestPlatform } from '@scada/testkit/platform';
 import { signIn } from '@scada/testkit/session';
 import { openSse } from '@scada/testkit/sse';
 
@@ -30,19 +29,9 @@ async function gatewayOpening(t: Test, later: (open: () => Promise<unknown>) => 
       return typeof value === 'function' ? value.bind(target) : value;
     },
   }) as Bus;
-  const gateway = await startGateway({
-    bus,
-    log: p.proc.log,
-    config: { ...p.proc.config.gateway!, httpsPort: 0 },
-    dataDir: p.proc.config.platform.dataDir,
-    busTimeoutMs: 5000,
-    shutdownGraceMs: 1000,
-    host: '127.0.0.1',
-    ephemeralPorts: true,
-    auth: busAuthView({ bus, log: p.proc.log, timeoutMs: 5000 }),
-  });
+  const gateway = await secondGateway(p, bus);
   t.teardown(() => gateway.stop());
-  return `http://127.0.0.1:${gateway.httpPort}`;
+  return gateway.url;
 }
 
 const openStreams = async (url: string) =>

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { parseSecretsKey, secretBox, signingKeyPurpose } from '@scada/auth';
 import { busAuthView, startGateway } from '@scada/gateway';
 import type { JWK } from 'jose';
-import { launchProcess, openStore } from '@scada/platform';
+import { launchProcess, openStore, type Bus } from '@scada/platform';
 import { allParts, type PlatformProcess } from '../../launch.ts';
 import { migrate, PGliteStore, unpackStoreTemplate } from '@scada/platform/testing';
 import { cachedDump, compileStoresAsPlatform, pgliteTemplate, testStoreThread } from './stores.ts';
@@ -198,10 +198,13 @@ export async function letAuthTimePass(p: TestPlatform, seconds: number): Promise
   await store.query(`update auth.refresh_tokens set used_at = used_at - make_interval(secs => $1) where used_at is not null`, back);
 }
 
-/** Another gateway replica of a test platform, on the same bus: its URL and how to stop it. */
-export async function secondGateway(p: TestPlatform): Promise<{ url: string; stop(): Promise<void> }> {
+/**
+ * Another gateway replica of a test platform, on the same bus (or `bus`, a view of it a test controls): its
+ * URL and how to stop it.
+ */
+export async function secondGateway(p: TestPlatform, bus: Bus = p.proc.bus): Promise<{ url: string; stop(): Promise<void> }> {
   const gateway = await startGateway({
-    bus: p.proc.bus,
+    bus,
     log: p.proc.log,
     config: { ...p.proc.config.gateway!, httpsPort: 0 },
     dataDir: p.proc.config.platform.dataDir,
@@ -209,7 +212,7 @@ export async function secondGateway(p: TestPlatform): Promise<{ url: string; sto
     shutdownGraceMs: 1000,
     host: '127.0.0.1',
     ephemeralPorts: true,
-    auth: busAuthView({ bus: p.proc.bus, log: p.proc.log, timeoutMs: 5000 }),
+    auth: busAuthView({ bus, log: p.proc.log, timeoutMs: 5000 }),
   });
   return { url: `http://127.0.0.1:${gateway.httpPort}`, stop: () => gateway.stop() };
 }
