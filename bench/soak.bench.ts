@@ -27,7 +27,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -83,6 +83,26 @@ function cpuSeconds(pid: number | undefined): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/**
+ * CPU seconds a process's threads have used so far, by thread name (`/proc/<pid>/task/<tid>/stat`), its main
+ * thread apart as `main`: which of them is short of the cores shows in the report. Empty where there is no
+ * `/proc`. A thread that ended is not counted (the store worker and the pools run for the process's life).
+ */
+function threadSeconds(pid: number | undefined): Map<string, number> {
+  const by = new Map<string, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = tid === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).trim();
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      by.set(name, (by.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+    }
+  } catch {
+    // no /proc, or the process ended
+  }
+  return by;
 }
 
 /** The device in a process of its own (`soak_device.ts`): its port, the last counter it set, and how to steer it. */
@@ -298,6 +318,7 @@ try {
 
   const counter = sim;
   const cpuAtStart = { platform: cpuSeconds(child.pid), device: cpuSeconds(sim.pid) };
+  const threadsAtStart = threadSeconds(child.pid);
   sim.start(rate, seen.length - 1);
   const lags: number[] = [];
   let drops = 0;
@@ -373,6 +394,10 @@ try {
   await until('the live client has every value', async () => received() >= reported, 60_000).catch(() => undefined);
   // The platform's CPU up to now: a starved one still works through values reported before the device stopped.
   const cpu = { platform: cpuSeconds(child.pid) - cpuAtStart.platform, device: deviceCpu };
+  const threads = [...threadSeconds(child.pid)]
+    .map(([name, s]) => [name, s - (threadsAtStart.get(name) ?? 0)] as const)
+    .filter(([, s]) => s >= 0.05)
+    .sort((a, b) => b[1] - a[1]);
   const per10k = (s: number) => ((s / Math.max(1, reported)) * 10_000).toFixed(2);
   // The history of the run's last second (its raw values fit in one answer): every counter reported then.
   const windowStart = endedAt - 1000;
@@ -410,6 +435,7 @@ try {
     `| sign-ins answered 200 | ${signIns.answered} of ${signIns.asked} (others: ${outcomes(signIns.other)}) | all |`,
     `| /metrics scrapes answered | ${lags.length} of ${Math.floor(seconds / 5)} | all |`,
     `| CPU, platform process (its threads included, until the first live client has every value) / device process | ${cpu.platform.toFixed(1)} s (${per10k(cpu.platform)} s per 10,000 values) / ${cpu.device.toFixed(1)} s (${per10k(cpu.device)}) | |`,
+    `| the platform's CPU by thread, s per 10,000 values (share of a core over the run) | ${threads.map(([name, s]) => `${name} ${per10k(s)} (${(s / seconds).toFixed(2)})`).join(', ')} | |`,
   ];
   console.log(lines.join('\n'));
 } finally {

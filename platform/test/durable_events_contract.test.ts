@@ -118,5 +118,104 @@ for (const target of busTargets()) {
           t.ok((warnings.find((w) => /events dropped/.test(w.msg))?.dropped ?? 0) >= 1, 'the drop is said with how many');
         },
       );
+
+    if (target.name === 'memory')
+      t.test('in the process, with overlap 2 the next batch is handled while one is in hand; a failed one is tried again', async (t) => {
+        const seen: string[] = [];
+        let inHand = 0;
+        let most = 0;
+        let release: () => void = () => {};
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        let failures = 1;
+        const consumer = await bus.consumeEvents({
+          name: 'overlap',
+          subjects: ['events.protocol.>'],
+          holdMs: 60_000,
+          retryMs: 20,
+          maxBatch: 2,
+          gatherMs: 1,
+          overlap: 2,
+          handle: async (batch) => {
+            inHand++;
+            most = Math.max(most, inHand);
+            try {
+              // The first batch waits until a second one is in hand too.
+              if (batch.some((e) => body(e) === 'v1')) await gate;
+              if (inHand === 2) release();
+              if (batch.some((e) => body(e) === 'v3') && failures > 0) {
+                failures--;
+                throw new Error('the store is away');
+              }
+              seen.push(...batch.map(body));
+            } finally {
+              inHand--;
+            }
+          },
+        });
+        t.teardown(() => consumer.stop());
+        for (let i = 1; i <= 8; i++) bus.publish('events.protocol.report', text(`v${i}`));
+        await waitFor(() => new Set(seen).size >= 8, 10_000);
+        t.equal(most, 2, "two batches in the handler's hands at once, never more");
+        t.same([...new Set(seen)].sort(), ['v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8'], "every event, the failed batch's too");
+        t.equal(failures, 0, 'the failed batch was tried again');
+      });
+
+    if (target.name === 'memory')
+      t.test(
+        'in the process, a consumer far behind asks publishers to hold back until it catches up; a failing one does not',
+        async (t) => {
+          let release: () => void = () => {};
+          let gate = new Promise<void>((resolve) => (release = resolve));
+          let failing = false;
+          // The in-process bus hands a message over on a later turn of the event loop.
+          const delivered = () => new Promise((resolve) => setTimeout(resolve, 20));
+          const seen: string[] = [];
+          t.equal(bus.ingestHold(), undefined, 'nothing held back with no consumer behind');
+          const consumer = await bus.consumeEvents({
+            name: 'holding',
+            subjects: ['events.protocol.>'],
+            holdMs: 60_000,
+            retryMs: 20,
+            maxBatch: 2,
+            gatherMs: 1,
+            // holds back from 5 queued (a quarter), until 2 (a tenth)
+            maxQueued: 20,
+            handle: async (batch) => {
+              await gate;
+              if (failing) throw new Error('the store is away');
+              seen.push(...batch.map(body));
+            },
+          });
+          t.teardown(() => consumer.stop());
+          for (let i = 1; i <= 4; i++) bus.publish('events.protocol.report', text(`v${i}`));
+          await delivered();
+          t.equal(bus.ingestHold(), undefined, 'four queued: not yet');
+          bus.publish('events.protocol.report', text('v5'));
+          bus.publish('events.protocol.report', text('v6'));
+          await delivered();
+          const hold = bus.ingestHold();
+          t.ok(hold instanceof Promise, 'a quarter of maxQueued waiting: publishers are asked to hold back');
+          let caughtUp = false;
+          void hold?.then(() => (caughtUp = true));
+          release();
+          await hold;
+          t.ok(caughtUp, 'the hold ends once the consumer has caught up');
+          await waitFor(() => seen.length >= 6, 10_000);
+          t.equal(bus.ingestHold(), undefined, 'and nothing is held back after it');
+
+          // A consumer whose handler fails holds nothing back: it drops its oldest past maxQueued instead.
+          failing = true;
+          gate = new Promise<void>((resolve) => (release = resolve));
+          bus.publish('events.protocol.report', text('w1'));
+          await delivered();
+          release();
+          await new Promise((r) => setTimeout(r, 50));
+          for (let i = 2; i <= 12; i++) bus.publish('events.protocol.report', text(`w${i}`));
+          await delivered();
+          t.equal(bus.ingestHold(), undefined, 'a failing handler asks nobody to hold back');
+          failing = false;
+          await waitFor(() => seen.includes('w12'), 10_000);
+        },
+      );
   });
 }

@@ -495,6 +495,15 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     this.#link.fail(new MmsConnectionError('closed', 'association concluded'));
   }
 
+  /**
+   * Reads nothing more from the device until `until` settles or `maxMs` have passed (`IsoLink.holdReads`):
+   * a process that cannot keep up with a device's reports leaves them with the device, whose buffered
+   * report blocks keep their entries, instead of dropping some downstream.
+   */
+  holdReads(until: Promise<unknown>, maxMs: number): void {
+    this.#link.holdReads(until, maxMs);
+  }
+
   /** Aborts the association (ACSE ABRT) and closes the socket. */
   abort(): void {
     this.#link.fail(new MmsConnectionError('aborted', 'association aborted by the client'), buildAbort());

@@ -115,6 +115,8 @@ export class IsoLink {
   #outgoing: Uint8Array | Uint8Array[] | undefined;
   /** Bytes received in this turn of the event loop (0 once a new turn began). */
   #turnBytes = 0;
+  /** Reading is held back ({@link holdReads}) until this ends it. */
+  #held: (() => void) | undefined;
 
   constructor(socket: Socket, handler: LinkHandler, maxTsdu: number) {
     this.#socket = socket;
@@ -192,11 +194,31 @@ export class IsoLink {
     }
   }
 
-  /** A new turn: the socket reads again. */
+  /** A new turn: the socket reads again (unless reading is held back). */
   readonly #nextTurn = (): void => {
     this.#turnBytes = 0;
-    if (!this.#closed && this.#socket.isPaused()) this.#socket.resume();
+    if (!this.#closed && this.#held === undefined && this.#socket.isPaused()) this.#socket.resume();
   };
+
+  /**
+   * Stops reading the socket until `until` settles or `maxMs` have passed, whichever is first: what the
+   * peer sends meanwhile waits in TCP's window and its own buffer (a device's buffered report block keeps
+   * its entries), not in this process. What was read already is still handled. Answers to requests wait
+   * too, so a hold is short; one asked for while another lasts changes nothing.
+   */
+  holdReads(until: Promise<unknown>, maxMs: number): void {
+    if (this.#closed || this.#held !== undefined) return;
+    this.#socket.pause();
+    const end = () => {
+      if (this.#held !== end) return;
+      clearTimeout(timer);
+      this.#held = undefined;
+      this.#nextTurn();
+    };
+    this.#held = end;
+    const timer = setTimeout(end, maxMs);
+    until.then(end, end);
+  }
 
   /**
    * One whole TPKT frame of a received chunk. A DT that carries a whole TSDU is offered to the handler where

@@ -117,6 +117,13 @@ export interface Bus {
    */
   consumeEvents(options: DurableEventsOptions): Promise<DurableEvents>;
   /**
+   * On the in-process bus, while one of its durable consumers has fallen far behind (`holdMarks` in
+   * `durable_events.ts`): a promise that resolves once it has caught up, which publishers that can wait
+   * (a device session stops reading its socket) wait for. Undefined when nothing is held back, and always
+   * on NATS, whose event stream holds what a consumer has not taken yet.
+   */
+  ingestHold(): Promise<void> | undefined;
+  /**
    * This process's versions of spaces (`space_versions.ts`), one object per prefix for the life of the
    * bus; `prefix` as for the event log.
    */

@@ -43,6 +43,15 @@ export type DurableEventsOptions = {
    * warn line says how many were dropped (at most one line a second). On NATS the stream holds them.
    */
   maxQueued?: number;
+  /**
+   * In-process only: how many batches may be in the handler's hands at once (1 unless told). With 2, the
+   * next batch is read and prepared on the main thread while the one before is written by a store on a
+   * thread of its own, so a consumer whose batches wait on two threads in turn does not leave each idle
+   * half the time. A batch may then be done before the one handed over before it, and one that fails is
+   * tried again after others: only for handlers whose effects do not depend on order (the history's rows
+   * are idempotent and its rollups merge in any order).
+   */
+  overlap?: number;
   /** Handles a batch; resolving acknowledges every event of it, throwing has them delivered again. */
   handle(batch: DurableEvent[]): Promise<void>;
   log?: Logger;
@@ -52,6 +61,17 @@ export type DurableEventsOptions = {
 export interface DurableEvents {
   /** Stops taking events; resolves once the batch in hand is handled (or given back). */
   stop(): Promise<void>;
+}
+
+/**
+ * Holding back what feeds an in-process consumer (`Bus.ingestHold`): while a consumer whose handler
+ * succeeds has a quarter of its `maxQueued` waiting, publishers that can wait (a device session, which
+ * stops reading its socket, so the device keeps its reports in TCP's window and its own buffer) are asked
+ * to, until it is down to a tenth. A consumer whose handler fails (its store away) holds nothing back: it
+ * drops its oldest as before, and live values keep flowing.
+ */
+export function holdMarks(maxQueued: number): { from: number; until: number } {
+  return { from: Math.max(1, Math.floor(maxQueued / 4)), until: Math.floor(maxQueued / 10) };
 }
 
 /** The most events an in-process durable consumer keeps waiting, unless its options say otherwise. */
@@ -129,13 +149,22 @@ export class MemoryDurableEvents implements DurableEvents {
   #waitingSince = 0;
   /** Ends the gathering of a batch (the queue holds a whole batch, or the consumer stops). */
   #gathered: (() => void) | null = null;
+  /** Where holding back begins and ends (`holdMarks`). */
+  readonly #marks: { from: number; until: number };
+  /** While publishers are asked to hold back: resolves once the queue is down to `#marks.until`. */
+  #hold: { promise: Promise<void>; release: () => void } | undefined;
+  /** The last batch handled failed: nothing is held back until one succeeds. */
+  #failing = false;
 
   constructor(options: DurableEventsOptions, subscribe: (push: (event: DurableEvent) => void) => () => Promise<void>) {
     this.#options = options;
     this.#maxQueued = Math.max(options.maxQueued ?? defaultMaxQueued, (options.maxBatch ?? 500) + 1);
+    this.#marks = holdMarks(this.#maxQueued);
     this.#unsubscribe = subscribe((event) => {
       if (this.#stopped) return;
-      if (this.#waiting.length + this.#inHand >= this.#maxQueued) this.#dropOldestWaiting();
+      const queued = this.#waiting.length + this.#inHand;
+      if (queued >= this.#maxQueued) this.#dropOldestWaiting();
+      else if (queued >= this.#marks.from && this.#hold === undefined && !this.#failing) this.#startHold(queued);
       if (this.#waiting.length === 0) this.#waitingSince = performance.now();
       this.#waiting.push(event);
       if (this.#waiting.length >= (options.maxBatch ?? 500)) this.#gathered?.();
@@ -147,29 +176,58 @@ export class MemoryDurableEvents implements DurableEvents {
 
   async #pump(): Promise<void> {
     const max = this.#options.maxBatch ?? 500;
-    while (this.#waiting.length > 0) {
-      await this.#gather(max);
-      const batch = this.#waiting.take(max);
-      this.#inHand = batch.length;
-      try {
-        await this.#options.handle(batch);
-        this.#inHand = 0;
-      } catch (err) {
-        this.#inHand = 0;
-        this.#waiting.unshift(batch);
-        this.#options.log?.warn({ err, events: batch.length }, 'handling events failed: they are tried again');
-        if (this.#stopped) return;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.#options.retryMs ?? 1000);
-          this.#wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.#wake = null;
-        if (this.#stopped) return;
+    const overlap = Math.max(1, Math.floor(this.#options.overlap ?? 1));
+    const handling = new Set<Promise<void>>();
+    let failed = false;
+    while (this.#waiting.length > 0 || handling.size > 0) {
+      // A failed batch is back in front: once every batch in hand is done, it waits `retryMs` to be tried again.
+      if (failed && handling.size === 0) {
+        failed = false;
+        if (this.#stopped || !(await this.#pause())) return;
+        continue;
       }
+      if (handling.size > 0 && (this.#waiting.length === 0 || handling.size >= overlap || failed)) {
+        await Promise.race(handling);
+        continue;
+      }
+      await this.#gather(max);
+      if (failed) continue;
+      const batch = this.#waiting.take(max);
+      if (batch.length === 0) continue;
+      this.#inHand += batch.length;
+      const work: Promise<void> = Promise.resolve(batch)
+        .then((b) => this.#options.handle(b))
+        .then(
+          () => {
+            this.#inHand -= batch.length;
+            this.#failing = false;
+            if (this.#hold !== undefined && this.#waiting.length + this.#inHand <= this.#marks.until) this.#endHold();
+          },
+          (err: unknown) => {
+            this.#inHand -= batch.length;
+            this.#waiting.unshift(batch);
+            failed = true;
+            this.#failing = true;
+            this.#endHold();
+            this.#options.log?.warn({ err, events: batch.length }, 'handling events failed: they are tried again');
+          },
+        );
+      handling.add(work);
+      void work.finally(() => handling.delete(work));
     }
+  }
+
+  /** Waits `retryMs` after a failed batch, or until the consumer stops; false when it stopped. */
+  async #pause(): Promise<boolean> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.#options.retryMs ?? 1000);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.#wake = null;
+    return !this.#stopped;
   }
 
   /** Waits until the queue holds a whole batch, its oldest event has waited `gatherMs`, or the consumer stops. */
@@ -184,6 +242,31 @@ export class MemoryDurableEvents implements DurableEvents {
         resolve();
       };
     });
+  }
+
+  /**
+   * While publishers are asked to hold back (see {@link holdMarks}): a promise that resolves once they may
+   * go on; undefined when nothing is held back.
+   */
+  holding(): Promise<void> | undefined {
+    return this.#hold?.promise;
+  }
+
+  #startHold(queued: number): void {
+    let release = () => {};
+    const promise = new Promise<void>((resolve) => (release = resolve));
+    this.#hold = { promise, release };
+    this.#options.log?.info(
+      { consumer: this.#options.name, queued, until: this.#marks.until },
+      'a durable consumer has fallen behind: devices are read more slowly until it catches up',
+    );
+  }
+
+  #endHold(): void {
+    const hold = this.#hold;
+    if (hold === undefined) return;
+    this.#hold = undefined;
+    hold.release();
   }
 
   /** Drops the oldest event not in the handler's hands, and says so at most once a second. */
@@ -203,6 +286,7 @@ export class MemoryDurableEvents implements DurableEvents {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    this.#endHold();
     await this.#unsubscribe();
     this.#wake?.();
     this.#gathered?.();

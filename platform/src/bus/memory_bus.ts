@@ -45,6 +45,8 @@ export class MemoryBus implements Bus {
   private closed = false;
   private readonly eventLogs = new Map<string, MemoryEventLog>();
   private readonly versions = new Map<string, SpaceVersions>();
+  /** The durable consumers of this bus, which may ask publishers to hold back (`ingestHold`). */
+  private readonly consumers = new Set<MemoryDurableEvents>();
   private readonly defaultTimeoutMs: number;
   private readonly waiters = new Waiters();
   private readonly log: Logger | undefined;
@@ -178,14 +180,25 @@ export class MemoryBus implements Bus {
   async consumeEvents(options: DurableEventsOptions): Promise<DurableEvents> {
     if (this.closed) throw new BusError('closed', 'bus is closed');
     const lead = options.prefix ? `${options.prefix}.` : '';
-    return new MemoryDurableEvents(options, (push) => {
+    const consumer = new MemoryDurableEvents(options, (push) => {
       const subs = options.subjects.map((s) =>
         this.subscribe(`${lead}${s}`, (m) => push({ subject: m.subject.slice(lead.length), data: m.data })),
       );
       return async () => {
+        this.consumers.delete(consumer);
         await Promise.all(subs.map((sub) => sub.unsubscribe()));
       };
     });
+    this.consumers.add(consumer);
+    return consumer;
+  }
+
+  ingestHold(): Promise<void> | undefined {
+    for (const consumer of this.consumers) {
+      const hold = consumer.holding();
+      if (hold !== undefined) return hold;
+    }
+    return undefined;
   }
 
   siteStreams(): SiteStreams {

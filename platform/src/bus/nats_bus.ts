@@ -206,6 +206,11 @@ export class NatsBus implements Bus {
     return openNatsEventLog(this.nc, { ...options, prefix: options.prefix ?? '', log: this.log });
   }
 
+  /** Never: the event stream holds what a durable consumer has not taken yet (within its limits). */
+  ingestHold(): undefined {
+    return undefined;
+  }
+
   consumeEvents(options: DurableEventsOptions): Promise<DurableEvents> {
     return openNatsDurableEvents(this.nc, { ...options, log: options.log ?? this.log });
   }

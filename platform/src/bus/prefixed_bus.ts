@@ -67,6 +67,10 @@ export class PrefixedBus implements Bus {
     return this.inner.consumeEvents({ ...options, prefix: options.prefix ? `${this.prefix}.${options.prefix}` : this.prefix });
   }
 
+  ingestHold(): Promise<void> | undefined {
+    return this.inner.ingestHold();
+  }
+
   siteStreams(prefix?: string): SiteStreams {
     return this.inner.siteStreams(prefix ? `${this.prefix}.${prefix}` : this.prefix);
   }

@@ -122,6 +122,10 @@ export class SignedBus implements Bus {
     return this.#inner.consumeEvents(options);
   }
 
+  ingestHold(): Promise<void> | undefined {
+    return this.#inner.ingestHold();
+  }
+
   siteStreams(prefix?: string): SiteStreams {
     return this.#inner.siteStreams(prefix);
   }

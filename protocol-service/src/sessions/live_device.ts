@@ -116,6 +116,11 @@ export interface LiveDevice {
   /** Resolves when the association ends: with the reason, or null when it was closed on purpose. */
   readonly ended: Promise<Error | null>;
   onReport(listener: (report: DeviceReport) => void): void;
+  /**
+   * Reads nothing more from the device until `until` settles or `maxMs` have passed (its reports wait with
+   * the device); a device that is no MMS association (a test's) may not have it.
+   */
+  holdReads?(until: Promise<unknown>, maxMs: number): void;
   /** The live model: logical devices, logical nodes, data objects with their attributes and types. */
   browse(): Promise<unknown>;
   /** Only the names of the logical devices and their logical nodes (cheap: no types). */

@@ -152,6 +152,7 @@ export function mmsConnector(options: MmsConnectorOptions): Connector {
         association: base,
         within: (deadline) => liveOf(device.within(deadline)),
         onReport,
+        holdReads: (until, maxMs) => client.holdReads(until, maxMs),
         browse: () => answer('browse', target.host, () => device.browse()),
         modelNames: async () => {
           const domains = await device.requests.getAllNames({ objectClass: 'domain' });

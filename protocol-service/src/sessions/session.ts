@@ -28,6 +28,12 @@ import { modelMismatch, type ExpectedModel, type ModelNames } from './model_chec
 
 export { blockKey } from './report_delivery.ts';
 
+/**
+ * The longest a session stops reading its device at once while the process's history is behind
+ * (`Bus.ingestHold`): answers to its requests wait as long, and between two holds it reads at least a turn.
+ */
+export const maxReadHoldMs = 1000;
+
 export type SessionDeps = {
   store: Store;
   bus: Bus;
@@ -185,7 +191,13 @@ export class Session {
         this.#device = device;
         // new settings that came while the association was being made end it at once
         if (this.#relinking) void device.close().catch(() => undefined);
-        device.onReport((report) => this.#delivery.receive(report));
+        device.onReport((report) => {
+          this.#delivery.receive(report);
+          // A durable consumer in this process (the history on the embedded platform) far behind: the
+          // device keeps its next reports until it catches up, rather than the consumer dropping them.
+          const hold = this.#deps.bus.ingestHold();
+          if (hold !== undefined) device.holdReads?.(hold, maxReadHoldMs);
+        });
         await this.#set({ state: 'connected', identity: device.identity, lastError: null, warnings });
         log.info({ identity: device.identity }, 'device connected');
         await this.#enableReports(device, log);
