@@ -42,7 +42,7 @@ export function piecesOf(from: number, to: number, steps: readonly Step[]): Piec
  * The rows of the pieces as one relation `(at, count, numbers, min, max, sum, last_at, last_value, worst)`:
  * a raw value is a row that counts one. Parameters from `$4` on; `$1` to `$3` are the attribute's key.
  */
-function piecesSql(pieces: Piece[]): { sql: string; params: string[] } {
+function piecesSql(pieces: Piece[], rawLimit?: number): { sql: string; params: string[] } {
   const params: string[] = [];
   const selects = pieces.map((piece) => {
     params.push(new Date(piece.from).toISOString(), new Date(piece.to).toISOString());
@@ -52,7 +52,7 @@ function piecesSql(pieces: Piece[]): { sql: string; params: string[] } {
     if (piece.step === null)
       return `select t as at, 1 as count, (num is not null)::int as numbers, num as min, num as max, num as sum,
           t as last_at, received_at as last_received, value as last_value, validity as worst
-        from history.points where ${key} and t >= ${lo} and t < ${hi}`;
+        from history.points where ${key} and t >= ${lo} and t < ${hi}${rawLimit === undefined ? '' : ` limit ${rawLimit}`}`;
     return `select bucket as at, count, numbers, min, max, sum, last_at, null::timestamptz as last_received, last_value, worst
         from ${piece.step.table} where ${key} and bucket >= ${lo} and bucket < ${hi}`;
   });
@@ -70,9 +70,14 @@ type BucketRow = {
   worst: number;
 };
 
-/** How many values the attribute holds in the period: exact, from the rollups and the raw values of the edges. */
-async function countIn(db: Queryable, key: string[], period: Period): Promise<number> {
-  const pieces = piecesSql(piecesOf(period.from, period.to, [minuteStep, hourStep]));
+/**
+ * How many values the attribute holds in the period, from the rollups and the raw values of the edges:
+ * exact up to `upTo`, and more than `upTo` when it is more (the raw values of a stretch are counted up to
+ * one past it: a minute of 5,000 values a second is not counted to its 300,000th to learn that it does not
+ * fit in 10,000 points).
+ */
+async function countIn(db: Queryable, key: string[], period: Period, upTo: number): Promise<number> {
+  const pieces = piecesSql(piecesOf(period.from, period.to, [minuteStep, hourStep]), upTo + 1);
   const { rows } = await db.query<{ n: string | number | null }>(`select sum(count) as n from (${pieces.sql}) p`, [
     ...key,
     ...pieces.params,
@@ -154,7 +159,8 @@ export async function readTrend(
     gaps: await gapsOf(db, q.connectionId, q.space, q.period),
   };
   if (from === to) return { ...base, resolution: 'raw', bucketSeconds: null, points: [] };
-  const count = await countIn(db, key, q.period);
+  // Known exactly as far as the choices below need: up to what raw values may be grouped into buckets.
+  const count = await countIn(db, key, q.period, rawBucketsUpTo * q.maxPoints);
   if (count <= q.maxPoints)
     return { ...base, resolution: 'raw', bucketSeconds: null, points: await rawPoints(db, key, q.period, q.maxPoints) };
   const span = to - from;
