@@ -222,6 +222,53 @@ t.test('a long period comes back in buckets that keep the spikes', async (t) => 
   t.match(lines[spikeAt + 1], /^[^,]+,[^,]+,[^,]+,1000,questionable,/);
 });
 
+t.test('a bucket of values that are no numbers answers the last of them; one with numbers their mean', async (t) => {
+  const id = await handConnection();
+  const text = `${D}/GGIO1.Str1.stVal[ST]`;
+  const mixed = `${D}/GGIO1.Mix1.stVal[ST]`;
+  const start = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()) - 2 * 86_400_000;
+  // Ten minutes of a text a second, its value the second's number as text; a mixed attribute alternates
+  // numbers and texts. Reported in an order other than the time axis: the last is by time, not by arrival.
+  const n = 600;
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => (a % 7) - (b % 7) || b - a);
+  for (let i = 0; i < n; i += 200) {
+    const part = order.slice(i, i + 200);
+    report(
+      id,
+      part.flatMap((k) => [
+        { reference: text, value: `s${k}`, at: start + k * 1000 },
+        { reference: mixed, value: k % 2 === 0 ? k : `m${k}`, at: start + k * 1000 },
+      ]),
+      i,
+    );
+  }
+  await until('recorded', async () => (await countOf(id, text)) === n && (await countOf(id, mixed)) === n, 30_000);
+  const from = new Date(start).toISOString();
+  const to = new Date(start + n * 1000).toISOString();
+  for (const [maxPoints, resolution, seconds] of [
+    [60, 'raw-buckets', 10],
+    [5, 'minute', 120],
+  ] as const) {
+    const texts = (await (await history(id, { reference: text, from, to, maxPoints })).json()) as Answer;
+    t.equal(texts.resolution, resolution, `${maxPoints} points: ${resolution}`);
+    t.equal(texts.bucketSeconds, seconds);
+    t.same(
+      texts.points.map((pt) => pt.value),
+      texts.points.map((_, b) => `s${(b + 1) * seconds - 1}`),
+      'each bucket of texts answers its last text by time',
+    );
+    const mix = (await (await history(id, { reference: mixed, from, to, maxPoints })).json()) as Answer;
+    t.same(
+      mix.points.map((pt) => pt.value),
+      mix.points.map((_, b) => {
+        const evens = Array.from({ length: seconds / 2 }, (_, k) => b * seconds + 2 * k);
+        return evens.reduce((a, c) => a + c, 0) / evens.length;
+      }),
+      'a bucket holding numbers answers the mean of its numbers',
+    );
+  }
+});
+
 t.test('a period the session was down is a gap', async (t) => {
   const id = await handConnection();
   const ref = `${D}/MMXU1.PPV.mag.f[MX]`;
