@@ -101,7 +101,8 @@ try {
     const worst = delay.max / 1e6;
     if (res.status !== 200) throw new Error(`the read answered ${res.status}`);
     const parsed = JSON.parse(new TextDecoder().decode(body)) as { resolution: string; points: unknown[] };
-    const expected = maxPoints >= points ? parsed.points.length === points && parsed.resolution === 'raw' : parsed.points.length <= maxPoints;
+    const expected =
+      maxPoints >= points ? parsed.points.length === points && parsed.resolution === 'raw' : parsed.points.length <= maxPoints;
     if (!expected) throw new Error(`the read answered ${parsed.points.length} points as ${parsed.resolution}`);
     resolution = parsed.resolution;
     digests.add(createHash('sha256').update(body).digest('hex').slice(0, 16));

@@ -34,8 +34,6 @@ export const historyService: ServiceDefinition<HistoryConfig> = {
       subjects: recordedSubjects,
       holdMs,
       maxBatch: config.maxBatch,
-      // In the process: the next batch's rows are made while the store's thread writes the one before.
-      overlap: 2,
       log,
       // Batches of history wait while a lease renewal, a sign-in or a session's write waits (`Store.bulk()`).
       handle: (batch) => record(store.bulk(), partitions, batch, { retentionDays: config.retentionDays, log }),

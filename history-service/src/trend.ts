@@ -90,14 +90,16 @@ async function countIn(db: Queryable, key: string[], period: Period, upTo: numbe
  * last value, which a second statement finds for those buckets alone, and only when there are any. An
  * ordered aggregate in the first statement would have the store sort every row of the period (PostgreSQL
  * sorts a group's whole input for it, whatever its FILTER leaves): a minute of 5,000 numbers a second cost
- * three times as much grouped that way. The bucket's key is computed in floating point (`date_part`), not
- * in `numeric` (`extract`).
+ * three times as much grouped that way. The bucket's key is computed in floating point (`date_part`,
+ * rounded to the millisecond), not in `numeric` (`extract`).
  */
 async function bucketsOf(db: Queryable, key: string[], period: Period, grid: { origin: number; width: number; steps: Step[] }) {
   const pieces = piecesSql(piecesOf(period.from, period.to, grid.steps));
   const n = key.length + pieces.params.length;
   const params = [...key, ...pieces.params, grid.origin, grid.width];
-  const bucket = `floor((date_part('epoch', at) * 1000 - $${n + 1}::double precision) / $${n + 2}::double precision)`;
+  // The time's millisecond, exact for the platform's times (whole milliseconds): `date_part`'s floating
+  // point may fall a hair short of it (a value on a bucket's edge in the bucket before).
+  const bucket = `floor((round(date_part('epoch', at) * 1000) - $${n + 1}::double precision) / $${n + 2}::double precision)`;
   const { rows } = await db.query<BucketRow>(
     `select ${bucket} as k, sum(count) as count, sum(numbers) as numbers, min(min) as min, max(max) as max, sum(sum) as sum,
        max(worst) as worst

@@ -498,10 +498,14 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
   /**
    * Reads nothing more from the device until `until` settles or `maxMs` have passed (`IsoLink.holdReads`):
    * a process that cannot keep up with a device's reports leaves them with the device, whose buffered
-   * report blocks keep their entries, instead of dropping some downstream.
+   * report blocks keep their entries, instead of dropping some downstream. Nothing is held while a request
+   * is sent and unanswered, a request sent ends a hold, and no hold lasts half a request's time.
    */
   holdReads(until: Promise<unknown>, maxMs: number): void {
-    this.#link.holdReads(until, maxMs);
+    // Not while a request waits for its answer, which would wait behind the hold; and never as long as
+    // half a request's time.
+    if (this.#sent.length > 0) return;
+    this.#link.holdReads(until, Math.min(maxMs, this.#requestTimeoutMs / 2));
   }
 
   /** Aborts the association (ACSE ABRT) and closes the socket. */
@@ -564,6 +568,8 @@ export class MmsClient extends EventEmitter<MmsClientEvents> {
     p.invokeId = invokeId;
     p.deadline = performance.now() + this.#requestTimeoutMs;
     this.#sent.push(p);
+    // Its answer is not held back behind the device's reports.
+    this.#link.endHold();
     this.#armDeadline(p.deadline);
     const frame = p.service ? buildConfirmedRequestFrame(invokeId, p.service, this.#link.tpduSize) : undefined;
     if (frame) this.#link.sendFrame(frame);

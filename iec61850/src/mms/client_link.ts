@@ -117,6 +117,13 @@ export class IsoLink {
   #turnBytes = 0;
   /** Reading is held back ({@link holdReads}) until this ends it. */
   #held: (() => void) | undefined;
+  /** The timer that ends a hold at the latest. */
+  #holdTimer: NodeJS.Timeout | undefined;
+  /**
+   * The promise whose settling ends holds, watched once however many holds ask for it; `link` is let go
+   * when the link closes, so a promise that settles late keeps no closed link alive.
+   */
+  #holdWatch: { until: Promise<unknown>; link: IsoLink | null } | undefined;
 
   constructor(socket: Socket, handler: LinkHandler, maxTsdu: number) {
     this.#socket = socket;
@@ -175,6 +182,9 @@ export class IsoLink {
     if (last) this.#flush();
     this.#closed = true;
     this.#outgoing = undefined;
+    clearTimeout(this.#holdTimer);
+    this.#held = undefined;
+    if (this.#holdWatch !== undefined) this.#holdWatch.link = null;
     if (last && !this.#socket.destroyed && this.#socket.writable) this.#socket.end(last);
     this.#socket.destroy();
     this.handler.failure(error);
@@ -204,20 +214,37 @@ export class IsoLink {
    * Stops reading the socket until `until` settles or `maxMs` have passed, whichever is first: what the
    * peer sends meanwhile waits in TCP's window and its own buffer (a device's buffered report block keeps
    * its entries), not in this process. What was read already is still handled. Answers to requests wait
-   * too, so a hold is short; one asked for while another lasts changes nothing.
+   * too, so a hold is short, and a request sent ends it ({@link endHold}); one asked for while another
+   * lasts changes nothing.
    */
   holdReads(until: Promise<unknown>, maxMs: number): void {
     if (this.#closed || this.#held !== undefined) return;
     this.#socket.pause();
     const end = () => {
       if (this.#held !== end) return;
-      clearTimeout(timer);
+      clearTimeout(this.#holdTimer);
       this.#held = undefined;
       this.#nextTurn();
     };
     this.#held = end;
-    const timer = setTimeout(end, maxMs);
-    until.then(end, end);
+    this.#holdTimer = setTimeout(end, maxMs);
+    this.#holdTimer.unref?.();
+    if (this.#holdWatch?.until === until) return;
+    if (this.#holdWatch !== undefined) this.#holdWatch.link = null;
+    const watch: { until: Promise<unknown>; link: IsoLink | null } = { until, link: this };
+    this.#holdWatch = watch;
+    const settled = () => {
+      const link = watch.link;
+      if (link === null) return;
+      link.#holdWatch = undefined;
+      link.endHold();
+    };
+    until.then(settled, settled);
+  }
+
+  /** Ends a hold ({@link holdReads}) at once: the socket reads again. */
+  endHold(): void {
+    this.#held?.();
   }
 
   /**

@@ -414,6 +414,31 @@ t.test('dead-peer detection: an answered probe keeps the association, an unanswe
   await until(() => server.open === 0);
 });
 
+t.test("a hold on reading ends when a request is sent, and never lasts half a request's time", async (t) => {
+  const server = await serverFor(t, {
+    handle: (x) =>
+      x.request.service === 'identify' ? identifyResponse(x.invokeId) : readResponse(x.invokeId, [{ type: 'unsigned', value: 7 }]),
+  });
+  const client = await clientOf(t, server, { requestTimeoutMs: 20_000 });
+  // A hold whose end never comes: only a request sent, or its own bound (here 10 s), ends it.
+  const never = new Promise<void>(() => undefined);
+  client.holdReads(never, 60_000);
+  const read = await Promise.race([
+    client.read(['a/b']).then(([r]) => r),
+    new Promise((resolve) => setTimeout(() => resolve('not in 5 s'), 5000)),
+  ]);
+  t.match(read, { ok: true, data: { value: 7 } }, 'a read sent during a hold is answered at once: the request ended the hold');
+  const short = await clientOf(t, server, { requestTimeoutMs: 400 });
+  short.holdReads(never, 60_000);
+  // The hold ends at half the request time (200 ms) at the latest.
+  const answered = await Promise.race([
+    short.identify().then(() => 'answered'),
+    new Promise((resolve) => setTimeout(() => resolve('not in 5 s'), 5000)),
+  ]);
+  t.equal(answered, 'answered');
+  t.equal(short.closeReason, undefined, 'the association stands');
+});
+
 t.test('conclude ends the association gracefully, abort ends it at once', async (t) => {
   const server = await serverFor(t, { handle: (x) => identifyResponse(x.invokeId) });
   const client = await clientOf(t, server);

@@ -48,8 +48,9 @@ export type DurableEventsOptions = {
    * next batch is read and prepared on the main thread while the one before is written by a store on a
    * thread of its own, so a consumer whose batches wait on two threads in turn does not leave each idle
    * half the time. A batch may then be done before the one handed over before it, and one that fails is
-   * tried again after others: only for handlers whose effects do not depend on order (the history's rows
-   * are idempotent and its rollups merge in any order).
+   * tried again after others: only for handlers whose effects do not depend on order. (The history does
+   * not use it: its rows are idempotent and its rollups merge in any order, but of two values at the same
+   * time the one merged last is a rollup's last value, which order decides.)
    */
   overlap?: number;
   /** Handles a batch; resolving acknowledges every event of it, throwing has them delivered again. */
@@ -158,7 +159,9 @@ export class MemoryDurableEvents implements DurableEvents {
 
   constructor(options: DurableEventsOptions, subscribe: (push: (event: DurableEvent) => void) => () => Promise<void>) {
     this.#options = options;
-    this.#maxQueued = Math.max(options.maxQueued ?? defaultMaxQueued, (options.maxBatch ?? 500) + 1);
+    // Room for every batch the handler may hold at once and one event waiting.
+    const overlap = Math.max(1, Math.floor(options.overlap ?? 1));
+    this.#maxQueued = Math.max(options.maxQueued ?? defaultMaxQueued, overlap * (options.maxBatch ?? 500) + 1);
     this.#marks = holdMarks(this.#maxQueued);
     this.#unsubscribe = subscribe((event) => {
       if (this.#stopped) return;
@@ -200,7 +203,8 @@ export class MemoryDurableEvents implements DurableEvents {
         .then(
           () => {
             this.#inHand -= batch.length;
-            this.#failing = false;
+            // A batch that failed and waits to be tried again still says the handler fails.
+            if (!failed) this.#failing = false;
             if (this.#hold !== undefined && this.#waiting.length + this.#inHand <= this.#marks.until) this.#endHold();
           },
           (err: unknown) => {
@@ -271,6 +275,7 @@ export class MemoryDurableEvents implements DurableEvents {
 
   /** Drops the oldest event not in the handler's hands, and says so at most once a second. */
   #dropOldestWaiting(): void {
+    if (this.#waiting.length === 0) return;
     this.#waiting.dropOldest();
     this.#dropped++;
     const now = Date.now();
