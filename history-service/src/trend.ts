@@ -118,6 +118,7 @@ async function bucketsOf(db: Queryable, key: string[], period: Period, grid: { o
   }
   return mapInPieces(rows, (row): HistoryPoint => {
     const numbers = Number(row.numbers);
+    // The first bucket begins where the period does, however the grid lies.
     const start = Math.max(grid.origin + Number(row.k) * grid.width, period.from);
     const point: HistoryPoint = {
       t: isoTime(start),

@@ -43,16 +43,6 @@ export type DurableEventsOptions = {
    * warn line says how many were dropped (at most one line a second). On NATS the stream holds them.
    */
   maxQueued?: number;
-  /**
-   * In-process only: how many batches may be in the handler's hands at once (1 unless told). With 2, the
-   * next batch is read and prepared on the main thread while the one before is written by a store on a
-   * thread of its own, so a consumer whose batches wait on two threads in turn does not leave each idle
-   * half the time. A batch may then be done before the one handed over before it, and one that fails is
-   * tried again after others: only for handlers whose effects do not depend on order. (The history does
-   * not use it: its rows are idempotent and its rollups merge in any order, but of two values at the same
-   * time the one merged last is a rollup's last value, which order decides.)
-   */
-  overlap?: number;
   /** Handles a batch; resolving acknowledges every event of it, throwing has them delivered again. */
   handle(batch: DurableEvent[]): Promise<void>;
   log?: Logger;
@@ -159,9 +149,7 @@ export class MemoryDurableEvents implements DurableEvents {
 
   constructor(options: DurableEventsOptions, subscribe: (push: (event: DurableEvent) => void) => () => Promise<void>) {
     this.#options = options;
-    // Room for every batch the handler may hold at once and one event waiting.
-    const overlap = Math.max(1, Math.floor(options.overlap ?? 1));
-    this.#maxQueued = Math.max(options.maxQueued ?? defaultMaxQueued, overlap * (options.maxBatch ?? 500) + 1);
+    this.#maxQueued = Math.max(options.maxQueued ?? defaultMaxQueued, (options.maxBatch ?? 500) + 1);
     this.#marks = holdMarks(this.#maxQueued);
     this.#unsubscribe = subscribe((event) => {
       if (this.#stopped) return;
@@ -179,45 +167,23 @@ export class MemoryDurableEvents implements DurableEvents {
 
   async #pump(): Promise<void> {
     const max = this.#options.maxBatch ?? 500;
-    const overlap = Math.max(1, Math.floor(this.#options.overlap ?? 1));
-    const handling = new Set<Promise<void>>();
-    let failed = false;
-    while (this.#waiting.length > 0 || handling.size > 0) {
-      // A failed batch is back in front: once every batch in hand is done, it waits `retryMs` to be tried again.
-      if (failed && handling.size === 0) {
-        failed = false;
-        if (this.#stopped || !(await this.#pause())) return;
-        continue;
-      }
-      if (handling.size > 0 && (this.#waiting.length === 0 || handling.size >= overlap || failed)) {
-        await Promise.race(handling);
-        continue;
-      }
+    while (this.#waiting.length > 0) {
       await this.#gather(max);
-      if (failed) continue;
       const batch = this.#waiting.take(max);
-      if (batch.length === 0) continue;
-      this.#inHand += batch.length;
-      const work: Promise<void> = Promise.resolve(batch)
-        .then((b) => this.#options.handle(b))
-        .then(
-          () => {
-            this.#inHand -= batch.length;
-            // A batch that failed and waits to be tried again still says the handler fails.
-            if (!failed) this.#failing = false;
-            if (this.#hold !== undefined && this.#waiting.length + this.#inHand <= this.#marks.until) this.#endHold();
-          },
-          (err: unknown) => {
-            this.#inHand -= batch.length;
-            this.#waiting.unshift(batch);
-            failed = true;
-            this.#failing = true;
-            this.#endHold();
-            this.#options.log?.warn({ err, events: batch.length }, 'handling events failed: they are tried again');
-          },
-        );
-      handling.add(work);
-      void work.finally(() => handling.delete(work));
+      this.#inHand = batch.length;
+      try {
+        await this.#options.handle(batch);
+        this.#inHand = 0;
+        this.#failing = false;
+        if (this.#hold !== undefined && this.#waiting.length <= this.#marks.until) this.#endHold();
+      } catch (err) {
+        this.#inHand = 0;
+        this.#waiting.unshift(batch);
+        this.#failing = true;
+        this.#endHold();
+        this.#options.log?.warn({ err, events: batch.length }, 'handling events failed: they are tried again');
+        if (this.#stopped || !(await this.#pause())) return;
+      }
     }
   }
 

@@ -30,7 +30,8 @@ export { blockKey } from './report_delivery.ts';
 
 /**
  * The longest a session stops reading its device at once while the process's history is behind
- * (`Bus.ingestHold`): answers to its requests wait as long, and between two holds it reads at least a turn.
+ * (`Bus.ingestHold`); between two holds it reads at least a turn. The MMS client shortens it further and
+ * ends it when a request is sent, so answers are not held (`MmsClient.holdReads`).
  */
 export const maxReadHoldMs = 1000;
 
