@@ -71,8 +71,9 @@ export function plainConnectionHandlers(deps: PlainConnectionDeps): Implementati
 export function connectionRemover(deps: PlainConnectionDeps) {
   const stopFirst = async (ctx: HandlerContext, space: string, ids: string[]) => {
     for (const id of ids) await setStarted(deps.store, space, id, false);
+    // Sessions held here end now, before anything is deleted; those held by another replica on its next round.
+    await Promise.all(ids.map((id) => deps.supervisor.end(space, id)));
     if ((await heldConnections(deps.store, space, ids)).length === 0) return;
-    await deps.supervisor.kick();
     const until = Date.now() + Math.max(0, Math.min(remainingMs(ctx) - deleteMarginMs, deps.config.sessionLeaseMs));
     while ((await heldConnections(deps.store, space, ids)).length > 0 && Date.now() < until) await sleep(pollMs);
   };

@@ -52,6 +52,12 @@ export type Supervisor = {
   held(): StartedConnection[];
   /** Runs a tick now (after a start or a stop), resolving when it is done. */
   kick(): Promise<void>;
+  /**
+   * Ends the session of a connection held here, resolving once its association is over and its lease
+   * given up (a connection about to be deleted; its `started` flag must already be cleared). A tick
+   * already running finishes first, so that no tick that read the connection as started takes it again.
+   */
+  end(space: string, id: string): Promise<void>;
   /** Ends every session and gives every lease up, so that another replica takes over at once. */
   stop(): Promise<void>;
 };
@@ -184,6 +190,10 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     kick: async () => {
       await ticking;
       await run();
+    },
+    end: async (space, id) => {
+      await ticking;
+      await drop(key(space, id), true);
     },
     stop: async () => {
       stopped = true;
