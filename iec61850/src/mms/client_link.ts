@@ -100,6 +100,14 @@ function dotted(title: string | undefined): string | undefined {
  */
 export const readPerTurnBytes = 64 * 1024;
 
+/**
+ * The most time a link spends handling what it read in one turn of the event loop (whole frames: one at
+ * least each turn). Past it the rest of the chunk waits for the next turn with the socket paused, so a
+ * chunk of thousands of values does not hold every timer and answer of the process behind it: 64 KB of a
+ * buffered block's reports is a few thousand values, 40–90 ms of work on a busy machine.
+ */
+export const handlePerTurnMs = 8;
+
 /** One TCP connection carrying TPKT/COTP; the handler may be replaced once the association stands. */
 export class IsoLink {
   handler: LinkHandler;
@@ -115,6 +123,10 @@ export class IsoLink {
   #outgoing: Uint8Array | Uint8Array[] | undefined;
   /** Bytes received in this turn of the event loop (0 once a new turn began). */
   #turnBytes = 0;
+  /** When this turn's time for handling frames is over (`performance.now()`). */
+  #turnEnds = 0;
+  /** Octets read and not handled yet, left for the next turn ({@link handlePerTurnMs}); the socket is paused meanwhile. */
+  #rest: Uint8Array | undefined;
   /** Reading is held back ({@link holdReads}) until this ends it. */
   #held: (() => void) | undefined;
   /** The timer that ends a hold at the latest. */
@@ -184,6 +196,7 @@ export class IsoLink {
     this.#outgoing = undefined;
     clearTimeout(this.#holdTimer);
     this.#held = undefined;
+    this.#rest = undefined;
     if (this.#holdWatch !== undefined) this.#holdWatch.link = null;
     if (last && !this.#socket.destroyed && this.#socket.writable) this.#socket.end(last);
     this.#socket.destroy();
@@ -193,22 +206,55 @@ export class IsoLink {
   #receive(chunk: Buffer): void {
     if (this.#closed) return;
     this.lastReceived = Date.now();
-    if (this.#turnBytes === 0) setImmediate(this.#nextTurn);
+    if (this.#turnBytes === 0) this.#newTurn();
     this.#turnBytes += chunk.length;
     if (this.#turnBytes >= readPerTurnBytes) this.#socket.pause();
+    this.#handle(chunk);
+  }
+
+  /** Begins a turn's counts, and schedules the next turn. */
+  #newTurn(): void {
+    this.#turnEnds = performance.now() + handlePerTurnMs;
+    setImmediate(this.#nextTurn);
+  }
+
+  readonly #turnOver = (): boolean => performance.now() >= this.#turnEnds;
+
+  /** Hands the whole frames of `octets` on while the turn's time lasts; the rest waits for the next turn. */
+  #handle(octets: Uint8Array): void {
     try {
-      this.#deframer.each(chunk, this.#onFrame);
+      const at = this.#deframer.some(octets, this.#onFrame, this.#turnOver);
+      if (at < octets.length && !this.#closed) {
+        this.#rest = octets.subarray(at);
+        this.#socket.pause();
+      }
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
       this.fail(e instanceof MmsConnectionError ? e : new MmsConnectionError('protocol_error', `malformed data from the peer: ${why}`, e));
     }
   }
 
-  /** A new turn: the socket reads again (unless reading is held back). */
+  /**
+   * A new turn: what the last one left is handled first (a next turn is scheduled for what it leaves
+   * again); then the socket reads again, unless reading is held back.
+   */
   readonly #nextTurn = (): void => {
     this.#turnBytes = 0;
-    if (!this.#closed && this.#held === undefined && this.#socket.isPaused()) this.#socket.resume();
+    if (this.#closed) return;
+    const rest = this.#rest;
+    if (rest !== undefined) {
+      this.#rest = undefined;
+      this.#newTurn();
+      this.#turnBytes = rest.length;
+      this.#handle(rest);
+    }
+    this.#readAgain();
   };
+
+  /** Resumes a paused socket, unless reading is held back or octets read are still waiting to be handled. */
+  #readAgain(): void {
+    if (!this.#closed && this.#held === undefined && this.#rest === undefined && this.#socket.isPaused()) this.#socket.resume();
+  }
 
   /**
    * Stops reading the socket until `until` settles or `maxMs` have passed, whichever is first: what the
@@ -224,7 +270,7 @@ export class IsoLink {
       if (this.#held !== end) return;
       clearTimeout(this.#holdTimer);
       this.#held = undefined;
-      this.#nextTurn();
+      this.#readAgain();
     };
     this.#held = end;
     this.#holdTimer = setTimeout(end, maxMs);

@@ -22,6 +22,12 @@ export type TpktDeframer = {
    * Node Buffer is an object of its own, and a read's answer is one frame of a few dozen octets).
    */
   each(chunk: Uint8Array, onFrame: (buf: Uint8Array, start: number, end: number) => void): void;
+  /**
+   * The same as `each`, asking `enough` before each whole frame of `chunk` after the first: once it answers
+   * true the rest is left alone, and the offset where it begins is answered (`chunk.length` when every octet
+   * was taken). The caller hands the rest to `each` or `some` later, before any newer octets.
+   */
+  some(chunk: Uint8Array, onFrame: (buf: Uint8Array, start: number, end: number) => void, enough: () => boolean): number;
   /** Octets received but not yet part of a whole frame. */
   readonly buffered: number;
 };
@@ -114,19 +120,27 @@ export function createTpktDeframer(): TpktDeframer {
     return at + n;
   };
 
-  /** Every whole frame of `chunk` (after the one being gathered, if any) to `onFrame`, in order. */
-  const each = (chunk: Uint8Array, onFrame: (buf: Uint8Array, start: number, end: number) => void): void => {
+  /**
+   * Whole frames of `chunk` (after the one being gathered, if any) to `onFrame`, in order, until `enough`
+   * says so before one; answers where what was left alone begins.
+   */
+  const some = (chunk: Uint8Array, onFrame: (buf: Uint8Array, start: number, end: number) => void, enough?: () => boolean): number => {
     if (failure) throw failure;
     let at = filled > 0 ? gather(chunk, 0, onFrame) : 0;
-    if (filled > 0) return;
+    if (filled > 0) return chunk.length;
+    // one frame at least is handed on each call: the one just gathered, else the first whole one here
+    let first = at === 0;
     for (;;) {
       const length = lengthAt(chunk, at);
       if (length === undefined || chunk.length < at + length) break;
+      if (!first && enough?.()) return at;
+      first = false;
       onFrame(chunk, at, at + length);
       at += length;
     }
-    if (at < chunk.length) gather(chunk, at, onFrame);
+    return at < chunk.length ? gather(chunk, at, onFrame) : at;
   };
+  const each = (chunk: Uint8Array, onFrame: (buf: Uint8Array, start: number, end: number) => void): void => void some(chunk, onFrame);
 
   return {
     get buffered() {
@@ -140,5 +154,6 @@ export function createTpktDeframer(): TpktDeframer {
       return frames;
     },
     each,
+    some: (chunk, onFrame, enough) => some(chunk, onFrame, enough),
   };
 }

@@ -26,6 +26,7 @@ import {
   nameListResponse,
   readResponse,
   rejectPdu,
+  reportPdu,
   withInvokeId,
   writeResponse,
 } from './pdus.ts';
@@ -437,6 +438,39 @@ t.test("a hold on reading ends when a request is sent, and never lasts half a re
   ]);
   t.equal(answered, 'answered');
   t.equal(short.closeReason, undefined, 'the association stands');
+});
+
+t.test('a burst of reports is handled over several turns of the event loop, in order, timers running between', async (t) => {
+  const server = await serverFor(t, { handle: (x) => identifyResponse(x.invokeId) });
+  const client = await clientOf(t, server);
+  await client.identify();
+  const seen: number[] = [];
+  // Each report costs 1 ms to handle here; 400 of them arrive in one write.
+  client.on('report', (r) => {
+    const stop = performance.now() + 1;
+    while (performance.now() < stop);
+    const first = r.results[0];
+    seen.push(first?.ok && first.data.type === 'unsigned' ? Number(first.data.value) : -1);
+  });
+  let handledWhenTimerRan = -1;
+  const burst = Array.from({ length: 400 }, (_, i) => reportPdu({ scope: 'vmd', item: 'RPT' }, [{ type: 'unsigned', value: i }]));
+  server.connections[0]!.send(...burst);
+  // A timer set now runs as soon as the link gives the event loop back, not after the whole burst.
+  await until(() => seen.length > 0);
+  await new Promise<void>((resolve) =>
+    setTimeout(() => {
+      handledWhenTimerRan = seen.length;
+      resolve();
+    }, 0),
+  );
+  await until(() => seen.length === 400, 10_000);
+  t.ok(handledWhenTimerRan < 400, `a timer ran while the burst was handled (after ${handledWhenTimerRan} reports)`);
+  t.same(
+    seen,
+    Array.from({ length: 400 }, (_, i) => i),
+    'every report, in the order sent',
+  );
+  t.equal(client.closeReason, undefined, 'the association stands');
 });
 
 t.test('conclude ends the association gracefully, abort ends it at once', async (t) => {

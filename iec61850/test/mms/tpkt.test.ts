@@ -74,6 +74,27 @@ t.test('a frame whole in one chunk is a view of it, no copy; one gathered from s
   t.equal(deframer.buffered, 0);
 });
 
+t.test('the deframer stops between whole frames when asked, and takes the rest later in order', async (t) => {
+  const frames = [1, 2, 3, 4].map((n) => encodeTpkt(Uint8Array.of(n, n, n)));
+  const partOfNext = encodeTpkt(Uint8Array.of(5, 5, 5));
+  const chunk = Uint8Array.from([...frames.flatMap((f) => [...f]), ...partOfNext.subarray(0, 3)]);
+  const d = createTpktDeframer();
+  const got: number[] = [];
+  const onFrame = (buf: Uint8Array, start: number) => got.push(buf[start + 4]!);
+  let asked = 0;
+  const at = d.some(chunk, onFrame, () => ++asked >= 2);
+  t.same(got, [1, 2], 'the first frame is always taken; the second was taken before the answer turned');
+  t.equal(at, frames[0]!.length * 2, 'the offset where the rest begins');
+  t.equal(
+    d.some(chunk.subarray(at), onFrame, () => false),
+    chunk.length - at,
+    'the rest taken whole, its partial frame gathered',
+  );
+  d.each(partOfNext.subarray(3), onFrame);
+  t.same(got, [1, 2, 3, 4, 5]);
+  t.equal(d.buffered, 0);
+});
+
 t.test('after a bad header the deframer refuses every later push', async (t) => {
   const deframer = createTpktDeframer();
   t.same(deframer.push(CR.subarray(0, 5)), []);
