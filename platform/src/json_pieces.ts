@@ -18,6 +18,27 @@ export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** The most time a long piece of work on the main thread runs before it gives the event loop a turn ({@link slices}). */
+export const sliceMs = 8;
+
+/**
+ * Time slices for a long loop on the main thread: `due()` says once the slice's time is over, and
+ * `next()` gives the event loop a turn and starts the next slice.
+ *
+ *     const slice = slices();
+ *     for (const item of items) { work(item); if (slice.due()) await slice.next(); }
+ */
+export function slices(ms = sliceMs): { due(): boolean; next(): Promise<void> } {
+  let ends = performance.now() + ms;
+  return {
+    due: () => performance.now() >= ends,
+    next: async () => {
+      await nextTurn();
+      ends = performance.now() + ms;
+    },
+  };
+}
+
 /**
  * `map` of a large array in pieces of {@link itemsAPiece}, a turn of the event loop between them: for
  * rows a handler makes into its answer's items.

@@ -9,7 +9,7 @@ export * from './bus/site_streams.ts';
 export { spaceVersionsBucket } from './bus/nats_space_versions.ts';
 export * from './store/store.ts';
 export * from './rpc.ts';
-export { mapInPieces } from './json_pieces.ts';
+export { mapInPieces, slices } from './json_pieces.ts';
 export * from './staging.ts';
 export * from './handler_kit.ts';
 export * from './log.ts';
