@@ -19,7 +19,7 @@ export function nextTurn(): Promise<void> {
 }
 
 /** The most time a long piece of work on the main thread runs before it gives the event loop a turn ({@link slices}). */
-export const sliceMs = 8;
+export const sliceMs = 4;
 
 /**
  * Time slices for a long loop on the main thread: `due()` says once the slice's time is over, and

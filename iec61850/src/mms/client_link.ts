@@ -106,7 +106,7 @@ export const readPerTurnBytes = 64 * 1024;
  * chunk of thousands of values does not hold every timer and answer of the process behind it: 64 KB of a
  * buffered block's reports is a few thousand values, 40–90 ms of work on a busy machine.
  */
-export const handlePerTurnMs = 8;
+export const handlePerTurnMs = 4;
 
 /** One TCP connection carrying TPKT/COTP; the handler may be replaced once the association stands. */
 export class IsoLink {

@@ -30,6 +30,21 @@ const maxRoutes = 4096;
 const encoder = new TextEncoder();
 
 /**
+ * The most time one turn's hand-out of deliveries runs (the receivers' own synchronous work counted):
+ * what is left waits for the next turn, before anything sent since. A device's burst of thousands of
+ * values published in one turn otherwise held the main thread for all of their receivers' work at once
+ * (the live channel's writes, the history's queue), 20–60 ms on a busy machine after the 8 ms of reading.
+ */
+export const handOutMs = 6;
+
+/**
+ * Deliveries waiting past which publishers are asked to hold back (`ingestHold`), and down to which the
+ * hold lasts: a few dozen turns' worth, so that a device faster than the receivers waits in its own
+ * buffer, not in this queue.
+ */
+export const waitingHoldMarks = { from: 20_000, until: 2000 };
+
+/**
  * The in-process bus: a real message bus for one process, with the semantics of NATS. Deliveries are
  * asynchronous, payloads are copied (once a message, shared by its receivers), a queue group hands each
  * message to one member at random, a request nobody listens to fails at once with `no_responders`, and a
@@ -109,10 +124,15 @@ export class MemoryBus implements Bus {
         // A message sent before an unsubscribe that is still waiting for its turn is dropped, as the NATS
         // client drops what it holds for a subscription it ended: no handler runs after `unsubscribe()`.
         if (sub.closed) return;
-        // A handler's failure is its own: logged, as the NATS bus logs it, never lost without a trace.
-        void Promise.resolve()
-          .then(() => handler({ subject: d.subject, data: d.data, headers: d.headers }))
-          .catch((error: unknown) => this.log?.error({ err: error, subject: d.subject }, 'event handler failed'));
+        // A handler's failure is its own: logged, as the NATS bus logs it, never lost without a trace. Its
+        // synchronous part runs here, inside the hand-out, so that the hand-out's time counts it.
+        const failed = (error: unknown) => this.log?.error({ err: error, subject: d.subject }, 'event handler failed');
+        try {
+          const done = handler({ subject: d.subject, data: d.data, headers: d.headers });
+          if (done !== undefined) done.catch(failed);
+        } catch (error) {
+          failed(error);
+        }
       },
     };
     this.subs.push(sub);
@@ -159,8 +179,10 @@ export class MemoryBus implements Bus {
         for (const sub of own) this.remove(sub);
         this.services.delete(service);
         // Requests already routed here but still waiting for their turn are served before the stop ends,
-        // as a drained NATS subscription serves what it received: the turn's hand-out runs first.
-        await new Promise((resolve) => setImmediate(resolve));
+        // as a drained NATS subscription serves what it received: the hand-out gets to them first.
+        const mine = new Set(own);
+        do await new Promise((resolve) => setImmediate(resolve));
+        while (this.waiting.some(([sub]) => mine.has(sub)));
         await Promise.allSettled([...inFlight]);
       },
     };
@@ -194,6 +216,13 @@ export class MemoryBus implements Bus {
   }
 
   ingestHold(): Promise<void> | undefined {
+    if (this.waitingHold !== undefined) return this.waitingHold.promise;
+    if (this.waiting.length >= waitingHoldMarks.from) {
+      let release!: () => void;
+      const promise = new Promise<void>((resolve) => (release = resolve));
+      this.waitingHold = { promise, release };
+      return promise;
+    }
     for (const consumer of this.consumers) {
       const hold = consumer.holding();
       if (hold !== undefined) return hold;
@@ -219,6 +248,8 @@ export class MemoryBus implements Bus {
     for (const sub of this.subs) sub.closed = true;
     this.subs = [];
     this.routes.clear();
+    this.waitingHold?.release();
+    this.waitingHold = undefined;
   }
 
   private async serveOne(endpoint: EndpointSpec, d: Delivery): Promise<string | undefined> {
@@ -262,20 +293,34 @@ export class MemoryBus implements Bus {
 
   /** Deliveries waiting for the next turn, in the order they were sent. */
   private waiting: [Sub, Delivery][] = [];
+  /** Whether a hand-out is scheduled. */
+  private handing = false;
+  /** While publishers are asked to hold back because too many deliveries wait ({@link waitingHoldMarks}). */
+  private waitingHold: { promise: Promise<void>; release: () => void } | undefined;
 
   /**
    * Delivers after the current turn, as a message from the network would arrive: the deliveries sent in
    * one turn wait in one queue, handed out by one `setImmediate` (not one each), in the order they were
-   * sent; those sent while it hands them out wait for the next turn.
+   * sent; those sent while it hands them out wait for the next turn. A hand-out runs for {@link handOutMs}
+   * at most (one delivery at least); the rest goes first the turn after.
    */
   private later(sub: Sub, d: Delivery): void {
-    if (this.waiting.push([sub, d]) === 1) setImmediate(this.handOut);
+    this.waiting.push([sub, d]);
+    if (!this.handing) {
+      this.handing = true;
+      setImmediate(this.handOut);
+    }
   }
 
   private readonly handOut = (): void => {
+    this.handing = false;
     const now = this.waiting;
     this.waiting = [];
-    for (const [sub, d] of now) {
+    const ends = performance.now() + handOutMs;
+    let i = 0;
+    for (; i < now.length; i++) {
+      if (i > 0 && performance.now() >= ends) break;
+      const [sub, d] = now[i]!;
       try {
         sub.deliver(d);
       } catch (err) {
@@ -285,6 +330,16 @@ export class MemoryBus implements Bus {
           throw err;
         });
       }
+    }
+    if (i < now.length) this.waiting = this.waiting.length === 0 ? now.slice(i) : now.slice(i).concat(this.waiting);
+    if (this.waiting.length > 0 && !this.handing) {
+      this.handing = true;
+      setImmediate(this.handOut);
+    }
+    if (this.waitingHold !== undefined && this.waiting.length <= waitingHoldMarks.until) {
+      const hold = this.waitingHold;
+      this.waitingHold = undefined;
+      hold.release();
     }
   };
 
