@@ -349,9 +349,6 @@ try {
     const timer = setInterval(() => void f().catch(() => undefined), ms);
     closers.push(() => clearInterval(timer));
   };
-  // Which counter the device was at when: the history's last second is read by time.
-  const marks: { at: number; n: number }[] = [];
-  every(250, async () => void marks.push({ at: Date.now(), n: counter.last }));
   every(5000, async () => {
     const text = await (await fetch(`${p.url}/metrics`, { signal: AbortSignal.timeout(30_000) })).text();
     const m = /^nodejs_eventloop_lag_p99_seconds ([\d.e+-]+)/m.exec(text);
@@ -409,9 +406,15 @@ try {
       const h = await historyOf(windowStart, endedAt + 1000).catch(() => null);
       if (h === null || h.resolution !== 'raw') return false;
       const values = new Set(h.points.map((pt) => pt.value));
-      // Counters set after the first mark inside the window carry a device time inside it.
-      const firstInWindow = (marks.find((m) => m.at >= windowStart)?.n ?? reported) + 1;
-      expected = reported - firstInWindow + 1;
+      // The counters carry the device's time: the window holds a run of them, from the first counter set
+      // inside it to the last one reported. Its first is the lowest found (one lost at the very start of the
+      // window goes unseen); any other missing between it and the last is lost. (Until 2026-11-30 the first
+      // was taken from the bench's own marks of the device's counter, up to a tenth of a second stale, and
+      // counted a few hundred values set before the window as lost on a busy machine.)
+      let firstInWindow = reported + 1;
+      for (const v of values) if (v <= reported && v < firstInWindow) firstInWindow = v;
+      // None at all: the whole second is missing.
+      expected = firstInWindow > reported ? rate : reported - firstInWindow + 1;
       inHistory = [...values].filter((v) => v >= firstInWindow && v <= reported).length;
       return inHistory >= expected;
     },

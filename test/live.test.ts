@@ -470,6 +470,11 @@ t.test(`the live channel (${p.mode})`, async (t) => {
   t.test('a gateway that stops ends its streams with a last event', async (t) => {
     const other = await secondGateway(p);
     const s = await openSse(`${other.url}/api/live?connections=${a}`, viewer.headers);
+    // Should a step below fail, the stream and the gateway still go (a gateway left with a stream open keeps the process alive).
+    t.teardown(async () => {
+      s.close();
+      await other.stop();
+    });
     const snapshot = await s.wait(isEvent('snapshot'));
     report('default', a, 'before-shutdown');
     await s.wait(isValue(a, 'before-shutdown'));

@@ -214,7 +214,9 @@ export async function secondGateway(p: TestPlatform, bus: Bus = p.proc.bus): Pro
     ephemeralPorts: true,
     auth: busAuthView({ bus, log: p.proc.log, timeoutMs: 5000 }),
   });
-  return { url: `http://127.0.0.1:${gateway.httpPort}`, stop: () => gateway.stop() };
+  // Stopped once, however many times asked (a test's own stop and its teardown's).
+  let stopping: Promise<void> | undefined;
+  return { url: `http://127.0.0.1:${gateway.httpPort}`, stop: () => (stopping ??= gateway.stop()) };
 }
 
 /** The key that seals the platform's secrets at rest: the one it was given, or its generated `DATA_DIR/secrets.key`. */

@@ -245,6 +245,9 @@ export class LiveHub {
     this.#cancelIdle();
     this.#perUser.set(client.userId, this.streamsOf(client.userId) + 1);
     this.#deps.metrics.opened();
+    // A stream that comes while the hub stops (its stop waits on the bus) would be left open by it, and
+    // would hold the gateway's shutdown for the grace time: it ends at once.
+    if (this.#stopped) client.end('shutdown');
     return client;
   }
 

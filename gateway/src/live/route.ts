@@ -108,6 +108,7 @@ function notReady(): ProblemError {
 function refusalOf(reason: EndReason): ProblemError {
   if (reason === 'ip_denied') return new ProblemError('ip_denied', 'Requests from this address are not allowed');
   if (reason === 'access_ended') return new ProblemError('forbidden', 'Access to this stream has ended');
+  if (reason === 'shutdown') return new ProblemError('service_unavailable', 'This gateway is stopping', { retryAfter: 1 });
   return new ProblemError('invalid_token', 'The session has ended');
 }
 

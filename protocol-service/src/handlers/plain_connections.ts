@@ -74,7 +74,9 @@ export function connectionRemover(deps: PlainConnectionDeps) {
     // Sessions held here end now, before anything is deleted; those held by another replica on its next round.
     await Promise.all(ids.map((id) => deps.supervisor.end(space, id)));
     if ((await heldConnections(deps.store, space, ids)).length === 0) return;
-    const until = Date.now() + Math.max(0, Math.min(remainingMs(ctx) - deleteMarginMs, deps.config.sessionLeaseMs));
+    // No bound of its own beyond the request's time: a holder that died stops renewing, and its lease is
+    // gone (expired) within a lease time; a live holder ends the session on its next round, however slow.
+    const until = Date.now() + Math.max(0, remainingMs(ctx) - deleteMarginMs);
     while ((await heldConnections(deps.store, space, ids)).length > 0 && Date.now() < until) await sleep(pollMs);
   };
 
