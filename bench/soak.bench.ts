@@ -316,7 +316,6 @@ try {
   closers.push(first.close, second.close);
   for (let i = 0; i < busyLoops; i++) busy.push(spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
 
-  const counter = sim;
   const cpuAtStart = { platform: cpuSeconds(child.pid), device: cpuSeconds(sim.pid) };
   const threadsAtStart = threadSeconds(child.pid);
   sim.start(rate, seen.length - 1);
