@@ -361,11 +361,6 @@ t.test(`the live channel (${p.mode})`, async (t) => {
     t.equal(slow.statusCode, 200);
     slow.pause();
     t.teardown(() => slow.destroy());
-    // Listened for from the start: a cut can close the response before the wait for it below begins.
-    const closed = new Promise<void>((resolve) => {
-      slow.once('close', resolve);
-      slow.once('error', () => resolve());
-    });
     // Paced by the reader: each batch of 20 (some 40 KB, under the 64 KiB a client may have unread) once it
     // has the one before, so a reader that reads keeps up however busy the machine; long enough to fill
     // what the kernel buffers for the other, which reads nothing.
