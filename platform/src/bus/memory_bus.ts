@@ -182,7 +182,7 @@ export class MemoryBus implements Bus {
         // as a drained NATS subscription serves what it received: the hand-out gets to them first.
         const mine = new Set(own);
         do await new Promise((resolve) => setImmediate(resolve));
-        while (this.waiting.some(([sub]) => mine.has(sub)));
+        while (this.waiting.some((w) => w !== undefined && mine.has(w[0])));
         await Promise.allSettled([...inFlight]);
       },
     };
@@ -217,7 +217,7 @@ export class MemoryBus implements Bus {
 
   ingestHold(): Promise<void> | undefined {
     if (this.waitingHold !== undefined) return this.waitingHold.promise;
-    if (this.waiting.length >= waitingHoldMarks.from) {
+    if (this.waiting.length - this.waitingHead >= waitingHoldMarks.from) {
       let release!: () => void;
       const promise = new Promise<void>((resolve) => (release = resolve));
       this.waitingHold = { promise, release };
@@ -291,8 +291,13 @@ export class MemoryBus implements Bus {
     return true;
   }
 
-  /** Deliveries waiting for the next turn, in the order they were sent. */
-  private waiting: [Sub, Delivery][] = [];
+  /**
+   * Deliveries waiting for a turn, in the order they were sent, from `waitingHead` on (those before it
+   * were handed out and let go). A hand-out that stops early moves the head, not the rest of the queue;
+   * the array is cut now and then, not on every turn.
+   */
+  private waiting: ([Sub, Delivery] | undefined)[] = [];
+  private waitingHead = 0;
   /** Whether a hand-out is scheduled. */
   private handing = false;
   /** While publishers are asked to hold back because too many deliveries wait ({@link waitingHoldMarks}). */
@@ -314,13 +319,16 @@ export class MemoryBus implements Bus {
 
   private readonly handOut = (): void => {
     this.handing = false;
-    const now = this.waiting;
-    this.waiting = [];
+    const queue = this.waiting;
+    const first = this.waitingHead;
+    // Those sent while this hand-out runs wait for the next one.
+    const end = queue.length;
     const ends = performance.now() + handOutMs;
-    let i = 0;
-    for (; i < now.length; i++) {
-      if (i > 0 && performance.now() >= ends) break;
-      const [sub, d] = now[i]!;
+    let i = first;
+    for (; i < end; i++) {
+      if (i > first && performance.now() >= ends) break;
+      const [sub, d] = queue[i]!;
+      queue[i] = undefined;
       try {
         sub.deliver(d);
       } catch (err) {
@@ -331,12 +339,20 @@ export class MemoryBus implements Bus {
         });
       }
     }
-    if (i < now.length) this.waiting = this.waiting.length === 0 ? now.slice(i) : now.slice(i).concat(this.waiting);
-    if (this.waiting.length > 0 && !this.handing) {
+    this.waitingHead = i;
+    if (i === queue.length) {
+      this.waiting = [];
+      this.waitingHead = 0;
+    } else if (i > 1024 && i * 2 > queue.length) {
+      this.waiting = queue.slice(i);
+      this.waitingHead = 0;
+    }
+    const left = this.waiting.length - this.waitingHead;
+    if (left > 0 && !this.handing) {
       this.handing = true;
       setImmediate(this.handOut);
     }
-    if (this.waitingHold !== undefined && this.waiting.length <= waitingHoldMarks.until) {
+    if (this.waitingHold !== undefined && left <= waitingHoldMarks.until) {
       const hold = this.waitingHold;
       this.waitingHold = undefined;
       hold.release();
