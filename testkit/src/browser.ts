@@ -101,6 +101,9 @@ export function keepOneBrowser(t: FileTest & { skip(name: string, fn: () => void
   return true;
 }
 
+/** What a page logs (at debug) once it has handled a live stream's opening: see `settled`. */
+const streamOpened = 'test: live stream opened';
+
 /** Who signs in through the console's form. */
 export type Who = { username: string; password: string };
 
@@ -185,9 +188,12 @@ export async function startBrowser(t: Test, options: { shotPrefix?: string } = {
     let streamOpen = false;
     let onChange: (() => void) | undefined;
     const changed = () => onChange?.();
-    // Settled once the stream is open and nothing else is in flight for `quietMs` on end: what the console
-    // does when its stream opens (the active alarms read, say) starts a moment after the stream's headers
-    // arrive, so the state must hold a while, as Playwright's `networkidle` asks of a page's loads.
+    // Settled once the stream has opened and nothing else is in flight for `quietMs` on end. The stream
+    // counts as open once the page has handled its snapshot (or, for a stream the browser resumed, its
+    // reopening), not when its headers arrive: on a crowded machine the snapshot has come more than a second
+    // after the headers, and the active alarms read it starts was then still to come. What the console does
+    // after an event may start a moment later, so the state must hold a while, as Playwright's `networkidle`
+    // asks of a page's loads.
     const quietMs = 500;
     const settled = () =>
       new Promise<void>((resolve) => {
@@ -203,16 +209,13 @@ export async function startBrowser(t: Test, options: { shotPrefix?: string } = {
         onChange();
       });
     const opened: OpenedPage = { page, context, problems: [], expectedRefusals: new Set(), dialogs: [], requested: [], settled };
-    // The stream counts as open from its answer's headers until it ends (a new stream starts closed).
+    // A new stream starts closed; the page says when it has handled a stream's opening (`streamOpened`).
     page.on('request', (r) => {
       if (r.resourceType() === 'eventsource') streamOpen = false;
       else inFlight.add(r);
       changed();
     });
-    page.on('response', (r) => {
-      if (r.request().resourceType() === 'eventsource' && r.status() === 200) streamOpen = true;
-      changed();
-    });
+    page.on('response', () => changed());
     const ended = (r: Request) => {
       if (r.resourceType() === 'eventsource') streamOpen = false;
       inFlight.delete(r);
@@ -221,6 +224,10 @@ export async function startBrowser(t: Test, options: { shotPrefix?: string } = {
     page.on('requestfinished', ended);
     page.on('requestfailed', ended);
     page.on('console', (m) => {
+      if (m.type() === 'debug' && m.text() === streamOpened) {
+        streamOpen = true;
+        changed();
+      }
       if (m.type() !== 'error') return;
       const url = m.location().url ?? '';
       const refused = m.text().startsWith('Failed to load resource');
@@ -236,6 +243,23 @@ export async function startBrowser(t: Test, options: { shotPrefix?: string } = {
     await page.addInitScript(() => {
       document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
     });
+    // Each stream says when the page has handled its snapshot, or its reopening after the browser resumed it
+    // (no snapshot then): after the console's own handlers, added after this one. Given as source, as the
+    // page runs it: the test's TypeScript loader adds helpers of its own to named functions and classes.
+    await page.addInitScript(`{
+      const Native = window.EventSource;
+      window.EventSource = class extends Native {
+        constructor(url, init) {
+          super(url, init);
+          let opens = 0;
+          const said = () => setTimeout(() => console.debug(${JSON.stringify(streamOpened)}), 0);
+          this.addEventListener('snapshot', said);
+          this.addEventListener('open', () => {
+            if (++opens > 1) said();
+          });
+        }
+      };
+    }`);
     if (signIn) {
       await signInThroughForm(page, signIn.url, signIn.who);
       await page.getByRole('heading', { name: 'Connections' }).waitFor();
