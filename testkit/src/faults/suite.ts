@@ -24,6 +24,8 @@ export type PhaseResult = {
   recoveryMs: number;
   /** The longest a failed request took. */
   slowestFailureMs: number;
+  /** The longest any request of the phase took, answered or not. */
+  slowestMs: number;
   /** Set for server outages: how long the server was away. */
   outageMs?: number;
   /**
@@ -80,6 +82,7 @@ function summarise(name: string, samples: Sample[], from: number, to: number, re
     without503RetryAfter: failed.filter((f) => f.status === 503 && !(Number(f.retryAfter) > 0)).length,
     recoveryMs: lastFailure - recoveredFrom,
     slowestFailureMs: Math.max(0, ...failed.map((f) => f.end - f.start)),
+    slowestMs: Math.max(0, ...seen.map((s) => s.end - s.start)),
     ...(outageMs === undefined ? {} : { outageMs }),
   };
 }
