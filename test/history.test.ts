@@ -222,6 +222,50 @@ t.test('a long period comes back in buckets that keep the spikes', async (t) => 
   t.match(lines[spikeAt + 1], /^[^,]+,[^,]+,[^,]+,1000,questionable,/);
 });
 
+t.test('a dense minute comes back in buckets of a second, each holding its own values and no other', async (t) => {
+  const id = await handConnection();
+  const ref = `${D}/MMXU1.TotW.mag.f[MX]`;
+  const start = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()) - 86_400_000 + 3_600_000;
+  // 61 s of a value every 20 ms (50 a second, a bucket holding many: the store sums each bucket by a range
+  // read of its own), its value its index, one questionable; read from 250 ms in, so that no bucket's edge
+  // is a whole second, and to 250 ms before the end.
+  const n = 61 * 50;
+  const odd = 1234;
+  for (let i = 0; i < n; i += 400) {
+    const values = [];
+    for (let k = i; k < Math.min(n, i + 400); k++)
+      values.push({ reference: ref, value: k, at: start + k * 20, validity: k === odd ? 'questionable' : 'good' });
+    report(id, values, (i / 400) % 256);
+  }
+  await until('the minute recorded', async () => (await countOf(id, ref)) === n, 30_000);
+  const from = start + 250;
+  const to = start + 61_000 - 250;
+  const answer = (await (
+    await history(id, { reference: ref, from: new Date(from).toISOString(), to: new Date(to).toISOString(), maxPoints: 1000 })
+  ).json()) as Answer;
+  t.equal(answer.resolution, 'raw-buckets');
+  t.equal(answer.bucketSeconds, 1);
+  const expected = Array.from({ length: Math.ceil((to - from) / 1000) }, (_, b) => {
+    const lo = from + b * 1000;
+    const hi = Math.min(to, lo + 1000);
+    const ks = Array.from({ length: n }, (_, k) => k).filter((k) => start + k * 20 >= lo && start + k * 20 < hi);
+    return {
+      t: new Date(lo).toISOString(),
+      value: ks.reduce((a, k) => a + k, 0) / ks.length,
+      quality: ks.includes(odd) ? 'questionable' : 'good',
+      count: ks.length,
+      min: Math.min(...ks),
+      max: Math.max(...ks),
+    };
+  });
+  t.same(answer.points, expected, 'every bucket: its count, mean, min, max and worst quality, the last one cut at the end');
+  t.equal(
+    answer.points.reduce((a, pt) => a + pt.count!, 0),
+    (to - from) / 20,
+    'every value of the period counted once',
+  );
+});
+
 t.test('a bucket of values that are no numbers answers the last of them; one with numbers their mean', async (t) => {
   const id = await handConnection();
   const text = `${D}/GGIO1.Str1.stVal[ST]`;
