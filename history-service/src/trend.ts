@@ -219,16 +219,19 @@ export async function readTrend(
     gaps: await gapsOf(db, q.connectionId, q.space, q.period),
   };
   if (from === to) return { ...base, resolution: 'raw', bucketSeconds: null, points: [] };
-  // Known exactly as far as the choices below need: up to what raw values may be grouped into buckets.
-  const count = await countIn(db, key, q.period, rawBucketsUpTo * q.maxPoints);
-  if (count <= q.maxPoints)
-    return { ...base, resolution: 'raw', bucketSeconds: null, points: await rawPoints(db, key, q.period, q.maxPoints) };
   const span = to - from;
   const rawWidth = Math.ceil(span / q.maxPoints / 1000) * 1000;
+  const rawBuckets = Math.ceil(span / rawWidth);
+  // Known exactly as far as the choices below need: up to what raw values may be grouped into buckets; for
+  // a period of a minute or less, whose buckets are raw whatever their number, up to whether they are dense.
+  const upTo = span <= minuteMs ? Math.max(q.maxPoints, denseFrom * rawBuckets) : rawBucketsUpTo * q.maxPoints;
+  const count = await countIn(db, key, q.period, upTo);
+  if (count <= q.maxPoints)
+    return { ...base, resolution: 'raw', bucketSeconds: null, points: await rawPoints(db, key, q.period, q.maxPoints) };
   // Buckets under a minute come from raw values: always for a period of a minute or less, and for longer
   // ones while there are not too many values to group; past that, buckets of whole minutes.
   if (span <= minuteMs || (rawWidth < minuteMs && count <= rawBucketsUpTo * q.maxPoints)) {
-    const dense = count >= denseFrom * Math.ceil(span / rawWidth);
+    const dense = count >= denseFrom * rawBuckets;
     const points = await bucketsOf(db, key, q.period, { origin: from, width: rawWidth, steps: [], dense });
     return { ...base, resolution: 'raw-buckets', bucketSeconds: rawWidth / 1000, points };
   }
