@@ -91,10 +91,17 @@ function startAsUsersDo(t: Test, httpPort: number) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
+  let stderr = '';
   npm.stdout?.on('data', (d) => (stdout += d));
-  npm.stderr?.resume();
-  // 'close' waits for the output pipes to drain as well, which 'exit' does not.
-  const exited = new Promise<number | null>((resolve) => npm.once('close', (code) => resolve(code)));
+  npm.stderr?.on('data', (d) => (stderr += d));
+  // 'close' waits for the output pipes to drain as well, which 'exit' does not. An exit other than 0 is
+  // told with the end of what the process wrote, so that a failure in CI says why.
+  const exited = new Promise<number | null>((resolve) =>
+    npm.once('close', (code, signal) => {
+      if (code !== 0) t.comment(`exit ${code} (${signal}); stdout ends:\n${stdout.slice(-3000)}\nstderr ends:\n${stderr.slice(-3000)}`);
+      resolve(code);
+    }),
+  );
   t.teardown(() => groupAlive(npm.pid as number) && process.kill(-(npm.pid as number), 'SIGKILL'));
   return { npm, exited, stdout: () => stdout };
 }
