@@ -96,6 +96,16 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
     work().catch((err: unknown) => deps.log.debug({ err, what }, 'auth state refresh failed; keeping the last known'));
   };
 
+  /**
+   * A load of the filter that starts after the change just heard of: a load already on its way (the periodic
+   * one) may have read the settings before the change, so it is waited for and the filter loaded again.
+   * Joining it instead left the change to the next periodic load, a second later and slower under load.
+   */
+  const reloadFilter = background('ip filter', async () => {
+    await filterLoad?.catch(() => undefined);
+    await loadFilter(randomUUID());
+  });
+
   return {
     verifyAccess: (token, requestId) => tokens.verify(token, requestId),
     isRevoked(sid) {
@@ -148,7 +158,7 @@ export function busAuthView(deps: { bus: Bus; log: Logger; timeoutMs: number }):
           },
           deps.log,
         ),
-        subscribeEvent(deps.bus, authEvents.ipUpdated, () => background('ip filter', () => loadFilter(randomUUID()))(), deps.log),
+        subscribeEvent(deps.bus, authEvents.ipUpdated, reloadFilter, deps.log),
       );
       const refreshIp = background('ip filter', () => loadFilter(randomUUID()));
       const refreshRevocations = background('revocations', async () => {
