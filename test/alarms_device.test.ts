@@ -220,14 +220,19 @@ t.test('shelving: for a limited time with a reason, back unacknowledged when the
   t.equal((await api(operator, 'POST', `/api/alarms/${breaker}/ack`, {})).status, 409, 'a shelved alarm is not acknowledged');
 
   // The condition goes and comes while shelved: nothing is raised, the state stays.
+  // Each value is waited for in turn: the condition already held when shelved, so a wait for `true` alone
+  // could pass before the reports of the change arrive, and they would then land after the shelf's end.
+  const valueSeen = (v: boolean) =>
+    until(`the value ${v} seen while shelved`, async () => {
+      const { rows } = await p.proc.store!.query<{ v: unknown }>('select value as v from protocol.alarm_states where alarm_id = $1', [
+        breaker,
+      ]);
+      return rows[0]?.v === v;
+    });
   setBreaker(false);
+  await valueSeen(false);
   setBreaker(true);
-  await until('the value seen while shelved', async () => {
-    const { rows } = await p.proc.store!.query<{ v: unknown }>('select value as v from protocol.alarm_states where alarm_id = $1', [
-      breaker,
-    ]);
-    return rows[0]?.v === true;
-  });
+  await valueSeen(true);
   t.equal(transitions(breaker).length, seen + 2, 'no transition while shelved');
 
   // Thirty minutes pass: the shelf's end is now in the past.
