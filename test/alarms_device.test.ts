@@ -251,6 +251,9 @@ t.test('shelving: for a limited time with a reason, back unacknowledged when the
     409,
     'an alarm that is not shelved is not unshelved',
   );
+  // The stream has both: the next test counts from here.
+  await next(breaker, 'shelved', seen + 5);
+  await next(breaker, 'normal', seen + 6);
 });
 
 t.test('out of service by an editor, back in service as what it is then', async (t) => {
@@ -329,6 +332,9 @@ t.test('the active list sorts and filters; the bulk acknowledgement; the project
   setBreaker(false);
   setLoad(50);
   await until('all normal', async () => (await api(viewer, 'GET', '/api/alarms/active')).body.length === 0);
+  // A transition is on the stream once it is stored: the next test compares the two.
+  const stored = (await api(viewer, 'GET', `/api/alarms/journal?alarmId=${breaker}&limit=1000`)).body.rows.length;
+  await until('the stream has every stored transition', async () => transitions(breaker).length >= stored);
   t.same((await api(viewer, 'GET', `/api/projects/${projectId}/status`)).body.alarmGroupStatuses, { [group.id]: 'Not Active' });
 });
 

@@ -117,18 +117,26 @@ t.test(`the device's truth (${p.mode})`, async (t) => {
   });
 
   t.test('two controls on one object at once: the second answers 409 at once, each its own outcome', async (t) => {
-    faults.terminationDelayMs = 600;
+    // The device ends the first operation 3 s after it: the second is asked once the device has the first,
+    // so while the first is under way.
+    faults.terminationDelayMs = 3000;
     let operates = 0;
-    const count = (n: { action: string; reference: string }) =>
-      void (n.action === 'operate' && n.reference.endsWith('SPCSO3') && operates++);
+    let operated: () => void = () => {};
+    const reached = new Promise<void>((r) => (operated = r));
+    const count = (n: { action: string; reference: string }) => {
+      if (n.action === 'operate' && n.reference.endsWith('SPCSO3')) {
+        operates++;
+        operated();
+      }
+    };
     sim.on('control', count);
-    const first = c.api('POST', '/control', { reference: `${D}/GGIO1.SPCSO3`, value: false });
-    await new Promise((r) => setTimeout(r, 200));
-    const started = Date.now();
+    let firstDone = false;
+    const first = c.api('POST', '/control', { reference: `${D}/GGIO1.SPCSO3`, value: false }).finally(() => (firstDone = true));
+    await reached;
     const second = await c.api('POST', '/control', { reference: `${D}/GGIO1.SPCSO3`, value: true });
     t.equal(second.status, 409);
     t.equal((await problem(second)).code, 'control_in_progress');
-    t.ok(Date.now() - started < 400, 'at once, not after the first');
+    t.notOk(firstDone, 'at once, not after the first');
     t.equal((await first).status, 204, 'the first gets its own outcome');
     const other = await c.api('POST', '/control', { reference: `${D}/GGIO1.SPCSO1`, value: true });
     t.equal(other.status, 204, 'another object is not held up');

@@ -25,12 +25,17 @@ t.teardown(() => sim.stop());
 
 /** A TCP proxy to the simulator whose answers can be held back, to make a change take its time. */
 const slow = { ms: 0 };
+/** Called once a request's bytes reach the device (set by a test that waits for them). */
+let toDevice: (() => void) | undefined;
 const sockets = new Set<Socket>();
 const proxy = createServer((client) => {
   const device = new Socket();
   sockets.add(client).add(device);
   device.connect(sim.port, '127.0.0.1');
-  client.on('data', (chunk) => device.write(chunk));
+  client.on('data', (chunk) => {
+    toDevice?.();
+    device.write(chunk);
+  });
   device.on('data', (chunk) => (slow.ms ? setTimeout(() => client.write(chunk), slow.ms) : client.write(chunk)));
   for (const [a, b] of [
     [client, device],
@@ -261,14 +266,18 @@ t.test(`setting groups (${p.mode})`, async (t) => {
   });
 
   t.test('one change of a block at a time', async (t) => {
-    slow.ms = 150;
-    const first = sg('POST', '/active', { ld: PROT, group: 4 });
-    await new Promise((r) => setTimeout(r, 100));
-    const started = Date.now();
+    // The device's answers come a second late: the first change holds the block until then. The second is
+    // asked once the first has reached the device, so it is asked while the first is under way.
+    slow.ms = 1000;
+    const reached = new Promise<void>((r) => (toDevice = r));
+    let firstDone = false;
+    const first = sg('POST', '/active', { ld: PROT, group: 4 }).finally(() => (firstDone = true));
+    await reached;
+    toDevice = undefined;
     const second = await sg('POST', '/edit', { ld: PROT, group: 1 });
     t.equal(second.status, 409);
     t.equal((await problem(second)).code, 'control_in_progress');
-    t.ok(Date.now() - started < 300, 'at once, not after the first');
+    t.notOk(firstDone, 'at once, not after the first');
     t.equal((await sg('POST', '/active', { ld: 'RELEF', group: 2 })).status, 200, 'another block is not held up');
     t.match(await ok(await first), { activeGroup: 4 }, 'the first gets its own outcome');
     slow.ms = 0;
