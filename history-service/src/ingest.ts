@@ -32,31 +32,35 @@ type RollupRow = {
 };
 
 /**
- * The rollups of a batch's points, folded in memory: one row per (connection, reference, bucket) of the
- * width on the time axis, as the SQL of the redelivery path (`rollupSql`) would make them, sorted by their
- * key so that two replicas merging into the same rows take them in the same order. A value that arrives
- * late goes into the bucket its time belongs to.
+ * The rollups of a part's points, folded in memory as they are read: one row per (connection, reference,
+ * bucket) of the width on the time axis, as the SQL of the redelivery path (`rollupSql`) would make them.
+ * A value that arrives late goes into the bucket its time belongs to.
  */
-export function foldRollups(points: PointRow[], width: number): RollupRow[] {
-  const byKey = new Map<string, RollupRow>();
+class Fold {
+  readonly #width: number;
+  readonly #byKey = new Map<string, RollupRow>();
   // The row of the point before: a batch's points come attribute by attribute and in time, so most points
   // fall into the row of the one before, found without a key made and looked up.
-  let last: RollupRow | undefined;
-  let lastBucket = Number.NaN;
-  for (const p of points) {
-    const at = instantOf(p.t);
-    const receipt = instantOf(p.at);
-    const bucket = Math.floor(at / width) * width;
-    let row = last !== undefined && bucket === lastBucket && p.c === last.c && p.r === last.r ? last : undefined;
+  #last: RollupRow | undefined;
+  #lastBucket = Number.NaN;
+
+  constructor(width: number) {
+    this.#width = width;
+  }
+
+  add(p: PointRow, at: number, receipt: number): void {
+    const bucket = Math.floor(at / this.#width) * this.#width;
+    const last = this.#last;
+    let row = last !== undefined && bucket === this.#lastBucket && p.c === last.c && p.r === last.r ? last : undefined;
     let key = '';
     if (row === undefined) {
       key = `${p.c}\u0000${p.r}\u0000${bucket}`;
-      row = byKey.get(key);
-      lastBucket = bucket;
-      last = row;
+      row = this.#byKey.get(key);
+      this.#lastBucket = bucket;
+      this.#last = row;
     }
     if (row === undefined) {
-      last = {
+      this.#last = {
         c: p.c,
         r: p.r,
         b: new Date(bucket).toISOString(),
@@ -73,8 +77,8 @@ export function foldRollups(points: PointRow[], width: number): RollupRow[] {
         lv: p.v,
         w: p.w,
       };
-      byKey.set(key, last);
-      continue;
+      this.#byKey.set(key, this.#last);
+      return;
     }
     row.n++;
     if (p.sp < row.sp) row.sp = p.sp;
@@ -93,9 +97,13 @@ export function foldRollups(points: PointRow[], width: number): RollupRow[] {
     }
     if (p.w > row.w) row.w = p.w;
   }
-  const rows = [...byKey.values()];
-  rows.sort((a, b) => (a.c < b.c ? -1 : a.c > b.c ? 1 : a.r < b.r ? -1 : a.r > b.r ? 1 : a.b < b.b ? -1 : a.b > b.b ? 1 : 0));
-  return rows;
+
+  /** The rows as JSON, sorted by their key so that two replicas merging into the same rows take them in the same order. */
+  json(): string {
+    const rows = [...this.#byKey.values()];
+    rows.sort((a, b) => (a.c < b.c ? -1 : a.c > b.c ? 1 : a.r < b.r ? -1 : a.r > b.r ? 1 : a.b < b.b ? -1 : a.b > b.b ? 1 : 0));
+    return JSON.stringify(rows);
+  }
 }
 
 /** How a rollup row merges into the one already there. */
@@ -114,7 +122,7 @@ const mergeSql = `on conflict (connection_id, reference, bucket) do update set
 const rollupColumns =
   'connection_id, reference, bucket, space, count, numbers, min, max, sum, first_at, last_at, last_num, last_value, worst';
 
-/** Merges rollup rows folded in memory (`foldRollups`) into a rollup table. */
+/** Merges rollup rows folded in memory (`Fold`) into a rollup table. */
 function mergeFoldedSql(table: string, param: number): string {
   return `insert into history.${table} as r (${rollupColumns})
     select c, r, b, sp, n, nn, mn, mx, s, to_timestamp(fa / 1000.0), to_timestamp(la / 1000.0), ln, lv, w
@@ -127,7 +135,7 @@ const mergeFolded = `with minute as (${mergeFoldedSql('rollup_minute', 1)}) ${me
 /**
  * The rollup of a bucket width from the points just inserted (`new`), in SQL: the path of a batch some of
  * whose values were recorded before. Buckets are UTC minutes and hours of the time axis whatever the
- * session's time zone, as `foldRollups` makes them.
+ * session's time zone, as `Fold` makes them.
  */
 function rollupSql(table: string, width: '1 minute' | '1 hour'): string {
   const bucket = `date_bin('${width}', t, timestamptz '2000-01-01 00:00:00+00')`;
@@ -148,7 +156,7 @@ const pointsFrom = `select c, r, t, at, rcb, seq, sp, sn, dt, num, v, q, w
 /** The points of a batch, none recorded before (else the uniqueness index stops the statement). */
 const insertPointsSql = `insert into history.points (${pointColumns}) ${pointsFrom}`;
 
-/** The columns of `history.points` a batch fills, in the order of `copyText`'s fields. */
+/** The columns of `history.points` a batch fills, in the order of `copyLine`'s fields. */
 const copiedColumns = pointColumns.split(', ');
 
 /** A jsonb field of COPY text: the value as JSON (a string value too, which `copyField` would give bare). */
@@ -156,13 +164,9 @@ function jsonField(value: unknown): string {
   return copyField(value === null || value === undefined ? null : JSON.stringify(value));
 }
 
-/** The points of a batch as COPY text (`Queryable.copyRows`), its fields in the order of `copiedColumns`. */
-export function copyText(points: PointRow[]): string {
-  let text = '';
-  for (const p of points) {
-    text += `${copyField(p.c)}\t${copyField(p.r)}\t${p.t}\t${p.at}\t${copyField(p.rcb)}\t${copyField(p.seq)}\t${copyField(p.sp)}\t${copyField(p.sn)}\t${copyField(p.dt)}\t${copyField(p.num)}\t${jsonField(p.v)}\t${jsonField(p.q)}\t${p.w}\n`;
-  }
-  return text;
+/** A point as a line of COPY text (`Queryable.copyRows`), its fields in the order of `copiedColumns`. */
+function copyLine(p: PointRow): string {
+  return `${copyField(p.c)}\t${copyField(p.r)}\t${p.t}\t${p.at}\t${copyField(p.rcb)}\t${copyField(p.seq)}\t${copyField(p.sp)}\t${copyField(p.sn)}\t${copyField(p.dt)}\t${copyField(p.num)}\t${jsonField(p.v)}\t${jsonField(p.q)}\t${p.w}\n`;
 }
 
 /** The points of a batch and the rollups of those that were new, in one statement. */
@@ -172,6 +176,86 @@ const insertWithRollupsSql = `with new as (
     returning connection_id, reference, t, received_at, space, num, value, validity
   ), minute as (${rollupSql('rollup_minute', '1 minute')})
   ${rollupSql('rollup_hour', '1 hour')}`;
+
+/**
+ * Text that grows outside the JavaScript heap: a part's points as the store takes them, UTF-8 in memory
+ * of its own, so that a value read is no object or string still alive when the store commits it some
+ * hundreds of milliseconds later (each would be copied by every young-generation collection meanwhile,
+ * then promoted).
+ */
+class Bytes {
+  #buf = Buffer.allocUnsafeSlow(256 * 1024);
+  #len = 0;
+
+  get length(): number {
+    return this.#len;
+  }
+
+  append(text: string): void {
+    // At most 3 bytes of UTF-8 a UTF-16 unit.
+    const room = this.#len + text.length * 3;
+    if (room > this.#buf.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(room, this.#buf.length * 2));
+      this.#buf.copy(grown, 0, 0, this.#len);
+      this.#buf = grown;
+    }
+    this.#len += this.#buf.write(text, this.#len);
+  }
+
+  /** The bytes in memory of their own, whole (so the embedded store's worker can be given them, moved). */
+  bytes(): Uint8Array {
+    const out = new Uint8Array(this.#len);
+    out.set(this.#buf.subarray(0, this.#len));
+    return out;
+  }
+
+  text(): string {
+    return this.#buf.toString('utf8', 0, this.#len);
+  }
+}
+
+/** Where a part's points begin: the event, and how many of its kept points went into the part before. */
+type PartStart = { event: number; skip: number };
+
+/**
+ * A part of a batch, one transaction's worth, built as its events are read: its points as COPY text (the
+ * embedded store) or as a JSON array (PostgreSQL), its rollups folded, the days its points fall on, its
+ * session states, and where in the batch its points came from, to read them again on the rare path that
+ * needs the rows themselves.
+ */
+class Part {
+  readonly start: PartStart;
+  readonly points: Bytes;
+  readonly minute = new Fold(minuteMs);
+  readonly hour = new Fold(hourMs);
+  readonly days = new Set<number>();
+  readonly sessions: SessionRow[] = [];
+  readonly #copy: boolean;
+  count = 0;
+
+  constructor(start: PartStart, copy: boolean) {
+    this.start = start;
+    this.#copy = copy;
+    this.points = new Bytes();
+    if (!copy) this.points.append('[');
+  }
+
+  add(p: PointRow, receipt: number): void {
+    if (this.#copy) this.points.append(copyLine(p));
+    else this.points.append(this.count === 0 ? JSON.stringify(p) : `,${JSON.stringify(p)}`);
+    this.count++;
+    const at = instantOf(p.t);
+    this.minute.add(p, at, receipt);
+    this.hour.add(p, at, receipt);
+    this.days.add(dayOf(receipt));
+  }
+
+  /** The points as a JSON array (a part built without COPY). */
+  json(): string {
+    this.points.append(']');
+    return this.points.text();
+  }
+}
 
 /**
  * Records a batch of events: every value not recorded before, every session state not known before. The
@@ -189,33 +273,56 @@ export async function record(
   // events read a part at a time, so that neither reading a batch nor one turn of the embedded store runs
   // for seconds (a report of thousands of values, 500 of them in a batch). The batch is acknowledged once
   // every part is in; one delivered again after some parts went in finds those values recorded and takes
-  // the redelivery path (`recordPart`) for them.
-  let points: PointRow[] = [];
-  let sessions: SessionRow[] = [];
-  const flush = async () => {
-    const kept = points.filter((p) => instantOf(p.at) >= from);
-    if (kept.length < points.length)
-      settings.log?.debug({ values: points.length - kept.length }, 'values older than the retention not recorded');
-    const states = sessions;
-    points = [];
-    sessions = [];
-    if (kept.length === 0 && states.length === 0) return;
-    await partitions.ensure(kept.map((p) => dayOf(instantOf(p.at))));
-    if (kept.length === 0) return recordPart(store, [], states);
-    for (let i = 0; i < kept.length; i += valuesPerTransaction) {
-      await recordPart(store, kept.slice(i, i + valuesPerTransaction), i === 0 ? states : []);
-    }
+  // the redelivery path (`recordPart`) for them. A point is written into its part as it is read, so none
+  // lives on as an object while its part waits for the store.
+  const copy = store.transactionOf !== undefined;
+  let part = new Part({ event: 0, skip: 0 }, copy);
+  let old = 0;
+  const flush = async (next: PartStart) => {
+    const done = part;
+    part = new Part(next, copy);
+    if (done.count === 0 && done.sessions.length === 0) return;
+    if (done.count > 0) await partitions.ensure(done.days);
+    await recordPart(store, done, () => pointsOf(batch, done, from));
   };
   // Reading the events runs in time slices: 2,000 values read in one go held the main thread 30–65 ms.
   const slice = slices();
-  for (const event of batch) {
-    const rows = rowsOf(event, from);
-    for (const point of rows.points) points.push(point);
-    for (const state of rows.sessions) sessions.push(state);
-    if (points.length >= valuesPerTransaction) await flush();
-    else if (slice.due()) await slice.next();
+  for (let i = 0; i < batch.length; i++) {
+    const rows = rowsOf(batch[i]!, from);
+    for (const state of rows.sessions) part.sessions.push(state);
+    let kept = 0;
+    for (const point of rows.points) {
+      const receipt = instantOf(point.at);
+      if (receipt < from) {
+        old++;
+        continue;
+      }
+      part.add(point, receipt);
+      kept++;
+      if (part.count >= valuesPerTransaction) await flush({ event: i, skip: kept });
+    }
+    if (slice.due()) await slice.next();
   }
-  await flush();
+  await flush({ event: batch.length, skip: 0 });
+  if (old > 0) settings.log?.debug({ values: old }, 'values older than the retention not recorded');
+}
+
+/** The points of a part read again from its events, as `record` put them into it. */
+function pointsOf(batch: DurableEvent[], part: Part, from: number): PointRow[] {
+  const points: PointRow[] = [];
+  let skip = part.start.skip;
+  for (let i = part.start.event; i < batch.length && points.length < part.count; i++) {
+    for (const point of rowsOf(batch[i]!, from).points) {
+      if (instantOf(point.at) < from) continue;
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
+      points.push(point);
+      if (points.length === part.count) break;
+    }
+  }
+  return points;
 }
 
 /** The most values recorded in one transaction (about a tenth of a second of the embedded store's CPU). */
@@ -225,35 +332,37 @@ const insertSessionsSql = `insert into history.sessions (connection_id, since, s
   select c, since, state, sp, err from jsonb_to_recordset($1::jsonb) as x(c uuid, since timestamptz, state text, sp text, err text)
   on conflict do nothing`;
 
-/** Records values and session states in one transaction. */
-async function recordPart(store: Transactional, kept: PointRow[], sessions: SessionRow[]): Promise<void> {
+/** Records a part's values and session states in one transaction; `rows` reads its points again. */
+async function recordPart(store: Transactional, part: Part, rows: () => PointRow[]): Promise<void> {
+  const sessions = part.sessions;
   const recordSessions = async (tx: Queryable) => {
     if (sessions.length > 0) await tx.query(insertSessionsSql, [JSON.stringify(sessions)]);
   };
-  // The usual batch holds only values never recorded: its points go in by a plain insert (no speculative
-  // insertion per row, which ON CONFLICT would cost) and its rollups, folded here (a few rows per
-  // attribute), are merged after. If any value was recorded before (a redelivery, part of one, the same
-  // value twice in the batch, or another replica's batch holding it), the uniqueness index stops the
-  // insert and rolls that transaction back; the batch is then recorded with ON CONFLICT DO NOTHING and
-  // the rollups made in SQL from exactly the rows that were new. On the embedded store the usual batch is
-  // one request (`transactionOf`: one turn, no round trip a statement) and its points go in as COPY text,
-  // which costs the store less CPU a value than the same rows as JSON (bench/README.md, "The history's
-  // recording on the embedded store").
-  if (kept.length > 0) {
+  // The usual part holds only values never recorded: its points go in by a plain insert (no speculative
+  // insertion per row, which ON CONFLICT would cost) and its rollups, folded as they were read (a few
+  // rows per attribute), are merged after. If any value was recorded before (a redelivery, part of one,
+  // the same value twice in the batch, or another replica's batch holding it), the uniqueness index stops
+  // the insert and rolls that transaction back; the part's points are then read again from its events and
+  // recorded with ON CONFLICT DO NOTHING, the rollups made in SQL from exactly the rows that were new. On
+  // the embedded store the usual part is one request (`transactionOf`: one turn, no round trip a
+  // statement) and its points go in as COPY text, which costs the store less CPU a value than the same
+  // rows as JSON (bench/README.md, "The history's recording on the embedded store").
+  if (part.count > 0) {
     try {
+      const rollups = [part.minute.json(), part.hour.json()];
       if (store.transactionOf) {
         const steps: Step[] = [
-          { copy: { table: 'history.points', columns: copiedColumns, text: copyText(kept) } },
-          { sql: mergeFolded, params: [JSON.stringify(foldRollups(kept, minuteMs)), JSON.stringify(foldRollups(kept, hourMs))] },
+          { copy: { table: 'history.points', columns: copiedColumns, text: part.points.bytes() } },
+          { sql: mergeFolded, params: rollups },
         ];
         if (sessions.length > 0) steps.push({ sql: insertSessionsSql, params: [JSON.stringify(sessions)] });
         await store.transactionOf(steps);
         return;
       }
+      const points = part.json();
       await store.transaction(async (tx) => {
-        if (tx.copyRows) await tx.copyRows('history.points', copiedColumns, copyText(kept));
-        else await tx.query(insertPointsSql, [JSON.stringify(kept)]);
-        await tx.query(mergeFolded, [JSON.stringify(foldRollups(kept, minuteMs)), JSON.stringify(foldRollups(kept, hourMs))]);
+        await tx.query(insertPointsSql, [points]);
+        await tx.query(mergeFolded, rollups);
         await recordSessions(tx);
       });
       return;
@@ -261,8 +370,9 @@ async function recordPart(store: Transactional, kept: PointRow[], sessions: Sess
       if (!(err instanceof ConstraintViolation && err.kind === 'unique')) throw err;
     }
   }
+  const points = part.count > 0 ? JSON.stringify(rows()) : undefined;
   await store.transaction(async (tx) => {
-    if (kept.length > 0) await tx.query(insertWithRollupsSql, [JSON.stringify(kept)]);
+    if (points !== undefined) await tx.query(insertWithRollupsSql, [points]);
     await recordSessions(tx);
   });
 }

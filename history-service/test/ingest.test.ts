@@ -156,6 +156,40 @@ t.test(
 );
 
 t.test(
+  `one report of more values than one transaction takes, delivered again after a part of it went in (${database ? 'PostgreSQL' : 'embedded store'})`,
+  async (t) => {
+    const id = randomUUID();
+    // 4,600 values in one report, every 50th older than the retention (not recorded): 4,508 kept, in parts
+    // of 2,000 that begin inside the report. The first 2,500 were recorded before, as a shorter report of
+    // the same block: the first part holds only values recorded, the second some, the third none. A part
+    // that meets a value recorded before is read again from the report, from where it began inside it.
+    const old = Date.now() - 40 * 24 * hour;
+    const values: Value[] = Array.from({ length: 4600 }, (_, i) => ({
+      reference: refs[i % 2]!,
+      value: i % 2 === 0 ? i / 4 : i % 3 === 0,
+      at: i % 50 === 7 ? old + i : start + i * 100,
+      validity: i % 11 === 0 ? 'questionable' : 'good',
+    }));
+    await record(store, partitions, [report(id, 9, values.slice(0, 2500))], settings);
+    await record(store, partitions, [report(id, 9, values)], settings);
+    const { rows } = await store.query<{ n: number }>('select count(*)::int as n from history.points where connection_id = $1', [id]);
+    t.equal(rows[0]!.n, 4508, 'every kept value once, none older than the retention');
+    for (const [table, width] of [
+      ['rollup_minute', '1 minute'],
+      ['rollup_hour', '1 hour'],
+    ] as const) {
+      const { kept, made } = await rollups(id, table, width);
+      t.same(kept, made, `${table}: what the recorded points make`);
+      t.equal(
+        kept.reduce((n, r) => n + Number(r.count), 0),
+        4508,
+        `${table}: every value counted once`,
+      );
+    }
+  },
+);
+
+t.test(
   `values of every kind are recorded as the JSON path records them, awkward text too (${database ? 'PostgreSQL' : 'embedded store'})`,
   async (t) => {
     const kinds: unknown[] = [

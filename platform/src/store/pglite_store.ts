@@ -424,9 +424,10 @@ class WorkerEngine implements Engine {
     // COPY text crosses as UTF-8 bytes whose buffer is moved to the worker: neither thread copies it again,
     // and the worker makes its blob of them as they are (a string would be serialised, then encoded there).
     const transfer: ArrayBuffer[] = [];
+    // Bytes given as they are are moved too, when they are the whole of their buffer: the caller gave them up.
     const sent = steps.map((step): Step => {
-      if (!('copy' in step) || typeof step.copy.text !== 'string') return step;
-      const bytes = Buffer.from(step.copy.text);
+      if (!('copy' in step)) return step;
+      const bytes = typeof step.copy.text === 'string' ? Buffer.from(step.copy.text) : step.copy.text;
       // A small text's Buffer is a view of the thread's shared pool, which cannot be moved: sent as a string.
       if (bytes.byteOffset !== 0 || bytes.byteLength !== bytes.buffer.byteLength) return step;
       transfer.push(bytes.buffer as ArrayBuffer);

@@ -40,7 +40,11 @@ export function copySql(table: string, columns: readonly string[], source: strin
 export type Step =
   | { sql: string; params?: unknown[] }
   | {
-      /** `text` as `copyRows` takes it, or already as UTF-8 bytes (the embedded store's worker is sent them so, moved rather than copied). */
+      /**
+       * `text` as `copyRows` takes it, or already as UTF-8 bytes. The embedded store's worker is sent the text
+       * as bytes, moved rather than copied: bytes given that are the whole of their buffer are moved as they
+       * are, so the caller gives them up.
+       */
       copy: { table: string; columns: readonly string[]; text: string | Uint8Array };
     };
 
