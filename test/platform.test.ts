@@ -57,6 +57,7 @@ t.test('the whole platform in one process', async (t) => {
       /^nodejs_eventloop_lag_p99_seconds \d/m,
       "the event loop's delay (perf_hooks.monitorEventLoopDelay), p99 since the last scrape",
     );
+    t.match(metrics, /^event_loop_delay_seconds_bucket\{le="0\.05"\} \d+$/m, 'and as a histogram counted since the start');
   });
 
   t.test('/readyz answers 200 and lists the live replica of every service', async (t) => {

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import type { LiveReplicas } from '@scada/platform';
+import { loopDelayMetric, type LiveReplicas } from '@scada/platform';
 import type { ReadOutcome } from './read_cache.ts';
 import { collectDefaultMetrics, Counter, Gauge, type Metric, Registry } from 'prom-client';
 
@@ -45,6 +45,7 @@ export function createMetrics(replicas?: () => LiveReplicas): GatewayMetrics {
   );
   const bus = new Tallies(['subject', 'outcome']);
   register(registry, bus.histogram('bus_request_duration_seconds', 'Time of a request over the bus, by subject and outcome'));
+  register(registry, loopDelayMetric());
   const heldBack = new Counter({
     name: 'login_held_back_total',
     help: 'Sign-ins answered 429 by the gateway itself, after a wait: their address had been answered 503 overloaded and its Retry-After had not passed',

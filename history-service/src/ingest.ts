@@ -184,35 +184,46 @@ const insertWithRollupsSql = `with new as (
  * then promoted).
  */
 class Bytes {
-  #buf = Buffer.allocUnsafeSlow(256 * 1024);
+  /** Taken from the spares at the first text appended. */
+  #buf: Buffer | undefined;
   #len = 0;
 
-  get length(): number {
-    return this.#len;
-  }
-
   append(text: string): void {
+    let buf = (this.#buf ??= spareBuffers.pop() ?? Buffer.allocUnsafeSlow(256 * 1024));
     // At most 3 bytes of UTF-8 a UTF-16 unit.
     const room = this.#len + text.length * 3;
-    if (room > this.#buf.length) {
-      const grown = Buffer.allocUnsafeSlow(Math.max(room, this.#buf.length * 2));
-      this.#buf.copy(grown, 0, 0, this.#len);
-      this.#buf = grown;
+    if (room > buf.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(room, buf.length * 2));
+      buf.copy(grown, 0, 0, this.#len);
+      buf = this.#buf = grown;
     }
-    this.#len += this.#buf.write(text, this.#len);
+    this.#len += buf.write(text, this.#len);
   }
 
   /** The bytes in memory of their own, whole (so the embedded store's worker can be given them, moved). */
   bytes(): Uint8Array {
     const out = new Uint8Array(this.#len);
-    out.set(this.#buf.subarray(0, this.#len));
+    if (this.#buf) out.set(this.#buf.subarray(0, this.#len));
     return out;
   }
 
   text(): string {
-    return this.#buf.toString('utf8', 0, this.#len);
+    return this.#buf ? this.#buf.toString('utf8', 0, this.#len) : '';
+  }
+
+  /** Gives the memory back for the next part's text, once what it holds was taken (`bytes()` or `text()`). */
+  release(): void {
+    if (this.#buf && spareBuffers.length < 2) spareBuffers.push(this.#buf);
+    this.#buf = undefined;
+    this.#len = 0;
   }
 }
+
+/**
+ * The memory of parts whose text was taken, for the next parts: memory outside the heap counts toward
+ * V8's full collections, and a part's worth of it made anew for every part made more of them.
+ */
+const spareBuffers: Buffer[] = [];
 
 /** Where a part's points begin: the event, and how many of its kept points went into the part before. */
 type PartStart = { event: number; skip: number };
@@ -237,12 +248,11 @@ class Part {
     this.start = start;
     this.#copy = copy;
     this.points = new Bytes();
-    if (!copy) this.points.append('[');
   }
 
   add(p: PointRow, receipt: number): void {
     if (this.#copy) this.points.append(copyLine(p));
-    else this.points.append(this.count === 0 ? JSON.stringify(p) : `,${JSON.stringify(p)}`);
+    else this.points.append(`${this.count === 0 ? '[' : ','}${JSON.stringify(p)}`);
     this.count++;
     const at = instantOf(p.t);
     this.minute.add(p, at, receipt);
@@ -250,10 +260,14 @@ class Part {
     this.days.add(dayOf(receipt));
   }
 
-  /** The points as a JSON array (a part built without COPY). */
-  json(): string {
-    this.points.append(']');
-    return this.points.text();
+  /**
+   * The points as the store takes them, taken once: COPY text as bytes of their own (the embedded store),
+   * or a JSON array (a part built without COPY). The part's memory goes back for the next part.
+   */
+  take(): Uint8Array | string {
+    const taken = this.#copy ? this.points.bytes() : this.count === 0 ? '[]' : `${this.points.text()}]`;
+    this.points.release();
+    return taken;
   }
 }
 
@@ -281,9 +295,10 @@ export async function record(
   const flush = async (next: PartStart) => {
     const done = part;
     part = new Part(next, copy);
+    const points = done.take();
     if (done.count === 0 && done.sessions.length === 0) return;
     if (done.count > 0) await partitions.ensure(done.days);
-    await recordPart(store, done, () => pointsOf(batch, done, from));
+    await recordPart(store, done, points, () => pointsOf(batch, done, from));
   };
   // Reading the events runs in time slices: 2,000 values read in one go held the main thread 30–65 ms.
   const slice = slices();
@@ -332,8 +347,8 @@ const insertSessionsSql = `insert into history.sessions (connection_id, since, s
   select c, since, state, sp, err from jsonb_to_recordset($1::jsonb) as x(c uuid, since timestamptz, state text, sp text, err text)
   on conflict do nothing`;
 
-/** Records a part's values and session states in one transaction; `rows` reads its points again. */
-async function recordPart(store: Transactional, part: Part, rows: () => PointRow[]): Promise<void> {
+/** Records a part's values (`points`, as `Part.take` gave them) and session states in one transaction; `rows` reads its points again. */
+async function recordPart(store: Transactional, part: Part, points: Uint8Array | string, rows: () => PointRow[]): Promise<void> {
   const sessions = part.sessions;
   const recordSessions = async (tx: Queryable) => {
     if (sessions.length > 0) await tx.query(insertSessionsSql, [JSON.stringify(sessions)]);
@@ -352,14 +367,13 @@ async function recordPart(store: Transactional, part: Part, rows: () => PointRow
       const rollups = [part.minute.json(), part.hour.json()];
       if (store.transactionOf) {
         const steps: Step[] = [
-          { copy: { table: 'history.points', columns: copiedColumns, text: part.points.bytes() } },
+          { copy: { table: 'history.points', columns: copiedColumns, text: points } },
           { sql: mergeFolded, params: rollups },
         ];
         if (sessions.length > 0) steps.push({ sql: insertSessionsSql, params: [JSON.stringify(sessions)] });
         await store.transactionOf(steps);
         return;
       }
-      const points = part.json();
       await store.transaction(async (tx) => {
         await tx.query(insertPointsSql, [points]);
         await tx.query(mergeFolded, rollups);
@@ -370,9 +384,9 @@ async function recordPart(store: Transactional, part: Part, rows: () => PointRow
       if (!(err instanceof ConstraintViolation && err.kind === 'unique')) throw err;
     }
   }
-  const points = part.count > 0 ? JSON.stringify(rows()) : undefined;
+  const again = part.count > 0 ? JSON.stringify(rows()) : undefined;
   await store.transaction(async (tx) => {
-    if (points !== undefined) await tx.query(insertWithRollupsSql, [points]);
+    if (again !== undefined) await tx.query(insertWithRollupsSql, [again]);
     await recordSessions(tx);
   });
 }

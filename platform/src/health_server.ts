@@ -1,9 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectDefaultMetrics, type Metric, Registry } from 'prom-client';
 import type { Bus } from './bus/bus.ts';
 import type { Store } from './store/store.ts';
 import { checkReadiness, ReplicaWatch } from './presence.ts';
+import { loopDelayMetric } from './loop_delay.ts';
 
 /** A running probe listener. */
 export type HealthServer = { port: number; stop(): Promise<void> };
@@ -14,7 +15,8 @@ export type HealthServer = { port: number; stop(): Promise<void> };
  * 503 naming what does not (and from the moment the process starts draining), and lists every service's
  * live replicas either way. `GET /metrics` answers the process's own metrics in Prometheus text (prom-client's
  * default set: memory, CPU, garbage collection and the event loop's delay, `nodejs_eventloop_lag_p99_seconds`
- * and its neighbours, measured with `perf_hooks.monitorEventLoopDelay` and reset at each scrape), so that a
+ * and its neighbours, measured with `perf_hooks.monitorEventLoopDelay` and reset at each scrape; and
+ * `event_loop_delay_seconds`, a histogram of it never reset, for any period between two scrapes), so that a
  * services-only process shows when its event loop is held, as the gateway's `/metrics` does. Nothing else
  * is served.
  */
@@ -29,6 +31,8 @@ export async function startHealthServer(deps: {
   replicas.start();
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
+  // The registry reads the name, help, type and `get()` of what it is given; its type names only its own classes.
+  metrics.registerMetric(loopDelayMetric() as unknown as Metric);
   const server = http.createServer((req, res) => {
     const answer = (status: number, body: Record<string, unknown>) => {
       res.writeHead(status, {

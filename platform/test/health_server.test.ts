@@ -17,6 +17,35 @@ t.test('a process with HEALTH_PORT answers /healthz, /readyz and /metrics on its
   const text = await metrics.text();
   t.match(text, /^nodejs_eventloop_lag_p99_seconds \d/m, "the event loop's delay, p99");
   t.match(text, /^process_resident_memory_bytes \d/m, 'resident memory');
+  t.match(text, /^# TYPE event_loop_delay_seconds histogram$/m, "the event loop's delay as a histogram too");
+
+  // The histogram counts since the start: a block of the event loop between two scrapes shows in their
+  // difference, in a bucket past 100 ms; the buckets are cumulative and end at the count.
+  const histogram = (text: string) => {
+    const le = new Map<string, number>();
+    for (const m of text.matchAll(/^event_loop_delay_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) le.set(m[1]!, Number(m[2]));
+    const count = Number(/^event_loop_delay_seconds_count (\d+)$/m.exec(text)?.[1]);
+    return { le, count };
+  };
+  const before = histogram(await (await fetch(`${base}/metrics`)).text());
+  await new Promise((r) => setTimeout(r, 50));
+  const end = Date.now() + 150;
+  while (Date.now() < end) {
+    // held
+  }
+  await new Promise((r) => setTimeout(r, 50));
+  const after = histogram(await (await fetch(`${base}/metrics`)).text());
+  const bounds = [...after.le.keys()];
+  t.equal(bounds.at(-1), '+Inf');
+  t.ok(bounds.includes('0.05'), 'a bucket at the goal of 50 ms');
+  t.ok(
+    bounds.every((b, i) => i === 0 || after.le.get(b)! >= after.le.get(bounds[i - 1]!)!),
+    'cumulative',
+  );
+  t.equal(after.le.get('+Inf'), after.count, 'ending at the count');
+  t.ok(after.count > before.count, 'counting on');
+  const past100 = (h: typeof before) => h.count - h.le.get('0.1')!;
+  t.ok(past100(after) > past100(before), 'the 150 ms block is counted past 100 ms');
   t.equal(p.proc.gateway, null, 'no gateway in a services-only process');
   await p.stop();
   await t.rejects(fetch(`${base}/healthz`), 'the listener closes with the process');
