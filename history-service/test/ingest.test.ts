@@ -5,7 +5,7 @@
  * Either way the minute and hour rollups are what the recorded points make them. On the embedded store,
  * and on PostgreSQL when `DATABASE_URL` is set.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { loadMigrations, type DurableEvent, type Store } from '@scada/platform';
 import { storeTargets } from '@scada/testkit/stores';
@@ -78,6 +78,24 @@ async function rollups(connectionId: string, table: 'rollup_minute' | 'rollup_ho
   return { kept: kept.rows, made: made.rows };
 }
 
+/** The connection's points number `n`, and its rollups are what they make, each value counted once. */
+async function recordedOnce(t: Test, id: string, n: number, what: string) {
+  const { rows } = await store.query<{ n: number }>('select count(*)::int as n from history.points where connection_id = $1', [id]);
+  t.equal(rows[0]!.n, n, what);
+  for (const [table, width] of [
+    ['rollup_minute', '1 minute'],
+    ['rollup_hour', '1 hour'],
+  ] as const) {
+    const { kept, made } = await rollups(id, table, width);
+    t.same(kept, made, `${table}: what the recorded points make`);
+    t.equal(
+      kept.reduce((sum, r) => sum + Number(r.count), 0),
+      n,
+      `${table}: every value counted once`,
+    );
+  }
+}
+
 const settings = { retentionDays: 30 };
 const hour = 3_600_000;
 const start = Math.floor(Date.now() / hour) * hour - 2 * hour;
@@ -138,20 +156,7 @@ t.test(
     await record(store, partitions, events.slice(0, 1500), settings);
     // Again, with more: its first transaction holds only values recorded, its second some, its third none.
     await record(store, partitions, events, settings);
-    const { rows } = await store.query<{ n: number }>('select count(*)::int as n from history.points where connection_id = $1', [id]);
-    t.equal(rows[0]!.n, 5000, 'every value once');
-    for (const [table, width] of [
-      ['rollup_minute', '1 minute'],
-      ['rollup_hour', '1 hour'],
-    ] as const) {
-      const { kept, made } = await rollups(id, table, width);
-      t.same(kept, made, `${table}: what the recorded points make`);
-      t.equal(
-        kept.reduce((n, r) => n + Number(r.count), 0),
-        5000,
-        `${table}: every value counted once`,
-      );
-    }
+    await recordedOnce(t, id, 5000, 'every value once');
   },
 );
 
@@ -172,20 +177,7 @@ t.test(
     }));
     await record(store, partitions, [report(id, 9, values.slice(0, 2500))], settings);
     await record(store, partitions, [report(id, 9, values)], settings);
-    const { rows } = await store.query<{ n: number }>('select count(*)::int as n from history.points where connection_id = $1', [id]);
-    t.equal(rows[0]!.n, 4508, 'every kept value once, none older than the retention');
-    for (const [table, width] of [
-      ['rollup_minute', '1 minute'],
-      ['rollup_hour', '1 hour'],
-    ] as const) {
-      const { kept, made } = await rollups(id, table, width);
-      t.same(kept, made, `${table}: what the recorded points make`);
-      t.equal(
-        kept.reduce((n, r) => n + Number(r.count), 0),
-        4508,
-        `${table}: every value counted once`,
-      );
-    }
+    await recordedOnce(t, id, 4508, 'every kept value once, none older than the retention');
   },
 );
 
