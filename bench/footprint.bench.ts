@@ -118,12 +118,24 @@ async function measure(variant: Variant, target: Target, env: Record<string, str
 }
 
 /** auth, config and a gateway as bundles with the given Node flags; a read route loaded through the gateway. */
-async function underLoad(flags: string[], label: string, env: Record<string, string>): Promise<LoadResult & { rss: string }> {
+async function underLoad(
+  flags: string[],
+  label: string,
+  env: Record<string, string>,
+  keys: Record<'auth' | 'config' | 'gateway', Record<string, string>>,
+): Promise<LoadResult & { rss: string }> {
   const [authHealth, configHealth, http] = [await freePort(), await freePort(), await freePort()];
+  // Each process with its own role's bus keys and what it runs, as the images start them.
   const procs = [
-    start([...flags, bundleCommand('auth').at(-1)!], { ...env, HEALTH_PORT: String(authHealth) }),
-    start([...flags, bundleCommand('config').at(-1)!], { ...env, HEALTH_PORT: String(configHealth) }),
-    start([...flags, bundleCommand('gateway').at(-1)!], { ...env, HTTP_PORT: String(http), HTTPS_PORT: '0' }),
+    start([...flags, bundleCommand('auth').at(-1)!], { ...env, ...keys.auth, SERVICES: 'auth', HEALTH_PORT: String(authHealth) }),
+    start([...flags, bundleCommand('config').at(-1)!], { ...env, ...keys.config, SERVICES: 'config', HEALTH_PORT: String(configHealth) }),
+    start([...flags, bundleCommand('gateway').at(-1)!], {
+      ...env,
+      ...keys.gateway,
+      SERVICES: 'gateway',
+      HTTP_PORT: String(http),
+      HTTPS_PORT: '0',
+    }),
   ];
   try {
     for (const url of [
@@ -244,7 +256,7 @@ try {
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? (['image', 'candidate'] as const) : (['candidate', 'image'] as const);
       for (const which of order) {
-        loaded[which].push(await underLoad(flags[which], flags[which].join(' ') || 'the image command (no flags)', env));
+        loaded[which].push(await underLoad(flags[which], flags[which].join(' ') || 'the image command (no flags)', env, busKeys));
       }
     }
   }
