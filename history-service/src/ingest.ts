@@ -213,17 +213,20 @@ class Bytes {
 
   /** Gives the memory back for the next part's text, once what it holds was taken (`bytes()` or `text()`). */
   release(): void {
-    if (this.#buf && spareBuffers.length < 2) spareBuffers.push(this.#buf);
+    if (this.#buf && this.#buf.length <= spareBufferMaxBytes && spareBuffers.length < 2) spareBuffers.push(this.#buf);
     this.#buf = undefined;
     this.#len = 0;
   }
 }
 
 /**
- * The memory of parts whose text was taken, for the next parts: memory outside the heap counts toward
- * V8's full collections, and a part's worth of it made anew for every part made more of them.
+ * The memory of parts whose text was taken, for the next parts to write in: memory outside the heap counts
+ * toward V8's full collections, and a buffer made and grown anew for every part made more of them. (What
+ * a part gives the store is a copy of its exact length, moved to the store's worker.) A buffer grown past
+ * `spareBufferMaxBytes` by a part of large values is not kept: the process would hold it for good.
  */
 const spareBuffers: Buffer[] = [];
+const spareBufferMaxBytes = 2 * 1024 * 1024;
 
 /** Where a part's points begin: the event, and how many of its kept points went into the part before. */
 type PartStart = { event: number; skip: number };
@@ -288,7 +291,8 @@ export async function record(
   // for seconds (a report of thousands of values, 500 of them in a batch). The batch is acknowledged once
   // every part is in; one delivered again after some parts went in finds those values recorded and takes
   // the redelivery path (`recordPart`) for them. A point is written into its part as it is read, so none
-  // lives on as an object while its part waits for the store.
+  // lives on as an object while its part waits for the store (but for the points of a report larger than a
+  // part, held while that report is read).
   const copy = store.transactionOf !== undefined;
   let part = new Part({ event: 0, skip: 0 }, copy);
   let old = 0;

@@ -429,7 +429,9 @@ class WorkerEngine implements Engine {
       if (!('copy' in step)) return step;
       const bytes = typeof step.copy.text === 'string' ? Buffer.from(step.copy.text) : step.copy.text;
       // A small text's Buffer is a view of the thread's shared pool, which cannot be moved: sent as a string.
+      // Nor can a shared buffer, or one already listed (the same bytes in two steps).
       if (bytes.byteOffset !== 0 || bytes.byteLength !== bytes.buffer.byteLength) return step;
+      if (!(bytes.buffer instanceof ArrayBuffer) || transfer.includes(bytes.buffer)) return step;
       transfer.push(bytes.buffer as ArrayBuffer);
       return { copy: { ...step.copy, text: bytes } };
     });
