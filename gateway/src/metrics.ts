@@ -45,7 +45,7 @@ export function createMetrics(replicas?: () => LiveReplicas): GatewayMetrics {
   );
   const bus = new Tallies(['subject', 'outcome']);
   register(registry, bus.histogram('bus_request_duration_seconds', 'Time of a request over the bus, by subject and outcome'));
-  register(registry, loopDelayMetric());
+  registry.registerMetric(loopDelayMetric());
   const heldBack = new Counter({
     name: 'login_held_back_total',
     help: 'Sign-ins answered 429 by the gateway itself, after a wait: their address had been answered 503 overloaded and its Retry-After had not passed',

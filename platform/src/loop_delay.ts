@@ -6,60 +6,33 @@
  * (`histogram_quantile` over a `rate` of its buckets).
  */
 import { setInterval } from 'node:timers';
+import { Histogram } from 'prom-client';
 
 /** How often the timer is due, as prom-client's own measure samples (its default precision). */
 const everyMs = 10;
 
-/** The buckets' upper bounds in seconds: fine around the platform's goal of 50 ms. */
-export const loopDelayBuckets = [0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.2, 0.5, 1, 2, 5] as const;
-
-const name = 'event_loop_delay_seconds';
-const help = `How late the event loop ran a timer due every ${everyMs} ms, counted since the process started`;
-
-/** One process's measure, started with the first metrics that ask for it and never stopped (its timer does not hold the process). */
-let counts: { inBucket: number[]; sum: number; count: number } | undefined;
-
-function started(): NonNullable<typeof counts> {
-  if (counts) return counts;
-  const c = { inBucket: loopDelayBuckets.map(() => 0), sum: 0, count: 0 };
-  counts = c;
-  let due = performance.now() + everyMs;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    const late = Math.max(0, now - due) / 1000;
-    due = now + everyMs;
-    let i = 0;
-    while (i < loopDelayBuckets.length && late > loopDelayBuckets[i]!) i++;
-    if (i < loopDelayBuckets.length) c.inBucket[i]!++;
-    c.sum += late;
-    c.count++;
-  }, everyMs);
-  timer.unref();
-  return c;
-}
+/** One process's histogram, started with the first metrics that ask for it; its timer does not hold the process. */
+let histogram: Histogram | undefined;
 
 /**
- * The histogram as prom-client's registry reads a metric (its name, help, type and `get()`), for
- * `registry.registerMetric`; every registry of the process shows the same counts.
+ * The process's `event_loop_delay_seconds` histogram, for `registry.registerMetric`: one for the whole
+ * process, so every registry that shows it shows the same counts. Its buckets are fine around the
+ * platform's goal of 50 ms.
  */
-export function loopDelayMetric(): { name: string; help: string; type: string; aggregator: 'sum'; get(): Promise<unknown>; reset(): void } {
-  const c = started();
-  return {
-    name,
-    help,
-    type: 'histogram',
-    aggregator: 'sum',
-    get: async () => {
-      let below = 0;
-      const values = [
-        ...loopDelayBuckets.map((le, i) => ({ labels: { le }, value: (below += c.inBucket[i]!), metricName: `${name}_bucket` })),
-        { labels: { le: '+Inf' }, value: c.count, metricName: `${name}_bucket` },
-        { labels: {}, value: c.sum, metricName: `${name}_sum` },
-        { labels: {}, value: c.count, metricName: `${name}_count` },
-      ];
-      return { name, help, type: 'histogram', aggregator: 'sum', values };
-    },
-    // Never reset: the point of it is a count since the start.
-    reset: () => {},
-  };
+export function loopDelayMetric(): Histogram {
+  if (histogram) return histogram;
+  const h = new Histogram({
+    name: 'event_loop_delay_seconds',
+    help: `How late the event loop ran a timer due every ${everyMs} ms, counted since the process started`,
+    buckets: [0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.2, 0.5, 1, 2, 5],
+    registers: [],
+  });
+  histogram = h;
+  let due = performance.now() + everyMs;
+  setInterval(() => {
+    const now = performance.now();
+    h.observe(Math.max(0, now - due) / 1000);
+    due = now + everyMs;
+  }, everyMs).unref();
+  return h;
 }

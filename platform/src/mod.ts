@@ -10,7 +10,7 @@ export { spaceVersionsBucket } from './bus/nats_space_versions.ts';
 export * from './store/store.ts';
 export * from './rpc.ts';
 export { mapInPieces, slices } from './json_pieces.ts';
-export { loopDelayBuckets, loopDelayMetric } from './loop_delay.ts';
+export { loopDelayMetric } from './loop_delay.ts';
 export * from './staging.ts';
 export * from './handler_kit.ts';
 export * from './log.ts';
