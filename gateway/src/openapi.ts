@@ -278,7 +278,7 @@ function operationalPaths(): Record<string, Json> {
         operationId: 'getMetrics',
         summary: 'Prometheus metrics',
         description:
-          "This process's metrics in Prometheus' text format: requests by route and status, their durations, the bus, the live channel and the runtime's own.",
+          "This process's metrics in Prometheus' text format: requests by route and status, their durations, the bus, the live channel and the runtime's own, among them the event loop's delay as a histogram counted since the process started (`event_loop_delay_seconds`), for a quantile over any period.",
         ...answer('Prometheus text exposition', text('text/plain', { type: 'string' }), filtered),
       },
     },
