@@ -106,6 +106,16 @@ function startAsUsersDo(t: Test, httpPort: number) {
   return { npm, exited, stdout: () => stdout };
 }
 
+/**
+ * The process's output once it shows `pattern`, or after 5 s: the platform writes its log lines in blocks, each
+ * at most 200 ms after its first line (`platform/src/log.ts`), so a line written before the port answered
+ * may still be on its way when the first answer comes.
+ */
+async function outputShowing(read: () => string, pattern: RegExp): Promise<string> {
+  for (const end = Date.now() + 5000; !pattern.test(read()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
+  return read();
+}
+
 /** Waits (up to 30 s) for the process group to be gone; answers whether it is. */
 async function groupGone(pgid: number): Promise<boolean> {
   for (const end = Date.now() + 30_000; groupAlive(pgid) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100));
@@ -122,7 +132,8 @@ t.test(
     t.equal(health.status, 200, 'up');
     const ready = await waitFor(`http://127.0.0.1:${httpPort}/readyz`, upWithin, (res) => res.status === 200);
     t.equal(ready.status, 200, 'ready');
-    t.match(run.stdout(), /"created":true,"from":"initdb"[^\n]*opened the embedded store/, 'the store was created on this start');
+    const created = /"created":true,"from":"initdb"[^\n]*opened the embedded store/;
+    t.match(await outputShowing(run.stdout, created), created, 'the store was created on this start');
     run.npm.kill('SIGTERM');
     t.equal(await run.exited, 0, 'exits 0');
     t.match(run.stdout(), /gateway stopped/);
@@ -147,7 +158,8 @@ t.test(`SIGINT to the process of ${starting} stops the platform with it: nothing
   const httpPort = await freePort();
   const run = startAsUsersDo(t, httpPort);
   t.equal((await waitFor(`http://127.0.0.1:${httpPort}/healthz`, upWithin)).status, 200, 'up');
-  t.match(run.stdout(), /"created":false[^\n]*opened the embedded store/, 'on the store an earlier start left');
+  const opened = /"created":false[^\n]*opened the embedded store/;
+  t.match(await outputShowing(run.stdout, opened), opened, 'on the store an earlier start left');
   run.npm.kill('SIGINT');
   t.equal(await run.exited, 0, 'exits 0');
   t.ok(await groupGone(run.npm.pid as number), `no process of ${starting} is left`);
