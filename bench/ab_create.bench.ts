@@ -14,14 +14,14 @@
  * medians of each side's rate and CPU a create (the gateway's and the services' apart), and the ratios of the
  * rounds taken side by side. Needs NATS_URL and DATABASE_URL.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { roleBusKeys } from '@scada/testkit/bus_keys';
 import { createDatabase } from '@scada/testkit/platform';
-import { bundleCommand, ensureBuilt, type Target } from '../tools/build/build.ts';
+import { ensureBuilt } from '../tools/build/build.ts';
+import { natsPlatformSettings, startBundle } from './bundles.ts';
 import { freePort, load, processCpuMs, startProcess, stopProcess, waitReady } from './harness.ts';
 
 const natsUrl = process.env.NATS_URL;
@@ -66,45 +66,39 @@ if (!natsUrl || !databaseUrl) {
     cleanup.push(() => rm(d, { recursive: true, force: true }));
     return d;
   };
-  const startBundle = (dist: string, target: Target, env: Record<string, string | undefined>) => {
-    const merged: Record<string, string | undefined> = { ...process.env, ...env };
-    for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name];
-    return started(
-      spawn(process.execPath, bundleCommand(target, dist), { cwd: root, env: merged, stdio: ['ignore', 'ignore', 'inherit'] }),
-    );
-  };
-
   /** A platform of the given bundles, signed in to, with a board group to create into. */
   const platform = async (name: string, dist: string, extra: Record<string, string>) => {
     const database = await createDatabase(databaseUrl);
     cleanup.push(() => database.drop());
-    const busKeys = roleBusKeys({ gateway: ['gateway'], services: ['auth', 'config', 'protocol'] });
-    const env = {
-      NATS_URL: natsUrl,
-      DATABASE_URL: database.url,
-      SECRETS_KEY: randomBytes(32).toString('base64'),
-      BUS_SUBJECT_PREFIX: `ab${randomBytes(4).toString('hex')}`,
-      ADMIN_PASSWORD: password,
-      ACCESS_TOKEN_TTL_SECONDS: '3600',
-      HTTPS_PORT: '0',
-      LOG_LEVEL: 'info',
-      ...extra,
-    };
-    const services = startBundle(dist, 'edge', {
-      ...env,
-      ...busKeys.services,
-      SERVICES: 'auth,config,protocol',
-      HTTP_PORT: '0',
-      DATA_DIR: await dataDir(),
-    });
+    const settings = natsPlatformSettings({ natsUrl, databaseUrl: database.url, password, prefix: 'ab' });
+    const env = { ...settings.env, ...extra };
+    const services = started(
+      startBundle(
+        'edge',
+        {
+          ...env,
+          ...settings.services,
+          SERVICES: 'auth,config,protocol',
+          HTTP_PORT: '0',
+          DATA_DIR: await dataDir(),
+        },
+        dist,
+      ),
+    );
     const port = await freePort();
-    const gateway = startBundle(dist, 'gateway', {
-      ...env,
-      ...busKeys.gateway,
-      SERVICES: 'gateway',
-      HTTP_PORT: String(port),
-      DATA_DIR: await dataDir(),
-    });
+    const gateway = started(
+      startBundle(
+        'gateway',
+        {
+          ...env,
+          ...settings.gateway,
+          SERVICES: 'gateway',
+          HTTP_PORT: String(port),
+          DATA_DIR: await dataDir(),
+        },
+        dist,
+      ),
+    );
     const url = `http://127.0.0.1:${port}`;
     await waitReady(`${url}/readyz`);
     // Ready is not yet signed in to, and the config service may not answer yet: both are asked again for 30 s.

@@ -9,14 +9,13 @@
  * alone, PGlite) for the gateway's own health check and echo. Needs NATS_URL and DATABASE_URL.
  */
 import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { roleBusKeys } from '@scada/testkit/bus_keys';
 import { createDatabase } from '@scada/testkit/platform';
-import { bundleCommand, ensureBuilt, type Target } from '../tools/build/build.ts';
+import { ensureBuilt } from '../tools/build/build.ts';
+import { natsPlatformSettings, startBundle } from './bundles.ts';
 import {
   benchRounds,
   freePort,
@@ -34,20 +33,7 @@ import {
 const seconds = Number(process.env.BENCH_SECONDS ?? 4);
 const natsUrl = process.env.NATS_URL;
 const databaseUrl = process.env.DATABASE_URL;
-const root = new URL('..', import.meta.url).pathname;
 const password = 'bench-peers-password';
-
-/** A bundle of `dist/` run as its image runs it (the Node flags of the image's command). */
-function startBundle(target: Target, env: Record<string, string | undefined>): ChildProcess {
-  const merged: Record<string, string | undefined> = { ...process.env, ...env };
-  for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name];
-  const prof = process.env.BENCH_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF_DIR] : [];
-  return spawn(process.execPath, [...prof, ...bundleCommand(target)], {
-    cwd: root,
-    env: merged,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
 
 function signIn(gateway: string): Promise<Response> {
   return fetch(`${gateway}/login`, {
@@ -91,22 +77,12 @@ if (!natsUrl || !databaseUrl) {
 
     // The platform over NATS: the services in one process, the gateway in another; and a second gateway
     // with the read cache off (what a list costs on its way to the service and the store).
-    const busKeys = roleBusKeys({ gateway: ['gateway'], services: ['auth', 'config', 'protocol'] });
-    const platformEnv = {
-      NATS_URL: natsUrl,
-      DATABASE_URL: database.url,
-      SECRETS_KEY: randomBytes(32).toString('base64'),
-      BUS_SUBJECT_PREFIX: `peers${randomBytes(4).toString('hex')}`,
-      ADMIN_PASSWORD: password,
-      // The rounds outlast the default five minutes of an access token.
-      ACCESS_TOKEN_TTL_SECONDS: '3600',
-      HTTPS_PORT: '0',
-      LOG_LEVEL: 'info',
-    };
+    const platform = natsPlatformSettings({ natsUrl, databaseUrl: database.url, password, prefix: 'peers' });
+    const platformEnv = platform.env;
     const services = started(
       startBundle('edge', {
         ...platformEnv,
-        ...busKeys.services,
+        ...platform.services,
         SERVICES: 'auth,config,protocol',
         HTTP_PORT: '0',
         DATA_DIR: await dataDir(),
@@ -116,7 +92,7 @@ if (!natsUrl || !databaseUrl) {
     const gateway = started(
       startBundle('gateway', {
         ...platformEnv,
-        ...busKeys.gateway,
+        ...platform.gateway,
         SERVICES: 'gateway',
         HTTP_PORT: String(gwPort),
         DATA_DIR: await dataDir(),
@@ -126,7 +102,7 @@ if (!natsUrl || !databaseUrl) {
     const uncached = started(
       startBundle('gateway', {
         ...platformEnv,
-        ...busKeys.gateway,
+        ...platform.gateway,
         SERVICES: 'gateway',
         HTTP_PORT: String(uncachedPort),
         DATA_DIR: await dataDir(),
