@@ -10,7 +10,17 @@ export { freePort, waitReady };
  * it: on a machine shared with other work, throughput follows the neighbours, the CPU a request costs
  * much less so.
  */
-export type LoadResult = { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number; cpuMs?: number };
+export type LoadResult = {
+  name: string;
+  rps: number;
+  /** Requests answered in a run of `load` (`rps` is rounded, and the run's length is the generator's own). */
+  total?: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  cpuMs?: number;
+};
 
 /** Load options: bounded duration and connections; `cpu` reads the server's cumulative CPU milliseconds. */
 export type LoadOptions = {
@@ -41,7 +51,16 @@ export async function load(name: string, url: string, options: LoadOptions = {})
   );
   const cpuMs =
     cpu && cpuBefore !== undefined && result.total > 0 ? Math.round(((cpu() - cpuBefore) / result.total) * 1000) / 1000 : undefined;
-  return { name, rps: result.rps, p50: result.p50, p99: result.p99, errors: result.errors, non2xx: result.non2xx, cpuMs };
+  return {
+    name,
+    rps: result.rps,
+    total: result.total,
+    p50: result.p50,
+    p99: result.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+    cpuMs,
+  };
 }
 
 /** Milliseconds of CPU a process has used (user and system), from /proc; 0 where there is none. */
@@ -103,7 +122,8 @@ export function startProcess(
 
 /** Stops a child process and waits for it. */
 export async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
+  // Ended already: by itself, or by a signal (then its exit code stays null).
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), 15000);
@@ -150,7 +170,8 @@ export async function interleave(rounds: number, cases: (() => Promise<LoadResul
   return results;
 }
 
-function median(values: number[]): number {
+/** The median of some numbers (the mean of the middle two of an even count). */
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;

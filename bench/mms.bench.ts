@@ -24,7 +24,8 @@
  * file store, `COMTRADE/DR_0001.DAT`) and `IEC61850_FILE_BASELINE_CMD` (a command that downloads it, such
  * as libiec61850's file-tool `-h host -p port get COMTRADE/DR_0001.DAT`), the file is downloaded through the
  * platform's HTTP API and by the command, turn about, `BENCH_ROUNDS` rounds each; either pair may come
- * alone. A download through the API also gives the CPU it took in this process (platform and `fetch`).
+ * alone. `IEC61850_FILE_BASELINE_OUT` names the file the command writes (file-tool: the file's name in its
+ * working directory), checked whole after each of its downloads: file-tool exits 0 when it fails. A download through the API also gives the CPU it took in this process (platform and `fetch`).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -206,7 +207,7 @@ async function filesAgainstPeer(peer: string, file: string, command: string): Pr
       // one association at a time: libiec61850's server answers each FileRead about 11 ms late while it holds another
       async () => {
         await p.disconnect(id);
-        const timed = await downloadByCommand(command, bytes);
+        const timed = await downloadByCommand(command, bytes, fileCommandOut);
         // the server lets the command's association go within moments of its exit, as it does the platform's
         // (`disconnect` waits a second for it): until then, the platform's FileReads would be answered late
         await new Promise((r) => setTimeout(r, 1000));
@@ -222,7 +223,7 @@ async function filesAgainstPeer(peer: string, file: string, command: string): Pr
       `the same file read by the platform's MMS client alone (FileOpen, FileRead to the end, FileClose; its connect not included)`,
       'by the baseline command',
       async () => settled(await downloadByClient(host, port, file)),
-      async () => settled(await downloadByCommand(command, bytes)),
+      async () => settled(await downloadByCommand(command, bytes, fileCommandOut)),
     );
     console.log(
       [
@@ -243,6 +244,7 @@ const peer = process.env.IEC61850_PEER;
 const baselineCommand = process.env.IEC61850_BASELINE_CMD;
 const peerFile = process.env.IEC61850_FILE;
 const fileCommand = process.env.IEC61850_FILE_BASELINE_CMD;
+const fileCommandOut = process.env.IEC61850_FILE_BASELINE_OUT;
 if ([peer, baselineCommand, peerFile, fileCommand].some((v) => v !== undefined)) {
   if (!peer || (!baselineCommand && !fileCommand))
     throw new Error('IEC61850_PEER goes with IEC61850_BASELINE_CMD or IEC61850_FILE_BASELINE_CMD');

@@ -4,7 +4,7 @@
  * download of a device file timed through the API, by the platform's MMS client alone, or by a command.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -140,13 +140,27 @@ export async function downloadByClient(host: string, port: number, path: string)
   }
 }
 
-/** A command that downloads the file (another client), timed from its start to its end, connect included. */
-export function downloadByCommand(command: string, bytes: number): Promise<Timed> {
+/**
+ * A command that downloads the file (another client), timed from its start to its end, connect included.
+ * With `out`, the file the command writes, which is removed before and must hold all `bytes` after: a
+ * command may exit 0 without the file (libiec61850's `file-tool` does), and a failed download would
+ * otherwise count as a fast one.
+ */
+export async function downloadByCommand(command: string, bytes: number, out?: string): Promise<Timed> {
+  if (out) await rm(out, { force: true });
   const started = performance.now();
-  return new Promise((resolve, reject) => {
+  const timed = await new Promise<Timed>((resolve, reject) => {
     execFile('sh', ['-c', command], { timeout: 300_000, maxBuffer: 64 * 1024 * 1024 }, (error, _stdout, stderr) => {
       if (error) return reject(new Error(`'${command}' failed: ${error.message} ${stderr}`));
       resolve({ bytes, ms: performance.now() - started });
     });
   });
+  if (out) {
+    const written = await stat(out).then(
+      (s) => s.size,
+      () => -1,
+    );
+    if (written !== bytes) throw new Error(`'${command}' left ${written < 0 ? 'no file' : `${written} of ${bytes} octets`} at ${out}`);
+  }
+  return timed;
 }

@@ -107,12 +107,12 @@ function startAsUsersDo(t: Test, httpPort: number) {
 }
 
 /**
- * The process's output once it shows `pattern`, or after 5 s: the platform writes its log lines in blocks, each
+ * The process's output once it shows `pattern`, or after 30 s: the platform writes its log lines in blocks, each
  * at most 200 ms after its first line (`platform/src/log.ts`), so a line written before the port answered
  * may still be on its way when the first answer comes.
  */
 async function outputShowing(read: () => string, pattern: RegExp): Promise<string> {
-  for (const end = Date.now() + 5000; !pattern.test(read()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
+  for (const end = Date.now() + 30_000; !pattern.test(read()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
   return read();
 }
 
