@@ -25,9 +25,9 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { natsPlatformSettings, startBundle } from '@scada/testkit/bundles';
 import { createDatabase } from '@scada/testkit/platform';
 import { bundleFile, ensureBuilt, repoRoot } from '../tools/build/build.ts';
-import { natsPlatformSettings, startBundle } from './bundles.ts';
 import { benchRounds, freePort, load, median, processCpuMs, startProcess, stopProcess, waitReady } from './harness.ts';
 
 const natsUrl = process.env.NATS_URL;

@@ -13,9 +13,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { natsPlatformSettings, startBundle } from '@scada/testkit/bundles';
 import { createDatabase } from '@scada/testkit/platform';
 import { ensureBuilt } from '../tools/build/build.ts';
-import { natsPlatformSettings, startBundle } from './bundles.ts';
 import {
   benchRounds,
   freePort,

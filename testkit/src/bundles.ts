@@ -1,25 +1,24 @@
 /**
- * The platform as its images run it, for the benchmarks that set it beside a peer: a target's bundle of a
- * `dist` folder with the image's Node flags, and the settings of a platform on NATS and PostgreSQL.
+ * The platform as its images run it, for the benchmarks that set it beside a peer (`peers`, `ab_create`):
+ * a target's bundle of a `dist` folder with the image's Node flags, and the settings of a platform on NATS
+ * and PostgreSQL.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { roleBusKeys } from '@scada/testkit/bus_keys';
-import { bundleCommand, type Target } from '../tools/build/build.ts';
-
-const root = new URL('..', import.meta.url).pathname;
+import { roleBusKeys } from './bus_keys.ts';
+import { bundleCommand, repoRoot, type Target } from '../../tools/build/build.ts';
 
 /**
  * A target's bundle of `distDir` (this checkout's `dist` by default) run as its image runs it, in the
  * environment given over this process's (a value `undefined` removes a variable). `BENCH_PROF_DIR` profiles it.
  */
-export function startBundle(target: Target, env: Record<string, string | undefined>, distDir = join(root, 'dist')): ChildProcess {
+export function startBundle(target: Target, env: Record<string, string | undefined>, distDir = join(repoRoot, 'dist')): ChildProcess {
   const merged: Record<string, string | undefined> = { ...process.env, ...env };
   for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name];
   const prof = process.env.BENCH_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF_DIR] : [];
   return spawn(process.execPath, [...prof, ...bundleCommand(target, distDir)], {
-    cwd: root,
+    cwd: repoRoot,
     env: merged,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
