@@ -35,6 +35,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { liveConnection, until } from '@scada/testkit/live';
+import { histogramOf } from '@scada/testkit/metrics';
 import { testAdminPassword, type TestPlatform } from '@scada/testkit/platform';
 import { FIXTURE_SCL } from '@scada/testkit/simulator_fixture';
 import { bundleCommand, ensureBuilt, repoRoot } from '../tools/build/build.ts';
@@ -44,15 +45,10 @@ import { freePort, waitReady } from './harness.ts';
 type DelayHistogram = { bounds: number[]; cumulative: number[]; count: number };
 
 function delayHistogram(text: string): DelayHistogram | undefined {
-  const bounds: number[] = [];
-  const cumulative: number[] = [];
-  for (const m of text.matchAll(/^event_loop_delay_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) {
-    if (m[1] === '+Inf') continue;
-    bounds.push(Number(m[1]) * 1000);
-    cumulative.push(Number(m[2]));
-  }
-  const count = Number(/^event_loop_delay_seconds_count (\d+)$/m.exec(text)?.[1]);
-  return bounds.length > 0 && Number.isFinite(count) ? { bounds, cumulative, count } : undefined;
+  const h = histogramOf(text, 'event_loop_delay_seconds');
+  if (!h) return undefined;
+  const finite = [...h.buckets].filter(([le]) => le !== '+Inf');
+  return { bounds: finite.map(([le]) => Number(le) * 1000), cumulative: finite.map(([, n]) => n), count: h.count };
 }
 
 /**

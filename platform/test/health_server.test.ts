@@ -1,5 +1,6 @@
 import t from 'tap';
 import { startTestPlatform } from '@scada/testkit/platform';
+import { histogramOf } from '@scada/testkit/metrics';
 
 t.test('a process with HEALTH_PORT answers /healthz, /readyz and /metrics on its own listener, and only those', async (t) => {
   const p = await startTestPlatform({ SERVICES: 'auth,config,protocol', HEALTH_PORT: '1' });
@@ -22,10 +23,9 @@ t.test('a process with HEALTH_PORT answers /healthz, /readyz and /metrics on its
   // The histogram counts since the start: a block of the event loop between two scrapes shows in their
   // difference, in a bucket past 100 ms; the buckets are cumulative and end at the count.
   const histogram = (text: string) => {
-    const le = new Map<string, number>();
-    for (const m of text.matchAll(/^event_loop_delay_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) le.set(m[1]!, Number(m[2]));
-    const count = Number(/^event_loop_delay_seconds_count (\d+)$/m.exec(text)?.[1]);
-    return { le, count };
+    const h = histogramOf(text, 'event_loop_delay_seconds');
+    if (!h) throw new Error('no event_loop_delay_seconds histogram');
+    return { le: h.buckets, count: h.count };
   };
   const before = histogram(await (await fetch(`${base}/metrics`)).text());
   await new Promise((r) => setTimeout(r, 50));
